@@ -1,0 +1,162 @@
+"""Implementations of the CLI subcommands (argument parsing lives in ``cli.py``)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import _registry
+from ._device import cuda_status, resolve_backend
+from ._mapping import resolve
+from .bench import results, sweeps
+from .bench.ceilings import copy_bandwidth
+from .bench.histogram_bench import Settings
+from .bench.tables import print_table, summary_table, timing_table
+from .cli import dump_json
+
+console = Console(width=200)
+
+
+def cmd_device(args: argparse.Namespace) -> int:
+    backend = resolve_backend(args.device)
+    info = sweeps.device_meta(backend)
+    if backend == "cpu":
+        info["note"] = f"no GPU in use: {cuda_status()[1]}"
+    info.update(copy_bandwidth(backend))
+    info.pop("copy_ms", None)
+    if args.json:
+        print(dump_json(info))
+        return 0
+    t = Table(title=f"warplab device ({backend})", show_header=False)
+    for k, v in info.items():
+        t.add_row(k, f"{v:.1f}" if isinstance(v, float) else str(v))
+    console.print(t)
+    return 0
+
+
+def _settings(args: argparse.Namespace, campaign: sweeps.Campaign | None) -> Settings:
+    runs = args.runs if args.runs is not None else (campaign.runs if campaign else 20)
+    warmup = args.warmup if args.warmup is not None else (campaign.warmup if campaign else 3)
+    if runs < 1 or warmup < 0:
+        raise ValueError("--runs must be >= 1 and --warmup >= 0")
+    return Settings(runs=runs, warmup=warmup, pinned=args.pinned,
+                    max_seconds=args.max_seconds, flush_l2=args.flush_l2)
+
+
+def _variant_names(text: str | None, backend: str) -> list[str]:
+    if text is None:
+        return [_registry.variants("histogram", backend)[0].name]
+    if text.strip() == "all":
+        return [v.name for v in _registry.variants("histogram", backend)]
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _label(i: int, bins: str) -> str:
+    if bins == "letters":
+        return "other" if i == 0 else f"{chr(64 + i)}/{chr(96 + i)}"
+    code = i + 1 if bins == "ascii128" else i
+    ch = chr(code) if 32 < code < 127 else {32: "' '", 10: "\\n", 9: "\\t"}.get(code, "")
+    return f"{code:3d} {ch}"
+
+
+def cmd_histogram(args: argparse.Namespace) -> int:
+    if (args.file is None) == (args.generate is None):
+        raise ValueError("give either FILE or --generate KIND (with --size)")
+    if args.generate and args.size is None:
+        raise ValueError("--generate needs --size")
+    backend = resolve_backend(args.device)
+    mapping = resolve(args.bins)
+    names = _variant_names(args.variant, backend)
+    with console.status("measuring"):
+        path, doc = sweeps.run_histogram(
+            campaign="quick", backend=backend, out_dir=Path(args.json_path).parent
+            if args.json_path else Path(_tmpdir()), sizes=[args.size] if args.size else None,
+            kinds=[args.generate] if args.generate else None, bins=[args.bins],
+            variant_names=names, with_comparators=args.compare,
+            settings=_settings(args, None), file=args.file)
+    if args.json_path:
+        Path(path).rename(args.json_path)
+    recs = doc["results"]
+    inp_counts = _reference(recs, mapping, args)
+    _print_bins(inp_counts, args.bins, args.top)
+    p = recs[0]["params"]
+    print_table(timing_table(recs, f"{p['data']}, {p['size']} bytes, {args.bins} "
+                             f"({mapping.nbins} bins), {backend}, times in ms"), console)
+    return 0 if all(r["verified"] for r in recs) else 1
+
+
+def _tmpdir() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="warplab-")
+
+
+def _reference(recs: list[dict], mapping, args: argparse.Namespace) -> np.ndarray:
+    from . import histogram
+    from .bench import data
+
+    src = args.file if args.file else data.generate_fast(args.generate, args.size)
+    return np.asarray(histogram(src, mapping.name, device="cpu"))
+
+
+def _print_bins(counts: np.ndarray, bins: str, top: int) -> None:
+    total = int(counts.sum())
+    order = np.argsort(-counts, kind="stable")
+    order = order[counts[order] > 0]
+    if top:
+        order = order[:top]
+    t = Table(title=f"histogram ({bins}), {total} bytes" +
+              (f", top {len(order)}" if top else ""))
+    for col in ("bin", "label", "count", "%"):
+        t.add_column(col, justify="right")
+    for i in order:
+        t.add_row(str(int(i)), _label(int(i), bins), str(int(counts[i])),
+                  f"{100 * counts[i] / total:.3f}" if total else "-")
+    console.print(t)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    backend = resolve_backend(args.device)
+    campaign = args.campaign or "quick"
+    out = sweeps.timestamped(args.out)
+    settings = _settings(args, sweeps.CAMPAIGNS[campaign])
+    cols = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
+    with Progress(*cols, console=console, transient=False) as prog:
+        task = prog.add_task(f"histogram {campaign} ({backend})", total=None, last="")
+
+        def progress(done: int, total: int, rec: dict) -> None:
+            p = rec["params"]
+            prog.update(task, completed=done, total=total,
+                        last=f"{p['data']} {p['bins']} {p['size']} {rec['variant']}")
+
+        path, doc = sweeps.run_histogram(
+            campaign=campaign, backend=backend, out_dir=out, sizes=args.sizes, kinds=args.data,
+            bins=args.bins, variant_names=args.variant, with_comparators=not args.no_compare,
+            settings=settings, progress=progress)
+    largest = max(r["params"]["size"] for r in doc["results"]) if doc["results"] else 0
+    rows = [r for r in doc["results"] if r["params"]["size"] == largest]
+    print_table(summary_table(rows, f"histogram at {largest} bytes ({backend})"), console)
+    for note in doc["meta"]["notes"]:
+        console.print(f"note: {note}")
+    console.print(f"results: {path}")
+    bad = [r for r in doc["results"] if not r["verified"] and r["provider"] == "warplab"]
+    return 1 if bad else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import build_report
+
+    src = Path(args.src)
+    if not src.exists():
+        raise FileNotFoundError(f"no such file or folder: {src}")
+    html = build_report(src, Path(args.out) if args.out else None)
+    console.print(f"report: {html}")
+    return 0
+
+
+__all__ = ["cmd_device", "cmd_histogram", "cmd_bench", "cmd_report", "results"]

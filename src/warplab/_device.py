@@ -1,0 +1,135 @@
+"""Backend choice: ``cuda`` when a GPU and CuPy are usable, else ``cpu``.
+
+Override per call with ``device="cpu" | "cuda"`` or for the process with the environment
+variable ``WARPLAB_DEVICE``.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from .errors import DeviceUnavailableError
+
+BACKENDS = ("cuda", "cpu")
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_status() -> tuple[bool, str]:
+    """Return ``(usable, reason)`` for the cuda backend (cached for the process)."""
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a broken CUDA install
+        return False, f"CuPy is not importable ({type(exc).__name__}: {exc})"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return False, f"no CUDA device ({type(exc).__name__}: {exc})"
+    if count < 1:
+        return False, "no CUDA device"
+    return True, f"{count} CUDA device(s)"
+
+
+def cuda_available() -> bool:
+    """True when the cuda backend can run."""
+    return cuda_status()[0]
+
+
+def resolve_backend(device: str | None = None) -> str:
+    """Return the backend to use for a call.
+
+    Args:
+        device: ``"cuda"``, ``"cpu"``, ``"gpu"`` (alias of cuda) or ``None`` for automatic choice
+            (``WARPLAB_DEVICE`` if set, else cuda when usable).
+
+    Raises:
+        ValueError: an unknown device name.
+        DeviceUnavailableError: cuda was asked for explicitly but cannot run.
+    """
+    explicit = device is not None
+    name = device if explicit else os.environ.get("WARPLAB_DEVICE") or None
+    if name is None:
+        return "cuda" if cuda_available() else "cpu"
+    name = name.strip().lower()
+    if name == "gpu":
+        name = "cuda"
+    if name not in BACKENDS:
+        src = "device=" if explicit else "WARPLAB_DEVICE="
+        raise ValueError(f"unknown {src}{name!r}; valid: {', '.join(BACKENDS)}")
+    if name == "cuda" and not cuda_available():
+        raise DeviceUnavailableError(f"cuda backend requested but unusable: {cuda_status()[1]}")
+    return name
+
+
+def device_properties() -> dict[str, Any]:
+    """deviceQuery-style facts of the current CUDA device (requires the cuda backend)."""
+    if not cuda_available():
+        raise DeviceUnavailableError(cuda_status()[1])
+    import cupy
+
+    dev = cupy.cuda.Device()
+    p = cupy.cuda.runtime.getDeviceProperties(dev.id)
+    name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+    free, total = cupy.cuda.runtime.memGetInfo()
+    def ver(v: int) -> str:
+        return f"{v // 1000}.{(v % 1000) // 10}"
+    mem_clock_khz = p.get("memoryClockRate") or _attr(dev, "MemoryClockRate")
+    bus_bits = p.get("memoryBusWidth") or _attr(dev, "GlobalMemoryBusWidth")
+    sm_clock_khz = p.get("clockRate") or _attr(dev, "ClockRate")
+    props: dict[str, Any] = {
+        "backend": "cuda",
+        "name": name,
+        "id": dev.id,
+        "cc": f"{p['major']}.{p['minor']}",
+        "sms": int(p["multiProcessorCount"]),
+        "memory_bytes": int(total),
+        "memory_free_bytes": int(free),
+        "sm_clock_mhz": (sm_clock_khz or 0) / 1000 or None,
+        "memory_clock_mhz": (mem_clock_khz or 0) / 1000 or None,
+        "memory_bus_bits": bus_bits or None,
+        "l2_bytes": int(p.get("l2CacheSize", 0)) or None,
+        "shared_per_block_bytes": int(p.get("sharedMemPerBlock", 0)),
+        "shared_per_block_optin_bytes": int(p.get("sharedMemPerBlockOptin", 0)),
+        "shared_per_sm_bytes": int(p.get("sharedMemPerMultiprocessor", 0)),
+        "regs_per_block": int(p.get("regsPerBlock", 0)),
+        "warp_size": int(p.get("warpSize", 32)),
+        "max_threads_per_sm": int(p.get("maxThreadsPerMultiProcessor", 0)),
+        "max_threads_per_block": int(p.get("maxThreadsPerBlock", 0)),
+        "async_engines": int(p.get("asyncEngineCount", 0)),
+        "ecc": bool(p.get("ECCEnabled", 0)),
+        "driver": ver(cupy.cuda.runtime.driverGetVersion()),
+        "runtime": ver(cupy.cuda.runtime.runtimeGetVersion()),
+    }
+    if props["memory_clock_mhz"] and props["memory_bus_bits"]:
+        # DDR: two transfers per clock.
+        props["datasheet_bw_gbps"] = 2 * props["memory_clock_mhz"] * 1e6 * props["memory_bus_bits"] / 8 / 1e9
+    return props
+
+
+def _attr(dev: Any, name: str) -> int | None:
+    try:
+        return int(dev.attributes[name])
+    except Exception:
+        return None
+
+
+def cpu_properties() -> dict[str, Any]:
+    """What the cpu backend runs on."""
+    import platform
+
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = None
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {"backend": "cpu", "name": name, "cores": os.cpu_count(), "memory_bytes": mem,
+            "cc": None, "sms": None}

@@ -1,0 +1,170 @@
+"""Launch plans of the CUDA histogram variants (kernels in ``kernels/histogram.cu``).
+
+Each variant takes a contiguous uint8 device array, the int64 device bins (added to, never
+cleared here) and the resolved :class:`~warplab._mapping.Mapping`, and launches on the current
+stream without synchronising.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ._mapping import Mapping, histogram_bytes_moved
+from ._registry import register
+from .kernels._loader import get_kernel, occupancy_blocks_per_sm
+
+SEED_BLOCK = 256          # the report's nThreadsPerBlock
+SEED_STRIDE_GRID = 1024   # the report's fixed grid of the stride kernels
+VEC_BLOCK = 512           # VEC_BLOCK in histogram.cu
+LANE_STRIDE = 33          # LANE_STRIDE in histogram.cu
+
+_SEED_KERNELS = ("hist_global", "hist_global_stride", "hist_private", "hist_private_stride")
+_VEC_KERNELS = {  # variant name -> (LAYOUT, RUNS)
+    "warp_private_vec": (0, "false"),
+    "lane_private_vec": (1, "false"),
+    "lane_private_vec_rle": (1, "true"),
+}
+EXPRESSIONS = tuple(
+    [f"{k}<{m}>" for k in _SEED_KERNELS for m in range(4)]
+    + [f"hist_privatized_vec<{lay}, {runs}, {m}>"
+       for lay, runs in _VEC_KERNELS.values() for m in range(4)]
+)
+
+
+def _kernel(expr: str) -> Any:
+    return get_kernel("histogram", expr, all_expressions=EXPRESSIONS)
+
+
+@functools.lru_cache(maxsize=None)
+def _device_lut(mapping_key: bytes, device_id: int) -> Any:
+    import cupy
+
+    return cupy.asarray(np.frombuffer(mapping_key, dtype=np.uint8))
+
+
+def _args(data: Any, bins: Any, mapping: Mapping) -> tuple:
+    import cupy
+
+    lut = _device_lut(mapping.lut.tobytes(), cupy.cuda.Device().id)
+    return (data, np.uint64(data.size), bins, np.uint32(mapping.nbins), lut)
+
+
+def _launch_one_per_thread(kernel: str, data: Any, bins: Any, mapping: Mapping) -> None:
+    n = data.size
+    if n == 0:
+        return
+    grid = (n + SEED_BLOCK - 1) // SEED_BLOCK
+    _kernel(f"{kernel}<{mapping.map_id}>")((grid,), (SEED_BLOCK,), _args(data, bins, mapping))
+
+
+def _launch_fixed_grid(kernel: str, data: Any, bins: Any, mapping: Mapping) -> None:
+    if data.size == 0:
+        return
+    _kernel(f"{kernel}<{mapping.map_id}>")((SEED_STRIDE_GRID,), (SEED_BLOCK,),
+                                           _args(data, bins, mapping))
+
+
+_SEED = dict(backend="cuda", bytes_moved=histogram_bytes_moved, seed=True)
+
+
+@register("histogram", "global", rank=40, **_SEED)
+def global_atomics(data: Any, bins: Any, mapping: Mapping) -> None:
+    """Report kernel "global": one byte per thread, one global atomic per byte.
+
+    Performance: reads n bytes; n global atomics (L2); 1 launch of ceil(n/256) blocks of 256.
+    """
+    _launch_one_per_thread("hist_global", data, bins, mapping)
+
+
+@register("histogram", "global_stride", rank=41, **_SEED)
+def global_stride(data: Any, bins: Any, mapping: Mapping) -> None:
+    """Report kernel "global_stride": fixed 1024x256 grid striding over the input, global atomics.
+
+    Performance: reads n bytes; n global atomics; 1 launch of 1024 blocks of 256.
+    """
+    _launch_fixed_grid("hist_global_stride", data, bins, mapping)
+
+
+@register("histogram", "private", rank=30, **_SEED)
+def private(data: Any, bins: Any, mapping: Mapping) -> None:
+    """Report kernel "private": one byte per thread, shared-memory bins per block.
+
+    Performance: reads n bytes; n shared atomics; nbins global atomics per block of 256 bytes;
+    1 launch of ceil(n/256) blocks.
+    """
+    _launch_one_per_thread("hist_private", data, bins, mapping)
+
+
+@register("histogram", "private_stride", rank=20, **_SEED)
+def private_stride(data: Any, bins: Any, mapping: Mapping) -> None:
+    """Report kernel "private_stride": fixed 1024x256 grid, shared-memory bins per block.
+
+    Performance: reads n bytes; n shared atomics; 1024 * nbins global atomics; 1 launch.
+    """
+    _launch_fixed_grid("hist_private_stride", data, bins, mapping)
+
+
+@functools.lru_cache(maxsize=None)
+def _persistent_grid(expr: str, smem: int, device_id: int) -> int:
+    import cupy
+
+    sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
+    return sms * occupancy_blocks_per_sm(_kernel(expr), VEC_BLOCK, smem)
+
+
+def vec_shared_bytes(layout: int) -> int:
+    """Dynamic shared memory of ``hist_privatized_vec`` for a layout (mirrors the .cu)."""
+    words = 256 * LANE_STRIDE if layout == 1 else (VEC_BLOCK // 32) * 256
+    return 4 * words
+
+
+def _launch_vec(name: str, data: Any, bins: Any, mapping: Mapping) -> None:
+    import cupy
+
+    n = data.size
+    if n == 0:
+        return
+    layout, runs = _VEC_KERNELS[name]
+    expr = f"hist_privatized_vec<{layout}, {runs}, {mapping.map_id}>"
+    smem = vec_shared_bytes(layout)
+    full = _persistent_grid(expr, smem, cupy.cuda.Device().id)
+    needed = (n // 16 + VEC_BLOCK - 1) // VEC_BLOCK
+    grid = max(1, min(full, needed))
+    _kernel(expr)((grid,), (VEC_BLOCK,), _args(data, bins, mapping), shared_mem=smem)
+
+
+_VEC = dict(backend="cuda", bytes_moved=histogram_bytes_moved)
+
+
+@register("histogram", "lane_private_vec", rank=0, **_VEC)
+def lane_private_vec(data: Any, bins: Any, mapping: Mapping) -> None:
+    """Per-lane bank-skewed shared sub-histograms, 16-byte loads, persistent grid.
+
+    Counter ``byte * 33 + lane`` is shared by the block's warps: lane l always hits bank l, so no
+    input (not even a constant one) causes bank or same-address conflicts within a warp.
+    Performance: reads n bytes once (16-byte streaming loads); n shared atomics; at most
+    nbins global atomics per block; 1 launch of SMs x occupancy blocks of 512.
+    """
+    _launch_vec("lane_private_vec", data, bins, mapping)
+
+
+@register("histogram", "lane_private_vec_rle", rank=1, **_VEC)
+def lane_private_vec_rle(data: Any, bins: Any, mapping: Mapping) -> None:
+    """``lane_private_vec`` plus run aggregation: 16 equal loaded bytes cost one atomic (+16).
+
+    Performance: as lane_private_vec; n/16 shared atomics on constant runs.
+    """
+    _launch_vec("lane_private_vec_rle", data, bins, mapping)
+
+
+@register("histogram", "warp_private_vec", rank=10, **_VEC)
+def warp_private_vec(data: Any, bins: Any, mapping: Mapping) -> None:
+    """One 256-bin shared sub-histogram per warp, 16-byte loads, persistent grid.
+
+    Performance: reads n bytes once; n shared atomics, up to 32-way serialised when the lanes
+    of a warp see the same byte (constant input); at most nbins global atomics per block.
+    """
+    _launch_vec("warp_private_vec", data, bins, mapping)
+

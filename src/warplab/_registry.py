@@ -1,0 +1,103 @@
+"""Variant registry and dispatch.
+
+Every kernel strategy registers itself under ``(family, name)`` with the backend it runs on, a
+``supports(problem)`` predicate, its cost model ``bytes_moved(problem)`` (and ``flops(problem)``
+where arithmetic matters) and a preference rank. Dispatch walks the preference list of a backend
+and takes the first variant that supports the problem; ``variant=`` selects one by name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+_REGISTRY: dict[str, dict[str, "Variant"]] = {}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One registered implementation strategy of a family."""
+
+    family: str
+    name: str
+    backend: str
+    fn: Callable[..., Any]
+    bytes_moved: Callable[[Any], int]
+    supports: Callable[[Any], bool] = field(default=lambda problem: True)
+    flops: Callable[[Any], int] | None = None
+    rank: int = 100
+    seed: bool = False
+    summary: str = ""
+
+
+def register(
+    family: str,
+    name: str,
+    *,
+    backend: str,
+    bytes_moved: Callable[[Any], int],
+    supports: Callable[[Any], bool] | None = None,
+    flops: Callable[[Any], int] | None = None,
+    rank: int = 100,
+    seed: bool = False,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register ``fn`` as variant ``name`` of ``family``.
+
+    Args:
+        family: e.g. ``"histogram"``.
+        name: the strategy's name (``"warp_private_vec"``), unique within the family.
+        backend: ``"cuda"`` or ``"cpu"``.
+        bytes_moved: the variant's one cost model: fewest device-memory bytes for a problem.
+        supports: predicate; ``False`` passes the problem to the next variant in rank order.
+        flops: arithmetic cost model where it matters.
+        rank: lower is preferred by automatic dispatch (the default is the lowest rank).
+        seed: True for a variant that reproduces a seed document's kernel faithfully.
+    """
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fam = _REGISTRY.setdefault(family, {})
+        if name in fam:
+            raise RuntimeError(f"variant {family}/{name} registered twice")
+        doc = (fn.__doc__ or "").strip().splitlines()
+        fam[name] = Variant(family, name, backend, fn, bytes_moved,
+                            supports or (lambda problem: True), flops, rank, seed,
+                            doc[0] if doc else "")
+        return fn
+
+    return deco
+
+
+def variants(family: str, backend: str | None = None) -> list[Variant]:
+    """All variants of a family (optionally of one backend), in preference order."""
+    fam = _REGISTRY.get(family, {})
+    out = [v for v in fam.values() if backend is None or v.backend == backend]
+    return sorted(out, key=lambda v: (v.rank, v.name))
+
+
+def get(family: str, name: str) -> Variant:
+    """The variant called ``name``; ``ValueError`` listing the valid names otherwise."""
+    fam = _REGISTRY.get(family, {})
+    if name not in fam:
+        valid = ", ".join(v.name for v in variants(family))
+        raise ValueError(f"unknown {family} variant {name!r}; valid: {valid}")
+    return fam[name]
+
+
+def choose(family: str, backend: str, problem: Any, name: str | None = None) -> Variant:
+    """Pick the variant that runs ``problem``.
+
+    With ``name`` the named variant must exist, belong to ``backend`` and support the problem;
+    without it the first supporting variant of ``backend`` in rank order is taken.
+    """
+    if name is not None:
+        v = get(family, name)
+        if v.backend != backend:
+            valid = ", ".join(x.name for x in variants(family, backend))
+            raise ValueError(f"{family} variant {name!r} runs on the {v.backend} backend, "
+                             f"not {backend}; valid on {backend}: {valid}")
+        if not v.supports(problem):
+            raise ValueError(f"{family} variant {name!r} does not support this input ({problem})")
+        return v
+    for v in variants(family, backend):
+        if v.supports(problem):
+            return v
+    raise ValueError(f"no {family} variant on {backend} supports {problem}")

@@ -1,0 +1,113 @@
+"""Comparator providers: what people use today, timed in the same run as warplab's kernels.
+
+Each provider computes the same function as ``warplab.histogram(d_data, mapping)``: the 256
+byte counts from its own library call, then (for mappings other than ``bytes``) a fold of the
+256 counts into the mapping's bins, which is what a user of that library would write. The fold
+is one tiny kernel and is timed with the rest. Providers that cannot be imported are skipped
+with a note, never an error.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .._mapping import Mapping
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A comparator: ``run(d_data, mapping) -> int64 device counts`` on the current stream."""
+
+    name: str
+    library: str
+    probe: Callable[[], str | None]  # None when usable, else why not
+    run: Callable[[Any, Mapping], Any]
+
+
+def _fold(counts256: Any, mapping: Mapping) -> Any:
+    import cupy
+
+    if mapping.name == "bytes":
+        return counts256.astype(np.int64, copy=False)
+    lut = _device_lut(mapping.lut.tobytes())
+    folded = cupy.bincount(lut, weights=counts256.astype(np.float64), minlength=mapping.nbins)
+    return folded.astype(np.int64)  # exact: counts < 2^53
+
+
+@functools.lru_cache(maxsize=8)
+def _device_lut(key: bytes) -> Any:
+    import cupy
+
+    return cupy.asarray(np.frombuffer(key, dtype=np.uint8).astype(np.int64))
+
+
+def _probe_module(name: str) -> str | None:
+    try:
+        __import__(name)
+    except Exception as exc:
+        return f"{name} not importable ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _cupy_bincount(d: Any, mapping: Mapping) -> Any:
+    import cupy
+
+    return _fold(cupy.bincount(d, minlength=256), mapping)
+
+
+def _cupy_histogram(d: Any, mapping: Mapping) -> Any:
+    """``cupy.histogram`` with CuPy's CUB accelerator switched on (DeviceHistogram::HistogramEven)."""
+    import cupy
+    from cupy._core import _accelerator
+
+    saved = _accelerator.get_routine_accelerators()
+    _accelerator.set_routine_accelerators(["cub"])
+    try:
+        counts, _ = cupy.histogram(d, bins=256, range=(0, 256))
+    finally:
+        _accelerator.set_routine_accelerators(saved)
+    return _fold(counts, mapping)
+
+
+def _torch_bincount(d: Any, mapping: Mapping) -> Any:
+    import cupy
+    import torch
+
+    t = torch.from_dlpack(d)
+    return _fold(cupy.from_dlpack(torch.bincount(t, minlength=256)), mapping)
+
+
+def _cccl_histogram_even(d: Any, mapping: Mapping) -> Any:
+    import cupy
+    import cuda.compute
+
+    hist = cupy.zeros(256, dtype=np.int32)
+    cuda.compute.histogram_even(d_samples=d, d_histogram=hist, num_output_levels=257,
+                                lower_level=np.int32(0), upper_level=np.int32(256),
+                                num_samples=int(d.size))
+    return _fold(hist, mapping)
+
+
+HISTOGRAM_PROVIDERS = (
+    Provider("cupy.bincount", "cupy", lambda: _probe_module("cupy"), _cupy_bincount),
+    Provider("cupy.histogram", "cupy", lambda: _probe_module("cupy"), _cupy_histogram),
+    Provider("torch.bincount", "torch", lambda: _probe_module("torch"), _torch_bincount),
+    Provider("cuda.compute.histogram_even", "cuda.compute",
+             lambda: _probe_module("cuda.compute"), _cccl_histogram_even),
+)
+
+
+def available(providers: tuple[Provider, ...] = HISTOGRAM_PROVIDERS
+              ) -> tuple[list[Provider], list[str]]:
+    """The usable providers and one note per skipped one."""
+    ok, notes = [], []
+    for p in providers:
+        why = p.probe()
+        if why is None:
+            ok.append(p)
+        else:
+            notes.append(f"comparator {p.name} skipped: {why}")
+    return ok, notes

@@ -1,0 +1,138 @@
+"""Measurement campaigns: which sizes, inputs, mappings, variants and comparators to time.
+
+``quick`` is a smoke run (minutes on a GPU, seconds on the NumPy backend); ``full`` is the
+histogram report's campaign (sizes 2^3..2^32 capped by memory, uniform and constant data, the
+128- and 27-bin mappings, every variant and comparator); ``table`` is the 1 GiB comparison of
+the closing table (uniform / const / text, bytes and ascii128).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _registry
+from .._device import cpu_properties, device_properties
+from .._mapping import resolve
+from ..cpu.histogram import byte_counts
+from . import comparators, data, results
+from .ceilings import copy_bandwidth
+from .histogram_bench import HostInput, Settings, measure_input
+
+
+@dataclass(frozen=True)
+class Campaign:
+    sizes: tuple[int, ...]
+    data: tuple[str, ...]
+    bins: tuple[str, ...]
+    runs: int
+    warmup: int
+
+
+CAMPAIGNS = {
+    "quick": Campaign(tuple(1 << k for k in (10, 14, 18, 22, 26)), ("uniform", "const"),
+                      ("ascii128", "letters"), runs=10, warmup=2),
+    "full": Campaign(tuple(1 << k for k in range(3, 33)), ("uniform", "const"),
+                     ("ascii128", "letters"), runs=20, warmup=3),
+    "table": Campaign((1 << 30,), ("uniform", "const", "text"), ("bytes", "ascii128"),
+                      runs=20, warmup=3),
+}
+CPU_QUICK_MAX = 1 << 22  # the NumPy backend's quick campaign stops here
+
+
+def targets_for(backend: str, variant_names: list[str] | None, with_comparators: bool
+                ) -> tuple[list[Any], list[str]]:
+    """Variants (by name, or all of the backend) and the usable comparators, plus notes."""
+    if variant_names:
+        vs = [_registry.get("histogram", n) for n in variant_names]
+        wrong = [v.name for v in vs if v.backend != backend]
+        if wrong:
+            raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} backend")
+    else:
+        vs = _registry.variants("histogram", backend)
+    notes: list[str] = []
+    targets: list[Any] = list(vs)
+    if backend == "cuda" and with_comparators:
+        provs, notes = comparators.available()
+        targets += provs
+    elif backend == "cpu":
+        notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
+    return targets, notes
+
+
+def device_meta(backend: str) -> dict:
+    return device_properties() if backend == "cuda" else cpu_properties()
+
+
+def cap_sizes(sizes: tuple[int, ...], backend: str) -> tuple[list[int], list[str]]:
+    """Drop sizes the device cannot hold (input plus comparator temporaries)."""
+    if backend == "cuda":
+        import cupy
+
+        limit = cupy.cuda.runtime.memGetInfo()[0] // 4
+    else:
+        limit = CPU_QUICK_MAX if max(sizes) > CPU_QUICK_MAX else max(sizes)
+    kept = [s for s in sizes if s <= limit]
+    dropped = [s for s in sizes if s > limit]
+    notes = [f"sizes above {limit} bytes skipped on {backend}: {dropped}"] if dropped else []
+    return kept, notes
+
+
+def inputs(kinds: tuple[str, ...], sizes: list[int], file: str | None = None):
+    """Yield HostInput per (kind, size): the largest input is generated once and its prefixes
+    serve the smaller sizes; reference counts are accumulated prefix by prefix."""
+    if file is not None:
+        from .._arrays import map_file
+
+        arr = map_file(file)
+        yield HostInput(f"file:{Path(file).name}", arr, byte_counts(arr))
+        return
+    for kind in kinds:
+        full = data.generate_fast(kind, max(sizes))
+        counts, done = np.zeros(256, dtype=np.int64), 0
+        for n in sorted(sizes):
+            counts = counts + byte_counts(full[done:n])
+            done = n
+            yield HostInput(kind, full[:n], counts.copy())
+
+
+def run_histogram(*, campaign: str = "quick", backend: str, out_dir: Path,
+                  sizes: list[int] | None = None, kinds: list[str] | None = None,
+                  bins: list[str] | None = None, variant_names: list[str] | None = None,
+                  with_comparators: bool = True, settings: Settings | None = None,
+                  file: str | None = None, progress: Callable[[int, int, dict], None] | None = None,
+                  ) -> tuple[Path, dict]:
+    """Run a histogram campaign and write ``out_dir/histogram.json``; returns (path, document)."""
+    c = CAMPAIGNS[campaign]
+    settings = settings or Settings(runs=c.runs, warmup=c.warmup)
+    mappings = [resolve(b) for b in (bins or c.bins)]
+    targets, notes = targets_for(backend, variant_names, with_comparators)
+    kept, size_notes = cap_sizes(tuple(sizes or c.sizes), backend)
+    notes += size_notes
+    kinds_t = tuple(kinds or c.data)
+    ceilings = copy_bandwidth(backend)
+    total = (1 if file else len(kept) * len(kinds_t)) * len(mappings) * len(targets)
+    records: list[dict] = []
+
+    def on_record(rec: dict) -> None:
+        records.append(rec)
+        if progress:
+            progress(len(records), total, rec)
+
+    for inp in inputs(kinds_t, kept, file):
+        measure_input(inp, mappings, targets, backend, settings, ceilings, on_record)
+    meta = results.make_meta(device_meta(backend), ceilings, notes)
+    meta["campaign"] = campaign if not file else "file"
+    path = results.write(Path(out_dir) / "histogram.json", meta, records)
+    return path, {"schema": results.SCHEMA, "meta": meta, "results": records}
+
+
+def timestamped(root: str | Path) -> Path:
+    """A new folder ``root/YYYYmmdd-HHMMSS`` for one campaign."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    p = Path(root) / stamp
+    p.mkdir(parents=True, exist_ok=True)
+    return p

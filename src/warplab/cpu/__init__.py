@@ -1,0 +1,1 @@
+"""NumPy implementations: the CPU reference and the no-GPU default backend."""

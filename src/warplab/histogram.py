@@ -1,0 +1,185 @@
+"""Byte histograms and ``bincount``: validate, choose backend and variant, run.
+
+Variants: see ``warplab.variants("histogram")``; the CUDA ones live in ``_histogram_cuda`` (the
+four kernels of the histogram report and the privatized vector kernels), the NumPy one in
+``cpu.histogram``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _histogram_cuda  # noqa: F401  (registers the cuda variants)
+from . import _registry
+from ._arrays import Input, as_input, flat_contiguous, to_host
+from ._device import cuda_available, cuda_status, resolve_backend
+from ._mapping import HistogramProblem, Mapping, resolve
+from .cpu import histogram as _cpu_histogram  # noqa: F401  (registers the cpu variant)
+from .errors import DeviceUnavailableError
+
+#: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
+MAX_DEVICE_CHUNK: int | None = None
+
+
+def _byte_view(inp: Input) -> Any:
+    """The input as 1-D contiguous bytes; ``TypeError`` naming the dtype otherwise."""
+    dt = inp.dtype
+    if dt not in (np.uint8, np.int8) and dt != np.bool_:
+        raise TypeError(f"a byte histogram needs uint8 (or int8) data, got dtype {dt}; "
+                        "use warplab.bincount for other integer arrays")
+    return flat_contiguous(inp.array).view(np.uint8)
+
+
+def _pick(backend_hint: str | None, variant: str | None, on_device: bool) -> str:
+    """Backend for a call: ``device=`` wins, then the named variant's, then the input's home."""
+    if backend_hint is not None:
+        return resolve_backend(backend_hint)
+    if variant is not None:
+        v = _registry.get("histogram", variant)
+        if v.backend == "cuda" and not cuda_available():
+            raise DeviceUnavailableError(f"variant {variant!r} needs the cuda backend: "
+                                         f"{cuda_status()[1]}")
+        return v.backend
+    if on_device:
+        return "cuda"
+    return resolve_backend(None)
+
+
+def _check_out(out: Any, nbins: int, on_device: bool) -> None:
+    if out is None:
+        return
+    want = "a CuPy array (the input is on the GPU)" if on_device else "a NumPy array"
+    if on_device != hasattr(out, "__cuda_array_interface__") or not hasattr(out, "dtype"):
+        raise ValueError(f"out must be {want} of {nbins} int64 bins")
+    if out.shape != (nbins,) or out.dtype != np.int64:
+        raise ValueError(f"out must have shape ({nbins},) and dtype int64, "
+                         f"got shape {tuple(out.shape)} and dtype {out.dtype}")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be contiguous")
+
+
+def histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None, out: Any = None,
+              accumulate: bool = False, device: str | None = None) -> Any:
+    """Count the bytes of ``data`` into bins.
+
+    Args:
+        data: uint8 (or int8) NumPy/CuPy array of any shape, anything with
+            ``__cuda_array_interface__`` or DLPack (a torch tensor), ``bytes``/``memoryview``,
+            or a path to a file (memory-mapped, read in chunks).
+        bins: ``"bytes"`` (256), ``"ascii128"`` (128, codes 1..128), ``"letters"`` (27) or a
+            256-entry integer lookup table byte -> bin.
+        variant: a registered variant name (``warplab.variants("histogram")``); default: the
+            fastest measured that supports the input.
+        out: int64 array of ``nbins`` to write into (NumPy for host input, CuPy for device).
+        accumulate: add into ``out`` instead of overwriting it (streaming over chunks).
+        device: ``"cuda"`` or ``"cpu"``; default automatic (``WARPLAB_DEVICE`` overrides).
+
+    Returns:
+        int64 counts, NumPy for host input, CuPy for device input (``out`` when given).
+
+    Performance:
+        Reads every byte once; host input is copied to the GPU (in chunks of at most half the
+        free memory) and the bins copied back, which synchronises. Device input: no host sync.
+    """
+    mapping = resolve(bins)
+    inp = as_input(data)
+    h_or_d = _byte_view(inp)
+    if accumulate and out is None:
+        raise ValueError("accumulate=True needs out= to add into")
+    _check_out(out, mapping.nbins, inp.on_device)
+    backend = _pick(device, variant, inp.on_device)
+    problem = HistogramProblem(h_or_d.size, mapping.nbins, mapping.name, inp.on_device)
+    v = _registry.choose("histogram", backend, problem, variant)
+    if backend == "cpu":
+        counts = np.zeros(mapping.nbins, dtype=np.int64)
+        v.fn(to_host(h_or_d), counts, mapping)
+        return _deliver(counts, out, accumulate, inp.on_device)
+    if inp.on_device:
+        if out is not None and not accumulate:
+            out.fill(0)
+        return _run_cuda(v, h_or_d, mapping, out)
+    return _deliver(_run_cuda(v, h_or_d, mapping, None).get(), out, accumulate, False)
+
+
+def _run_cuda(v: _registry.Variant, data: Any, mapping: Mapping, d_out: Any) -> Any:
+    """Run variant ``v``; device data directly, host data in chunks. Adds into ``d_out``."""
+    import cupy
+
+    bins = d_out if d_out is not None else cupy.zeros(mapping.nbins, dtype=np.int64)
+    if isinstance(data, cupy.ndarray):
+        v.fn(data, bins, mapping)
+        return bins
+    chunk = MAX_DEVICE_CHUNK or max(1 << 20, cupy.cuda.runtime.memGetInfo()[0] // 2)
+    chunk = min(chunk, max(1, data.size))
+    d_buf = cupy.empty(chunk, dtype=np.uint8)
+    for start in range(0, data.size, chunk):
+        part = data[start:start + chunk]
+        d_part = d_buf[:part.size]
+        d_part.set(part)
+        v.fn(d_part, bins, mapping)
+    return bins
+
+
+def _deliver(counts: np.ndarray, out: Any, accumulate: bool, on_device: bool) -> Any:
+    """Host counts into the caller's kind of array (``out`` when given)."""
+    if on_device:
+        counts = _cupy().asarray(counts)
+    if out is None:
+        return counts
+    if accumulate:
+        out += counts
+    else:
+        out[...] = counts
+    return out
+
+
+def bincount(x: Any, minlength: int = 0, *, variant: str | None = None,
+             device: str | None = None) -> Any:
+    """NumPy-compatible ``bincount`` of non-negative integers (no ``weights``).
+
+    uint8 (and bool) input runs the byte-histogram kernels at full speed; other integer dtypes
+    are counted correctly by NumPy or CuPy.
+
+    Raises:
+        TypeError: a non-integer dtype (as NumPy: no safe cast to int64).
+        ValueError: not 1-D, negative values, negative ``minlength``.
+
+    Performance: uint8 as ``histogram``; the result length depends on the data, so device
+    input synchronises once to read it.
+    """
+    inp = as_input(x)
+    arr, dt = inp.array, inp.dtype
+    if arr.ndim != 1:
+        raise ValueError(f"bincount needs a 1-D array, got {arr.ndim} dimensions")
+    if minlength is None or int(minlength) < 0:
+        raise ValueError("minlength must be a non-negative integer")
+    minlength = int(minlength)
+    if not (np.issubdtype(dt, np.integer) or dt == np.bool_) or dt == np.uint64:
+        raise TypeError(f"bincount needs non-negative integers, got dtype {dt} "
+                        "(no safe cast to int64)")
+    xp = np if not inp.on_device else _cupy()
+    if dt in (np.uint8, np.bool_):
+        counts = histogram(arr.view(np.uint8), "bytes", variant=variant, device=device)
+        nz = xp.flatnonzero(counts)
+        length = max(minlength, int(nz[-1]) + 1 if nz.size else 0)
+        if length <= 256:
+            return counts[:length]
+        return xp.concatenate([counts, xp.zeros(length - 256, dtype=np.int64)])
+    if arr.size and int(arr.min()) < 0:
+        raise ValueError(f"bincount needs non-negative values, found {int(arr.min())}")
+    if variant is not None:
+        raise ValueError(f"variant= applies to uint8 input only; got dtype {dt}")
+    backend = resolve_backend(device) if device else ("cuda" if inp.on_device else "cpu")
+    if backend == "cpu":
+        res = np.bincount(to_host(arr), minlength=minlength).astype(np.int64, copy=False)
+        return _cupy().asarray(res) if inp.on_device else res
+    d = _cupy().asarray(arr)
+    res = _cupy().bincount(d, minlength=minlength).astype(np.int64, copy=False)
+    return res if inp.on_device else res.get()
+
+
+def _cupy() -> Any:
+    import cupy
+
+    return cupy

@@ -1,0 +1,1 @@
+"""CUDA C++ sources (one ``.cu`` per family) and their NVRTC loader."""

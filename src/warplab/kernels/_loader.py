@@ -1,0 +1,65 @@
+"""Compile the ``.cu`` sources with NVRTC through ``cupy.RawModule`` and cache the modules.
+
+Modules are cached per (source hash, options, device) for the process; CuPy's own on-disk
+cache keeps the compiled binaries between processes, so a source is compiled once per machine.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+from typing import Any, Sequence
+
+_DIR = Path(__file__).resolve().parent
+BASE_OPTIONS = ("-std=c++17",)
+
+
+def source_path(name: str) -> Path:
+    """Path of the CUDA source ``name`` (without ``.cu``)."""
+    return _DIR / f"{name}.cu"
+
+
+@functools.lru_cache(maxsize=None)
+def _source(name: str) -> tuple[str, str]:
+    text = source_path(name).read_text()
+    return text, hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def _module(name: str, digest: str, options: tuple[str, ...], names: tuple[str, ...],
+            device_id: int) -> Any:
+    import cupy
+
+    text, _ = _source(name)
+    mod = cupy.RawModule(code=text, options=BASE_OPTIONS + options,
+                         name_expressions=list(names) or None)
+    mod.compile()
+    return mod
+
+
+def get_kernel(name: str, expression: str, *, all_expressions: Sequence[str] = (),
+               options: Sequence[str] = ()) -> Any:
+    """Return the compiled kernel ``expression`` (e.g. ``"hist_global<0>"``) of source ``name``.
+
+    ``all_expressions`` lists every template instantiation the module should hold, so that one
+    NVRTC compilation serves all of them; ``expression`` must be among them when given.
+    """
+    import cupy
+
+    _, digest = _source(name)
+    names = tuple(all_expressions) or (expression,)
+    if expression not in names:
+        raise ValueError(f"{expression!r} is not among the module's expressions")
+    mod = _module(name, digest, tuple(options), names, cupy.cuda.Device().id)
+    return mod.get_function(expression)
+
+
+def occupancy_blocks_per_sm(kernel: Any, block: int, dynamic_smem: int) -> int:
+    """Resident blocks per SM for ``kernel`` at this block size and dynamic shared memory."""
+    import cupy
+
+    try:
+        return max(1, int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.ptr, block, dynamic_smem)))
+    except Exception:
+        return 1

@@ -1,0 +1,19 @@
+"""warplab.report: results JSON (schema 1) to matplotlib figures and one HTML page.
+
+Example:
+    >>> from warplab.report import build_report
+    >>> build_report("results/")          # doctest: +SKIP
+    PosixPath('results/report/index.html')
+"""
+
+from __future__ import annotations
+
+from .build import build_report, build_tables
+from .figures import FigureRef, make_figures
+from .load import Results, Row, Source, load_results
+from .tables import Table, render_table
+
+__all__ = [
+    "FigureRef", "Results", "Row", "Source", "Table", "build_report", "build_tables",
+    "load_results", "make_figures", "render_table",
+]

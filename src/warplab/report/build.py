@@ -1,0 +1,64 @@
+"""``build_report``: results JSON in, PNG figures and ``index.html`` out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from .figures import FigureRef, make_figures
+from .html import render_page
+from .load import Results, load_results
+from .tables import (
+    Table, failures_table, glance_tables, median_tables, ratio_tables, speedup_tables,
+)
+
+
+def build_tables(results: Results) -> list[Table]:
+    """Every table of the report, in page order (failures first)."""
+    tables: list[Table] = []
+    fail = failures_table(results)
+    if fail is not None:
+        tables.append(fail)
+    tables += speedup_tables(results)
+    tables += ratio_tables(results)
+    tables += glance_tables(results)
+    tables += median_tables(results)
+    return tables
+
+
+def _default_out_dir(src: str | Path | Iterable[str | Path]) -> Path:
+    if isinstance(src, (str, Path)):
+        p = Path(src)
+        return (p if p.is_dir() else p.parent) / "report"
+    first = next(iter(src), None)
+    return (Path(first).parent if first is not None else Path.cwd()) / "report"
+
+
+def build_report(src: str | Path | list[Path], out_dir: Path | None = None) -> Path:
+    """Write the report for one or more results files.
+
+    Args:
+        src: A directory (every ``*.json`` directly in it; files whose ``schema``
+            is not 1 or without a ``results`` list are skipped), a file, or a
+            list of files.
+        out_dir: Where to write PNGs and ``index.html``; defaults to
+            ``<dir>/report/`` where ``<dir>`` is ``src`` (a directory) or the
+            directory of the (first) file.
+
+    Returns:
+        Path of the written ``index.html``.
+
+    Raises:
+        FileNotFoundError: A given path does not exist.
+        ValueError: No usable results JSON was found.
+    """
+    if not isinstance(src, (str, Path)):
+        src = [Path(p) for p in src]
+    results = load_results(src)
+    out = Path(out_dir) if out_dir is not None else _default_out_dir(src)
+    out.mkdir(parents=True, exist_ok=True)
+    figures: list[FigureRef] = make_figures(results, out)
+    page = render_page(results, figures, build_tables(results), out)
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

@@ -1,0 +1,346 @@
+"""Matplotlib figures for the report, one function per figure kind.
+
+Figures are drawn on :class:`matplotlib.figure.Figure` objects and saved with
+the Agg renderer; pyplot (and its global backend state) is never used, so
+importing this module does not change the backend of an interactive session.
+Every plotting function only draws rows that are ``ok`` (verified, no error)
+and returns the written PNG path, or None when there is nothing to draw.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+from .groups import (
+    BASELINE, by_config, config_label, config_slug, group_by, largest_size, latest,
+    ordered_series, slug, styles_for, without,
+)
+from .load import Results, Row
+
+Config = tuple[tuple[str, Any], ...]
+Styles = Mapping[str, Mapping[str, Any]]
+PHASE_COLORS = {"h2d": "#9ecae1", "kernel": "#3182bd", "d2h": "#fdae6b"}
+RATIO_PAIR = ("letters", "ascii128")
+
+
+@dataclass(frozen=True)
+class FigureRef:
+    """A written figure.
+
+    Attributes:
+        family: Family it belongs to.
+        kind: ``time``, ``speedup``, ``bandwidth``, ``phases`` or ``ratio``.
+        config: Config it shows (for ``ratio``: the config without ``bins``).
+        title: Caption text.
+        path: The PNG file.
+        series: Series drawn, in legend order.
+    """
+
+    family: str
+    kind: str
+    config: Config
+    title: str
+    path: Path
+    series: tuple[str, ...]
+
+
+def _text(s: str) -> str:
+    """Make a data string safe for matplotlib text (no mathtext, no hidden label)."""
+    s = s.replace("$", r"\$")
+    return " " + s if s.startswith("_") else s
+
+
+def _new_axes(figsize: tuple[float, float] = (7.5, 4.6)) -> tuple[Figure, Any]:
+    fig = Figure(figsize=figsize, dpi=100, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _finish(fig: Figure, ax: Any, path: Path, title: str, xlabel: str, ylabel: str,
+            legend: bool = True) -> Path:
+    ax.set_title(_text(title), fontsize=10)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best", ncol=2 if len(ax.get_lines()) > 6 else 1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+    return path
+
+
+def _points(rows: Sequence[Row], series: str,
+            value: Callable[[Row], float | None]) -> list[tuple[int, float, Row]]:
+    """Sorted ``(size, value, row)`` for one series, positive values only."""
+    pts = latest((r for r in rows if r.ok and r.series == series and r.size), lambda r: r.size)
+    out = []
+    for size, r in sorted(pts.items()):
+        v = value(r)
+        if size > 0 and v is not None and v > 0:
+            out.append((size, v, r))
+    return out
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _pow2_label(x: float, _pos: Any = None) -> str:
+    k = round(math.log2(x)) if x > 0 else 0
+    return "2" + str(k).translate(_SUPERSCRIPT)
+
+
+def _log_axes(ax: Any, sizes: Sequence[float], logy: bool = True) -> None:
+    """Log2 x axis with plain-text ``2ᵏ`` ticks; optional log10 y axis, plain labels.
+
+    Plain-text tick labels (instead of mathtext) keep rendering fast.
+    """
+    ax.set_xscale("log", base=2)
+    lo, hi = (math.floor(math.log2(min(sizes))), math.ceil(math.log2(max(sizes)))) \
+        if sizes else (0, 1)
+    step = max(1, math.ceil((hi - lo + 1) / 10))
+    ax.xaxis.set_major_locator(FixedLocator([2.0**k for k in range(lo, hi + 1, step)]))
+    ax.xaxis.set_major_formatter(FuncFormatter(_pow2_label))
+    ax.xaxis.set_minor_locator(NullLocator())
+    if logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+Points = dict[str, list[tuple[int, float, Row]]]
+
+
+def _collect(rows: Sequence[Row], order: Sequence[str],
+             value: Callable[[Row], float | None]) -> Points:
+    """Per series (in order) its plottable points; series without points are left out."""
+    out = {s: _points(rows, s, value) for s in order}
+    return {s: p for s, p in out.items() if p}
+
+
+def _draw_lines(ax: Any, pts: Points, styles: Styles) -> list[int]:
+    """Draw one line per series; return every x drawn."""
+    xs: list[int] = []
+    for s, p in pts.items():
+        x = [q[0] for q in p]
+        ax.plot(x, [q[1] for q in p], label=_text(s), markersize=3, linewidth=1.3,
+                **dict(styles.get(s, {})))
+        xs += x
+    return xs
+
+
+def plot_time_vs_size(rows: Sequence[Row], path: Path, *, title: str, styles: Styles,
+                      order: Sequence[str], xlabel: str = "size (bytes)") -> Path | None:
+    """Kernel median time vs size, one line per series, shaded Q10–Q90 band.
+
+    Args:
+        rows: Rows of one config (failed rows are ignored).
+        path: PNG to write.
+        title: Figure title.
+        styles: Series -> matplotlib line style.
+        order: Series in legend order.
+        xlabel: X-axis label.
+
+    Returns:
+        ``path``, or None when no ok row has a positive size and median.
+    """
+    pts = _collect(rows, order, lambda r: r.median)
+    if not pts:
+        return None
+    fig, ax = _new_axes()
+    xs = _draw_lines(ax, pts, styles)
+    for s, p in pts.items():
+        lo = [min(q[2].stat("kernel", "q10") or q[1], q[1]) for q in p]
+        hi = [max(q[2].stat("kernel", "q90") or q[1], q[1]) for q in p]
+        ax.fill_between([q[0] for q in p], lo, hi, color=styles.get(s, {}).get("color"),
+                        alpha=0.15, linewidth=0)
+    _log_axes(ax, xs)
+    return _finish(fig, ax, path, title, xlabel, "kernel time, median (ms)")
+
+
+def plot_speedup_vs_baseline(rows: Sequence[Row], path: Path, *, baseline: str, title: str,
+                             styles: Styles, order: Sequence[str],
+                             xlabel: str = "size (bytes)") -> Path | None:
+    """Speedup ``median(baseline) / median(series)`` vs size.
+
+    The baseline is matched per device and size. Returns None when there is no
+    ok baseline row or no other series to compare with it.
+    """
+    base = {(r.device, r.backend, r.size): r.median for r in rows
+            if r.ok and r.variant == baseline}
+    pts = _collect(rows, order, lambda r: None if not r.median else
+                   (base.get((r.device, r.backend, r.size)) or 0.0) / r.median)
+    if not any(q[2].variant != baseline for p in pts.values() for q in p):
+        return None
+    fig, ax = _new_axes()
+    xs = _draw_lines(ax, pts, styles)
+    ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
+    _log_axes(ax, xs)
+    return _finish(fig, ax, path, title, xlabel, f"speedup vs {baseline} (×)")
+
+
+def plot_ratio_vs_size(num_rows: Sequence[Row], den_rows: Sequence[Row], path: Path, *,
+                       title: str, ylabel: str, styles: Styles, order: Sequence[str],
+                       xlabel: str = "size (bytes)") -> Path | None:
+    """Ratio of kernel medians ``num / den`` at equal series and size.
+
+    Returns None when no (series, size) is ok on both sides.
+    """
+    den = {(r.series, r.size): r.median for r in den_rows if r.ok and r.median}
+    pts = _collect(num_rows, order, lambda r: None if not den.get((r.series, r.size))
+                   or r.median is None else r.median / den[(r.series, r.size)])
+    if not pts:
+        return None
+    fig, ax = _new_axes()
+    xs = _draw_lines(ax, pts, styles)
+    ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
+    _log_axes(ax, xs, logy=False)
+    return _finish(fig, ax, path, title, xlabel, ylabel)
+
+
+def plot_bandwidth_vs_size(rows: Sequence[Row], path: Path, *, title: str, styles: Styles,
+                           order: Sequence[str], ceilings: Mapping[str, float],
+                           xlabel: str = "size (bytes)") -> Path | None:
+    """Achieved GB/s vs size, with the measured copy bandwidth as a dashed roof.
+
+    Args:
+        rows: Rows of one config (failed rows are ignored).
+        path: PNG to write.
+        title: Figure title.
+        styles: Series -> matplotlib line style.
+        order: Series in legend order.
+        ceilings: Device name -> copy GB/s; only devices present in ``rows`` are drawn.
+        xlabel: X-axis label.
+
+    Returns:
+        ``path``, or None when no ok row has a positive ``gbps``.
+    """
+    pts = _collect(rows, order, lambda r: r.gbps)
+    if not pts:
+        return None
+    fig, ax = _new_axes()
+    xs = _draw_lines(ax, pts, styles)
+    devices = sorted({q[2].device for p in pts.values() for q in p})
+    roofs = [(d, ceilings[d]) for d in devices if ceilings.get(d)]
+    for d, c in roofs:
+        label = "measured copy bandwidth" + (f" ({_text(d)})" if len(roofs) > 1 else "")
+        ax.axhline(c, color="k", linestyle="--", linewidth=1.2, label=label)
+    _log_axes(ax, xs)
+    return _finish(fig, ax, path, title, xlabel, "bandwidth (GB/s)")
+
+
+def plot_phases_at_largest(rows: Sequence[Row], path: Path, *, title: str,
+                           order: Sequence[str]) -> Path | None:
+    """Stacked h2d / kernel / d2h medians per series at the largest size.
+
+    Phases that are null for every series are left out. Returns None when
+    there are no ok rows with a size.
+    """
+    ok = [r for r in rows if r.ok and r.size is not None]
+    size = largest_size(ok)
+    if size is None:
+        return None
+    at = latest((r for r in ok if r.size == size), lambda r: r.series)
+    names = [s for s in order if s in at]
+    phases = [p for p in PHASE_COLORS if any(at[s].stat(p) is not None for s in names)]
+    if not names or not phases:
+        return None
+    fig, ax = _new_axes((max(5.0, 0.8 * len(names) + 2.5), 4.6))
+    bottom = [0.0] * len(names)
+    for p in phases:
+        vals = [at[s].stat(p) or 0.0 for s in names]
+        ax.bar(range(len(names)), vals, bottom=bottom, label=p, color=PHASE_COLORS[p])
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(range(len(names)), [_text(s) for s in names], rotation=30, ha="right",
+                  fontsize=8)
+    return _finish(fig, ax, path, f"{title} (size {size:,})", "", "median time (ms)")
+
+
+class _Namer:
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir, self.used = out_dir, set()  # type: ignore[var-annotated]
+
+    def __call__(self, *parts: str) -> Path:
+        base = "_".join(slug(p) for p in parts)
+        name, i = base, 2
+        while name in self.used:
+            name, i = f"{base}-{i}", i + 1
+        self.used.add(name)
+        return self.out_dir / f"{name}.png"
+
+
+def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
+    """Write every figure the results support.
+
+    Per family and config: time vs size, bandwidth vs size, phases at the
+    largest size, and speedup vs the family's baseline (histogram: ``global``).
+    For histogram also letters/ascii128 ratio vs size per remaining config.
+    File names are ``<family>_<kind>_<config>.png``.
+
+    Args:
+        results: Loaded results.
+        out_dir: Directory to write PNGs into (created if needed).
+
+    Returns:
+        The figures written, in page order.
+    """
+    name = _Namer(out_dir)
+    ceilings = {s.device_name: s.copy_gbps for s in results.sources if s.copy_gbps}
+    refs: list[FigureRef] = []
+    for family in results.families():
+        frows = [r for r in results.rows if r.family == family]
+        ok = [r for r in frows if r.ok]
+        styles = styles_for(family, ok)
+        xlabel = "size (bytes)" if family == "histogram" else "size"
+        for config, crows in by_config(ok):
+            order = ordered_series(family, crows)
+            label, cs = config_label(config), config_slug(config)
+            specs: list[tuple[str, str]] = [("time", "kernel time vs size")]
+            if family in BASELINE:
+                specs.append(("speedup", f"speedup vs {BASELINE[family]}"))
+            specs += [("bandwidth", "bandwidth vs size"), ("phases", "phases at largest size")]
+            for kind, what in specs:
+                tt = f"{family}: {what} — {label}"
+                path = name(family, kind, cs)
+                if kind == "time":
+                    out = plot_time_vs_size(crows, path, title=tt, styles=styles, order=order,
+                                            xlabel=xlabel)
+                elif kind == "speedup":
+                    out = plot_speedup_vs_baseline(crows, path, baseline=BASELINE[family],
+                                                   title=tt, styles=styles, order=order,
+                                                   xlabel=xlabel)
+                elif kind == "bandwidth":
+                    out = plot_bandwidth_vs_size(crows, path, title=tt, styles=styles,
+                                                 order=order, ceilings=ceilings, xlabel=xlabel)
+                else:
+                    out = plot_phases_at_largest(crows, path, title=tt, order=order)
+                if out is not None:
+                    refs.append(FigureRef(family, kind, config, tt, out, tuple(order)))
+        if family == "histogram":
+            refs += _ratio_figures(ok, name, styles)
+    return refs
+
+
+def _ratio_figures(ok: Sequence[Row], name: _Namer, styles: Styles) -> list[FigureRef]:
+    num_b, den_b = RATIO_PAIR
+    refs: list[FigureRef] = []
+    with_bins = [r for r in ok if any(k == "bins" for k, _ in r.config)]
+    groups = group_by(with_bins, lambda r: without(r.config, "bins"))
+    for rest in sorted(groups, key=lambda c: tuple(str(v) for _, v in c)):
+        rows = groups[rest]
+        num = [r for r in rows if dict(r.config).get("bins") == num_b]
+        den = [r for r in rows if dict(r.config).get("bins") == den_b]
+        if not num or not den:
+            continue
+        order = ordered_series("histogram", num + den)
+        title = f"histogram: {num_b} / {den_b} kernel time — {config_label(rest)}"
+        path = name("histogram", f"ratio-{num_b}-{den_b}", config_slug(rest))
+        out = plot_ratio_vs_size(num, den, path, title=title, styles=styles, order=order,
+                                 ylabel=f"time({num_b}) / time({den_b})")
+        if out is not None:
+            refs.append(FigureRef("histogram", "ratio", rest, title, out, tuple(order)))
+    return refs

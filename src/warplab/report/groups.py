@@ -1,0 +1,173 @@
+"""Grouping helpers shared by figures and tables.
+
+A *config* is the part of a record's ``params`` that selects one plot/table:
+for the histogram family always ``bins`` and ``data``, plus any other parameter
+that varies within the family (``size``, ``runs`` and ``warmup`` never count,
+and a parameter fully determined by the other config keys, like ``nbins`` by
+``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
+with the device when a family holds rows from more than one device.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from .load import Row
+
+K = TypeVar("K", bound=Hashable)
+
+EXCLUDED_KEYS = frozenset({"size", "runs", "warmup"})
+ALWAYS_KEYS: dict[str, tuple[str, ...]] = {"histogram": ("bins", "data")}
+BASELINE: dict[str, str] = {"histogram": "global"}
+CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
+    "histogram": ("global", "global_stride", "private", "private_stride"),
+}
+_COLORS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+    "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
+    "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
+)
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True, default=str)
+    return v
+
+
+def _functional(rows: Sequence[Row], keys: Sequence[str], target: str) -> bool:
+    seen: dict[tuple[Any, ...], Any] = {}
+    for r in rows:
+        k = tuple(_hashable(r.params.get(c)) for c in keys)
+        v = _hashable(r.params.get(target))
+        if seen.setdefault(k, v) != v:
+            return False
+    return True
+
+
+def config_keys(family: str, rows: Sequence[Row]) -> list[str]:
+    """Return the params keys that define configs for one family's rows."""
+    present = {k for r in rows for k in r.params} - EXCLUDED_KEYS
+    always = [k for k in ALWAYS_KEYS.get(family, ()) if k in present]
+    varying = sorted(
+        k for k in present - set(always)
+        if len({_hashable(r.params.get(k)) for r in rows}) > 1
+    )
+    keys = always + varying
+    for k in varying:
+        others = [c for c in keys if c != k]
+        if _functional(rows, others, k):
+            keys.remove(k)
+    return keys
+
+
+def assign_configs(rows: Sequence[Row]) -> None:
+    """Set ``row.config`` on every row, family by family."""
+    for family, frows in group_by(rows, lambda r: r.family).items():
+        keys = config_keys(family, frows)
+        for r in frows:
+            r.config = tuple((k, _hashable(r.params.get(k))) for k in keys)
+
+
+def assign_series(rows: Sequence[Row]) -> None:
+    """Set ``row.series``: the variant, plus ``[device]`` when devices differ."""
+    for _, frows in group_by(rows, lambda r: r.family).items():
+        multi = len({(r.device, r.backend) for r in frows}) > 1
+        for r in frows:
+            r.series = f"{r.variant} [{r.device}]" if multi else r.variant
+
+
+def config_label(config: Iterable[tuple[str, Any]], sep: str = ", ") -> str:
+    """Human label for a config, e.g. ``"bins=letters, data=uniform"``."""
+    return sep.join(f"{k}={v}" for k, v in config) or "all"
+
+
+def slug(text: str) -> str:
+    """Filesystem-safe fragment: ``[A-Za-z0-9._-]`` only, never empty."""
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return s or "x"
+
+
+def config_slug(config: Iterable[tuple[str, Any]]) -> str:
+    """File-name fragment for a config, e.g. ``"bins-letters_data-uniform"``."""
+    return "_".join(slug(f"{k}-{v}") for k, v in config) or "all"
+
+
+def sort_key_config(config: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    """Stable ordering key for configs (values compared as strings)."""
+    return tuple(str(v) for _, v in config)
+
+
+def group_by(items: Iterable[Any], key: Callable[[Any], K]) -> dict[K, list[Any]]:
+    """Group items by ``key`` preserving first-seen order."""
+    out: dict[K, list[Any]] = defaultdict(list)
+    for it in items:
+        out[key(it)].append(it)
+    return dict(out)
+
+
+def by_config(rows: Iterable[Row]) -> list[tuple[tuple[tuple[str, Any], ...], list[Row]]]:
+    """Group rows by config, configs sorted."""
+    groups = group_by(rows, lambda r: r.config)
+    return sorted(groups.items(), key=lambda kv: sort_key_config(kv[0]))
+
+
+def without(config: tuple[tuple[str, Any], ...], key: str) -> tuple[tuple[str, Any], ...]:
+    """The config with one key removed."""
+    return tuple((k, v) for k, v in config if k != key)
+
+
+def series_sort_key(family: str, rows: Sequence[Row]) -> Callable[[str], tuple[Any, ...]]:
+    """Sort key for series names: canonical kernels, other warplab, comparators."""
+    canon = CANONICAL_ORDER.get(family, ())
+    info = {r.series: (r.variant, r.provider, r.device) for r in rows}
+
+    def key(series: str) -> tuple[Any, ...]:
+        variant, provider, device = info.get(series, (series, "", ""))
+        rank = canon.index(variant) if variant in canon else len(canon)
+        return (provider != "warplab", rank, variant, device)
+
+    return key
+
+
+def ordered_series(family: str, rows: Sequence[Row]) -> list[str]:
+    """Distinct series of ``rows`` in display order."""
+    return sorted({r.series for r in rows}, key=series_sort_key(family, rows))
+
+
+def styles_for(family: str, rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+    """Consistent matplotlib style (color, marker, linestyle) per series."""
+    out: dict[str, dict[str, Any]] = {}
+    providers = {r.series: r.provider for r in rows}
+    for i, s in enumerate(ordered_series(family, rows)):
+        out[s] = {
+            "color": _COLORS[i % len(_COLORS)],
+            "marker": _MARKERS[i % len(_MARKERS)],
+            "linestyle": "-" if providers.get(s) == "warplab" else "--",
+        }
+    return out
+
+
+def latest(rows: Iterable[Row], key: Callable[[Row], K]) -> dict[K, Row]:
+    """Index rows by ``key``; on duplicates the last row read wins."""
+    return {key(r): r for r in rows}
+
+
+def largest_size(rows: Iterable[Row]) -> int | None:
+    """Largest ``size`` among rows, or None."""
+    sizes = [r.size for r in rows if r.size is not None]
+    return max(sizes) if sizes else None
+
+
+def fmt_size(n: int | None) -> str:
+    """``2^k`` for powers of two, else the number with thousands separators."""
+    if n is None:
+        return "—"
+    if n > 0 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    return f"{n:,}"

@@ -1,0 +1,236 @@
+"""Report tables as plain rows, plus their HTML rendering.
+
+Every speed table is built from ``ok`` rows only (verified, no error); failed
+records appear solely in :func:`failures_table`. Cells are raw values (str,
+int, float, bool or None); :func:`render_table` formats and escapes them.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .figures import RATIO_PAIR
+from .groups import (
+    BASELINE, by_config, config_label, fmt_size, group_by, largest_size, latest,
+    ordered_series, sort_key_config, without,
+)
+from .load import Results, Row
+
+Config = tuple[tuple[str, Any], ...]
+
+
+@dataclass
+class Table:
+    """A table ready to render.
+
+    Attributes:
+        title: Heading shown above the table.
+        columns: Column headers.
+        rows: Cell values, one list per row.
+        kind: CSS class (``speedup``, ``ratio``, ``glance``, ``medians``, ``failures``).
+        family: Family shown ("" for cross-family tables).
+        formats: Per-column format spec for floats (default ``.2f``).
+        row_keys: Per-row ``data-config`` attribute (config label), may be empty.
+        note: Optional explanatory sentence under the title.
+    """
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    kind: str
+    family: str = ""
+    formats: dict[int, str] = field(default_factory=dict)
+    row_keys: list[str] = field(default_factory=list)
+    note: str = ""
+
+
+def _family_ok(results: Results, family: str) -> list[Row]:
+    return [r for r in results.rows if r.family == family and r.ok]
+
+
+def _multi_device(rows: Sequence[Row]) -> bool:
+    return len({(r.device, r.backend) for r in rows}) > 1
+
+
+def speedup_tables(results: Results) -> list[Table]:
+    """Speedup vs the family baseline (histogram: ``global``), one table per bins.
+
+    Rows are the remaining config (e.g. data kind) at the largest size where the
+    baseline has an ok row; columns are series; cells are
+    ``median(baseline) / median(series)`` at that size on the same device.
+    """
+    tables: list[Table] = []
+    for family in results.families():
+        baseline = BASELINE.get(family)
+        ok = _family_ok(results, family)
+        if baseline is None or not any(r.variant == baseline for r in ok):
+            continue
+        multi = _multi_device(ok)
+        per_bins = group_by(ok, lambda r: dict(r.config).get("bins"))
+        for bins in sorted(per_bins, key=str):
+            rows = per_bins[bins]
+            series = ordered_series(family, rows)
+            rest_keys = [k for k, _ in without(rows[0].config, "bins")]
+            cols = rest_keys + (["device"] if multi else []) + ["size"] + series
+            table = Table(f"{family}: speedup vs {baseline}" +
+                          (f" — bins={bins}" if bins is not None else ""), cols, [],
+                          "speedup", family, {i: ".2f" for i in range(len(cols))},
+                          note=f"median({baseline}) / median(variant), kernel phase, "
+                               "at the largest size measured for the baseline.")
+            for config, crows in by_config(rows):
+                for device, drows in sorted(group_by(crows, lambda r: r.device).items()):
+                    base = {r.size: r.median for r in drows if r.variant == baseline}
+                    size = max((s for s in base if s is not None), default=None)
+                    if size is None:
+                        continue
+                    at = latest((r for r in drows if r.size == size), lambda r: r.series)
+                    cells: list[Any] = [v for _, v in without(config, "bins")]
+                    cells += ([device] if multi else []) + [fmt_size(size)]
+                    cells += [base[size] / at[s].median if s in at and at[s].median else None
+                              for s in series]
+                    table.rows.append(cells)
+                    table.row_keys.append(config_label(config))
+            if table.rows:
+                tables.append(table)
+    return tables
+
+
+def ratio_tables(results: Results) -> list[Table]:
+    """letters / ascii128 kernel-time ratio per series, one table per family.
+
+    Rows are configs without ``bins`` at the largest size where both mappings
+    were measured; empty when either mapping is missing.
+    """
+    num_b, den_b = RATIO_PAIR
+    tables: list[Table] = []
+    for family in results.families():
+        ok = [r for r in _family_ok(results, family) if "bins" in dict(r.config)]
+        groups = group_by(ok, lambda r: without(r.config, "bins"))
+        series = ordered_series(family, ok)
+        table: Table | None = None
+        for rest in sorted(groups, key=sort_key_config):
+            rows = groups[rest]
+            num = latest((r for r in rows if dict(r.config)["bins"] == num_b),
+                         lambda r: (r.series, r.size))
+            den = latest((r for r in rows if dict(r.config)["bins"] == den_b),
+                         lambda r: (r.series, r.size))
+            common = [k for k in num if k in den and num[k].median and den[k].median]
+            size = largest_size(num[k] for k in common)
+            if size is None:
+                continue
+            if table is None:
+                cols = [k for k, _ in rest] + ["size"] + series
+                table = Table(f"{family}: {num_b} time / {den_b} time", cols, [], "ratio",
+                              family, {i: ".2f" for i in range(len(cols))},
+                              note="ratio of kernel medians at equal size, data and variant.")
+            cells: list[Any] = [v for _, v in rest] + [fmt_size(size)]
+            for s in series:
+                k = (s, size)
+                cells.append(num[k].median / den[k].median if k in common else None)
+            table.rows.append(cells)
+            table.row_keys.append(config_label(rest))
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+_GLANCE_COLS = ["size", "variant", "provider", "median ms", "Q10 ms", "Q90 ms", "noise",
+                "GB/s", "% of copy BW", "verified"]
+
+
+def glance_tables(results: Results) -> list[Table]:
+    """Results at a glance: per family, each config at its largest size, by median."""
+    tables: list[Table] = []
+    for family in results.families():
+        ok = _family_ok(results, family)
+        if not ok:
+            continue
+        keys = [k for k, _ in ok[0].config]
+        cols = keys + _GLANCE_COLS
+        n = len(keys)
+        fmts = {n + 3: ".4g", n + 4: ".4g", n + 5: ".4g", n + 6: ".3f", n + 7: ".1f",
+                n + 8: ".1f"}
+        table = Table(f"{family}: results at a glance", cols, [], "glance", family, fmts,
+                      note="largest size of each configuration; kernel phase; sorted by median.")
+        for config, crows in by_config(ok):
+            size = largest_size(crows)
+            at = latest((r for r in crows if r.size == size), lambda r: r.series)
+            for r in sorted(at.values(), key=lambda r: r.median or float("inf")):
+                table.rows.append([v for _, v in config] + [
+                    fmt_size(size), r.series, r.provider, r.median, r.stat("kernel", "q10"),
+                    r.stat("kernel", "q90"), r.stat("kernel", "noise"), r.gbps,
+                    r.pct_of_copy_bw, r.verified])
+                table.row_keys.append(config_label(config))
+        tables.append(table)
+    return tables
+
+
+def median_tables(results: Results) -> list[Table]:
+    """Kernel median (ms) for every size, one table per family and config."""
+    tables: list[Table] = []
+    for family in results.families():
+        for config, crows in by_config(_family_ok(results, family)):
+            series = ordered_series(family, crows)
+            idx = latest(crows, lambda r: (r.series, r.size))
+            sizes = sorted({r.size for r in crows if r.size is not None})
+            cols = ["size"] + series
+            table = Table(f"{family}: kernel median (ms) — {config_label(config)}", cols, [],
+                          "medians", family, {i: ".4g" for i in range(len(cols))})
+            for size in sizes:
+                table.rows.append([fmt_size(size)] + [
+                    idx[(s, size)].median if (s, size) in idx else None for s in series])
+                table.row_keys.append(config_label(config))
+            tables.append(table)
+    return tables
+
+
+def failures_table(results: Results) -> Table | None:
+    """All unverified or erroring records, or None when there are none."""
+    failed = results.failed_rows
+    if not failed:
+        return None
+    cols = ["family", "variant", "provider", "backend", "device", "params", "size",
+            "verified", "error", "file"]
+    table = Table("Failures", cols, [], "failures",
+                  note="unverified or erroring records; never plotted or tabulated as speeds.")
+    for r in failed:
+        params = ", ".join(f"{k}={v}" for k, v in r.params.items()
+                           if k not in ("size", "runs", "warmup"))
+        table.rows.append([r.family, r.variant, r.provider, r.backend, r.device, params,
+                           fmt_size(r.size), r.verified, r.error or "", r.source])
+        table.row_keys.append(config_label(r.config))
+    return table
+
+
+def format_cell(value: Any, fmt: str = ".2f") -> str:
+    """Format one cell value as text (not yet HTML-escaped)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return format(value, fmt)
+    return str(value)
+
+
+def render_table(table: Table) -> str:
+    """Render a table as an HTML fragment; every text is escaped."""
+    e = html.escape
+    out = [f'<table class="{e(table.kind)}" data-family="{e(table.family)}">',
+           f"<caption>{e(table.title)}</caption>", "<thead><tr>"]
+    out += [f"<th>{e(str(c))}</th>" for c in table.columns]
+    out.append("</tr></thead><tbody>")
+    for i, row in enumerate(table.rows):
+        key = table.row_keys[i] if i < len(table.row_keys) else ""
+        out.append(f'<tr data-config="{e(key)}">')
+        for j, v in enumerate(row):
+            cls = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) \
+                else ""
+            out.append(f"<td{cls}>{e(format_cell(v, table.formats.get(j, '.2f')))}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    if table.note:
+        out.append(f'<p class="note">{e(table.note)}</p>')
+    return "\n".join(out)
