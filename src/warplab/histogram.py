@@ -20,6 +20,8 @@ from .errors import DeviceUnavailableError
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
 MAX_DEVICE_CHUNK: int | None = None
+#: Name of the variant the last ``histogram`` call ran (for tests and debugging).
+last_variant: str | None = None
 
 
 def _byte_view(inp: Input) -> Any:
@@ -91,6 +93,8 @@ def histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None, out
     backend = _pick(device, variant, inp.on_device)
     problem = HistogramProblem(h_or_d.size, mapping.nbins, mapping.name, inp.on_device)
     v = _registry.choose("histogram", backend, problem, variant)
+    global last_variant
+    last_variant = v.name
     if backend == "cpu":
         counts = np.zeros(mapping.nbins, dtype=np.int64)
         v.fn(to_host(h_or_d), counts, mapping)

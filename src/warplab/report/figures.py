@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from .groups import (
     BASELINE, by_config, config_label, config_slug, group_by, largest_size, latest,
@@ -56,7 +56,7 @@ def _text(s: str) -> str:
     return " " + s if s.startswith("_") else s
 
 
-def _new_axes(figsize: tuple[float, float] = (7.5, 4.6)) -> tuple[Figure, Any]:
+def _new_axes(figsize: tuple[float, float] = (8.5, 4.6)) -> tuple[Figure, Any]:
     fig = Figure(figsize=figsize, dpi=100, layout="constrained")
     return fig, fig.add_subplot()
 
@@ -68,7 +68,7 @@ def _finish(fig: Figure, ax: Any, path: Path, title: str, xlabel: str, ylabel: s
     ax.set_ylabel(ylabel)
     ax.grid(True, which="major", alpha=0.3)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="best", ncol=2 if len(ax.get_lines()) > 6 else 1)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png")
     return path
@@ -94,6 +94,15 @@ def _pow2_label(x: float, _pos: Any = None) -> str:
     return "2" + str(k).translate(_SUPERSCRIPT)
 
 
+def _minor_label(ax: Any, v: float) -> str:
+    """Label minor log ticks 2, 3 and 5 only when the y axis spans < 1.5 decades."""
+    lo, hi = ax.get_ylim()
+    if v <= 0 or lo <= 0 or hi / lo > 30:
+        return ""
+    mant = round(v / 10 ** math.floor(math.log10(v) + 1e-9))
+    return f"{v:g}" if mant in (2, 3, 5) else ""
+
+
 def _log_axes(ax: Any, sizes: Sequence[float], logy: bool = True) -> None:
     """Log2 x axis with plain-text ``2ᵏ`` ticks; optional log10 y axis, plain labels.
 
@@ -109,7 +118,7 @@ def _log_axes(ax: Any, sizes: Sequence[float], logy: bool = True) -> None:
     if logy:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: _minor_label(ax, v)))
 
 
 Points = dict[str, list[tuple[int, float, Row]]]

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Everything the GPU machine must show, in one go: device facts, the GPU tests, the benchmark
+# campaigns. Writes under $OUT (the device tool brings it back; at most 8 files there):
+#   device.json  pytest-gpu.log  histogram-table.json  histogram-full.json  gpu_check.log
+# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|...]   (several stages allowed)
+set -u -o pipefail
+OUT=${OUT:-/tmp/warplab-out}
+mkdir -p "$OUT"
+export PYTHONPATH=src PYTHONUNBUFFERED=1
+stages=${*:-all}
+has() { [[ " $stages " == *" all "* || " $stages " == *" $1 "* ]]; }
+log() { echo "== $(date +%T) $*" | tee -a "$OUT/gpu_check.log"; }
+
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then  # optional comparators carried as wheels
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=src:/tmp/site
+fi
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
+  | tee -a "$OUT/gpu_check.log"
+log "device"
+python3 -m warplab device --json > "$OUT/device.json" || log "device FAILED"
+if has tests; then
+  log "pytest -m gpu"
+  python3 -m pytest -m gpu tests -q -p no:cacheprovider -x 2>&1 | tail -n 40 | tee "$OUT/pytest-gpu.log"
+fi
+if has large; then
+  log "pytest -m large"
+  python3 -m pytest -m large tests -q -p no:cacheprovider 2>&1 | tail -n 20 | tee -a "$OUT/pytest-gpu.log"
+fi
+for campaign in table full quick; do
+  if has $campaign && { [ "$campaign" != quick ] || [[ " $stages " == *" quick "* ]]; }; then
+    log "bench histogram --$campaign"
+    tmp=$(mktemp -d)
+    python3 -m warplab bench histogram --$campaign --out "$tmp" ${BENCH_ARGS:-} 2>&1 \
+      | tail -n 60 | tee -a "$OUT/gpu_check.log"
+    cp "$tmp"/*/histogram.json "$OUT/histogram-$campaign.json"
+  fi
+done
+log "done"
