@@ -18,7 +18,7 @@ from .kernels._loader import get_kernel, occupancy_blocks_per_sm
 SEED_BLOCK = 256          # the report's nThreadsPerBlock
 SEED_STRIDE_GRID = 1024   # the report's fixed grid of the stride kernels
 VEC_BLOCK = 512           # VEC_BLOCK in histogram.cu
-LANE_STRIDE = 33          # LANE_STRIDE in histogram.cu
+LANE_STRIDE = 32          # LANE_STRIDE in histogram.cu
 
 _SEED_KERNELS = ("hist_global", "hist_global_stride", "hist_private", "hist_private_stride")
 _VEC_KERNELS = {  # variant name -> (LAYOUT, RUNS)
@@ -140,9 +140,9 @@ _VEC = dict(backend="cuda", bytes_moved=histogram_bytes_moved)
 
 @register("histogram", "lane_private_vec", rank=0, **_VEC)
 def lane_private_vec(data: Any, bins: Any, mapping: Mapping) -> None:
-    """Per-lane bank-skewed shared sub-histograms, 16-byte loads, persistent grid.
+    """Per-lane shared sub-histograms, 16-byte loads, persistent grid.
 
-    Counter ``byte * 33 + lane`` is shared by the block's warps: lane l always hits bank l, so no
+    Counter ``byte * 32 + lane`` is shared by the block's warps: lane l always hits bank l, so no
     input (not even a constant one) causes bank or same-address conflicts within a warp.
     Performance: reads n bytes once (16-byte streaming loads); n shared atomics; at most
     nbins global atomics per block; 1 launch of SMs x occupancy blocks of 512.

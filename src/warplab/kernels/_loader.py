@@ -55,11 +55,19 @@ def get_kernel(name: str, expression: str, *, all_expressions: Sequence[str] = (
 
 
 def occupancy_blocks_per_sm(kernel: Any, block: int, dynamic_smem: int) -> int:
-    """Resident blocks per SM for ``kernel`` at this block size and dynamic shared memory."""
+    """Resident blocks per SM for ``kernel`` at this block size and dynamic shared memory.
+
+    Computed from the kernel's registers and static shared memory and the device's limits
+    (threads, registers allocated per warp in units of 256, shared memory with 1 KiB reserved
+    per block, at most 32 blocks), as the CUDA occupancy calculator does.
+    """
     import cupy
 
-    try:
-        return max(1, int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            kernel.ptr, block, dynamic_smem)))
-    except Exception:
-        return 1
+    p = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    warps = (block + 31) // 32
+    by_threads = p["maxThreadsPerMultiProcessor"] // block
+    regs_per_warp = ((max(1, int(kernel.num_regs)) * 32 + 255) // 256) * 256
+    by_regs = p["regsPerMultiprocessor"] // (regs_per_warp * warps)
+    smem = int(kernel.shared_size_bytes) + dynamic_smem + 1024
+    by_smem = p["sharedMemPerMultiprocessor"] // smem
+    return max(1, min(by_threads, by_regs, by_smem, 32))

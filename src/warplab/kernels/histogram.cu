@@ -93,15 +93,25 @@ __global__ void hist_private_stride(const u8* __restrict__ in, u64 n, u64* bins,
 //
 // LAYOUT 0 ("warp"): one 256-bin copy per warp, hist[warp * 256 + byte]. Lanes of a warp that
 //   see the same byte hit the same word: constant input serialises 32 atomics per instruction.
-// LAYOUT 1 ("lane"): one copy per lane index, shared by the warps of the block, skewed so that
-//   lane l of any warp always lands in bank l: hist[byte * 33 + lane]. No bank conflicts and no
-//   same-address conflicts inside a warp, whatever the data.
+// LAYOUT 1 ("lane"): one copy per lane index, shared by the warps of the block:
+//   hist[byte * 32 + lane]. Lane l always lands in bank l, so a warp's 32 atomics never share a
+//   bank or an address, whatever the data. (A skewed stride of 33 would only move the conflicts:
+//   lanes l1, l2 would collide whenever byte1 + l1 == byte2 + l2 mod 32.) The merge reads each
+//   byte's 32 counters in rotated order, so that it is conflict-free too.
 // RUNS: a thread whose 16 loaded bytes are all equal adds 16 with one atomic.
 // ---------------------------------------------------------------------------------------------
 
-constexpr int VEC_BLOCK = 512;
-constexpr int VEC_UNROLL = 2;
-constexpr int LANE_STRIDE = 33;
+// Block size and loads in flight per thread; -D overrides are for tuning runs
+// (benchmarks/explore_histogram.py). The host's VEC_BLOCK must match the block size.
+#ifndef WARPLAB_VEC_BLOCK
+#define WARPLAB_VEC_BLOCK 512
+#endif
+#ifndef WARPLAB_VEC_UNROLL
+#define WARPLAB_VEC_UNROLL 2
+#endif
+constexpr int VEC_BLOCK = WARPLAB_VEC_BLOCK;
+constexpr int VEC_UNROLL = WARPLAB_VEC_UNROLL;
+constexpr int LANE_STRIDE = 32;
 
 template <int LAYOUT>
 __host__ __device__ constexpr int vec_shared_words() {
@@ -172,7 +182,7 @@ hist_privatized_vec(const u8* __restrict__ in, u64 n, u64* bins, u32 nbins,
         u32 s = 0;
         if constexpr (LAYOUT == 1) {
 #pragma unroll 8
-            for (int j = 0; j < 32; ++j) s += s_hist[b * LANE_STRIDE + j];
+            for (int j = 0; j < 32; ++j) s += s_hist[b * LANE_STRIDE + ((j + b) & 31u)];
         } else {
 #pragma unroll
             for (int w = 0; w < VEC_BLOCK / 32; ++w) s += s_hist[w * 256 + b];

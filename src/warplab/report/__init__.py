@@ -9,7 +9,7 @@ Example:
 from __future__ import annotations
 
 from .build import build_report, build_tables
-from .figures import FigureRef, make_figures
+from .gallery import FigureRef, make_figures
 from .load import Results, Row, Source, load_results
 from .tables import Table, render_table
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from .figures import FigureRef, make_figures
+from .gallery import FigureRef, make_figures
 from .html import render_page
 from .load import Results, load_results
 from .tables import (

@@ -10,44 +10,17 @@ and returns the written PNG path, or None when there is nothing to draw.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from .groups import (
-    BASELINE, by_config, config_label, config_slug, group_by, largest_size, latest,
-    ordered_series, slug, styles_for, without,
-)
-from .load import Results, Row
+from .groups import largest_size, latest
+from .load import Row
 
-Config = tuple[tuple[str, Any], ...]
 Styles = Mapping[str, Mapping[str, Any]]
 PHASE_COLORS = {"h2d": "#9ecae1", "kernel": "#3182bd", "d2h": "#fdae6b"}
-RATIO_PAIR = ("letters", "ascii128")
-
-
-@dataclass(frozen=True)
-class FigureRef:
-    """A written figure.
-
-    Attributes:
-        family: Family it belongs to.
-        kind: ``time``, ``speedup``, ``bandwidth``, ``phases`` or ``ratio``.
-        config: Config it shows (for ``ratio``: the config without ``bins``).
-        title: Caption text.
-        path: The PNG file.
-        series: Series drawn, in legend order.
-    """
-
-    family: str
-    kind: str
-    config: Config
-    title: str
-    path: Path
-    series: tuple[str, ...]
 
 
 def _text(s: str) -> str:
@@ -77,11 +50,12 @@ def _finish(fig: Figure, ax: Any, path: Path, title: str, xlabel: str, ylabel: s
 def _points(rows: Sequence[Row], series: str,
             value: Callable[[Row], float | None]) -> list[tuple[int, float, Row]]:
     """Sorted ``(size, value, row)`` for one series, positive values only."""
-    pts = latest((r for r in rows if r.ok and r.series == series and r.size), lambda r: r.size)
+    pts: dict[int, Row] = {r.size: r for r in rows
+                           if r.ok and r.series == series and r.size and r.size > 0}
     out = []
     for size, r in sorted(pts.items()):
         v = value(r)
-        if size > 0 and v is not None and v > 0:
+        if v is not None and v > 0:
             out.append((size, v, r))
     return out
 
@@ -267,89 +241,3 @@ def plot_phases_at_largest(rows: Sequence[Row], path: Path, *, title: str,
     ax.set_xticks(range(len(names)), [_text(s) for s in names], rotation=30, ha="right",
                   fontsize=8)
     return _finish(fig, ax, path, f"{title} (size {size:,})", "", "median time (ms)")
-
-
-class _Namer:
-    def __init__(self, out_dir: Path) -> None:
-        self.out_dir, self.used = out_dir, set()  # type: ignore[var-annotated]
-
-    def __call__(self, *parts: str) -> Path:
-        base = "_".join(slug(p) for p in parts)
-        name, i = base, 2
-        while name in self.used:
-            name, i = f"{base}-{i}", i + 1
-        self.used.add(name)
-        return self.out_dir / f"{name}.png"
-
-
-def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
-    """Write every figure the results support.
-
-    Per family and config: time vs size, bandwidth vs size, phases at the
-    largest size, and speedup vs the family's baseline (histogram: ``global``).
-    For histogram also letters/ascii128 ratio vs size per remaining config.
-    File names are ``<family>_<kind>_<config>.png``.
-
-    Args:
-        results: Loaded results.
-        out_dir: Directory to write PNGs into (created if needed).
-
-    Returns:
-        The figures written, in page order.
-    """
-    name = _Namer(out_dir)
-    ceilings = {s.device_name: s.copy_gbps for s in results.sources if s.copy_gbps}
-    refs: list[FigureRef] = []
-    for family in results.families():
-        frows = [r for r in results.rows if r.family == family]
-        ok = [r for r in frows if r.ok]
-        styles = styles_for(family, ok)
-        xlabel = "size (bytes)" if family == "histogram" else "size"
-        for config, crows in by_config(ok):
-            order = ordered_series(family, crows)
-            label, cs = config_label(config), config_slug(config)
-            specs: list[tuple[str, str]] = [("time", "kernel time vs size")]
-            if family in BASELINE:
-                specs.append(("speedup", f"speedup vs {BASELINE[family]}"))
-            specs += [("bandwidth", "bandwidth vs size"), ("phases", "phases at largest size")]
-            for kind, what in specs:
-                tt = f"{family}: {what} — {label}"
-                path = name(family, kind, cs)
-                if kind == "time":
-                    out = plot_time_vs_size(crows, path, title=tt, styles=styles, order=order,
-                                            xlabel=xlabel)
-                elif kind == "speedup":
-                    out = plot_speedup_vs_baseline(crows, path, baseline=BASELINE[family],
-                                                   title=tt, styles=styles, order=order,
-                                                   xlabel=xlabel)
-                elif kind == "bandwidth":
-                    out = plot_bandwidth_vs_size(crows, path, title=tt, styles=styles,
-                                                 order=order, ceilings=ceilings, xlabel=xlabel)
-                else:
-                    out = plot_phases_at_largest(crows, path, title=tt, order=order)
-                if out is not None:
-                    refs.append(FigureRef(family, kind, config, tt, out, tuple(order)))
-        if family == "histogram":
-            refs += _ratio_figures(ok, name, styles)
-    return refs
-
-
-def _ratio_figures(ok: Sequence[Row], name: _Namer, styles: Styles) -> list[FigureRef]:
-    num_b, den_b = RATIO_PAIR
-    refs: list[FigureRef] = []
-    with_bins = [r for r in ok if any(k == "bins" for k, _ in r.config)]
-    groups = group_by(with_bins, lambda r: without(r.config, "bins"))
-    for rest in sorted(groups, key=lambda c: tuple(str(v) for _, v in c)):
-        rows = groups[rest]
-        num = [r for r in rows if dict(r.config).get("bins") == num_b]
-        den = [r for r in rows if dict(r.config).get("bins") == den_b]
-        if not num or not den:
-            continue
-        order = ordered_series("histogram", num + den)
-        title = f"histogram: {num_b} / {den_b} kernel time — {config_label(rest)}"
-        path = name("histogram", f"ratio-{num_b}-{den_b}", config_slug(rest))
-        out = plot_ratio_vs_size(num, den, path, title=title, styles=styles, order=order,
-                                 ylabel=f"time({num_b}) / time({den_b})")
-        if out is not None:
-            refs.append(FigureRef("histogram", "ratio", rest, title, out, tuple(order)))
-    return refs

@@ -23,6 +23,7 @@ K = TypeVar("K", bound=Hashable)
 EXCLUDED_KEYS = frozenset({"size", "runs", "warmup"})
 ALWAYS_KEYS: dict[str, tuple[str, ...]] = {"histogram": ("bins", "data")}
 BASELINE: dict[str, str] = {"histogram": "global"}
+RATIO_PAIR: tuple[str, str] = ("letters", "ascii128")  # numerator, denominator bins
 CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     "histogram": ("global", "global_stride", "private", "private_stride"),
 }
@@ -138,6 +139,16 @@ def series_sort_key(family: str, rows: Sequence[Row]) -> Callable[[str], tuple[A
 def ordered_series(family: str, rows: Sequence[Row]) -> list[str]:
     """Distinct series of ``rows`` in display order."""
     return sorted({r.series for r in rows}, key=series_sort_key(family, rows))
+
+
+def ordered_variants(family: str, rows: Sequence[Row]) -> list[str]:
+    """Distinct variants of ``rows`` in display order (devices ignored)."""
+    out: list[str] = []
+    by_series = {r.series: r.variant for r in rows}
+    for s in ordered_series(family, rows):
+        if by_series[s] not in out:
+            out.append(by_series[s])
+    return out
 
 
 def styles_for(family: str, rows: Sequence[Row]) -> dict[str, dict[str, Any]]:

@@ -10,7 +10,7 @@ import html
 from pathlib import Path
 from typing import Any, Sequence
 
-from .figures import FigureRef
+from .gallery import FigureRef
 from .groups import slug
 from .load import Results, Source
 from .tables import Table, render_table

@@ -283,8 +283,8 @@ def load_results(src: str | Path | Iterable[str | Path]) -> Results:
         if doc is None:
             skipped.append((path, reason))
             continue
-        meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
-        source = Source(path=path, meta=meta)
+        meta = doc.get("meta")
+        source = Source(path=path, meta=meta if isinstance(meta, dict) else {})
         sources.append(source)
         rows.extend(flatten_record(rec, source) for rec in doc["results"])
     if not sources:

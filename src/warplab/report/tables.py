@@ -11,10 +11,9 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .figures import RATIO_PAIR
 from .groups import (
-    BASELINE, by_config, config_label, fmt_size, group_by, largest_size, latest,
-    ordered_series, sort_key_config, without,
+    BASELINE, RATIO_PAIR, by_config, config_label, fmt_size, group_by, largest_size, latest,
+    ordered_series, ordered_variants, sort_key_config, without,
 )
 from .load import Results, Row
 
@@ -57,9 +56,9 @@ def _multi_device(rows: Sequence[Row]) -> bool:
 def speedup_tables(results: Results) -> list[Table]:
     """Speedup vs the family baseline (histogram: ``global``), one table per bins.
 
-    Rows are the remaining config (e.g. data kind) at the largest size where the
-    baseline has an ok row; columns are series; cells are
-    ``median(baseline) / median(series)`` at that size on the same device.
+    Rows are the remaining config (e.g. data kind), per device, at the largest
+    size where the baseline has an ok row; columns are variants; cells are
+    ``median(baseline) / median(variant)`` at that size on the same device.
     """
     tables: list[Table] = []
     for family in results.families():
@@ -71,9 +70,9 @@ def speedup_tables(results: Results) -> list[Table]:
         per_bins = group_by(ok, lambda r: dict(r.config).get("bins"))
         for bins in sorted(per_bins, key=str):
             rows = per_bins[bins]
-            series = ordered_series(family, rows)
+            variants = ordered_variants(family, rows)
             rest_keys = [k for k, _ in without(rows[0].config, "bins")]
-            cols = rest_keys + (["device"] if multi else []) + ["size"] + series
+            cols = rest_keys + (["device"] if multi else []) + ["size"] + variants
             table = Table(f"{family}: speedup vs {baseline}" +
                           (f" — bins={bins}" if bins is not None else ""), cols, [],
                           "speedup", family, {i: ".2f" for i in range(len(cols))},
@@ -85,11 +84,11 @@ def speedup_tables(results: Results) -> list[Table]:
                     size = max((s for s in base if s is not None), default=None)
                     if size is None:
                         continue
-                    at = latest((r for r in drows if r.size == size), lambda r: r.series)
+                    at = latest((r for r in drows if r.size == size), lambda r: r.variant)
                     cells: list[Any] = [v for _, v in without(config, "bins")]
                     cells += ([device] if multi else []) + [fmt_size(size)]
-                    cells += [base[size] / at[s].median if s in at and at[s].median else None
-                              for s in series]
+                    cells += [base[size] / at[v].median if v in at and at[v].median else None
+                              for v in variants]
                     table.rows.append(cells)
                     table.row_keys.append(config_label(config))
             if table.rows:
@@ -98,41 +97,49 @@ def speedup_tables(results: Results) -> list[Table]:
 
 
 def ratio_tables(results: Results) -> list[Table]:
-    """letters / ascii128 kernel-time ratio per series, one table per family.
+    """letters / ascii128 kernel-time ratio per variant, one table per family.
 
-    Rows are configs without ``bins`` at the largest size where both mappings
-    were measured; empty when either mapping is missing.
+    Rows are configs without ``bins`` (per device) at the largest size where
+    both mappings were measured; no table when either mapping is missing.
     """
     num_b, den_b = RATIO_PAIR
     tables: list[Table] = []
     for family in results.families():
-        ok = [r for r in _family_ok(results, family) if "bins" in dict(r.config)]
-        groups = group_by(ok, lambda r: without(r.config, "bins"))
-        series = ordered_series(family, ok)
-        table: Table | None = None
-        for rest in sorted(groups, key=sort_key_config):
-            rows = groups[rest]
+        ok = [r for r in _family_ok(results, family)
+              if dict(r.config).get("bins") in RATIO_PAIR]
+        multi = _multi_device(ok)
+        groups = group_by(ok, lambda r: (without(r.config, "bins"), r.device))
+        cells_by_row: list[tuple[str, list[Any], dict[str, float]]] = []
+        for rest, device in sorted(groups, key=lambda k: (sort_key_config(k[0]), k[1])):
+            rows = groups[(rest, device)]
             num = latest((r for r in rows if dict(r.config)["bins"] == num_b),
-                         lambda r: (r.series, r.size))
+                         lambda r: (r.variant, r.size))
             den = latest((r for r in rows if dict(r.config)["bins"] == den_b),
-                         lambda r: (r.series, r.size))
-            common = [k for k in num if k in den and num[k].median and den[k].median]
-            size = largest_size(num[k] for k in common)
+                         lambda r: (r.variant, r.size))
+            common: dict[tuple[str, int | None], float] = {}
+            for k, r in num.items():
+                n, d = r.median, den[k].median if k in den else None
+                if n and d:
+                    common[k] = n / d
+            size = max((s for _, s in common if s is not None), default=None)
             if size is None:
                 continue
-            if table is None:
-                cols = [k for k, _ in rest] + ["size"] + series
-                table = Table(f"{family}: {num_b} time / {den_b} time", cols, [], "ratio",
-                              family, {i: ".2f" for i in range(len(cols))},
-                              note="ratio of kernel medians at equal size, data and variant.")
-            cells: list[Any] = [v for _, v in rest] + [fmt_size(size)]
-            for s in series:
-                k = (s, size)
-                cells.append(num[k].median / den[k].median if k in common else None)
-            table.rows.append(cells)
-            table.row_keys.append(config_label(rest))
-        if table is not None:
-            tables.append(table)
+            ratios = {v: q for (v, s), q in common.items() if s == size}
+            head = [v for _, v in rest] + ([device] if multi else []) + [fmt_size(size)]
+            cells_by_row.append((config_label(rest), head, ratios))
+        if not cells_by_row:
+            continue
+        present = {v for _, _, ratios in cells_by_row for v in ratios}
+        variants = [v for v in ordered_variants(family, ok) if v in present]
+        rest_keys = [k for k, _ in without(ok[0].config, "bins")]
+        cols = rest_keys + (["device"] if multi else []) + ["size"] + variants
+        table = Table(f"{family}: {num_b} time / {den_b} time", cols, [], "ratio", family,
+                      {i: ".2f" for i in range(len(cols))},
+                      note="ratio of kernel medians at equal size, data and variant.")
+        for key, head, ratios in cells_by_row:
+            table.rows.append(head + [ratios.get(v) for v in variants])
+            table.row_keys.append(key)
+        tables.append(table)
     return tables
 
 
@@ -147,22 +154,25 @@ def glance_tables(results: Results) -> list[Table]:
         ok = _family_ok(results, family)
         if not ok:
             continue
-        keys = [k for k, _ in ok[0].config]
+        multi = _multi_device(ok)
+        keys = [k for k, _ in ok[0].config] + (["device"] if multi else [])
         cols = keys + _GLANCE_COLS
         n = len(keys)
         fmts = {n + 3: ".4g", n + 4: ".4g", n + 5: ".4g", n + 6: ".3f", n + 7: ".1f",
                 n + 8: ".1f"}
         table = Table(f"{family}: results at a glance", cols, [], "glance", family, fmts,
-                      note="largest size of each configuration; kernel phase; sorted by median.")
+                      note="largest size of each configuration (per device); kernel phase; "
+                           "sorted by median.")
         for config, crows in by_config(ok):
-            size = largest_size(crows)
-            at = latest((r for r in crows if r.size == size), lambda r: r.series)
-            for r in sorted(at.values(), key=lambda r: r.median or float("inf")):
-                table.rows.append([v for _, v in config] + [
-                    fmt_size(size), r.series, r.provider, r.median, r.stat("kernel", "q10"),
-                    r.stat("kernel", "q90"), r.stat("kernel", "noise"), r.gbps,
-                    r.pct_of_copy_bw, r.verified])
-                table.row_keys.append(config_label(config))
+            for device, drows in sorted(group_by(crows, lambda r: r.device).items()):
+                size = largest_size(drows)
+                at = latest((r for r in drows if r.size == size), lambda r: r.variant)
+                for r in sorted(at.values(), key=lambda r: r.median or float("inf")):
+                    table.rows.append([v for _, v in config] + ([device] if multi else []) + [
+                        fmt_size(size), r.variant, r.provider, r.median,
+                        r.stat("kernel", "q10"), r.stat("kernel", "q90"),
+                        r.stat("kernel", "noise"), r.gbps, r.pct_of_copy_bw, r.verified])
+                    table.row_keys.append(config_label(config))
         tables.append(table)
     return tables
 

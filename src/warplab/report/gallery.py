@@ -1,0 +1,133 @@
+"""Decide which figures the results support, name them, and draw them.
+
+File names are ``<family>_<kind>_<config>.png``, e.g.
+``histogram_time_bins-letters_data-uniform.png`` or
+``histogram_ratio-letters-ascii128_data-const.png``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .figures import (
+    Styles, plot_bandwidth_vs_size, plot_phases_at_largest, plot_ratio_vs_size,
+    plot_speedup_vs_baseline, plot_time_vs_size,
+)
+from .groups import (
+    BASELINE, RATIO_PAIR, by_config, config_label, config_slug, group_by, ordered_series,
+    slug, sort_key_config, styles_for, without,
+)
+from .load import Results, Row
+
+Config = tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class FigureRef:
+    """A written figure.
+
+    Attributes:
+        family: Family it belongs to.
+        kind: ``time``, ``speedup``, ``bandwidth``, ``phases`` or ``ratio``.
+        config: Config it shows (for ``ratio``: the config without ``bins``).
+        title: Caption text.
+        path: The PNG file.
+        series: Series with ok rows in that config, in legend order (rows that
+            failed verification or carry an error are never among them).
+    """
+
+    family: str
+    kind: str
+    config: Config
+    title: str
+    path: Path
+    series: tuple[str, ...]
+
+
+class _Namer:
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.used: set[str] = set()
+
+    def __call__(self, *parts: str) -> Path:
+        base = "_".join(slug(p) for p in parts)
+        name, i = base, 2
+        while name in self.used:
+            name, i = f"{base}-{i}", i + 1
+        self.used.add(name)
+        return self.out_dir / f"{name}.png"
+
+
+def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
+    """Write every figure the results support.
+
+    Per family and config: time vs size, bandwidth vs size, phases at the
+    largest size, and speedup vs the family's baseline (histogram: ``global``).
+    For histogram also letters/ascii128 ratio vs size per remaining config.
+    File names are ``<family>_<kind>_<config>.png``.
+
+    Args:
+        results: Loaded results.
+        out_dir: Directory to write PNGs into (created if needed).
+
+    Returns:
+        The figures written, in page order.
+    """
+    name = _Namer(out_dir)
+    ceilings = {s.device_name: s.copy_gbps for s in results.sources if s.copy_gbps}
+    refs: list[FigureRef] = []
+    for family in results.families():
+        frows = [r for r in results.rows if r.family == family]
+        ok = [r for r in frows if r.ok]
+        styles = styles_for(family, ok)
+        xlabel = "size (bytes)" if family == "histogram" else "size"
+        for config, crows in by_config(ok):
+            order = ordered_series(family, crows)
+            label, cs = config_label(config), config_slug(config)
+            specs: list[tuple[str, str]] = [("time", "kernel time vs size")]
+            if family in BASELINE:
+                specs.append(("speedup", f"speedup vs {BASELINE[family]}"))
+            specs += [("bandwidth", "bandwidth vs size"), ("phases", "phases at largest size")]
+            for kind, what in specs:
+                tt = f"{family}: {what} — {label}"
+                path = name(family, kind, cs)
+                if kind == "time":
+                    out = plot_time_vs_size(crows, path, title=tt, styles=styles, order=order,
+                                            xlabel=xlabel)
+                elif kind == "speedup":
+                    out = plot_speedup_vs_baseline(crows, path, baseline=BASELINE[family],
+                                                   title=tt, styles=styles, order=order,
+                                                   xlabel=xlabel)
+                elif kind == "bandwidth":
+                    out = plot_bandwidth_vs_size(crows, path, title=tt, styles=styles,
+                                                 order=order, ceilings=ceilings, xlabel=xlabel)
+                else:
+                    out = plot_phases_at_largest(crows, path, title=tt, order=order)
+                if out is not None:
+                    refs.append(FigureRef(family, kind, config, tt, out, tuple(order)))
+        if family == "histogram":
+            refs += _ratio_figures(ok, name, styles)
+    return refs
+
+
+def _ratio_figures(ok: Sequence[Row], name: _Namer, styles: Styles) -> list[FigureRef]:
+    num_b, den_b = RATIO_PAIR
+    refs: list[FigureRef] = []
+    with_bins = [r for r in ok if any(k == "bins" for k, _ in r.config)]
+    groups = group_by(with_bins, lambda r: without(r.config, "bins"))
+    for rest in sorted(groups, key=sort_key_config):
+        rows = groups[rest]
+        num = [r for r in rows if dict(r.config).get("bins") == num_b]
+        den = [r for r in rows if dict(r.config).get("bins") == den_b]
+        if not num or not den:
+            continue
+        order = ordered_series("histogram", num + den)
+        title = f"histogram: {num_b} / {den_b} kernel time — {config_label(rest)}"
+        path = name("histogram", f"ratio-{num_b}-{den_b}", config_slug(rest))
+        out = plot_ratio_vs_size(num, den, path, title=title, styles=styles, order=order,
+                                 ylabel=f"time({num_b}) / time({den_b})")
+        if out is not None:
+            refs.append(FigureRef("histogram", "ratio", rest, title, out, tuple(order)))
+    return refs

@@ -1,0 +1,27 @@
+"""Shared fixtures of the test suite.
+
+Every test that is not a GPU test (no ``gpu`` marker, not under ``tests/gpu``) runs on the NumPy
+backend: ``WARPLAB_DEVICE=cpu`` is set for it, so that a machine with a GPU runs the CPU suite the
+same way CI (no GPU) does.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_GPU_DIR = Path(__file__).resolve().parent / "gpu"
+
+
+def _is_gpu_test(node: pytest.Item) -> bool:
+    if node.get_closest_marker("gpu") is not None:
+        return True
+    path = Path(str(getattr(node, "path", None) or node.fspath)).resolve()
+    return _GPU_DIR in path.parents
+
+
+@pytest.fixture(autouse=True)
+def _cpu_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``WARPLAB_DEVICE=cpu`` for every test outside ``tests/gpu`` without the ``gpu`` marker."""
+    if not _is_gpu_test(request.node):
+        monkeypatch.setenv("WARPLAB_DEVICE", "cpu")
