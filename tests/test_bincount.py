@@ -80,8 +80,6 @@ def test_python_list() -> None:
     check(warplab.bincount([1, 2, 2, 5]), np.bincount([1, 2, 2, 5]))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: bincount([]) raises TypeError (np.asarray([]) is "
-                   "float64); np.bincount([]) returns an empty int64 array")
 def test_empty_python_list_like_numpy() -> None:
     check(warplab.bincount([]), np.bincount([]))
 
@@ -119,9 +117,6 @@ def _numpy_takes_uint64() -> bool:
 _NP_UINT64 = _numpy_takes_uint64()
 
 
-@pytest.mark.xfail(_NP_UINT64, strict=True,
-                   reason=f"BUG: NumPy {np.__version__} np.bincount accepts uint64 input, "
-                   "warplab.bincount raises TypeError for it (not NumPy-compatible)")
 def test_uint64_like_numpy() -> None:
     x = np.array([1, 2, 2], dtype=np.uint64)
     if _NP_UINT64:

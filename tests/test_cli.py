@@ -19,12 +19,6 @@ from warplab.bench import results
 SRC = Path(__file__).resolve().parent.parent / "src"
 no_gpu = pytest.mark.skipif(warplab.cuda_available(), reason="a usable GPU is present here")
 
-try:
-    import warplab.report  # noqa: F401
-    _REPORT_OK = True
-except Exception:  # being written concurrently
-    _REPORT_OK = False
-report_pending = pytest.mark.xfail(not _REPORT_OK, strict=False, reason="report package pending")
 
 
 @pytest.fixture(autouse=True)
@@ -146,9 +140,6 @@ def test_parse_size(text: str, want: int) -> None:
     assert cli.parse_size(text) == want
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: cmd_histogram passes sizes=[args.size] if "
-                   "args.size else None, so --size 0 is dropped and the quick campaign's sizes "
-                   "(1K..4M) are measured instead")
 def test_histogram_size_zero(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     out_json = tmp_path / "zero.json"
     rc, _, err = run_main(capsys, "histogram", "--generate", "uniform", "--size", "0",
@@ -157,9 +148,6 @@ def test_histogram_size_zero(capsys: pytest.CaptureFixture, tmp_path: Path) -> N
     assert [r["params"]["size"] for r in results.read(out_json)["results"]] == [0]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: on the cpu backend sweeps.cap_sizes drops every "
-                   "size above CPU_QUICK_MAX (4 MiB) even when asked for explicitly, then "
-                   "sweeps.inputs calls max([]): 'warplab: error: max() arg is an empty sequence'")
 def test_histogram_explicit_size_above_cpu_quick_max(capsys: pytest.CaptureFixture,
                                                      tmp_path: Path) -> None:
     out_json = tmp_path / "big.json"
@@ -170,9 +158,6 @@ def test_histogram_explicit_size_above_cpu_quick_max(capsys: pytest.CaptureFixtu
     assert [r["params"]["size"] for r in recs] == [5 << 20] and recs[0]["verified"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: bench --sizes above 4 MiB on the cpu backend ends "
-                   "in 'warplab: error: max() arg is an empty sequence' (cap_sizes leaves no "
-                   "size, sweeps.inputs calls max([]))")
 def test_bench_only_large_sizes_on_cpu(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     rc, _, err = run_main(capsys, "bench", "--out", tmp_path, "--sizes", "8M", "--runs", "1",
                           "--warmup", "0", "--data", "const", "--bins", "bytes")
@@ -180,8 +165,6 @@ def test_bench_only_large_sizes_on_cpu(capsys: pytest.CaptureFixture, tmp_path: 
     assert rc == 0, err
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: histogram --json DIR/x.json first writes "
-                   "DIR/histogram.json then renames it, destroying an existing DIR/histogram.json")
 def test_histogram_json_keeps_neighbouring_results(capsys: pytest.CaptureFixture,
                                                    tmp_path: Path, text_file: Path) -> None:
     keep = tmp_path / "histogram.json"
@@ -219,7 +202,6 @@ def test_bench_quick(bench_run: tuple[int, Path]) -> None:
     assert doc["meta"]["campaign"] == "quick"
 
 
-@report_pending
 def test_report_from_bench(capsys: pytest.CaptureFixture, bench_run: tuple[int, Path]) -> None:
     _, root = bench_run
     run_dir = next(root.iterdir())
@@ -230,7 +212,6 @@ def test_report_from_bench(capsys: pytest.CaptureFixture, bench_run: tuple[int, 
     assert "<html" in index.read_text().lower()
 
 
-@report_pending
 def test_report_missing(capsys: pytest.CaptureFixture) -> None:
     rc, _, err = run_main(capsys, "report", "/nonexistent")
     assert_user_error(rc, err, "/nonexistent")

@@ -286,9 +286,6 @@ def _malformed(doc: dict, how: str) -> dict:
     return d
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: results.validate raises TypeError/AttributeError "
-                   "instead of ValueError for a malformed record (a non-dict record, "
-                   "phases/params null, a null quantile)")
 @pytest.mark.parametrize("how", ["record_int", "phases_null", "params_null", "quantile_null"])
 def test_validate_malformed_is_value_error(doc: dict, how: str) -> None:
     with pytest.raises(ValueError):

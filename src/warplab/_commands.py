@@ -72,14 +72,13 @@ def cmd_histogram(args: argparse.Namespace) -> int:
     mapping = resolve(args.bins)
     names = _variant_names(args.variant, backend)
     with console.status("measuring"):
-        path, doc = sweeps.run_histogram(
-            campaign="quick", backend=backend, out_dir=Path(args.json_path).parent
-            if args.json_path else Path(_tmpdir()), sizes=[args.size] if args.size else None,
+        doc = sweeps.run_histogram(
+            campaign="quick", backend=backend,
+            json_path=Path(args.json_path) if args.json_path else None,
+            sizes=[args.size] if args.size is not None else None,
             kinds=[args.generate] if args.generate else None, bins=[args.bins],
             variant_names=names, with_comparators=args.compare,
             settings=_settings(args, None), file=args.file)
-    if args.json_path:
-        Path(path).rename(args.json_path)
     recs = doc["results"]
     inp_counts = _reference(recs, mapping, args)
     _print_bins(inp_counts, args.bins, args.top)
@@ -87,12 +86,6 @@ def cmd_histogram(args: argparse.Namespace) -> int:
     print_table(timing_table(recs, f"{p['data']}, {p['size']} bytes, {args.bins} "
                              f"({mapping.nbins} bins), {backend}, times in ms"), console)
     return 0 if all(r["verified"] for r in recs) else 1
-
-
-def _tmpdir() -> str:
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="warplab-")
 
 
 def _reference(recs: list[dict], mapping, args: argparse.Namespace) -> np.ndarray:
@@ -134,8 +127,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             prog.update(task, completed=done, total=total,
                         last=f"{p['data']} {p['bins']} {p['size']} {rec['variant']}")
 
-        path, doc = sweeps.run_histogram(
-            campaign=campaign, backend=backend, out_dir=out, sizes=args.sizes, kinds=args.data,
+        path = out / "histogram.json"
+        doc = sweeps.run_histogram(
+            campaign=campaign, backend=backend, json_path=path, sizes=args.sizes, kinds=args.data,
             bins=args.bins, variant_names=args.variant, with_comparators=not args.no_compare,
             settings=settings, progress=progress)
     largest = max(r["params"]["size"] for r in doc["results"]) if doc["results"] else 0

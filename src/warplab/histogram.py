@@ -153,15 +153,17 @@ def bincount(x: Any, minlength: int = 0, *, variant: str | None = None,
     input synchronises once to read it.
     """
     inp = as_input(x)
-    arr, dt = inp.array, inp.dtype
+    arr = inp.array
+    if not inp.on_device and not isinstance(x, np.ndarray) and arr.size == 0:
+        arr = arr.astype(np.intp)  # as NumPy: an empty sequence counts as integers
+    dt = np.dtype(arr.dtype)
     if arr.ndim != 1:
         raise ValueError(f"bincount needs a 1-D array, got {arr.ndim} dimensions")
     if minlength is None or int(minlength) < 0:
         raise ValueError("minlength must be a non-negative integer")
     minlength = int(minlength)
-    if not (np.issubdtype(dt, np.integer) or dt == np.bool_) or dt == np.uint64:
-        raise TypeError(f"bincount needs non-negative integers, got dtype {dt} "
-                        "(no safe cast to int64)")
+    if not (np.issubdtype(dt, np.integer) or dt == np.bool_):
+        raise TypeError(f"bincount needs non-negative integers, got dtype {dt}")
     xp = np if not inp.on_device else _cupy()
     if dt in (np.uint8, np.bool_):
         counts = histogram(arr.view(np.uint8), "bytes", variant=variant, device=device)
@@ -179,6 +181,8 @@ def bincount(x: Any, minlength: int = 0, *, variant: str | None = None,
         res = np.bincount(to_host(arr), minlength=minlength).astype(np.int64, copy=False)
         return _cupy().asarray(res) if inp.on_device else res
     d = _cupy().asarray(arr)
+    if dt == np.uint64:  # values >= 2^63 could not be counted in memory anyway
+        d = d.astype(np.int64)
     res = _cupy().bincount(d, minlength=minlength).astype(np.int64, copy=False)
     return res if inp.on_device else res.get()
 

@@ -102,23 +102,32 @@ def validate(doc: Any) -> None:
     if not isinstance(doc.get("results"), list):
         raise ValueError("results must be a list")
     for i, r in enumerate(doc["results"]):
-        missing = [k for k in _RESULT_KEYS if k not in r]
-        if missing:
-            raise ValueError(f"results[{i}] lacks {', '.join(missing)}")
-        if "size" not in r["params"]:
-            raise ValueError(f"results[{i}].params.size missing")
-        for p in PHASES:
-            st = r["phases"].get(p)
-            if st is None:
-                continue
-            if any(k not in st for k in _STAT_KEYS):
-                raise ValueError(f"results[{i}].phases.{p} lacks statistics")
-            if not st["min"] <= st["q10"] <= st["median"] <= st["q90"] <= st["max"]:
-                raise ValueError(f"results[{i}].phases.{p} quantiles out of order")
-        if r["verified"] and r["error"]:
-            raise ValueError(f"results[{i}] is verified but carries an error")
-        if not r["verified"] and r["gbps"] is not None:
-            raise ValueError(f"results[{i}] is unverified but reports a speed")
+        try:
+            _validate_record(i, r)
+        except (TypeError, AttributeError, KeyError) as exc:
+            raise ValueError(f"results[{i}] is malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _validate_record(i: int, r: Any) -> None:
+    if not isinstance(r, dict):
+        raise ValueError(f"results[{i}] is not an object")
+    missing = [k for k in _RESULT_KEYS if k not in r]
+    if missing:
+        raise ValueError(f"results[{i}] lacks {', '.join(missing)}")
+    if "size" not in r["params"]:
+        raise ValueError(f"results[{i}].params.size missing")
+    for p in PHASES:
+        st = r["phases"].get(p)
+        if st is None:
+            continue
+        if any(k not in st for k in _STAT_KEYS):
+            raise ValueError(f"results[{i}].phases.{p} lacks statistics")
+        if not st["min"] <= st["q10"] <= st["median"] <= st["q90"] <= st["max"]:
+            raise ValueError(f"results[{i}].phases.{p} quantiles out of order")
+    if r["verified"] and r["error"]:
+        raise ValueError(f"results[{i}] is verified but carries an error")
+    if not r["verified"] and r["gbps"] is not None:
+        raise ValueError(f"results[{i}] is unverified but reports a speed")
 
 
 def write(path: str | Path, meta: dict, results: list[dict]) -> Path:

@@ -67,16 +67,20 @@ def device_meta(backend: str) -> dict:
     return device_properties() if backend == "cuda" else cpu_properties()
 
 
-def cap_sizes(sizes: tuple[int, ...], backend: str) -> tuple[list[int], list[str]]:
-    """Drop sizes the device cannot hold (input plus comparator temporaries)."""
+def cap_sizes(sizes: tuple[int, ...], backend: str, explicit: bool
+              ) -> tuple[list[int], list[str]]:
+    """Drop sizes the device cannot hold (input plus comparator temporaries); on the cpu
+    backend a campaign's own sizes stop at ``CPU_QUICK_MAX``, sizes asked for do not."""
     if backend == "cuda":
         import cupy
 
         limit = cupy.cuda.runtime.memGetInfo()[0] // 4
     else:
-        limit = CPU_QUICK_MAX if max(sizes) > CPU_QUICK_MAX else max(sizes)
+        limit = max(sizes) if explicit else CPU_QUICK_MAX
     kept = [s for s in sizes if s <= limit]
     dropped = [s for s in sizes if s > limit]
+    if not kept:
+        raise ValueError(f"no size fits: {list(sizes)} all exceed {limit} bytes on {backend}")
     notes = [f"sizes above {limit} bytes skipped on {backend}: {dropped}"] if dropped else []
     return kept, notes
 
@@ -99,18 +103,19 @@ def inputs(kinds: tuple[str, ...], sizes: list[int], file: str | None = None):
             yield HostInput(kind, full[:n], counts.copy())
 
 
-def run_histogram(*, campaign: str = "quick", backend: str, out_dir: Path,
+def run_histogram(*, campaign: str = "quick", backend: str, json_path: Path | None,
                   sizes: list[int] | None = None, kinds: list[str] | None = None,
                   bins: list[str] | None = None, variant_names: list[str] | None = None,
                   with_comparators: bool = True, settings: Settings | None = None,
                   file: str | None = None, progress: Callable[[int, int, dict], None] | None = None,
-                  ) -> tuple[Path, dict]:
-    """Run a histogram campaign and write ``out_dir/histogram.json``; returns (path, document)."""
+                  ) -> dict:
+    """Run a histogram campaign; write the results to ``json_path`` (if given) and return the
+    document."""
     c = CAMPAIGNS[campaign]
     settings = settings or Settings(runs=c.runs, warmup=c.warmup)
     mappings = [resolve(b) for b in (bins or c.bins)]
     targets, notes = targets_for(backend, variant_names, with_comparators)
-    kept, size_notes = cap_sizes(tuple(sizes or c.sizes), backend)
+    kept, size_notes = cap_sizes(tuple(sizes or c.sizes), backend, explicit=bool(sizes))
     notes += size_notes
     kinds_t = tuple(kinds or c.data)
     ceilings = copy_bandwidth(backend)
@@ -126,8 +131,12 @@ def run_histogram(*, campaign: str = "quick", backend: str, out_dir: Path,
         measure_input(inp, mappings, targets, backend, settings, ceilings, on_record)
     meta = results.make_meta(device_meta(backend), ceilings, notes)
     meta["campaign"] = campaign if not file else "file"
-    path = results.write(Path(out_dir) / "histogram.json", meta, records)
-    return path, {"schema": results.SCHEMA, "meta": meta, "results": records}
+    doc = {"schema": results.SCHEMA, "meta": meta, "results": records}
+    if json_path is not None:
+        results.write(json_path, meta, records)
+    else:
+        results.validate(doc)
+    return doc
 
 
 def timestamped(root: str | Path) -> Path:
