@@ -1,17 +1,62 @@
 """Timing of runs split into phases (H2D, kernel, D2H), with CUDA events or the host clock.
 
-A run is a function ``run(rec)`` that wraps each of its phases in ``with rec.phase(name):``.
+A run is a function ``run(rec)`` that wraps each of its phases in ``with rec.phase(name):``
+(``rec.phase(name, hold=True)`` for device work that does not synchronise: see below).
 :func:`time_runs` calls it for warm-up, then ``runs`` times, and returns per-phase samples in
 milliseconds plus ``total`` = the sum of the phases of each run.
 
 CUDA timing records an event before and after each phase on the current stream and reads the
 elapsed times after synchronising on the run's last event, once per run (outside the phases).
+A held phase is enqueued behind a blocking kernel that the host releases once the phase's end
+event is enqueued, so the events bracket device work only, not the host's launch overhead (as
+nvbench does). A held phase whose host code synchronises would wait for the blocking kernel;
+that is detected (the phase lasts as long as the kernel's timeout) and raised as
+:class:`HeldPhaseSynchronised`.
 """
 from __future__ import annotations
 
 import contextlib
 import time
 from typing import Any, Callable, Iterator
+
+
+class HeldPhaseSynchronised(RuntimeError):
+    """A held phase waited for the device: the code inside it synchronises, so it cannot be
+    timed behind a blocking kernel (time it with ``hold=False``)."""
+
+
+class _StreamHold:
+    """A pinned flag and the ``hold_stream`` kernel that spins on it (see kernels/timing.cu)."""
+
+    TIMEOUT_S = 0.05
+
+    def __init__(self) -> None:
+        import cupy
+        import cupyx
+        import numpy as np
+
+        from ..kernels._loader import get_kernel
+
+        self.flag = cupyx.empty_pinned(1, dtype=np.int32)
+        self.dptr = np.uint64(cupy.cuda.runtime.hostGetDevicePointer(self.flag.ctypes.data, 0))
+        self.kernel = get_kernel("timing", "hold_stream")
+        self.timeout = np.uint64(int(self.TIMEOUT_S * 1e9))
+
+    def block(self) -> None:
+        self.flag[0] = 0
+        self.kernel((1,), (1,), (self.dptr, self.timeout))
+
+    def release(self) -> None:
+        self.flag[0] = 1
+
+
+_HOLD: list[_StreamHold] = []
+
+
+def _stream_hold() -> _StreamHold:
+    if not _HOLD:
+        _HOLD.append(_StreamHold())
+    return _HOLD[0]
 
 
 class _CudaRecorder:
@@ -22,11 +67,25 @@ class _CudaRecorder:
         self.events: list[tuple[str, Any, Any]] = []
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
+    def phase(self, name: str, hold: bool = False) -> Iterator[None]:
+        """Time the enclosed device work with events. ``hold=True`` queues it behind a blocking
+        kernel released after the end event is enqueued, so host-side launch cost and Python
+        overhead between the events are not timed (only for code that does not synchronise)."""
         start, end = self._cupy.cuda.Event(), self._cupy.cuda.Event()
+        h = _stream_hold() if hold else None
+        if h:
+            h.block()
+        t0 = time.perf_counter()
         start.record()
-        yield
-        end.record()
+        try:
+            yield
+        finally:
+            end.record()
+            if h:
+                h.release()
+        if h and time.perf_counter() - t0 >= 0.9 * h.TIMEOUT_S:
+            end.synchronize()
+            raise HeldPhaseSynchronised(f"phase {name!r} synchronised while held")
         self.events.append((name, start, end))
 
     def elapsed(self) -> dict[str, float]:
@@ -40,7 +99,7 @@ class _HostRecorder:
         self.times: dict[str, float] = {}
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
+    def phase(self, name: str, hold: bool = False) -> Iterator[None]:
         t0 = time.perf_counter()
         yield
         self.times[name] = (time.perf_counter() - t0) * 1e3
