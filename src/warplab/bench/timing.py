@@ -38,7 +38,9 @@ class _StreamHold:
         from ..kernels._loader import get_kernel
 
         self.flag = cupyx.empty_pinned(1, dtype=np.int32)
-        self.dptr = np.uint64(cupy.cuda.runtime.hostGetDevicePointer(self.flag.ctypes.data, 0))
+        # Pinned memory is mapped into the device's address space at the same address under
+        # unified virtual addressing (every 64-bit CUDA platform).
+        self.dptr = np.uint64(self.flag.ctypes.data)
         self.kernel = get_kernel("timing", "hold_stream")
         self.timeout = np.uint64(int(self.TIMEOUT_S * 1e9))
 
