@@ -1,0 +1,39 @@
+# Two entry points (see README): `make run` (main job) and `make test` (the test suite).
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The GPU extra (CuPy) only where a GPU driver is present.
+comma := ,
+EXTRAS := $(if $(shell command -v nvidia-smi 2>/dev/null),test$(comma)gpu,test)
+RUNS ?= runs
+
+.PHONY: run test install nvcc-check gpu-check clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	touch $@
+
+install: $(BIN)/.installed
+
+## main job: the quick histogram campaign (GPU if present, else NumPy) and its report
+run: $(BIN)/.installed
+	$(BIN)/warplab device
+	$(BIN)/warplab bench histogram --quick --out $(RUNS)
+	$(BIN)/warplab report "$(RUNS)/$$(ls -1 $(RUNS) | sort | tail -n 1)"
+
+## tests on this machine (GPU tests skip without a GPU) and the nvcc compile check
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+	bash scripts/nvcc_check.sh
+
+nvcc-check:
+	bash scripts/nvcc_check.sh
+
+## on the GPU machine (no installs there): GPU tests + benchmark tables into $$OUT
+gpu-check:
+	bash benchmarks/gpu_check.sh all
+
+clean:
+	rm -rf $(VENV) $(RUNS) .pytest_cache .hypothesis
