@@ -138,7 +138,7 @@ def _launch_vec(name: str, data: Any, bins: Any, mapping: Mapping) -> None:
 _VEC = dict(backend="cuda", bytes_moved=histogram_bytes_moved)
 
 
-@register("histogram", "lane_private_vec", rank=0, **_VEC)
+@register("histogram", "lane_private_vec", rank=1, **_VEC)
 def lane_private_vec(data: Any, bins: Any, mapping: Mapping) -> None:
     """Per-lane shared sub-histograms, 16-byte loads, persistent grid.
 
@@ -150,7 +150,7 @@ def lane_private_vec(data: Any, bins: Any, mapping: Mapping) -> None:
     _launch_vec("lane_private_vec", data, bins, mapping)
 
 
-@register("histogram", "lane_private_vec_rle", rank=1, **_VEC)
+@register("histogram", "lane_private_vec_rle", rank=0, **_VEC)
 def lane_private_vec_rle(data: Any, bins: Any, mapping: Mapping) -> None:
     """``lane_private_vec`` plus run aggregation: 16 equal loaded bytes cost one atomic (+16).
 
