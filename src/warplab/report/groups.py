@@ -2,7 +2,7 @@
 
 A *config* is the part of a record's ``params`` that selects one plot/table:
 for the histogram family always ``bins`` and ``data``, plus any other parameter
-that varies within the family (``size``, ``runs`` and ``warmup`` never count,
+that varies within the family (``size``, ``runs``, ``warmup`` and ``held`` never count,
 and a parameter fully determined by the other config keys, like ``nbins`` by
 ``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
 with the device when a family holds rows from more than one device.
@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 K = TypeVar("K", bound=Hashable)
 
-EXCLUDED_KEYS = frozenset({"size", "runs", "warmup"})
+# Measurement details, not configurations: runs, warm-up, and whether the timed phase could
+# be held behind a blocking kernel (a property of the call being timed).
+EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held"})
 ALWAYS_KEYS: dict[str, tuple[str, ...]] = {"histogram": ("bins", "data")}
 BASELINE: dict[str, str] = {"histogram": "global"}
 RATIO_PAIR: tuple[str, str] = ("letters", "ascii128")  # numerator, denominator bins

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .groups import (
+    EXCLUDED_KEYS,
     BASELINE, RATIO_PAIR, by_config, config_label, fmt_size, group_by, largest_size, latest,
     ordered_series, ordered_variants, sort_key_config, without,
 )
@@ -207,7 +208,7 @@ def failures_table(results: Results) -> Table | None:
                   note="unverified or erroring records; never plotted or tabulated as speeds.")
     for r in failed:
         params = ", ".join(f"{k}={v}" for k, v in r.params.items()
-                           if k not in ("size", "runs", "warmup"))
+                           if k not in EXCLUDED_KEYS)
         table.rows.append([r.family, r.variant, r.provider, r.backend, r.device, params,
                            fmt_size(r.size), r.verified, r.error or "", r.source])
         table.row_keys.append(config_label(r.config))
