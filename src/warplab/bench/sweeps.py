@@ -108,9 +108,10 @@ def run_histogram(*, campaign: str = "quick", backend: str, json_path: Path | No
                   bins: list[str] | None = None, variant_names: list[str] | None = None,
                   with_comparators: bool = True, settings: Settings | None = None,
                   file: str | None = None, progress: Callable[[int, int, dict], None] | None = None,
-                  ) -> dict:
+                  on_input: Callable[[HostInput], None] | None = None) -> dict:
     """Run a histogram campaign; write the results to ``json_path`` (if given) and return the
-    document."""
+    document. ``on_input`` sees every input (with its reference counts) before it is measured;
+    ``progress(done, total, record)`` every record."""
     c = CAMPAIGNS[campaign]
     settings = settings or Settings(runs=c.runs, warmup=c.warmup)
     mappings = [resolve(b) for b in (bins or c.bins)]
@@ -128,6 +129,8 @@ def run_histogram(*, campaign: str = "quick", backend: str, json_path: Path | No
             progress(len(records), total, rec)
 
     for inp in inputs(kinds_t, kept, file):
+        if on_input:
+            on_input(inp)
         measure_input(inp, mappings, targets, backend, settings, ceilings, on_record)
     meta = results.make_meta(device_meta(backend), ceilings, notes)
     meta["campaign"] = campaign if not file else "file"

@@ -38,19 +38,23 @@ __global__ void hist_global(const u8* __restrict__ in, u64 n, u64* bins, u32 nbi
     atomicAdd(&bins[map_byte<MAP>(in[idx], lut)], 1ull);
 }
 
+// The report's grid-stride loop: thread idx visits idx, idx + stride, ... The last stride is
+// peeled off so that the main loop needs no bounds check.
+template <class Count>
+__device__ __forceinline__ void for_each_strided(const u8* __restrict__ in, u64 n, Count count) {
+    const u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 stride = (u64)blockDim.x * gridDim.x;
+    const u64 base_limit = n >= stride ? n - stride : 0;
+    u64 base = 0;
+    for (; base < base_limit; base += stride) count(in[base + idx]);
+    if (base + idx < n) count(in[base + idx]);
+}
+
 // "global_stride": fixed grid, the grid strides over the input, global atomics.
-// The last stride is peeled off so that the main loop needs no bounds check (as in the report).
 template <int MAP>
 __global__ void hist_global_stride(const u8* __restrict__ in, u64 n, u64* bins, u32 nbins,
                                    const u8* __restrict__ lut) {
-    u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    u64 stride = (u64)blockDim.x * gridDim.x;
-    u64 base_limit = n >= stride ? n - stride : 0;
-    u64 base = 0;
-    for (; base < base_limit; base += stride) {
-        atomicAdd(&bins[map_byte<MAP>(in[base + idx], lut)], 1ull);
-    }
-    if (base + idx < n) atomicAdd(&bins[map_byte<MAP>(in[base + idx], lut)], 1ull);
+    for_each_strided(in, n, [&](u32 c) { atomicAdd(&bins[map_byte<MAP>(c, lut)], 1ull); });
 }
 
 // "private": one byte per thread, one shared-memory histogram per block, merged into the
@@ -72,16 +76,9 @@ template <int MAP>
 __global__ void hist_private_stride(const u8* __restrict__ in, u64 n, u64* bins, u32 nbins,
                                     const u8* __restrict__ lut) {
     __shared__ u32 s_bins[256];
-    u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     for (u32 t = threadIdx.x; t < nbins; t += blockDim.x) s_bins[t] = 0;
     __syncthreads();
-    u64 stride = (u64)blockDim.x * gridDim.x;
-    u64 base_limit = n >= stride ? n - stride : 0;
-    u64 base = 0;
-    for (; base < base_limit; base += stride) {
-        atomicAdd(&s_bins[map_byte<MAP>(in[base + idx], lut)], 1u);
-    }
-    if (base + idx < n) atomicAdd(&s_bins[map_byte<MAP>(in[base + idx], lut)], 1u);
+    for_each_strided(in, n, [&](u32 c) { atomicAdd(&s_bins[map_byte<MAP>(c, lut)], 1u); });
     __syncthreads();
     for (u32 t = threadIdx.x; t < nbins; t += blockDim.x) atomicAdd(&bins[t], (u64)s_bins[t]);
 }
