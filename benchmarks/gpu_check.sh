@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the GPU machine must show, in one go: device facts, the GPU tests, the benchmark
 # campaigns. Writes under $OUT (the device tool brings it back; at most 8 files there):
-#   device.json  pytest-gpu.log  histogram-table.json  histogram-full.json  gpu_check.log
-# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|...]   (several stages allowed)
+#   device.json pytest-gpu.log gpu_check.log histogram-{table,full}.json reduce-{table,full}.json
+# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|quick|rtable|rfull|rquick ...]
 set -u -o pipefail
 OUT=${OUT:-/tmp/warplab-out}
 mkdir -p "$OUT"
@@ -27,13 +27,16 @@ if has large; then
   log "pytest -m large"
   python3 -m pytest -m large tests -q -p no:cacheprovider 2>&1 | tail -n 20 | tee -a "$OUT/pytest-gpu.log"
 fi
-for campaign in table full quick; do
-  if has $campaign && { [ "$campaign" != quick ] || [[ " $stages " == *" quick "* ]]; }; then
-    log "bench histogram --$campaign"
+# histogram: table full quick; reduce: rtable rfull rquick
+for stage in table full quick rtable rfull rquick; do
+  if [[ " $stages " == *" $stage "* ]] || { [[ " $stages " == *" all "* ]] && [[ $stage != *quick ]]; }; then
+    family=histogram; campaign=$stage
+    if [[ $stage == r* ]]; then family=reduce; campaign=${stage#r}; fi
+    log "bench $family --$campaign"
     tmp=$(mktemp -d)
-    python3 -m warplab bench histogram --$campaign --out "$tmp" ${BENCH_ARGS:-} 2>&1 \
+    python3 -m warplab bench $family --$campaign --out "$tmp" ${BENCH_ARGS:-} 2>&1 \
       | tail -n 60 | tee -a "$OUT/gpu_check.log"
-    cp "$tmp"/*/histogram.json "$OUT/histogram-$campaign.json"
+    cp "$tmp"/*/$family.json "$OUT/$family-$campaign.json"
   fi
 done
 log "done"

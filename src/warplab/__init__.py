@@ -5,6 +5,7 @@ Public API::
 
     warplab.histogram(data, bins="bytes", *, variant=None, out=None, accumulate=False)
     warplab.bincount(x, minlength=0)
+    warplab.sum(a) / min / max / mean, warplab.reduce(a, op)
     warplab.variants("histogram")      # registered strategies, preferred first
     warplab.backend()                  # "cuda" or "cpu"
 """
@@ -15,6 +16,7 @@ from ._device import cuda_available, resolve_backend
 from .errors import (DeviceOutOfMemoryError, DeviceUnavailableError, VerificationError,
                      WarplabError)
 from .histogram import bincount, histogram
+from .reduce import max, mean, min, reduce, sum  # noqa: A004 (NumPy's names, on purpose)
 
 __version__ = "0.1.0"
 
@@ -22,6 +24,11 @@ __all__ = [
     "__version__",
     "histogram",
     "bincount",
+    "sum",
+    "min",
+    "max",
+    "mean",
+    "reduce",
     "variants",
     "backend",
     "cuda_available",

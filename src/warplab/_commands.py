@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
+from typing import Callable, Iterator
 
 import numpy as np
 from rich.console import Console
@@ -14,8 +16,9 @@ from ._device import cuda_status, resolve_backend
 from ._mapping import resolve
 from .bench import results, sweeps
 from .bench.ceilings import copy_bandwidth
-from .bench.histogram_bench import Settings
-from .bench.tables import print_table, summary_table, timing_table
+from .bench.measure import Settings
+from .bench.tables import (call_table, lecture_table, print_table, summary_table,
+                           timing_table)
 from .cli import dump_json
 
 console = Console(width=200)
@@ -105,34 +108,108 @@ def _print_bins(counts: np.ndarray, bins: str, top: int) -> None:
     console.print(t)
 
 
+@contextlib.contextmanager
+def _progress(title: str) -> Iterator[Callable[[int, int, dict], None]]:
+    """A rich progress bar; yields ``progress(done, total, record)`` (total 0 = unknown)."""
+    cols = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
+    with Progress(*cols, console=console, transient=False) as prog:
+        task = prog.add_task(title, total=None, last="")
+
+        def progress(done: int, total: int, rec: dict) -> None:
+            p = rec["params"]
+            what = " ".join(str(p[k]) for k in ("data", "bins", "dtype", "op", "size") if k in p)
+            prog.update(task, completed=done, total=total or None,
+                        last=f"{what} {rec['variant']}")
+
+        yield progress
+
+
+def _bench_histogram(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
+    settings = _settings(args, sweeps.CAMPAIGNS[campaign])
+    path = out / "histogram.json"
+    with _progress(f"histogram {campaign} ({backend})") as progress:
+        doc = sweeps.run_histogram(
+            campaign=campaign, backend=backend, json_path=path, sizes=args.sizes,
+            kinds=args.data, bins=args.bins, variant_names=args.variant,
+            with_comparators=not args.no_compare, settings=settings, progress=progress)
+    largest = max(r["params"]["size"] for r in doc["results"]) if doc["results"] else 0
+    rows = [r for r in doc["results"] if r["params"]["size"] == largest]
+    print_table(summary_table(rows, f"histogram at {largest} bytes ({backend})"), console)
+    return _finish_bench(doc, path)
+
+
+def _bench_reduce(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
+    c = sweeps.REDUCE_CAMPAIGNS[campaign]
+    settings = _settings(args, c)
+    configs = None
+    if args.sizes or args.dtypes:
+        dtypes = args.dtypes or sorted({dt for _, dt in c.configs})
+        sizes = args.sizes or sorted({n for n, _ in c.configs})
+        configs = [(n, dt) for dt in dtypes for n in sizes]
+    path = out / "reduce.json"
+    with _progress(f"reduce {campaign} ({backend})") as progress:
+        doc = sweeps.run_reduce(
+            campaign=campaign, backend=backend, json_path=path, configs=configs, ops=args.ops,
+            variant_names=args.variant, with_comparators=not args.no_compare,
+            settings=settings, progress=progress)
+    _print_lecture_tables(doc["results"], backend)
+    return _finish_bench(doc, path)
+
+
+def _print_lecture_tables(records: list[dict], backend: str) -> None:
+    from .bench.reduce_bench import lecture_rows
+
+    kernel = [r for r in records if r["params"].get("mode") != "call"]
+    groups: dict[tuple, list[dict]] = {}
+    for r in kernel:
+        p = r["params"]
+        groups.setdefault((p["dtype"], p["op"], p["size"]), []).append(r)
+    largest: dict[tuple, int] = {}
+    for dt, op, n in groups:
+        largest[(dt, op)] = max(largest.get((dt, op), 0), n)
+    for (dt, op, n), rows in groups.items():
+        if n == largest[(dt, op)]:
+            print_table(lecture_table(lecture_rows(rows), f"{op} of {n} {dt} ({backend}), "
+                                      "kernel-phase medians"), console)
+    calls = [r for r in records if r["params"].get("mode") == "call"]
+    if calls:
+        print_table(call_table(calls, "call latency: host call to result ready (us)"), console)
+
+
+def _finish_bench(doc: dict, path: Path) -> bool:
+    for note in doc["meta"]["notes"]:
+        console.print(f"note: {note}")
+    console.print(f"results: {path}")
+    return not any(not r["verified"] and r["provider"] == "warplab" for r in doc["results"])
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     backend = resolve_backend(args.device)
     campaign = args.campaign or "quick"
     out = sweeps.timestamped(args.out)
-    settings = _settings(args, sweeps.CAMPAIGNS[campaign])
-    cols = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
-    with Progress(*cols, console=console, transient=False) as prog:
-        task = prog.add_task(f"histogram {campaign} ({backend})", total=None, last="")
+    ok = True
+    if args.family in ("histogram", "all"):
+        ok &= _bench_histogram(args, backend, campaign, out)
+    if args.family in ("reduce", "all"):
+        ok &= _bench_reduce(args, backend, campaign, out)
+    return 0 if ok else 1
 
-        def progress(done: int, total: int, rec: dict) -> None:
-            p = rec["params"]
-            prog.update(task, completed=done, total=total,
-                        last=f"{p['data']} {p['bins']} {p['size']} {rec['variant']}")
 
-        path = out / "histogram.json"
-        doc = sweeps.run_histogram(
-            campaign=campaign, backend=backend, json_path=path, sizes=args.sizes, kinds=args.data,
-            bins=args.bins, variant_names=args.variant, with_comparators=not args.no_compare,
-            settings=settings, progress=progress)
-    largest = max(r["params"]["size"] for r in doc["results"]) if doc["results"] else 0
-    rows = [r for r in doc["results"] if r["params"]["size"] == largest]
-    print_table(summary_table(rows, f"histogram at {largest} bytes ({backend})"), console)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    console.print(f"results: {path}")
-    bad = [r for r in doc["results"] if not r["verified"] and r["provider"] == "warplab"]
-    return 1 if bad else 0
+def cmd_reduce(args: argparse.Namespace) -> int:
+    backend = resolve_backend(args.device)
+    names = None if args.variant.strip() == "all" else \
+        [x.strip() for x in args.variant.split(",") if x.strip()]
+    if backend == "cpu":
+        names = None
+    with console.status("measuring"):
+        doc = sweeps.run_reduce(
+            campaign="quick", backend=backend,
+            json_path=Path(args.json_path) if args.json_path else None,
+            configs=[(args.size, args.dtype)], ops=[args.op], variant_names=names,
+            with_comparators=args.compare, settings=_settings(args, None), kind=args.data)
+    _print_lecture_tables(doc["results"], backend)
+    return 0 if all(r["verified"] for r in doc["results"] if r["provider"] == "warplab") else 1
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -146,4 +223,4 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["cmd_device", "cmd_histogram", "cmd_bench", "cmd_report", "results"]
+__all__ = ["cmd_device", "cmd_histogram", "cmd_reduce", "cmd_bench", "cmd_report", "results"]

@@ -2,7 +2,8 @@
 
     warplab device [--json]
     warplab histogram FILE | --generate KIND --size N  [--bins B] [--variant a,b|all] ...
-    warplab bench [histogram] [--quick|--full|--table] --out DIR
+    warplab reduce --size N --dtype D --op OP [--variant a,b|all] [--compare]
+    warplab bench [histogram|reduce|all] [--quick|--full|--table] --out DIR
     warplab report DIR
 
 User mistakes (bad values, wrong types, missing files, no GPU when one is asked for) print one
@@ -59,8 +60,19 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--top", type=int, default=16, help="bins to print (0 = all)")
     h.add_argument("--json", dest="json_path", help="write the results JSON here")
 
+    rd = sub.add_parser("reduce", help="the reduction lecture's table for one input")
+    rd.add_argument("--size", type=parse_size, default=1 << 24, help="elements (default 2^24)")
+    rd.add_argument("--dtype", default="int32", choices=["int32", "int64", "float32", "float64"])
+    rd.add_argument("--op", default="sum", choices=["sum", "min", "max", "mean"])
+    rd.add_argument("--data", default="random", choices=["random", "equal"])
+    rd.add_argument("--variant", default="all", help="comma-separated names or 'all'")
+    rd.add_argument("--compare", action="store_true", help="also time the comparators")
+    _timing_args(rd, runs=20, warmup=3)
+    rd.add_argument("--json", dest="json_path", help="write the results JSON here")
+
     b = sub.add_parser("bench", help="a measurement campaign into a timestamped folder")
-    b.add_argument("family", nargs="?", default="histogram", choices=["histogram", "all"])
+    b.add_argument("family", nargs="?", default="histogram",
+                   choices=["histogram", "reduce", "all"])
     g = b.add_mutually_exclusive_group()
     for name in ("quick", "full", "table"):
         g.add_argument(f"--{name}", dest="campaign", action="store_const", const=name)
@@ -69,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--data", type=_csv, help="uniform,const,text,random")
     b.add_argument("--bins", type=_csv, help="bytes,ascii128,letters")
     b.add_argument("--variant", type=_csv, help="variant names (default: all)")
+    b.add_argument("--dtypes", type=_csv, help="reduce: int32,int64,float32,float64")
+    b.add_argument("--ops", type=_csv, help="reduce: sum,min,max,mean")
     b.add_argument("--no-compare", action="store_true", help="skip the comparators")
     _timing_args(b, runs=None, warmup=None)
 
@@ -93,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import _commands
 
         return int(getattr(_commands, f"cmd_{args.cmd}")(args) or 0)
-    except (ValueError, TypeError, OSError, WarplabError) as exc:
+    except (ValueError, TypeError, OSError, NotImplementedError, WarplabError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"warplab: error: {msg}", file=sys.stderr)
         return 2

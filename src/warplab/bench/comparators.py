@@ -102,6 +102,47 @@ HISTOGRAM_PROVIDERS = (
 )
 
 
+def _cupy_reduce(d: Any, s: Any) -> Any:
+    import cupy
+
+    return getattr(cupy, s.op)(d)
+
+
+def _torch_reduce(d: Any, s: Any) -> Any:
+    import cupy
+    import torch
+
+    t = torch.from_dlpack(d)
+    if s.op == "mean" and not t.is_floating_point():
+        t = t.to(torch.float64)  # torch.mean needs floats: what a user would write
+    return cupy.from_dlpack(getattr(torch, s.op)(t))
+
+
+def _cccl_reduce(d: Any, s: Any) -> Any:
+    import cupy
+    from cuda import compute
+
+    kind = {"sum": compute.OpKind.PLUS, "mean": compute.OpKind.PLUS,
+            "min": compute.OpKind.MINIMUM, "max": compute.OpKind.MAXIMUM}[s.op]
+    acc = s.acc if s.op in ("sum", "mean") else s.dtype
+    src = d if acc == s.dtype else d.astype(acc)  # cast pass for int32 -> int64 sums
+    out = cupy.empty(1, dtype=acc)
+    compute.reduce_into(d_in=src, d_out=out, num_items=int(d.size), op=kind,
+                        h_init=np.asarray([s.identity()], dtype=acc))
+    if s.op == "mean":
+        return (out[0] / d.size).astype(s.out)
+    return out[0].astype(s.out)
+
+
+REDUCE_PROVIDERS = (
+    # names are templates: "{op}" becomes sum / min / max / mean
+    Provider("cupy.{op}", "cupy", lambda: _probe_module("cupy"), _cupy_reduce),
+    Provider("torch.{op}", "torch", lambda: _probe_module("torch"), _torch_reduce),
+    Provider("cuda.compute.reduce_into", "cuda.compute", lambda: _probe_module("cuda.compute"),
+             _cccl_reduce),
+)
+
+
 def available(providers: tuple[Provider, ...] = HISTOGRAM_PROVIDERS
               ) -> tuple[list[Provider], list[str]]:
     """The usable providers and one note per skipped one."""

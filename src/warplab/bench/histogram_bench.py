@@ -20,18 +20,8 @@ from .._mapping import HistogramProblem, Mapping, histogram_bytes_moved
 from .comparators import Provider
 from .results import make_result
 from .stats import summarize
-from .timing import HeldPhaseSynchronised, time_runs
-
-
-@dataclass
-class Settings:
-    """How to time: runs, warm-up, host memory kind, time budget per record, L2 flush."""
-
-    runs: int = 20
-    warmup: int = 3
-    pinned: bool = False
-    max_seconds: float | None = 2.0
-    flush_l2: bool = False
+from .measure import Settings, time_device_runs
+from .timing import time_runs
 
 
 @dataclass
@@ -120,12 +110,10 @@ def measure_cuda(stage: DeviceStage, mapping: Mapping, target: _registry.Variant
         target.fn(stage.d_data, d_bins, mapping)
         return d_bins
 
-    held = [True]
-
-    def run(rec: Any) -> None:
+    def run(rec: Any, held: bool) -> None:
         with rec.phase("h2d"):
             stage.h2d()
-        with rec.phase("kernel", hold=held[0]):
+        with rec.phase("kernel", hold=held):
             holder[0] = kernel()
         with rec.phase("d2h"):
             holder[0].get(out=h_bins)
@@ -135,17 +123,11 @@ def measure_cuda(stage: DeviceStage, mapping: Mapping, target: _registry.Variant
     try:
         kernel()  # compile and allocate outside any held phase
         cupy.cuda.get_current_stream().synchronize()
-        try:
-            samples = time_runs(run, warmup=s.warmup, runs=s.runs, cuda=True,
-                                max_seconds=s.max_seconds, between=stage.flush)
-        except HeldPhaseSynchronised:  # e.g. a library call that reads a size back
-            held[0] = False
-            samples = time_runs(run, warmup=s.warmup, runs=s.runs, cuda=True,
-                                max_seconds=s.max_seconds, between=stage.flush)
+        samples, held = time_device_runs(run, s, stage.flush)
     except Exception as exc:  # a comparator that fails (or OOM) is a recorded failure
         return _failure(exc, params=_params(inp, mapping, s, 0, "cuda"), **kw)
     params = _params(inp, mapping, s, len(samples["total"]), "cuda")
-    params["held"] = held[0]
+    params["held"] = held
     return _finish(samples, np.array(h_bins), ref, params=params, **kw)
 
 

@@ -20,7 +20,8 @@ from .._mapping import resolve
 from ..cpu.histogram import byte_counts
 from . import comparators, data, results
 from .ceilings import copy_bandwidth
-from .histogram_bench import HostInput, Settings, measure_input
+from .histogram_bench import HostInput, measure_input
+from .measure import Settings
 
 
 @dataclass(frozen=True)
@@ -148,3 +149,76 @@ def timestamped(root: str | Path) -> Path:
     p = Path(root) / stamp
     p.mkdir(parents=True, exist_ok=True)
     return p
+
+
+@dataclass(frozen=True)
+class ReduceCampaign:
+    configs: tuple[tuple[int, str], ...]   # (elements, dtype)
+    ops: tuple[str, ...]
+    call_sizes: tuple[int, ...]            # sizes that also get call-latency records
+    runs: int
+    warmup: int
+
+
+def _grid(sizes: range, dtypes: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    return tuple((1 << k, dt) for dt in dtypes for k in sizes)
+
+
+REDUCE_CAMPAIGNS = {
+    "quick": ReduceCampaign(_grid(range(10, 25, 2), ("int32", "float32")), ("sum",),
+                            (1 << 10, 1 << 16, 1 << 20), runs=10, warmup=2),
+    "full": ReduceCampaign(_grid(range(10, 31, 2), ("int32", "float32")), ("sum",),
+                           (1 << 10, 1 << 16, 1 << 20), runs=20, warmup=3),
+    # the lecture's 2^24 int32, and 2^28 float32; call latency at 2^10, 2^16, 2^20
+    "table": ReduceCampaign(((1 << 24, "int32"), (1 << 28, "float32"), (1 << 10, "int32"),
+                             (1 << 16, "int32"), (1 << 20, "int32"), (1 << 10, "float32"),
+                             (1 << 16, "float32"), (1 << 20, "float32")), ("sum",),
+                            (1 << 10, 1 << 16, 1 << 20), runs=20, warmup=3),
+}
+CPU_REDUCE_MAX = 1 << 20
+
+
+def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
+               configs: list[tuple[int, str]] | None = None, ops: list[str] | None = None,
+               variant_names: list[str] | None = None, with_comparators: bool = True,
+               settings: Settings | None = None, kind: str = "random",
+               progress: Callable[[int, int, dict], None] | None = None) -> dict:
+    """Run a reduce campaign (or explicit ``configs``); write ``json_path`` if given."""
+    from . import reduce_bench
+
+    c = REDUCE_CAMPAIGNS[campaign]
+    settings = settings or Settings(runs=c.runs, warmup=c.warmup)
+    configs = list(configs or c.configs)
+    ops = list(ops or c.ops)
+    notes: list[str] = []
+    if backend == "cpu":
+        if variant_names and variant_names != ["numpy"]:
+            raise ValueError("only the numpy variant runs on the cpu backend")
+        tgts: list[Any] = []
+        if not configs or configs == list(c.configs):
+            configs = [(n, dt) for n, dt in configs if n <= CPU_REDUCE_MAX]
+            notes.append(f"cpu backend: campaign sizes capped at {CPU_REDUCE_MAX} elements")
+        notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
+    else:
+        tgts, notes = reduce_bench.targets(variant_names, with_comparators)
+    ceilings = copy_bandwidth(backend)
+    records: list[dict] = []
+
+    def on_record(rec: dict) -> None:
+        records.append(rec)
+        if progress:
+            progress(len(records), 0, rec)
+
+    for n, dtype in configs:
+        x = reduce_bench.make_input(dtype, n, kind)
+        reduce_bench.measure_config(x, ops, backend, tgts, kind, settings, ceilings,
+                                    call_latency=backend == "cuda" and n in c.call_sizes,
+                                    on_record=on_record)
+    meta = results.make_meta(device_meta(backend), ceilings, notes)
+    meta["campaign"] = campaign
+    doc = {"schema": results.SCHEMA, "meta": meta, "results": records}
+    if json_path is not None:
+        results.write(json_path, meta, records)
+    else:
+        results.validate(doc)
+    return doc

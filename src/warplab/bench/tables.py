@@ -56,3 +56,41 @@ def summary_table(records: list[dict], title: str, baseline: str = "global") -> 
 
 def print_table(table: Table, console: Console | None = None) -> None:
     (console or Console(width=240)).print(table)
+
+
+def lecture_table(records: list[dict], title: str) -> Table:
+    """The reduction lecture's table: time, step speedup (vs the row above), cumulative speedup
+    (vs the first row), plus GB/s, % of the copy ceiling and the relative error."""
+    t = Table(title=title)
+    for col in ("variant", "time (ms)", "step speedup", "cumulative speedup", "GB/s",
+                "% copy bw", "rel. error", "held", "verified"):
+        t.add_column(col, justify="left" if col == "variant" else "right")
+    first = prev = None
+    for r in records:
+        k = r["phases"].get("kernel")
+        med = k["median"] if k and r["verified"] else None
+        step = prev / med if prev and med else None
+        cum = first / med if first and med else None
+        rel = r.get("rel_error")
+        t.add_row(r["variant"], _fmt(med, 4), _fmt(step, 2), _fmt(cum, 2), _fmt(r["gbps"], 1),
+                  _fmt(r["pct_of_copy_bw"], 1), "-" if rel is None else f"{rel:.1e}",
+                  "-" if r["params"].get("held") is None else str(r["params"]["held"]).lower(),
+                  "yes" if r["verified"] else f"NO: {r['error']}")
+        if med:
+            first = first or med
+            prev = med if r["provider"] == "warplab" else prev
+    return t
+
+
+def call_table(records: list[dict], title: str) -> Table:
+    """Host-measured call latency (``params.mode == "call"``) per dtype, size and provider."""
+    t = Table(title=title)
+    for col in ("dtype", "op", "size", "call", "median us", "q10 us", "q90 us", "verified"):
+        t.add_column(col, justify="left" if col in ("dtype", "op", "call") else "right")
+    for r in sorted(records, key=lambda r: (r["params"]["dtype"], r["params"]["size"],
+                                            r["variant"])):
+        p, k = r["params"], r["phases"]["kernel"]
+        t.add_row(p["dtype"], p["op"], str(p["size"]), r["variant"], _fmt(1e3 * k["median"], 1),
+                  _fmt(1e3 * k["q10"], 1), _fmt(1e3 * k["q90"], 1),
+                  "yes" if r["verified"] else f"NO: {r['error']}")
+    return t

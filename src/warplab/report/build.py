@@ -9,7 +9,8 @@ from .gallery import FigureRef, make_figures
 from .html import render_page
 from .load import Results, load_results
 from .tables import (
-    Table, failures_table, glance_tables, median_tables, ratio_tables, speedup_tables,
+    Table, failures_table, glance_tables, lecture_tables, median_tables, ratio_tables,
+    speedup_tables,
 )
 
 
@@ -20,6 +21,7 @@ def build_tables(results: Results) -> list[Table]:
     if fail is not None:
         tables.append(fail)
     tables += speedup_tables(results)
+    tables += lecture_tables(results)
     tables += ratio_tables(results)
     tables += glance_tables(results)
     tables += median_tables(results)

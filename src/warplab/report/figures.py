@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from .groups import largest_size, latest
+from .groups import BASELINE, fmt_size, largest_size, latest, step_speedups
 from .load import Row
 
 Styles = Mapping[str, Mapping[str, Any]]
@@ -241,3 +242,83 @@ def plot_phases_at_largest(rows: Sequence[Row], path: Path, *, title: str,
     ax.set_xticks(range(len(names)), [_text(s) for s in names], rotation=30, ha="right",
                   fontsize=8)
     return _finish(fig, ax, path, f"{title} (size {size:,})", "", "median time (ms)")
+
+
+STEP_COLOR = "#3182bd"
+OFF_CHAIN_COLOR = "#fdae6b"
+
+
+def _times(x: float) -> str:
+    return f"{x:.3g}×"
+
+
+def plot_step_speedup(rows: Sequence[Row], path: Path, *, family: str, title: str,
+                      baseline: str | None = None) -> Path | None:
+    """Step speedups of a family's kernel chain at the largest size, as bars.
+
+    One solid bar per canonical warplab variant, in canonical (lecture) order,
+    with height ``median(previous variant) / median(variant)`` (the baseline's
+    bar is 1); the cumulative speedup ``median(baseline) / median(variant)`` is
+    printed above each bar. Comparators (and warplab variants off the chain)
+    follow at the right as hatched bars whose height is their cumulative speedup.
+    Log y axis, dotted line at 1×.
+
+    Args:
+        rows: Rows of one config on one device (failed rows are ignored).
+        path: PNG to write.
+        family: Family (selects canonical order and default baseline).
+        title: Figure title (the size is appended).
+        baseline: Reference variant (default: the family's baseline).
+
+    Returns:
+        ``path``, or None when the baseline has no ok row.
+    """
+    baseline = baseline or BASELINE.get(family)
+    size, steps = step_speedups(family, rows, baseline)
+    if size is None or not steps:
+        return None
+    chain = [s for s in steps if s.on_chain]
+    off = [s for s in steps if not s.on_chain]
+    heights = [s.step if s.step is not None else (s.cumulative or 1.0) for s in chain]
+    heights += [s.cumulative or 0.0 for s in off]
+    values = [h for h in heights if h > 0] + [s.cumulative for s in steps if s.cumulative]
+    lo, hi = min(values + [1.0]), max(values + [1.0])
+    n = len(steps)
+    fig, ax = _new_axes((max(6.0, 0.72 * n + 2.8), 4.8))
+    ax.set_yscale("log")
+    ax.set_ylim(lo / 1.6, hi * 3.5)  # head room for the two-line labels
+    xs = list(range(n))
+    nc = len(chain)
+    ax.bar(xs[:nc], heights[:nc], color=STEP_COLOR, edgecolor="k", linewidth=0.6)
+    if off:
+        ax.bar(xs[nc:], heights[nc:], color="white", edgecolor=OFF_CHAIN_COLOR, hatch="//",
+               linewidth=1.0)
+        if chain:
+            ax.axvline(nc - 0.5, color="0.5", linewidth=0.8)
+    for x, s, h in zip(xs, steps, heights):
+        cum = f"cum {_times(s.cumulative)}" if s.cumulative is not None else "cum —"
+        if not s.on_chain:
+            label = cum
+        elif s.step is not None:
+            label = f"{_times(s.step)}\n{cum}"
+        else:
+            label = ("baseline" if s.row.variant == baseline else "first") + "\n" + cum
+        ax.annotate(label, (x, h if h > 0 else lo / 1.6), xytext=(0, 3),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=6.5)
+    ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
+    ax.set_xticks(xs, [_text(s.row.variant) for s in steps], rotation=35, ha="right",
+                  fontsize=8)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}×"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: _minor_label(ax, v)))
+    handles = []
+    if chain:
+        handles.append(Patch(facecolor=STEP_COLOR, edgecolor="k",
+                             label="step: previous kernel / this one"))
+    if off:
+        who = "comparator" if all(s.comparator for s in off) else "comparator / other"
+        handles.append(Patch(facecolor="white", edgecolor=OFF_CHAIN_COLOR, hatch="//",
+                             label=f"{who}: {baseline} / this one"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left")
+    return _finish(fig, ax, path, f"{title} (size {fmt_size(size)})", "",
+                   f"speedup (×); cum = vs {baseline}", legend=False)

@@ -1,8 +1,10 @@
 """Decide which figures the results support, name them, and draw them.
 
 File names are ``<family>_<kind>_<config>.png``, e.g.
-``histogram_time_bins-letters_data-uniform.png`` or
-``histogram_ratio-letters-ascii128_data-const.png``.
+``histogram_time_bins-letters_data-uniform.png``,
+``histogram_ratio-letters-ascii128_data-const.png`` or
+``reduce_step_op-sum_dtype-float32_data-random.png`` (step-speedup figures get
+``_<device>`` appended when the family holds rows from more than one device).
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from typing import Any, Sequence
 
 from .figures import (
     Styles, plot_bandwidth_vs_size, plot_phases_at_largest, plot_ratio_vs_size,
-    plot_speedup_vs_baseline, plot_time_vs_size,
+    plot_speedup_vs_baseline, plot_step_speedup, plot_time_vs_size,
 )
 from .groups import (
-    BASELINE, RATIO_PAIR, by_config, config_label, config_slug, group_by, ordered_series,
+    BASELINE, RATIO_PAIR, STEP_FAMILIES, by_config, config_label, config_slug, group_by, ordered_series,
     slug, sort_key_config, styles_for, without,
 )
 from .load import Results, Row
@@ -30,7 +32,8 @@ class FigureRef:
 
     Attributes:
         family: Family it belongs to.
-        kind: ``time``, ``speedup``, ``bandwidth``, ``phases`` or ``ratio``.
+        kind: ``time``, ``speedup``, ``step`` (step speedups at the largest
+            size), ``bandwidth``, ``phases`` or ``ratio``.
         config: Config it shows (for ``ratio``: the config without ``bins``).
         title: Caption text.
         path: The PNG file.
@@ -64,8 +67,11 @@ def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
     """Write every figure the results support.
 
     Per family and config: time vs size, bandwidth vs size, phases at the
-    largest size, and speedup vs the family's baseline (histogram: ``global``).
-    For histogram also letters/ascii128 ratio vs size per remaining config.
+    largest size, and speedup vs the family's baseline (histogram: ``global``,
+    reduce: ``neighbored_gmem``). For families in ``STEP_FAMILIES`` (reduce)
+    also the step speedups at the largest size (per device; none without a
+    baseline row). For histogram also letters/ascii128 ratio vs size per
+    remaining config.
     File names are ``<family>_<kind>_<config>.png``.
 
     Args:
@@ -82,7 +88,8 @@ def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
         frows = [r for r in results.rows if r.family == family]
         ok = [r for r in frows if r.ok]
         styles = styles_for(family, ok)
-        xlabel = "size (bytes)" if family == "histogram" else "size"
+        multi = len({(r.device, r.backend) for r in ok}) > 1
+        xlabel = {"histogram": "size (bytes)", "reduce": "size (elements)"}.get(family, "size")
         for config, crows in by_config(ok):
             order = ordered_series(family, crows)
             label, cs = config_label(config), config_slug(config)
@@ -107,8 +114,26 @@ def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
                     out = plot_phases_at_largest(crows, path, title=tt, order=order)
                 if out is not None:
                     refs.append(FigureRef(family, kind, config, tt, out, tuple(order)))
+            if family in STEP_FAMILIES and family in BASELINE:
+                refs += _step_figures(family, config, crows, name, multi)
         if family == "histogram":
             refs += _ratio_figures(ok, name, styles)
+    return refs
+
+
+def _step_figures(family: str, config: Config, crows: Sequence[Row], name: _Namer,
+                  multi: bool) -> list[FigureRef]:
+    """Step-speedup bars at the largest size, one figure per device."""
+    refs: list[FigureRef] = []
+    baseline = BASELINE[family]
+    label, cs = config_label(config), config_slug(config)
+    for device, drows in sorted(group_by(crows, lambda r: r.device).items()):
+        title = f"{family}: step speedup — {label}" + (f" — {device}" if multi else "")
+        path = name(family, "step", cs, *([device] if multi else []))
+        out = plot_step_speedup(drows, path, family=family, title=title, baseline=baseline)
+        if out is not None:
+            refs.append(FigureRef(family, "step", config, title, out,
+                                  tuple(ordered_series(family, drows))))
     return refs
 
 

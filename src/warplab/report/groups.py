@@ -1,7 +1,8 @@
 """Grouping helpers shared by figures and tables.
 
 A *config* is the part of a record's ``params`` that selects one plot/table:
-for the histogram family always ``bins`` and ``data``, plus any other parameter
+for the histogram family always ``bins`` and ``data`` (reduce: ``op``, ``dtype``,
+``data``), plus any other parameter
 that varies within the family (``size``, ``runs``, ``warmup`` and ``held`` never count,
 and a parameter fully determined by the other config keys, like ``nbins`` by
 ``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Sequence, TypeVar
 
 if TYPE_CHECKING:
@@ -23,12 +25,22 @@ K = TypeVar("K", bound=Hashable)
 # Measurement details, not configurations: runs, warm-up, and whether the timed phase could
 # be held behind a blocking kernel (a property of the call being timed).
 EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held"})
-ALWAYS_KEYS: dict[str, tuple[str, ...]] = {"histogram": ("bins", "data")}
-BASELINE: dict[str, str] = {"histogram": "global"}
+ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
+    "histogram": ("bins", "data"),
+    "reduce": ("op", "dtype", "data"),
+}
+BASELINE: dict[str, str] = {"histogram": "global", "reduce": "neighbored_gmem"}
 RATIO_PAIR: tuple[str, str] = ("letters", "ascii128")  # numerator, denominator bins
 CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     "histogram": ("global", "global_stride", "private", "private_stride"),
+    # the reduction lecture's kernels in the lecture's order, then warplab's own two
+    "reduce": ("neighbored_gmem", "neighbored_smem", "neighbored_smem_nodiv",
+               "interleaved_smem", "unroll2", "unroll_warp8", "complete_unroll8",
+               "complete_unroll8_template", "single_pass_fence", "persistent_vec"),
 }
+# Families whose canonical order is a chain of optimisation steps: they get the step-speedup
+# figure and the lecture table (each canonical kernel against the one before it).
+STEP_FAMILIES = frozenset({"reduce"})
 _COLORS = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
     "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
@@ -184,3 +196,68 @@ def fmt_size(n: int | None) -> str:
     if n > 0 and n & (n - 1) == 0:
         return f"2^{n.bit_length() - 1}"
     return f"{n:,}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One variant's place in a family's chain of optimisation steps, at one size.
+
+    Attributes:
+        row: The (ok) row measured for the variant.
+        step: ``median(previous) / median(this)`` where *previous* is the nearest
+            canonical warplab variant before this one that has an ok row at the
+            same size; None for the first one of the chain and for variants
+            off the chain (comparators, non-canonical warplab variants).
+        cumulative: ``median(baseline) / median(this)``; None without a baseline row.
+        on_chain: True for canonical warplab variants (the lecture's steps).
+    """
+
+    row: Row
+    step: float | None
+    cumulative: float | None
+    on_chain: bool
+
+    @property
+    def comparator(self) -> bool:
+        """True when the row comes from another library (``provider != "warplab"``)."""
+        return self.row.provider != "warplab"
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    return num / den if num and den else None
+
+
+def step_speedups(family: str, rows: Sequence[Row],
+                  baseline: str | None = None) -> tuple[int | None, list[Step]]:
+    """Step and cumulative speedups at the largest size measured for the baseline.
+
+    Args:
+        family: Family of the rows (selects the canonical order).
+        rows: Rows of one config on one device; rows that are not ok are ignored.
+        baseline: Reference variant of the cumulative speedup (default: the
+            family's :data:`BASELINE`).
+
+    Returns:
+        ``(size, steps)``: steps in display order (canonical chain, other
+        warplab variants, comparators). ``(None, [])`` when the baseline has no
+        ok row with a size.
+    """
+    baseline = baseline or BASELINE.get(family)
+    ok = [r for r in rows if r.ok and r.size is not None and r.median]
+    size = largest_size(r for r in ok if r.variant == baseline)
+    if size is None:
+        return None, []
+    at_size = [r for r in ok if r.size == size]
+    at = latest(at_size, lambda r: r.variant)
+    base = at[baseline].median
+    canon = CANONICAL_ORDER.get(family, ())
+    steps: list[Step] = []
+    prev: float | None = None
+    for v in ordered_variants(family, at_size):
+        r = at[v]
+        on_chain = r.provider == "warplab" and v in canon
+        step = _ratio(prev, r.median) if on_chain else None
+        if on_chain:
+            prev = r.median
+        steps.append(Step(r, step, _ratio(base, r.median), on_chain))
+    return size, steps

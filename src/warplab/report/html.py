@@ -35,6 +35,7 @@ details{margin:.5em 0}
 _KIND_TITLES = {
     "time": "Kernel time vs size",
     "speedup": "Speedup vs baseline",
+    "step": "Step speedups at the largest size",
     "ratio": "letters / ascii128 time ratio",
     "bandwidth": "Bandwidth vs size",
     "phases": "Phases at the largest size",
@@ -102,7 +103,7 @@ def _family_section(family: str, figures: Sequence[FigureRef], tables: Sequence[
                     out_dir: Path) -> str:
     fid = slug(family)
     parts = [f'<section id="family-{esc(fid)}" class="family"><h2>{esc(family)}</h2>']
-    main = [t for t in tables if t.kind in ("speedup", "ratio", "glance")]
+    main = [t for t in tables if t.kind in ("speedup", "ratio", "lecture", "glance")]
     if main:
         parts.append(f'<section id="tables-{esc(fid)}" class="tables"><h3>Tables</h3>')
         parts += [render_table(t) for t in main]

@@ -80,6 +80,8 @@ class Row:
         verified: Whether the result was checked correct.
         error: Error message, or None.
         copy_gbps: Copy-bandwidth ceiling of the source device, or None.
+        rel_error: Optional ``rel_error`` of the record (``|result - reference| /
+            |reference|``, reference computed in float64), or None when absent.
         config: Plot/table grouping key (set by :func:`assign_configs`).
         series: Line identity in plots (set by :func:`assign_series`).
     """
@@ -99,6 +101,7 @@ class Row:
     verified: bool
     error: str | None
     copy_gbps: float | None = None
+    rel_error: float | None = None
     config: tuple[tuple[str, Any], ...] = ()
     series: str = ""
 
@@ -219,6 +222,7 @@ def flatten_record(rec: Any, source: Source) -> Row:
         verified=rec.get("verified") is True,
         error=error,
         copy_gbps=source.copy_gbps,
+        rel_error=num(rec.get("rel_error")),
     )
 
 

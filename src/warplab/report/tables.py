@@ -13,8 +13,9 @@ from typing import Any, Sequence
 
 from .groups import (
     EXCLUDED_KEYS,
-    BASELINE, RATIO_PAIR, by_config, config_label, fmt_size, group_by, largest_size, latest,
-    ordered_series, ordered_variants, sort_key_config, without,
+    BASELINE, RATIO_PAIR, STEP_FAMILIES, by_config, config_label, fmt_size, group_by,
+    largest_size, latest, ordered_series, ordered_variants, sort_key_config, step_speedups,
+    without,
 )
 from .load import Results, Row
 
@@ -29,7 +30,8 @@ class Table:
         title: Heading shown above the table.
         columns: Column headers.
         rows: Cell values, one list per row.
-        kind: CSS class (``speedup``, ``ratio``, ``glance``, ``medians``, ``failures``).
+        kind: CSS class (``speedup``, ``ratio``, ``lecture``, ``glance``, ``medians``,
+            ``failures``).
         family: Family shown ("" for cross-family tables).
         formats: Per-column format spec for floats (default ``.2f``).
         row_keys: Per-row ``data-config`` attribute (config label), may be empty.
@@ -93,6 +95,57 @@ def speedup_tables(results: Results) -> list[Table]:
                     table.rows.append(cells)
                     table.row_keys.append(config_label(config))
             if table.rows:
+                tables.append(table)
+    return tables
+
+
+LECTURE_COLUMNS = ["variant", "time (ms)", "step speedup", "cumulative speedup", "GB/s",
+                   "% of copy BW", "rel. error", "verified"]
+
+
+def fmt_rel_error(x: float | None) -> str:
+    """``rel_error`` as text: ``3.1e-08``, or ``-`` when the record has none."""
+    return "-" if x is None else f"{x:.1e}"
+
+
+def lecture_tables(results: Results) -> list[Table]:
+    """The lecture table: one per config and device of each family in ``STEP_FAMILIES``.
+
+    At the largest size measured for the family's baseline (reduce:
+    ``neighbored_gmem``; no table without an ok baseline row), one row per
+    variant in canonical (lecture) order, other warplab variants after them,
+    comparators last. Step speedup is ``median(previous kernel of the chain
+    with an ok row) / median(this one)``; cumulative is ``median(baseline) /
+    median(this one)``; comparators get the cumulative only.
+    """
+    tables: list[Table] = []
+    for family in results.families():
+        baseline = BASELINE.get(family)
+        if family not in STEP_FAMILIES or baseline is None:
+            continue
+        ok = _family_ok(results, family)
+        multi = _multi_device(ok)
+        for config, crows in by_config(ok):
+            for device, drows in sorted(group_by(crows, lambda r: r.device).items()):
+                size, steps = step_speedups(family, drows, baseline)
+                if size is None:
+                    continue
+                title = (f"{family}: lecture table — {config_label(config)}"
+                         + (f" — {device}" if multi else "") + f" (size {fmt_size(size)})")
+                table = Table(title, list(LECTURE_COLUMNS), [], "lecture", family,
+                              {1: ".4g", 2: ".2f", 3: ".2f", 4: ".1f", 5: ".1f"},
+                              note=f"kernel median at size {size:,}; step speedup: previous "
+                                   f"kernel in the lecture's order / this one; cumulative: "
+                                   f"{baseline} / this one; rel. error: |result - float64 "
+                                   "reference| / |reference|.")
+                for st in steps:
+                    r = st.row
+                    pct = r.pct_of_copy_bw
+                    if pct is None and r.gbps and r.copy_gbps:
+                        pct = 100.0 * r.gbps / r.copy_gbps
+                    table.rows.append([r.variant, r.median, st.step, st.cumulative, r.gbps, pct,
+                                       fmt_rel_error(r.rel_error), r.verified])
+                    table.row_keys.append(config_label(config))
                 tables.append(table)
     return tables
 

@@ -1,0 +1,186 @@
+"""Launch plans of the CUDA reduction variants (kernels in ``kernels/reduce.cu``).
+
+Each variant takes a contiguous 1-D device array (the dtype of the spec) and a
+:class:`~warplab._reduce_spec.ReduceSpec` and returns the result as a 0-d CuPy array of the
+result dtype. The lecture's eight kernels leave one partial per block and finish on the host,
+as the lecture did (so they synchronise); the single-pass ones finish on the device.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from ._reduce_spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
+                           reduce_bytes_moved, spec)
+from ._registry import register
+from .kernels._loader import get_kernel, occupancy_blocks_per_sm
+
+DIM = 512       # the lecture's block size (WARPLAB_REDUCE_BLOCK in reduce.cu)
+VEC_BS = 256    # VEC_BS in reduce.cu
+SPECS = tuple(spec(op, dt) for op in OPS for dt in DTYPES)
+
+
+def _expressions(kernel: str) -> tuple[str, ...]:
+    if kernel == "reduce_neighbored_gmem":
+        pairs = sorted({f"{C_TYPE[s.acc]}, {C_OP[s.op]}" for s in SPECS})
+        return tuple(f"{kernel}<{p}>" for p in pairs)
+    if kernel in ("reduce_single_pass_fence", "reduce_persistent_vec"):
+        return tuple(f"{kernel}<{s.c_types}>" for s in SPECS)
+    prefix = f"{DIM}, " if kernel == "reduce_complete_unroll8_template" else ""
+    return tuple(f"{kernel}<{prefix}{C_TYPE[s.dtype]}, {C_TYPE[s.acc]}, {C_OP[s.op]}>"
+                 for s in SPECS)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(kernel: str, args: str) -> Any:
+    exprs = _expressions(kernel)
+    expr = f"{kernel}<{args}>"
+    return get_kernel("reduce", expr, all_expressions=exprs)
+
+
+def _seed_args(s: ReduceSpec, kernel: str) -> str:
+    if kernel == "reduce_neighbored_gmem":
+        return f"{C_TYPE[s.acc]}, {C_OP[s.op]}"
+    prefix = f"{DIM}, " if kernel == "reduce_complete_unroll8_template" else ""
+    return f"{prefix}{C_TYPE[s.dtype]}, {C_TYPE[s.acc]}, {C_OP[s.op]}"
+
+
+def finish_on_host(partials: np.ndarray, s: ReduceSpec, n: int) -> np.generic:
+    """Combine per-block partials on the host, as the lecture did."""
+    if s.op == "min":
+        return s.out.type(partials.min())
+    if s.op == "max":
+        return s.out.type(partials.max())
+    total = np.add.reduce(partials, dtype=s.acc)
+    return s.out.type(total / n if s.op == "mean" else total)
+
+
+def _seed(kernel: str, per_block: int) -> Callable[[Any, ReduceSpec], Any]:
+    """A lecture kernel: grid of ceil(n / per_block) blocks of 512, partials finished on host."""
+
+    def run(x: Any, s: ReduceSpec) -> Any:
+        import cupy
+
+        n = x.size
+        grid = max(1, -(-n // per_block))
+        partials = cupy.empty(grid, dtype=s.acc)
+        k = _kernel(kernel, _seed_args(s, kernel))
+        if kernel == "reduce_neighbored_gmem":  # in place: on a padded scratch copy
+            scratch = cupy.full(grid * DIM, s.identity(), dtype=s.acc)
+            scratch[:n] = x
+            k((grid,), (DIM,), (scratch, partials))
+        else:
+            k((grid,), (DIM,), (x, partials, np.uint64(n)))
+        return cupy.asarray(finish_on_host(partials.get(), s, n))
+
+    return run
+
+
+_SEED = dict(backend="cuda", bytes_moved=reduce_bytes_moved, seed=True)
+LECTURE_ORDER = LECTURE_ORDER_HINT[:8]
+_LECTURE = {  # variant -> (kernel, elements per block)
+    "neighbored_gmem": ("reduce_neighbored_gmem", DIM),
+    "neighbored_smem": ("reduce_neighbored_smem", DIM),
+    "neighbored_smem_nodiv": ("reduce_neighbored_smem_nodiv", DIM),
+    "interleaved_smem": ("reduce_interleaved_smem", DIM),
+    "unroll2": ("reduce_unroll2", 2 * DIM),
+    "unroll_warp8": ("reduce_unroll_warp8", 8 * DIM),
+    "complete_unroll8": ("reduce_complete_unroll8", 8 * DIM),
+    "complete_unroll8_template": ("reduce_complete_unroll8_template", 8 * DIM),
+}
+_SUMMARY = {
+    "neighbored_gmem": "Lecture #1: neighbored pairs in place in global memory.",
+    "neighbored_smem": "Lecture #2: neighbored pairs in shared memory.",
+    "neighbored_smem_nodiv": "Lecture #3: neighbored pairs, strided index (less divergence).",
+    "interleaved_smem": "Lecture #4: interleaved pairs (stride halves from blockDim/2).",
+    "unroll2": "Lecture #5: two elements per thread before the tree (half the blocks).",
+    "unroll_warp8": "Lecture #6: eight elements per thread, last warp unrolled.",
+    "complete_unroll8": "Lecture #7: eight per thread, tree completely unrolled.",
+    "complete_unroll8_template": "Lecture #8: as #7 with the block size a template argument.",
+}
+for _rank, _name in enumerate(LECTURE_ORDER):
+    _fn = _seed(*_LECTURE[_name])
+    _fn.__doc__ = (f"{_SUMMARY[_name]}\n\nPerformance: reads n elements; one launch of 512-thread "
+                   "blocks; partials copied to the host and finished there (synchronises).")
+    register("reduce", _name, rank=40 + _rank, **_SEED)(_fn)
+
+
+class _StreamScratch:
+    """Per (device, stream): a zeroed ticket counter for the last-block finish (atomicInc wraps
+    it back to zero at the end of every launch) and partials buffers, so that launches on
+    different streams never share them."""
+
+    def __init__(self) -> None:
+        self._by_stream: dict[tuple[int, int], dict[Any, Any]] = {}
+
+    def _slot(self) -> dict[Any, Any]:
+        import cupy
+
+        key = (cupy.cuda.Device().id, cupy.cuda.get_current_stream().ptr)
+        slot = self._by_stream.get(key)
+        if slot is None:
+            slot = self._by_stream[key] = {"counter": cupy.zeros(1, dtype=np.uint32)}
+        return slot
+
+    def counter(self) -> Any:
+        return self._slot()["counter"]
+
+    def partials(self, dtype: np.dtype, size: int) -> Any:
+        import cupy
+
+        slot = self._slot()
+        buf = slot.get(dtype.str)
+        if buf is None or buf.size < size:
+            buf = slot[dtype.str] = cupy.empty(max(size, 1024), dtype=dtype)
+        return buf
+
+
+_SCRATCH = _StreamScratch()
+
+
+@register("reduce", "single_pass_fence", rank=20, **_SEED)
+def single_pass_fence(x: Any, s: ReduceSpec) -> Any:
+    """GPU lecture's global sync: partials, __threadfence(), atomicInc; the last block finishes.
+
+    Performance: reads n elements; one launch of ceil(n / 4096) blocks of 512; no host work.
+    """
+    import cupy
+
+    n = x.size
+    grid = max(1, -(-n // (8 * DIM)))
+    out = cupy.empty((), dtype=s.out)
+    _kernel("reduce_single_pass_fence", s.c_types)(
+        (grid,), (DIM,), (x, np.uint64(n), _SCRATCH.partials(s.acc, grid), _SCRATCH.counter(), out,
+                          np.float64(1.0 / max(n, 1))))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _vec_plan(c_types: str, device_id: int) -> tuple[Any, int]:
+    import cupy
+
+    k = _kernel("reduce_persistent_vec", c_types)
+    sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
+    return k, sms * occupancy_blocks_per_sm(k, VEC_BS, 0)
+
+
+@register("reduce", "persistent_vec", backend="cuda", bytes_moved=reduce_bytes_moved, rank=0)
+def persistent_vec(x: Any, s: ReduceSpec) -> Any:
+    """Persistent grid, 16-byte loads, 4 accumulators per thread, warp shuffles, last-block finish.
+
+    Performance: reads n elements once; one launch of at most SMs x occupancy blocks of 256
+    (one block, no atomics, for inputs below 256 vectors); no host work.
+    """
+    import cupy
+
+    n = x.size
+    dev = cupy.cuda.Device().id
+    k, full = _vec_plan(s.c_types, dev)
+    per = 16 // s.dtype.itemsize
+    grid = max(1, min(full, -(-n // (per * VEC_BS))))
+    out = cupy.empty((), dtype=s.out)
+    k((grid,), (VEC_BS,), (x, np.uint64(n), _SCRATCH.partials(s.acc, full), _SCRATCH.counter(), out,
+                           np.float64(1.0 / max(n, 1))))
+    return out

@@ -1,0 +1,215 @@
+"""Measure the reduction variants and comparators: the lecture's table, and call latency.
+
+Kernel records: per run an H2D copy of the input, the reduction (held behind a blocking kernel
+where the call allows it) and the D2H copy of the result, timed with CUDA events; the result of
+the last run is checked against a float64 / int64 NumPy reference (integers exact, float32
+within 1e-5 relative, float64 within 1e-12) and its relative error recorded (``rel_error``).
+Call records (``params.mode = "call"``): a device-resident input, the *public* call (dispatch
+included) plus a stream synchronisation timed with the host clock: what a user waits for.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _registry
+from .._reduce_spec import LECTURE_ORDER_HINT, ReduceProblem, ReduceSpec, reduce_bytes_moved, spec
+from ..cpu.reduce import numpy_reduce
+from .comparators import Provider
+from .measure import Settings, time_device_runs
+from .results import make_result
+from .stats import summarize
+from .timing import time_runs
+
+TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+
+
+def make_input(dtype: str, n: int, kind: str = "random", seed: int = 1) -> np.ndarray:
+    """Benchmark data: uniform [0, 1) floats (their float32 running sum drifts), integers in
+    [-2^20, 2^20) (no int64 overflow), or ``equal`` values."""
+    dt = np.dtype(dtype)
+    if kind == "equal":
+        return np.full(n, 3 if dt.kind == "i" else 0.1, dtype=dt)
+    if kind != "random":
+        raise ValueError(f"unknown reduce data kind {kind!r}; valid: random, equal")
+    rng = np.random.default_rng(seed)
+    if dt.kind == "i":
+        return rng.integers(-(1 << 20), 1 << 20, size=n, dtype=dt)
+    return rng.random(n, dtype=np.float64 if dt == np.float64 else np.float32)
+
+
+def reference(x: np.ndarray, s: ReduceSpec) -> Any:
+    """float64 (or exact int64) reference of the op."""
+    if s.op in ("sum", "mean") and x.dtype.kind == "f":
+        return numpy_reduce(x, spec(s.op, np.float64))  # float64 result, not float32
+    return numpy_reduce(x, s)
+
+
+def check(got: Any, ref: Any, s: ReduceSpec) -> tuple[bool, float | None, str | None]:
+    """(verified, relative error for float results, error message)."""
+    g = np.asarray(got)[()]
+    if s.out.kind == "f" or s.op == "mean":
+        if np.isnan(ref):
+            ok = bool(np.isnan(g))
+            return ok, None, None if ok else f"got {g}, want nan"
+        rel = abs(float(g) - float(ref)) / max(abs(float(ref)), np.finfo(np.float64).tiny)
+        tol = 0.0 if s.op in ("min", "max") else TOLERANCE[np.dtype(s.out)]
+        ok = rel <= tol
+        return ok, rel, None if ok else f"relative error {rel:.3g} above {tol:g}"
+    ok = int(g) == int(ref)
+    return ok, None, None if ok else f"got {int(g)}, want {int(ref)}"
+
+
+def _params(s: ReduceSpec, n: int, kind: str, st: Settings, runs: int, **extra: Any) -> dict:
+    return {"size": n, "dtype": s.dtype.name, "op": s.op, "data": kind,
+            "pinned": st.pinned, "runs": runs, "warmup": st.warmup, **extra}
+
+
+def measure_kernel(h_x: np.ndarray, d_x: Any, s: ReduceSpec, target: Any, kind: str,
+                   settings: Settings, ceilings: dict, ref: Any) -> dict:
+    """One kernel record for a cuda variant or a provider (``d_x`` is refilled every run)."""
+    import cupy
+
+    call, name, provider = _callable(target, s)
+    bytes_moved = reduce_bytes_moved(ReduceProblem(h_x.size, s.op, s.dtype, False))
+    holder: list[Any] = [None]
+    h_out = np.empty((), dtype=s.out)
+
+    def run(rec: Any, held: bool) -> None:
+        with rec.phase("h2d"):
+            d_x.set(h_x)
+        with rec.phase("kernel", hold=held):
+            holder[0] = call(d_x)
+        with rec.phase("d2h"):
+            h_out[()] = holder[0].get()
+
+    kw = dict(family="reduce", variant=name, provider=provider, backend="cuda",
+              bytes_moved=bytes_moved, ceilings=ceilings)
+    try:
+        call(d_x)  # compile and allocate outside any held phase
+        cupy.cuda.get_current_stream().synchronize()
+        samples, held = time_device_runs(run, settings)
+    except Exception as exc:
+        rec = make_result(phases={}, verified=False, error=f"{type(exc).__name__}: {exc}",
+                          params=_params(s, h_x.size, kind, settings, 0), **kw)
+        rec["rel_error"] = None
+        return rec
+    ok, rel, err = check(h_out, ref, s)
+    rec = make_result(phases={k: summarize(v) for k, v in samples.items()}, verified=ok,
+                      error=err, params=_params(s, h_x.size, kind, settings,
+                                                len(samples["total"]), held=held), **kw)
+    rec["rel_error"] = rel
+    return rec
+
+
+def measure_call(d_x: Any, s: ReduceSpec, target: Any, kind: str, settings: Settings,
+                 ceilings: dict, ref: Any, public: Callable[[Any], Any] | None = None) -> dict:
+    """Host time of one call on a device-resident input until its result is ready."""
+    import cupy
+
+    call, name, provider = _callable(target, s)
+    call = public or call
+    stream = cupy.cuda.get_current_stream()
+    out: list[Any] = [None]
+
+    def run(rec: Any) -> None:
+        with rec.phase("kernel"):
+            out[0] = call(d_x)
+            stream.synchronize()
+
+    samples = time_runs(run, warmup=max(settings.warmup, 10), runs=max(settings.runs, 200),
+                        cuda=False, max_seconds=settings.max_seconds)
+    ok, rel, err = check(out[0].get(), ref, s)
+    rec = make_result(family="reduce", variant=name, provider=provider, backend="cuda",
+                      params=_params(s, d_x.size, kind, settings, len(samples["total"]),
+                                     mode="call"),
+                      phases={"kernel": summarize(samples["kernel"])},
+                      bytes_moved=reduce_bytes_moved(ReduceProblem(d_x.size, s.op, s.dtype, True)),
+                      ceilings=ceilings, verified=ok, error=err)
+    rec["rel_error"] = rel
+    return rec
+
+
+def _callable(target: Any, s: ReduceSpec) -> tuple[Callable[[Any], Any], str, str]:
+    if isinstance(target, Provider):
+        return (lambda d: target.run(d, s)), target.name.format(op=s.op), target.library
+    return (lambda d: target.fn(d, s)), target.name, "warplab"
+
+
+def lecture_rows(records: list[dict]) -> list[dict]:
+    """Kernel records of one config in the lecture's order, comparators last."""
+    order = {n: i for i, n in enumerate(LECTURE_ORDER_HINT)}
+    return sorted(records, key=lambda r: (r["provider"] != "warplab",
+                                          order.get(r["variant"], len(order)), r["variant"]))
+
+
+def targets(variant_names: list[str] | None, with_comparators: bool) -> tuple[list[Any], list[str]]:
+    """cuda variants (named, or all) and the usable reduce comparators, plus skip notes."""
+    from .comparators import REDUCE_PROVIDERS, available
+
+    vs = ([_registry.get("reduce", n) for n in variant_names] if variant_names
+          else _registry.variants("reduce", "cuda"))
+    wrong = [v.name for v in vs if v.backend != "cuda"]
+    if wrong:
+        raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the cuda backend")
+    if not with_comparators:
+        return list(vs), []
+    provs, notes = available(REDUCE_PROVIDERS)
+    return list(vs) + provs, notes
+
+
+def measure_cpu(x: np.ndarray, s: ReduceSpec, kind: str, settings: Settings, ceilings: dict,
+                ref: Any) -> dict:
+    """The NumPy variant, host-timed (one phase: ``kernel``)."""
+    v = _registry.get("reduce", "numpy")
+    out: list[Any] = [None]
+
+    def run(rec: Any) -> None:
+        with rec.phase("kernel"):
+            out[0] = v.fn(x, s)
+
+    samples = time_runs(run, warmup=settings.warmup, runs=settings.runs, cuda=False,
+                        max_seconds=settings.max_seconds)
+    ok, rel, err = check(out[0], ref, s)
+    rec = make_result(family="reduce", variant=v.name, provider="warplab", backend="cpu",
+                      params=_params(s, x.size, kind, settings, len(samples["total"])),
+                      phases={k: summarize(val) for k, val in samples.items()},
+                      bytes_moved=v.bytes_moved(ReduceProblem(x.size, s.op, s.dtype, False)),
+                      ceilings=ceilings, verified=ok, error=err)
+    rec["rel_error"] = rel
+    return rec
+
+
+def measure_config(x: np.ndarray, ops: list[str], backend: str, tgts: list[Any], kind: str,
+                   settings: Settings, ceilings: dict, call_latency: bool,
+                   on_record: Callable[[dict], None]) -> None:
+    """Every op x target on one input (and, if asked, the call latency of the default)."""
+    if backend == "cpu":
+        for op in ops:
+            s = spec(op, x.dtype)
+            on_record(measure_cpu(x, s, kind, settings, ceilings, reference(x, s)))
+        return
+    import cupy
+    import cupyx
+
+    from .. import reduce as api
+
+    h_x = x
+    if settings.pinned:
+        h_x = cupyx.empty_pinned(x.shape, dtype=x.dtype)
+        h_x[...] = x
+    d_x = cupy.asarray(x)
+    for op in ops:
+        s = spec(op, x.dtype)
+        ref = reference(x, s)
+        for t in tgts:
+            on_record(measure_kernel(h_x, d_x, s, t, kind, settings, ceilings, ref))
+        if call_latency:
+            default = _registry.variants("reduce", "cuda")[0]
+            on_record(measure_call(d_x, s, default, kind, settings, ceilings, ref,
+                                   public=lambda d, op=op: api.reduce(d, op)))
+            for t in tgts:
+                if isinstance(t, Provider) and t.library == "cupy":
+                    on_record(measure_call(d_x, s, t, kind, settings, ceilings, ref))

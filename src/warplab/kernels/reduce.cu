@@ -1,0 +1,376 @@
+// warplab reductions: sum / min / max / mean. Compiled by NVRTC (cupy.RawModule, -std=c++17).
+//
+// Template arguments: T input element, A accumulator, R result, OP one of OpSum / OpMin / OpMax /
+// OpMean. The host picks (A, R) like NumPy picks result dtypes: int32 sums accumulate in int64,
+// float32 sums in double (accurate: a few ulps of the float64 sum), means in double.
+// Min and max propagate NaN like NumPy.
+
+typedef unsigned long long u64;
+typedef long long i64;
+typedef unsigned int u32;
+
+#ifndef WARPLAB_REDUCE_BLOCK
+#define WARPLAB_REDUCE_BLOCK 512  // the lecture's block size
+#endif
+constexpr u32 DIM = WARPLAB_REDUCE_BLOCK;
+
+template <class A> struct Lim;
+template <> struct Lim<int> {
+    __device__ static int lowest() { return -2147483647 - 1; }
+    __device__ static int highest() { return 2147483647; }
+};
+template <> struct Lim<i64> {
+    __device__ static i64 lowest() { return (i64)(-9223372036854775807LL - 1); }
+    __device__ static i64 highest() { return 9223372036854775807LL; }
+};
+template <> struct Lim<float> {
+    __device__ static float lowest() { return __int_as_float(0xff800000); }   // -inf
+    __device__ static float highest() { return __int_as_float(0x7f800000); }  // +inf
+};
+template <> struct Lim<double> {
+    __device__ static double lowest() { return __longlong_as_double(0xfff0000000000000ULL); }
+    __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000ULL); }
+};
+
+template <class A> __device__ __forceinline__ bool is_nan(A x) { return x != x; }
+
+struct OpSum {
+    template <class A> __device__ static A identity() { return A(0); }
+    template <class A> __device__ static A apply(A a, A b) { return a + b; }
+    template <class A, class R> __device__ static R finish(A a, double) { return R(a); }
+};
+struct OpMean {
+    template <class A> __device__ static A identity() { return A(0); }
+    template <class A> __device__ static A apply(A a, A b) { return a + b; }
+    template <class A, class R> __device__ static R finish(A a, double scale) {
+        return R(double(a) * scale);
+    }
+};
+struct OpMin {
+    template <class A> __device__ static A identity() { return Lim<A>::highest(); }
+    template <class A> __device__ static A apply(A a, A b) {
+        return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a));
+    }
+    template <class A, class R> __device__ static R finish(A a, double) { return R(a); }
+};
+struct OpMax {
+    template <class A> __device__ static A identity() { return Lim<A>::lowest(); }
+    template <class A> __device__ static A apply(A a, A b) {
+        return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a));
+    }
+    template <class A, class R> __device__ static R finish(A a, double) { return R(a); }
+};
+
+template <class T, class A, class OP>
+__device__ __forceinline__ A load_or_identity(const T* __restrict__ in, u64 i, u64 n) {
+    return i < n ? A(in[i]) : OP::template identity<A>();
+}
+
+// =============================================================================================
+// The parallel-reduction lecture's eight kernels (block DIM = 512). Each block writes one
+// partial; the host finishes the partials, as the lecture did. Deviations, all for correctness
+// at any size: 64-bit indices; threads past the end contribute the identity instead of
+// returning before a __syncthreads(); the unrolled loads keep their sum in a register instead of
+// writing it back into the input; the last-warp unrolling adds __syncwarp() (warp-synchronous
+// code without it is a race under Volta's independent thread scheduling).
+// =============================================================================================
+
+// #1 neighbored pairs, in place in global memory (on a scratch copy padded with the identity).
+template <class A, class OP>
+__global__ void reduce_neighbored_gmem(A* g_idata, A* g_odata) {
+    const u32 tid = threadIdx.x;
+    A* idata = g_idata + (u64)blockIdx.x * blockDim.x;
+    for (u32 stride = 1; stride < blockDim.x; stride *= 2) {
+        if ((tid % (2 * stride)) == 0) idata[tid] = OP::apply(idata[tid], idata[tid + stride]);
+        __syncthreads();
+    }
+    if (tid == 0) g_odata[blockIdx.x] = idata[0];
+}
+
+// #2 neighbored pairs in shared memory.
+template <class T, class A, class OP>
+__global__ void reduce_neighbored_smem(const T* __restrict__ g_idata, A* g_odata, u64 n) {
+    __shared__ A smem[DIM];
+    const u32 tid = threadIdx.x;
+    smem[tid] = load_or_identity<T, A, OP>(g_idata, (u64)blockIdx.x * blockDim.x + tid, n);
+    __syncthreads();
+    for (u32 stride = 1; stride < blockDim.x; stride *= 2) {
+        if ((tid % (2 * stride)) == 0) smem[tid] = OP::apply(smem[tid], smem[tid + stride]);
+        __syncthreads();
+    }
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+
+// #3 neighbored pairs, strided index: the active threads are contiguous (less divergence).
+template <class T, class A, class OP>
+__global__ void reduce_neighbored_smem_nodiv(const T* __restrict__ g_idata, A* g_odata, u64 n) {
+    __shared__ A smem[DIM];
+    const u32 tid = threadIdx.x;
+    smem[tid] = load_or_identity<T, A, OP>(g_idata, (u64)blockIdx.x * blockDim.x + tid, n);
+    __syncthreads();
+    for (u32 stride = 1; stride < blockDim.x; stride *= 2) {
+        const u32 index = 2 * stride * tid;
+        if (index < blockDim.x) smem[index] = OP::apply(smem[index], smem[index + stride]);
+        __syncthreads();
+    }
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+
+template <class A, class OP>
+__device__ __forceinline__ void tree_interleaved(A* smem, u32 tid, u32 down_to) {
+    for (u32 stride = blockDim.x / 2; stride > down_to; stride >>= 1) {
+        if (tid < stride) smem[tid] = OP::apply(smem[tid], smem[tid + stride]);
+        __syncthreads();
+    }
+}
+
+// #4 interleaved pairs: stride from blockDim/2 down.
+template <class T, class A, class OP>
+__global__ void reduce_interleaved_smem(const T* __restrict__ g_idata, A* g_odata, u64 n) {
+    __shared__ A smem[DIM];
+    const u32 tid = threadIdx.x;
+    smem[tid] = load_or_identity<T, A, OP>(g_idata, (u64)blockIdx.x * blockDim.x + tid, n);
+    __syncthreads();
+    tree_interleaved<A, OP>(smem, tid, 0);
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+
+// #5 each thread first combines two elements a block apart: half the blocks.
+template <class T, class A, class OP>
+__global__ void reduce_unroll2(const T* __restrict__ g_idata, A* g_odata, u64 n) {
+    __shared__ A smem[DIM];
+    const u32 tid = threadIdx.x;
+    const u64 idx = (u64)blockIdx.x * blockDim.x * 2 + tid;
+    smem[tid] = OP::apply(load_or_identity<T, A, OP>(g_idata, idx, n),
+                          load_or_identity<T, A, OP>(g_idata, idx + blockDim.x, n));
+    __syncthreads();
+    tree_interleaved<A, OP>(smem, tid, 0);
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+
+template <class T, class A, class OP>
+__device__ __forceinline__ A load8(const T* __restrict__ in, u64 idx, u32 step, u64 n) {
+    if (idx + 7ull * step < n) {  // the lecture's fast path: eight independent loads
+        A a1 = A(in[idx]), a2 = A(in[idx + step]), a3 = A(in[idx + 2ull * step]);
+        A a4 = A(in[idx + 3ull * step]), b1 = A(in[idx + 4ull * step]);
+        A b2 = A(in[idx + 5ull * step]), b3 = A(in[idx + 6ull * step]);
+        A b4 = A(in[idx + 7ull * step]);
+        return OP::apply(OP::apply(OP::apply(a1, a2), OP::apply(a3, a4)),
+                         OP::apply(OP::apply(b1, b2), OP::apply(b3, b4)));
+    }
+    A acc = OP::template identity<A>();
+    for (int k = 0; k < 8; ++k) acc = OP::apply(acc, load_or_identity<T, A, OP>(in, idx + (u64)k * step, n));
+    return acc;
+}
+
+template <class A, class OP>
+__device__ __forceinline__ void last_warp(A* smem, u32 tid) {
+    if (tid < 32) {
+        volatile A* v = smem;
+        A x = v[tid];
+#pragma unroll
+        for (u32 off = 32; off > 0; off >>= 1) {
+            x = OP::apply(x, (A)v[tid + off]);
+            __syncwarp();
+            v[tid] = x;
+            __syncwarp();
+        }
+    }
+}
+
+// #6 eight elements per thread first, then the last warp unrolled (no __syncthreads there).
+template <class T, class A, class OP>
+__global__ void reduce_unroll_warp8(const T* __restrict__ g_idata, A* g_odata, u64 n) {
+    __shared__ A smem[DIM];
+    const u32 tid = threadIdx.x;
+    smem[tid] = load8<T, A, OP>(g_idata, (u64)blockIdx.x * blockDim.x * 8 + tid, blockDim.x, n);
+    __syncthreads();
+    tree_interleaved<A, OP>(smem, tid, 32);
+    last_warp<A, OP>(smem, tid);
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+
+template <u32 BS, class A, class OP>
+__device__ __forceinline__ void unrolled_tree(A* smem, u32 tid, u32 bdim) {
+    // BS == 0: test blockDim.x at run time (kernel #7); else the template block size (#8).
+    const u32 b = BS ? BS : bdim;
+    if (b >= 1024 && tid < 512) smem[tid] = OP::apply(smem[tid], smem[tid + 512]);
+    __syncthreads();
+    if (b >= 512 && tid < 256) smem[tid] = OP::apply(smem[tid], smem[tid + 256]);
+    __syncthreads();
+    if (b >= 256 && tid < 128) smem[tid] = OP::apply(smem[tid], smem[tid + 128]);
+    __syncthreads();
+    if (b >= 128 && tid < 64) smem[tid] = OP::apply(smem[tid], smem[tid + 64]);
+    __syncthreads();
+    last_warp<A, OP>(smem, tid);
+}
+
+// #7 as #6 with the block-level loop unrolled by hand (tests on blockDim.x).
+template <class T, class A, class OP>
+__global__ void reduce_complete_unroll8(const T* __restrict__ g_idata, A* g_odata, u64 n) {
+    __shared__ A smem[DIM];
+    const u32 tid = threadIdx.x;
+    smem[tid] = load8<T, A, OP>(g_idata, (u64)blockIdx.x * blockDim.x * 8 + tid, blockDim.x, n);
+    __syncthreads();
+    unrolled_tree<0, A, OP>(smem, tid, blockDim.x);
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+
+// #8 as #7 with the block size a template argument: the tests fold at compile time.
+template <u32 BS, class T, class A, class OP>
+__global__ void reduce_complete_unroll8_template(const T* __restrict__ g_idata, A* g_odata,
+                                                 u64 n) {
+    __shared__ A smem[BS];
+    const u32 tid = threadIdx.x;
+    smem[tid] = load8<T, A, OP>(g_idata, (u64)blockIdx.x * BS * 8 + tid, BS, n);
+    __syncthreads();
+    unrolled_tree<BS, A, OP>(smem, tid, BS);
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+
+// =============================================================================================
+// One launch: the GPU lecture's global synchronisation. Every block writes its partial,
+// __threadfence() makes it visible device-wide, atomicInc counts finished blocks; the block
+// that draws the last ticket reduces all partials and writes the result. atomicInc wraps the
+// counter back to 0 on the last ticket, so the next launch starts clean.
+// =============================================================================================
+
+template <class A, class R, class OP, u32 BS>
+__device__ __forceinline__ void finish_last_block(A* smem, A partial, A* partials, u32* counter,
+                                                  R* result, double scale) {
+    __shared__ bool am_last;
+    const u32 tid = threadIdx.x;
+    if (tid == 0) {
+        partials[blockIdx.x] = partial;
+        __threadfence();
+        am_last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!am_last) return;
+    A acc = OP::template identity<A>();
+    for (u32 i = tid; i < gridDim.x; i += BS) acc = OP::apply(acc, ((volatile A*)partials)[i]);
+    smem[tid] = acc;
+    __syncthreads();
+    unrolled_tree<BS, A, OP>(smem, tid, BS);
+    if (tid == 0) *result = OP::template finish<A, R>(smem[0], scale);
+}
+
+template <class T, class A, class R, class OP>
+__global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* partials,
+                                         u32* counter, R* result, double scale) {
+    __shared__ A smem[DIM];
+    const u32 tid = threadIdx.x;
+    smem[tid] = load8<T, A, OP>(in, (u64)blockIdx.x * DIM * 8 + tid, DIM, n);
+    __syncthreads();
+    unrolled_tree<DIM, A, OP>(smem, tid, DIM);
+    finish_last_block<A, R, OP, DIM>(smem, smem[0], partials, counter, result, scale);
+}
+
+// =============================================================================================
+// The default: a persistent grid (SMs x occupancy blocks of 256) strides over the input with
+// 16-byte streaming loads, four independent accumulators per thread, warp shuffles for the
+// block, and the last-block finish above: one launch, no host work.
+// =============================================================================================
+
+constexpr u32 VEC_BS = 256;
+constexpr int VEC_ACC = 4;
+
+template <class A, class OP>
+__device__ __forceinline__ A warp_reduce(A x) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) x = OP::apply(x, __shfl_down_sync(0xffffffffu, x, off));
+    return x;
+}
+
+template <class T, class A, class R, class OP>
+__global__ void __launch_bounds__(VEC_BS)
+reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter, R* result,
+                      double scale) {
+    constexpr int PER = 16 / sizeof(T);  // elements per 16-byte load
+    const u32 tid = threadIdx.x;
+    const u64 gtid = (u64)blockIdx.x * VEC_BS + tid;
+    const u64 gstride = (u64)gridDim.x * VEC_BS;
+    u64 head = ((16u - ((unsigned long long)in & 15u)) & 15u) / sizeof(T);
+    if (head > n) head = n;
+    const u64 nvec = (n - head) / PER;
+    const uint4* __restrict__ vin = reinterpret_cast<const uint4*>(in + head);
+
+    A acc[VEC_ACC];
+#pragma unroll
+    for (int k = 0; k < VEC_ACC; ++k) acc[k] = OP::template identity<A>();
+    union Pack { uint4 u; T v[PER]; };
+    u64 i = gtid;
+    for (; i + (VEC_ACC - 1) * gstride < nvec; i += VEC_ACC * gstride) {
+        Pack p[VEC_ACC];
+#pragma unroll
+        for (int k = 0; k < VEC_ACC; ++k) p[k].u = __ldcs(vin + i + k * gstride);
+#pragma unroll
+        for (int k = 0; k < VEC_ACC; ++k)
+#pragma unroll
+            for (int e = 0; e < PER; ++e) acc[k] = OP::apply(acc[k], A(p[k].v[e]));
+    }
+    for (; i < nvec; i += gstride) {
+        Pack p;
+        p.u = __ldcs(vin + i);
+#pragma unroll
+        for (int e = 0; e < PER; ++e) acc[0] = OP::apply(acc[0], A(p.v[e]));
+    }
+    const u64 tail = head + nvec * PER;
+    if (gtid < head) acc[1] = OP::apply(acc[1], A(in[gtid]));
+    if (gtid < n - tail) acc[2] = OP::apply(acc[2], A(in[tail + gtid]));
+    A x = OP::apply(OP::apply(acc[0], acc[1]), OP::apply(acc[2], acc[3]));
+
+    __shared__ A smem[VEC_BS];
+    x = warp_reduce<A, OP>(x);
+    if ((tid & 31u) == 0) smem[tid >> 5] = x;
+    __syncthreads();
+    if (tid < 32) {
+        x = tid < VEC_BS / 32 ? smem[tid] : OP::template identity<A>();
+        x = warp_reduce<A, OP>(x);
+    }
+    if (gridDim.x == 1) {  // small inputs: no partials, no atomics
+        if (tid == 0) *result = OP::template finish<A, R>(x, scale);
+        return;
+    }
+    __syncthreads();
+    finish_last_block<A, R, OP, VEC_BS>(smem, x, partials, counter, result, scale);
+}
+
+// Explicit instantiations for the nvcc compile check (NVRTC instantiates what the host names).
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_GMEM(A, OP) template __global__ void reduce_neighbored_gmem<A, OP>(A*, A*);
+WARPLAB_GMEM(i64, OpSum) WARPLAB_GMEM(double, OpSum) WARPLAB_GMEM(double, OpMean)
+WARPLAB_GMEM(int, OpMin) WARPLAB_GMEM(i64, OpMin) WARPLAB_GMEM(float, OpMin)
+WARPLAB_GMEM(double, OpMin) WARPLAB_GMEM(int, OpMax) WARPLAB_GMEM(i64, OpMax)
+WARPLAB_GMEM(float, OpMax) WARPLAB_GMEM(double, OpMax)
+#define WARPLAB_SEEDS(T, A, OP)                                                                \
+    template __global__ void reduce_neighbored_smem<T, A, OP>(const T*, A*, u64);             \
+    template __global__ void reduce_neighbored_smem_nodiv<T, A, OP>(const T*, A*, u64);       \
+    template __global__ void reduce_interleaved_smem<T, A, OP>(const T*, A*, u64);            \
+    template __global__ void reduce_unroll2<T, A, OP>(const T*, A*, u64);                     \
+    template __global__ void reduce_unroll_warp8<T, A, OP>(const T*, A*, u64);                \
+    template __global__ void reduce_complete_unroll8<T, A, OP>(const T*, A*, u64);            \
+    template __global__ void reduce_complete_unroll8_template<DIM, T, A, OP>(const T*, A*, u64);
+#define WARPLAB_ONE_PASS(T, A, R, OP)                                                          \
+    template __global__ void reduce_single_pass_fence<T, A, R, OP>(const T*, u64, A*, u32*,    \
+                                                                   R*, double);               \
+    template __global__ void reduce_persistent_vec<T, A, R, OP>(const T*, u64, A*, u32*, R*,   \
+                                                                double);
+#define WARPLAB_ALL(T, A, R, OP) WARPLAB_SEEDS(T, A, OP) WARPLAB_ONE_PASS(T, A, R, OP)
+WARPLAB_ALL(int, i64, i64, OpSum)
+WARPLAB_ALL(i64, i64, i64, OpSum)
+WARPLAB_ALL(float, double, float, OpSum)
+WARPLAB_ALL(double, double, double, OpSum)
+WARPLAB_ALL(int, double, double, OpMean)
+WARPLAB_ALL(i64, double, double, OpMean)
+WARPLAB_ALL(float, double, float, OpMean)
+WARPLAB_ALL(double, double, double, OpMean)
+WARPLAB_ALL(int, int, int, OpMin)
+WARPLAB_ALL(i64, i64, i64, OpMin)
+WARPLAB_ALL(float, float, float, OpMin)
+WARPLAB_ALL(double, double, double, OpMin)
+WARPLAB_ALL(int, int, int, OpMax)
+WARPLAB_ALL(i64, i64, i64, OpMax)
+WARPLAB_ALL(float, float, float, OpMax)
+WARPLAB_ALL(double, double, double, OpMax)
+#endif

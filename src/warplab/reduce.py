@@ -1,0 +1,118 @@
+"""Reductions: ``sum``, ``min``, ``max``, ``mean`` and ``reduce(a, op)`` over the whole array.
+
+Variants: ``warplab.variants("reduce")``: the reduction lecture's eight kernels, the GPU
+lecture's single-pass global synchronisation, the default ``persistent_vec`` (cuda, in
+``_reduce_cuda``) and NumPy (``cpu.reduce``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _reduce_cuda  # noqa: F401  (registers the cuda variants)
+from . import _registry
+from ._arrays import as_input, flat_contiguous, to_device, to_host
+from ._device import cuda_available, cuda_status, resolve_backend
+from ._reduce_spec import ReduceProblem, spec
+from .cpu import reduce as _cpu_reduce  # noqa: F401  (registers the cpu variant)
+from .errors import DeviceUnavailableError
+
+#: Name of the variant the last reduction ran (for tests and debugging).
+last_variant: str | None = None
+
+
+def _backend(device: str | None, variant: str | None, on_device: bool) -> str:
+    if device is not None:
+        return resolve_backend(device)
+    if variant is not None:
+        v = _registry.get("reduce", variant)
+        if v.backend == "cuda" and not cuda_available():
+            raise DeviceUnavailableError(f"variant {variant!r} needs the cuda backend: "
+                                         f"{cuda_status()[1]}")
+        return v.backend
+    return "cuda" if on_device else resolve_backend(None)
+
+
+def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str | None = None,
+           device: str | None = None) -> Any:
+    """Reduce all elements of ``a`` with ``op`` (``"sum"``, ``"min"``, ``"max"``, ``"mean"``).
+
+    Args:
+        a: int32, int64, float32 or float64 data of any shape and layout: NumPy, CuPy, torch or
+            anything with ``__cuda_array_interface__`` / DLPack.
+        op: the reduction.
+        axis: only ``None`` (every element) is supported so far.
+        dtype: NumPy's ``dtype=``: the input is cast to it first (one extra pass).
+        variant: a registered variant (``warplab.variants("reduce")``); default: the fastest.
+        device: ``"cuda"`` or ``"cpu"``; default automatic (``WARPLAB_DEVICE`` overrides).
+
+    Returns:
+        A NumPy scalar for host input, a 0-d CuPy array for device input, of NumPy's result
+        dtype (int32 sums give int64, float32 stays float32, integer means float64).
+
+    Raises:
+        TypeError: an unsupported dtype.  ValueError: unknown op or variant; min/max of an
+        empty array (as NumPy).  NotImplementedError: ``axis`` other than ``None``.
+
+    Performance:
+        Reads every element once (the default variant: one launch, no host synchronisation
+        for device input). Non-contiguous input is copied first. Host input: one H2D copy and
+        one synchronising read of the result.
+    """
+    if axis is not None:
+        raise NotImplementedError(f"axis={axis!r} is not supported yet: warplab reductions "
+                                  "reduce every element (axis=None)")
+    inp = as_input(a)
+    x = flat_contiguous(inp.array)
+    if dtype is not None:
+        x = x.astype(np.dtype(dtype), copy=False)
+    s = spec(op, x.dtype)
+    n = x.size
+    if n == 0:
+        return _empty(s, inp.on_device)
+    backend = _backend(device, variant, inp.on_device)
+    v = _registry.choose("reduce", backend, ReduceProblem(n, op, s.dtype, inp.on_device), variant)
+    global last_variant
+    last_variant = v.name
+    if backend == "cpu":
+        r = v.fn(to_host(x), s)
+        return to_device(np.asarray(r, dtype=s.out)) if inp.on_device else r
+    r = v.fn(x if inp.on_device else to_device(x), s)
+    return r if inp.on_device else s.out.type(r.get()[()])
+
+
+def _empty(s: Any, on_device: bool) -> Any:
+    if s.op in ("min", "max"):
+        name = "minimum" if s.op == "min" else "maximum"
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    r = s.out.type(0) if s.op == "sum" else s.out.type(np.nan)
+    if s.op == "mean":
+        import warnings
+
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+    return to_device(np.asarray(r)) if on_device else r
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, *, variant: str | None = None,  # noqa: A001
+        device: str | None = None) -> Any:
+    """Sum of all elements (NumPy's result dtype; float sums accumulate in float64)."""
+    return reduce(a, "sum", axis=axis, dtype=dtype, variant=variant, device=device)
+
+
+def min(a: Any, axis: Any = None, *, variant: str | None = None,  # noqa: A001
+        device: str | None = None) -> Any:
+    """Smallest element; NaN if any element is NaN; ``ValueError`` for an empty array."""
+    return reduce(a, "min", axis=axis, variant=variant, device=device)
+
+
+def max(a: Any, axis: Any = None, *, variant: str | None = None,  # noqa: A001
+        device: str | None = None) -> Any:
+    """Largest element; NaN if any element is NaN; ``ValueError`` for an empty array."""
+    return reduce(a, "max", axis=axis, variant=variant, device=device)
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, *, variant: str | None = None,
+         device: str | None = None) -> Any:
+    """Arithmetic mean (accumulated in float64; NaN with a RuntimeWarning when empty)."""
+    return reduce(a, "mean", axis=axis, dtype=dtype, variant=variant, device=device)
