@@ -239,9 +239,9 @@ def test_failures_not_in_speed_tables(reduce_report: tuple[Path, str]) -> None:
             assert any(r["dtype"] == "float32" and r["variant"] == "unroll2" for r in rows)
         if t["class"] == "speedup":
             h = t["header"]
-            rows = {c[h.index("dtype")]: dict(zip(h, c)) for c in t["rows"]}
-            assert rows["int32"]["unroll2"] == "—" and rows["float32"]["unroll2"] != "—"
-            assert rows["int32"]["neighbored_gmem"] == "1.00"
+            by_dtype = {c[h.index("dtype")]: dict(zip(h, c)) for c in t["rows"]}
+            assert by_dtype["int32"]["unroll2"] == "—" and by_dtype["float32"]["unroll2"] != "—"
+            assert by_dtype["int32"]["neighbored_gmem"] == "1.00"
         if t["class"] == "medians" and "dtype=int32" in t["caption"]:
             h = t["header"]
             last = dict(zip(h, t["rows"][-1]))

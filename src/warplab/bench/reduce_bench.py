@@ -194,7 +194,7 @@ def measure_config(x: np.ndarray, ops: list[str], backend: str, tgts: list[Any],
     import cupy
     import cupyx
 
-    from .. import reduce as api
+    from ..reduce import reduce as public_reduce
 
     h_x = x
     if settings.pinned:
@@ -209,7 +209,7 @@ def measure_config(x: np.ndarray, ops: list[str], backend: str, tgts: list[Any],
         if call_latency:
             default = _registry.variants("reduce", "cuda")[0]
             on_record(measure_call(d_x, s, default, kind, settings, ceilings, ref,
-                                   public=lambda d, op=op: api.reduce(d, op)))
+                                   public=lambda d, op=op: public_reduce(d, op)))
             for t in tgts:
                 if isinstance(t, Provider) and t.library == "cupy":
                     on_record(measure_call(d_x, s, t, kind, settings, ceilings, ref))

@@ -249,7 +249,7 @@ OFF_CHAIN_COLOR = "#fdae6b"
 
 
 def _times(x: float) -> str:
-    return f"{x:.3g}×"
+    return f"{x:.2f}×" if abs(x) < 10 else f"{x:.1f}×"
 
 
 def plot_step_speedup(rows: Sequence[Row], path: Path, *, family: str, title: str,
@@ -319,6 +319,8 @@ def plot_step_speedup(rows: Sequence[Row], path: Path, *, family: str, title: st
         who = "comparator" if all(s.comparator for s in off) else "comparator / other"
         handles.append(Patch(facecolor="white", edgecolor=OFF_CHAIN_COLOR, hatch="//",
                              label=f"{who}: {baseline} / this one"))
+    handles.append(Patch(facecolor="none", edgecolor="none",
+                         label=f"cum: {baseline} / this one"))
     ax.legend(handles=handles, fontsize=7, loc="upper left")
-    return _finish(fig, ax, path, f"{title} (size {fmt_size(size)})", "",
-                   f"speedup (×); cum = vs {baseline}", legend=False)
+    return _finish(fig, ax, path, f"{title} (size {fmt_size(size)})", "", "speedup (×)",
+                   legend=False)

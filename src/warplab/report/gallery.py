@@ -18,8 +18,8 @@ from .figures import (
     plot_speedup_vs_baseline, plot_step_speedup, plot_time_vs_size,
 )
 from .groups import (
-    BASELINE, RATIO_PAIR, STEP_FAMILIES, by_config, config_label, config_slug, group_by, ordered_series,
-    slug, sort_key_config, styles_for, without,
+    BASELINE, RATIO_PAIR, STEP_FAMILIES, by_config, config_label, config_slug, group_by,
+    ordered_series, slug, sort_key_config, styles_for, without,
 )
 from .load import Results, Row
 

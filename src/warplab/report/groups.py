@@ -243,6 +243,8 @@ def step_speedups(family: str, rows: Sequence[Row],
         ok row with a size.
     """
     baseline = baseline or BASELINE.get(family)
+    if baseline is None:
+        return None, []
     ok = [r for r in rows if r.ok and r.size is not None and r.median]
     size = largest_size(r for r in ok if r.variant == baseline)
     if size is None:
