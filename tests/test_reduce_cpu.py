@@ -311,10 +311,6 @@ def test_dtype_argument_like_numpy(func: str, src: str, dt: str) -> None:
     assert got == pytest.approx(want, rel=1e-6 if "32" in dt else 1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: dtype=int32 (sum) / dtype=int64 (mean) do not "
-                   "give NumPy's result dtype: reduce() casts the input and then applies the "
-                   "input-dtype rules, so sum(a, dtype=int32) is int64 (no int32 wrap) and "
-                   "mean(a, dtype=int64) is float64 instead of int64")
 @pytest.mark.parametrize("func,dt", [("sum", np.int32), ("mean", np.int64)])
 def test_integer_dtype_argument_result_dtype(func: str, dt) -> None:
     a = np.full(4, 2**31 - 1, dtype=np.int32)
@@ -410,9 +406,6 @@ def test_unknown_device() -> None:
 
 
 @pytest.mark.skipif(warplab.cuda_available(), reason="a GPU is present")
-@pytest.mark.xfail(strict=True, reason="BUG: reduce() returns early for empty input before "
-                   "validating variant= and device=, so an unknown variant or device='cuda' "
-                   "without a GPU silently gives 0 for an empty array")
 @pytest.mark.parametrize("kwargs,exc", [({"variant": "nosuch_variant"}, ValueError),
                                         ({"device": "cuda"}, warplab.DeviceUnavailableError)])
 def test_empty_input_still_validates_variant_and_device(kwargs: dict, exc) -> None:

@@ -68,6 +68,12 @@ def map_file(path: str | os.PathLike[str]) -> np.ndarray:
 
 def as_input(data: Any) -> Input:
     """Normalise ``data`` (see the module docstring) without copying where possible."""
+    if type(data) is np.ndarray:
+        return Input(data, False)
+    if hasattr(data, "__cuda_array_interface__"):
+        import cupy
+
+        return Input(data if type(data) is cupy.ndarray else cupy.asarray(data), True)
     if isinstance(data, (str, os.PathLike)):
         return Input(map_file(data), False, os.fspath(data))
     if isinstance(data, (bytes, bytearray)):
@@ -93,6 +99,8 @@ def as_input(data: Any) -> Input:
 
 def flat_contiguous(arr: Any) -> Any:
     """A 1-D C-contiguous view of ``arr`` (a copy only when ``arr`` is not contiguous)."""
+    if arr.ndim == 1 and arr.flags.c_contiguous:
+        return arr
     xp = _xp(arr)
     return xp.ascontiguousarray(arr).reshape(-1)
 

@@ -115,26 +115,18 @@ class _StreamScratch:
     def __init__(self) -> None:
         self._by_stream: dict[tuple[int, int], dict[Any, Any]] = {}
 
-    def _slot(self) -> dict[Any, Any]:
+    def get(self, dtype: np.dtype, size: int) -> tuple[Any, Any]:
+        """(counter, partials of at least ``size`` elements of ``dtype``) for this stream."""
         import cupy
 
-        key = (cupy.cuda.Device().id, cupy.cuda.get_current_stream().ptr)
+        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
         slot = self._by_stream.get(key)
         if slot is None:
             slot = self._by_stream[key] = {"counter": cupy.zeros(1, dtype=np.uint32)}
-        return slot
-
-    def counter(self) -> Any:
-        return self._slot()["counter"]
-
-    def partials(self, dtype: np.dtype, size: int) -> Any:
-        import cupy
-
-        slot = self._slot()
         buf = slot.get(dtype.str)
         if buf is None or buf.size < size:
             buf = slot[dtype.str] = cupy.empty(max(size, 1024), dtype=dtype)
-        return buf
+        return slot["counter"], buf
 
 
 _SCRATCH = _StreamScratch()
@@ -151,8 +143,9 @@ def single_pass_fence(x: Any, s: ReduceSpec) -> Any:
     n = x.size
     grid = max(1, -(-n // (8 * DIM)))
     out = cupy.empty((), dtype=s.out)
+    counter, partials = _SCRATCH.get(s.acc, grid)
     _kernel("reduce_single_pass_fence", s.c_types)(
-        (grid,), (DIM,), (x, np.uint64(n), _SCRATCH.partials(s.acc, grid), _SCRATCH.counter(), out,
+        (grid,), (DIM,), (x, np.uint64(n), partials, counter, out,
                           np.float64(1.0 / max(n, 1))))
     return out
 
@@ -176,11 +169,11 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     import cupy
 
     n = x.size
-    dev = cupy.cuda.Device().id
-    k, full = _vec_plan(s.c_types, dev)
+    k, full = _vec_plan(s.c_types, cupy.cuda.runtime.getDevice())
     per = 16 // s.dtype.itemsize
     grid = max(1, min(full, -(-n // (per * VEC_BS))))
     out = cupy.empty((), dtype=s.out)
-    k((grid,), (VEC_BS,), (x, np.uint64(n), _SCRATCH.partials(s.acc, full), _SCRATCH.counter(), out,
+    counter, partials = _SCRATCH.get(s.acc, full)
+    k((grid,), (VEC_BS,), (x, np.uint64(n), partials, counter, out,
                            np.float64(1.0 / max(n, 1))))
     return out

@@ -7,6 +7,7 @@ and max.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,7 @@ class ReduceSpec:
         return self.acc.type(info.max if self.op == "min" else info.min)
 
 
+@functools.lru_cache(maxsize=64)
 def spec(op: str, dtype: np.dtype) -> ReduceSpec:
     """The spec of ``op`` on ``dtype``; ``ValueError`` / ``TypeError`` for unsupported ones."""
     if op not in OPS:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 _REGISTRY: dict[str, dict[str, "Variant"]] = {}
+# variants() cache: (family, backend) -> (family dict identity and size, ordered list)
+_ORDERED: dict[tuple[str, str | None], tuple[tuple[int, int], list["Variant"]]] = {}
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,12 @@ def register(
 def variants(family: str, backend: str | None = None) -> list[Variant]:
     """All variants of a family (optionally of one backend), in preference order."""
     fam = _REGISTRY.get(family, {})
-    out = [v for v in fam.values() if backend is None or v.backend == backend]
-    return sorted(out, key=lambda v: (v.rank, v.name))
+    stamp = (id(fam), len(fam))
+    cached = _ORDERED.get((family, backend))
+    if cached is None or cached[0] != stamp:
+        out = [v for v in fam.values() if backend is None or v.backend == backend]
+        cached = _ORDERED[(family, backend)] = (stamp, sorted(out, key=lambda v: (v.rank, v.name)))
+    return list(cached[1])
 
 
 def get(family: str, name: str) -> Variant:

@@ -65,21 +65,26 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str
                                   "reduce every element (axis=None)")
     inp = as_input(a)
     x = flat_contiguous(inp.array)
-    if dtype is not None:
+    if dtype is not None:  # as NumPy: elements converted to dtype, the result of that dtype
         x = x.astype(np.dtype(dtype), copy=False)
     s = spec(op, x.dtype)
     n = x.size
-    if n == 0:
-        return _empty(s, inp.on_device)
     backend = _backend(device, variant, inp.on_device)
     v = _registry.choose("reduce", backend, ReduceProblem(n, op, s.dtype, inp.on_device), variant)
+    if n == 0:
+        return _empty(s, inp.on_device)
     global last_variant
     last_variant = v.name
     if backend == "cpu":
         r = v.fn(to_host(x), s)
-        return to_device(np.asarray(r, dtype=s.out)) if inp.on_device else r
-    r = v.fn(x if inp.on_device else to_device(x), s)
-    return r if inp.on_device else s.out.type(r.get()[()])
+        r = to_device(np.asarray(r, dtype=s.out)) if inp.on_device else r
+    else:
+        r = v.fn(x if inp.on_device else to_device(x), s)
+        r = r if inp.on_device else s.out.type(r.get()[()])
+    if dtype is not None and op in ("sum", "mean") and r.dtype != x.dtype:
+        # integer sums wrap the same whether accumulated in int64 or in the narrower dtype
+        r = r.astype(x.dtype) if inp.on_device else x.dtype.type(r)
+    return r
 
 
 def _empty(s: Any, on_device: bool) -> Any:

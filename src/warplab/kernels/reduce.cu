@@ -272,8 +272,14 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 // block, and the last-block finish above: one launch, no host work.
 // =============================================================================================
 
-constexpr u32 VEC_BS = 256;
-constexpr int VEC_ACC = 4;
+#ifndef WARPLAB_REDUCE_VEC_BS  // -D overrides for tuning runs (benchmarks/explore_reduce.py)
+#define WARPLAB_REDUCE_VEC_BS 256
+#endif
+#ifndef WARPLAB_REDUCE_VEC_ACC
+#define WARPLAB_REDUCE_VEC_ACC 4
+#endif
+constexpr u32 VEC_BS = WARPLAB_REDUCE_VEC_BS;
+constexpr int VEC_ACC = WARPLAB_REDUCE_VEC_ACC;
 
 template <class A, class OP>
 __device__ __forceinline__ A warp_reduce(A x) {
