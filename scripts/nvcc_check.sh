@@ -20,9 +20,11 @@ for cu in src/warplab/kernels/*.cu; do
     echo "nvcc_check: $cu FAILED" >&2; cat "$tmp/$name.log" >&2; status=1
   fi
 done
-# Resource lines of the default histogram kernels (bytes mapping): lane_private_vec and the seeds.
-for k in '_Z19hist_privatized_vecILi1ELb0ELi0EEvPKhyPyjS1_' '_Z11hist_globalILi0EEvPKhyPyjS1_' \
+# Resource lines of the default kernels: histogram (bytes mapping) and its seeds; float32 sum.
+for k in '_Z19hist_privatized_vecILi1ELb1ELi0EEvPKhyPyjS1_' '_Z11hist_globalILi0EEvPKhyPyjS1_' \
          '_Z19hist_private_strideILi0EEvPKhyPyjS1_'; do
   grep -A3 "Compiling entry function '$k'" "$tmp/histogram.log" | grep -E "entry|Used|spill" || true
 done
+grep -A3 "Compiling entry function '_Z21reduce_persistent_vecIfdf5OpSum" "$tmp/reduce.log" \
+  | grep -E "entry|Used|spill" || true
 exit $status

@@ -18,7 +18,7 @@ from ._registry import register
 from .kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 DIM = 512       # the lecture's block size (WARPLAB_REDUCE_BLOCK in reduce.cu)
-VEC_BS = 256    # VEC_BS in reduce.cu
+VEC_BS = 512    # VEC_BS in reduce.cu
 SPECS = tuple(spec(op, dt) for op in OPS for dt in DTYPES)
 
 
@@ -163,8 +163,8 @@ def _vec_plan(c_types: str, device_id: int) -> tuple[Any, int]:
 def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     """Persistent grid, 16-byte loads, 4 accumulators per thread, warp shuffles, last-block finish.
 
-    Performance: reads n elements once; one launch of at most SMs x occupancy blocks of 256
-    (one block, no atomics, for inputs below 256 vectors); no host work.
+    Performance: reads n elements once; one launch of at most SMs x occupancy blocks of 512
+    (one block, no atomics, for inputs below 512 vectors); no host work.
     """
     import cupy
 

@@ -267,13 +267,13 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 }
 
 // =============================================================================================
-// The default: a persistent grid (SMs x occupancy blocks of 256) strides over the input with
+// The default: a persistent grid (SMs x occupancy blocks of 512) strides over the input with
 // 16-byte streaming loads, four independent accumulators per thread, warp shuffles for the
 // block, and the last-block finish above: one launch, no host work.
 // =============================================================================================
 
 #ifndef WARPLAB_REDUCE_VEC_BS  // -D overrides for tuning runs (benchmarks/explore_reduce.py)
-#define WARPLAB_REDUCE_VEC_BS 256
+#define WARPLAB_REDUCE_VEC_BS 512
 #endif
 #ifndef WARPLAB_REDUCE_VEC_ACC
 #define WARPLAB_REDUCE_VEC_ACC 4
@@ -289,7 +289,7 @@ __device__ __forceinline__ A warp_reduce(A x) {
 }
 
 template <class T, class A, class R, class OP>
-__global__ void __launch_bounds__(VEC_BS)
+__global__ void __launch_bounds__(VEC_BS, 2048 / VEC_BS)
 reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter, R* result,
                       double scale) {
     constexpr int PER = 16 / sizeof(T);  // elements per 16-byte load
@@ -322,9 +322,11 @@ reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter
         for (int e = 0; e < PER; ++e) acc[0] = OP::apply(acc[0], A(p.v[e]));
     }
     const u64 tail = head + nvec * PER;
-    if (gtid < head) acc[1] = OP::apply(acc[1], A(in[gtid]));
-    if (gtid < n - tail) acc[2] = OP::apply(acc[2], A(in[tail + gtid]));
-    A x = OP::apply(OP::apply(acc[0], acc[1]), OP::apply(acc[2], acc[3]));
+    if (gtid < head) acc[0] = OP::apply(acc[0], A(in[gtid]));
+    if (gtid < n - tail) acc[0] = OP::apply(acc[0], A(in[tail + gtid]));
+    A x = acc[0];
+#pragma unroll
+    for (int k = 1; k < VEC_ACC; ++k) x = OP::apply(x, acc[k]);
 
     __shared__ A smem[VEC_BS];
     x = warp_reduce<A, OP>(x);
