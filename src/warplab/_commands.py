@@ -200,8 +200,6 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     backend = resolve_backend(args.device)
     names = None if args.variant.strip() == "all" else \
         [x.strip() for x in args.variant.split(",") if x.strip()]
-    if backend == "cpu":
-        names = None
     with console.status("measuring"):
         doc = sweeps.run_reduce(
             campaign="quick", backend=backend,

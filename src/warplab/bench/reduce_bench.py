@@ -62,8 +62,9 @@ def check(got: Any, ref: Any, s: ReduceSpec) -> tuple[bool, float | None, str | 
     return ok, None, None if ok else f"got {int(g)}, want {int(ref)}"
 
 
-def _params(s: ReduceSpec, n: int, kind: str, st: Settings, runs: int, **extra: Any) -> dict:
-    return {"size": n, "dtype": s.dtype.name, "op": s.op, "data": kind,
+def _params(s: ReduceSpec, n: int, kind: str, st: Settings, runs: int, mode: str = "kernel",
+            **extra: Any) -> dict:
+    return {"size": n, "dtype": s.dtype.name, "op": s.op, "data": kind, "mode": mode,
             "pinned": st.pinned, "runs": runs, "warmup": st.warmup, **extra}
 
 
@@ -129,6 +130,7 @@ def measure_call(d_x: Any, s: ReduceSpec, target: Any, kind: str, settings: Sett
                       bytes_moved=reduce_bytes_moved(ReduceProblem(d_x.size, s.op, s.dtype, True)),
                       ceilings=ceilings, verified=ok, error=err)
     rec["rel_error"] = rel
+    rec["gbps"] = rec["pct_of_copy_bw"] = None  # a latency, not a bandwidth
     return rec
 
 

@@ -192,8 +192,10 @@ def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
     ops = list(ops or c.ops)
     notes: list[str] = []
     if backend == "cpu":
-        if variant_names and variant_names != ["numpy"]:
-            raise ValueError("only the numpy variant runs on the cpu backend")
+        wrong = [n for n in variant_names or [] if _registry.get("reduce", n).backend != "cpu"]
+        if wrong:
+            raise ValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
+                             "(valid on cpu: numpy)")
         tgts: list[Any] = []
         if not configs or configs == list(c.configs):
             configs = [(n, dt) for n, dt in configs if n <= CPU_REDUCE_MAX]
