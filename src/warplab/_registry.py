@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ._device import cuda_available, cuda_status, resolve_backend
+from .errors import DeviceUnavailableError
+
 _REGISTRY: dict[str, dict[str, "Variant"]] = {}
 # variants() cache: (family, backend) -> (family dict identity and size, ordered list)
 _ORDERED: dict[tuple[str, str | None], tuple[tuple[int, int], list["Variant"]]] = {}
@@ -86,6 +89,21 @@ def get(family: str, name: str) -> Variant:
         valid = ", ".join(v.name for v in variants(family))
         raise ValueError(f"unknown {family} variant {name!r}; valid: {valid}")
     return fam[name]
+
+
+def pick_backend(family: str, device: str | None, variant: str | None, on_device: bool) -> str:
+    """The backend of a call: ``device=`` wins, then the named variant's own backend (which
+    must be usable), then the input's home (device input runs on cuda), then the automatic
+    choice."""
+    if device is not None:
+        return resolve_backend(device)
+    if variant is not None:
+        v = get(family, variant)
+        if v.backend == "cuda" and not cuda_available():
+            raise DeviceUnavailableError(f"variant {variant!r} needs the cuda backend: "
+                                         f"{cuda_status()[1]}")
+        return v.backend
+    return "cuda" if on_device else resolve_backend(None)
 
 
 def choose(family: str, backend: str, problem: Any, name: str | None = None) -> Variant:

@@ -13,10 +13,9 @@ import numpy as np
 from . import _histogram_cuda  # noqa: F401  (registers the cuda variants)
 from . import _registry
 from ._arrays import Input, as_input, flat_contiguous, to_host
-from ._device import cuda_available, cuda_status, resolve_backend
+from ._device import resolve_backend
 from ._mapping import HistogramProblem, Mapping, resolve
 from .cpu import histogram as _cpu_histogram  # noqa: F401  (registers the cpu variant)
-from .errors import DeviceUnavailableError
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
 MAX_DEVICE_CHUNK: int | None = None
@@ -31,21 +30,6 @@ def _byte_view(inp: Input) -> Any:
         raise TypeError(f"a byte histogram needs uint8 (or int8) data, got dtype {dt}; "
                         "use warplab.bincount for other integer arrays")
     return flat_contiguous(inp.array).view(np.uint8)
-
-
-def _pick(backend_hint: str | None, variant: str | None, on_device: bool) -> str:
-    """Backend for a call: ``device=`` wins, then the named variant's, then the input's home."""
-    if backend_hint is not None:
-        return resolve_backend(backend_hint)
-    if variant is not None:
-        v = _registry.get("histogram", variant)
-        if v.backend == "cuda" and not cuda_available():
-            raise DeviceUnavailableError(f"variant {variant!r} needs the cuda backend: "
-                                         f"{cuda_status()[1]}")
-        return v.backend
-    if on_device:
-        return "cuda"
-    return resolve_backend(None)
 
 
 def _check_out(out: Any, nbins: int, on_device: bool) -> None:
@@ -90,7 +74,7 @@ def histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None, out
     if accumulate and out is None:
         raise ValueError("accumulate=True needs out= to add into")
     _check_out(out, mapping.nbins, inp.on_device)
-    backend = _pick(device, variant, inp.on_device)
+    backend = _registry.pick_backend("histogram", device, variant, inp.on_device)
     problem = HistogramProblem(h_or_d.size, mapping.nbins, mapping.name, inp.on_device)
     v = _registry.choose("histogram", backend, problem, variant)
     global last_variant

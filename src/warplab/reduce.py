@@ -13,25 +13,11 @@ import numpy as np
 from . import _reduce_cuda  # noqa: F401  (registers the cuda variants)
 from . import _registry
 from ._arrays import as_input, flat_contiguous, to_device, to_host
-from ._device import cuda_available, cuda_status, resolve_backend
 from ._reduce_spec import ReduceProblem, spec
 from .cpu import reduce as _cpu_reduce  # noqa: F401  (registers the cpu variant)
-from .errors import DeviceUnavailableError
 
 #: Name of the variant the last reduction ran (for tests and debugging).
 last_variant: str | None = None
-
-
-def _backend(device: str | None, variant: str | None, on_device: bool) -> str:
-    if device is not None:
-        return resolve_backend(device)
-    if variant is not None:
-        v = _registry.get("reduce", variant)
-        if v.backend == "cuda" and not cuda_available():
-            raise DeviceUnavailableError(f"variant {variant!r} needs the cuda backend: "
-                                         f"{cuda_status()[1]}")
-        return v.backend
-    return "cuda" if on_device else resolve_backend(None)
 
 
 def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str | None = None,
@@ -69,7 +55,7 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str
         x = x.astype(np.dtype(dtype), copy=False)
     s = spec(op, x.dtype)
     n = x.size
-    backend = _backend(device, variant, inp.on_device)
+    backend = _registry.pick_backend("reduce", device, variant, inp.on_device)
     v = _registry.choose("reduce", backend, ReduceProblem(n, op, s.dtype, inp.on_device), variant)
     if n == 0:
         return _empty(s, inp.on_device)

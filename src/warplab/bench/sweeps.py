@@ -133,8 +133,15 @@ def run_histogram(*, campaign: str = "quick", backend: str, json_path: Path | No
         if on_input:
             on_input(inp)
         measure_input(inp, mappings, targets, backend, settings, ceilings, on_record)
+    return finish_campaign(backend, ceilings, notes, campaign if not file else "file", records,
+                           json_path)
+
+
+def finish_campaign(backend: str, ceilings: dict, notes: list[str], campaign: str,
+                    records: list[dict], json_path: Path | None) -> dict:
+    """The campaign's results document: written to ``json_path`` if given, validated always."""
     meta = results.make_meta(device_meta(backend), ceilings, notes)
-    meta["campaign"] = campaign if not file else "file"
+    meta["campaign"] = campaign
     doc = {"schema": results.SCHEMA, "meta": meta, "results": records}
     if json_path is not None:
         results.write(json_path, meta, records)
@@ -216,11 +223,4 @@ def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
         reduce_bench.measure_config(x, ops, backend, tgts, kind, settings, ceilings,
                                     call_latency=backend == "cuda" and n in c.call_sizes,
                                     on_record=on_record)
-    meta = results.make_meta(device_meta(backend), ceilings, notes)
-    meta["campaign"] = campaign
-    doc = {"schema": results.SCHEMA, "meta": meta, "results": records}
-    if json_path is not None:
-        results.write(json_path, meta, records)
-    else:
-        results.validate(doc)
-    return doc
+    return finish_campaign(backend, ceilings, notes, campaign, records, json_path)
