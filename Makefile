@@ -17,10 +17,10 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
-## main job: the quick histogram campaign (GPU if present, else NumPy) and its report
+## main job: the quick histogram and reduce campaigns (GPU if present, else NumPy) and the report
 run: $(BIN)/.installed
 	$(BIN)/warplab device
-	$(BIN)/warplab bench histogram --quick --out $(RUNS)
+	$(BIN)/warplab bench all --quick --out $(RUNS)
 	$(BIN)/warplab report "$(RUNS)/$$(ls -1 $(RUNS) | sort | tail -n 1)"
 
 ## tests on this machine (GPU tests skip without a GPU) and the nvcc compile check
