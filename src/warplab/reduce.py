@@ -57,11 +57,11 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str
     n = x.size
     backend = _registry.pick_backend("reduce", device, variant, inp.on_device)
     v = _registry.choose("reduce", backend, ReduceProblem(n, op, s.dtype, inp.on_device), variant)
-    if n == 0:
-        return _empty(s, inp.on_device)
     global last_variant
     last_variant = v.name
-    if backend == "cpu":
+    if n == 0:
+        r = _empty(s, inp.on_device)
+    elif backend == "cpu":
         r = v.fn(to_host(x), s)
         r = to_device(np.asarray(r, dtype=s.out)) if inp.on_device else r
     else:
