@@ -15,7 +15,6 @@ import argparse
 import json
 import re
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import WarplabError

@@ -9,7 +9,6 @@ included) plus a stream synchronisation timed with the host clock: what a user w
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import numpy as np

@@ -31,7 +31,6 @@ class _StreamHold:
     TIMEOUT_S = 0.05
 
     def __init__(self) -> None:
-        import cupy
         import cupyx
         import numpy as np
 

@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from .groups import assign_configs, assign_series
 
@@ -297,11 +297,3 @@ def load_results(src: str | Path | Iterable[str | Path]) -> Results:
     assign_series(rows)
     return Results(sources=sources, rows=rows, skipped=skipped)
 
-
-def ceilings_by_device(results: Results) -> Mapping[str, float]:
-    """Map device name -> measured copy bandwidth (last non-null value wins)."""
-    out: dict[str, float] = {}
-    for s in results.sources:
-        if s.copy_gbps is not None:
-            out[s.device_name] = s.copy_gbps
-    return out
