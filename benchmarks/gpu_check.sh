@@ -17,8 +17,8 @@ if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then  # optional comparators ca
 fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   | tee -a "$OUT/gpu_check.log"
-log "device"
-python3 -m warplab device --json > "$OUT/device.json" || log "device FAILED"
+log "device --measure"
+python3 -m warplab device --measure --json > "$OUT/device.json" || log "device FAILED"
 if has tests; then
   log "pytest -m gpu"
   python3 -m pytest -m gpu tests -q -p no:cacheprovider -x 2>&1 | tail -n 40 | tee "$OUT/pytest-gpu.log"

@@ -15,7 +15,7 @@ from . import _registry
 from ._device import cuda_status, resolve_backend
 from ._mapping import resolve
 from .bench import results, sweeps
-from .bench.ceilings import copy_bandwidth
+from .bench.ceilings import comparison_rows, copy_bandwidth, measure_all
 from .bench.measure import Settings
 from .bench.tables import (call_table, lecture_table, print_table, summary_table,
                            timing_table)
@@ -29,16 +29,36 @@ def cmd_device(args: argparse.Namespace) -> int:
     info = sweeps.device_meta(backend)
     if backend == "cpu":
         info["note"] = f"no GPU in use: {cuda_status()[1]}"
-    info.update(copy_bandwidth(backend))
-    info.pop("copy_ms", None)
+    ceilings = measure_all(backend) if args.measure else copy_bandwidth(backend)
+    info.update(ceilings)
+    if not args.measure:
+        info.pop("copy_ms", None)
     if args.json:
         print(dump_json(info))
         return 0
     t = Table(title=f"warplab device ({backend})", show_header=False)
     for k, v in info.items():
-        t.add_row(k, f"{v:.1f}" if isinstance(v, float) else str(v))
+        if not (args.measure and k in ceilings):
+            t.add_row(k, f"{v:.1f}" if isinstance(v, float) else str(v))
     console.print(t)
+    if args.measure:
+        console.print(_ceilings_table(ceilings, backend))
     return 0
+
+
+def _ceilings_table(ceilings: dict, backend: str) -> Table:
+    """Measured ceilings next to the datasheet numbers (``warplab device --measure``)."""
+    t = Table(title=f"measured ceilings ({backend}), medians")
+    for col in ("ceiling", "measured", "datasheet", "% of datasheet", "method"):
+        t.add_column(col, justify="left" if col in ("ceiling", "method") else "right")
+    for label, got, sheet, pct, method in comparison_rows(ceilings):
+        t.add_row(label, "—" if got is None else f"{got:,.1f}",
+                  "—" if sheet is None else f"{sheet:,.1f}", "—" if pct is None else f"{pct:.1f}",
+                  method)
+    for key in ("datasheet_basis", "dgemm_note"):
+        if ceilings.get(key):
+            t.caption = (t.caption + "; " if t.caption else "") + ceilings[key]
+    return t
 
 
 def _settings(args: argparse.Namespace, campaign: sweeps.Campaign | None) -> Settings:

@@ -1,6 +1,6 @@
 """The ``warplab`` command (also ``python -m warplab``).
 
-    warplab device [--json]
+    warplab device [--measure] [--json]
     warplab histogram FILE | --generate KIND --size N  [--bins B] [--variant a,b|all] ...
     warplab reduce --size N --dtype D --op OP [--variant a,b|all] [--compare]
     warplab bench [histogram|reduce|all] [--quick|--full|--table] --out DIR
@@ -45,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     d = sub.add_parser("device", help="deviceQuery-style facts and the measured copy bandwidth")
+    d.add_argument("--measure", action="store_true", help="measure every ceiling (read, "
+                   "H2D/D2H pinned and pageable, SGEMM, DGEMM) next to the datasheet numbers")
     d.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     h = sub.add_parser("histogram", help="histogram of a file or generated data, with timings")

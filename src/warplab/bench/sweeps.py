@@ -19,7 +19,7 @@ from .._device import cpu_properties, device_properties
 from .._mapping import resolve
 from ..cpu.histogram import byte_counts
 from . import comparators, data, results
-from .ceilings import copy_bandwidth
+from .ceilings import measure_all
 from .histogram_bench import HostInput, measure_input
 from .measure import Settings
 
@@ -120,7 +120,7 @@ def run_histogram(*, campaign: str = "quick", backend: str, json_path: Path | No
     kept, size_notes = cap_sizes(tuple(sizes or c.sizes), backend, explicit=bool(sizes))
     notes += size_notes
     kinds_t = tuple(kinds or c.data)
-    ceilings = copy_bandwidth(backend)
+    ceilings = measure_all(backend)
     total = (1 if file else len(kept) * len(kinds_t)) * len(mappings) * len(targets)
     records: list[dict] = []
 
@@ -210,7 +210,7 @@ def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
         notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
     else:
         tgts, notes = reduce_bench.targets(variant_names, with_comparators)
-    ceilings = copy_bandwidth(backend)
+    ceilings = measure_all(backend)
     records: list[dict] = []
 
     def on_record(rec: dict) -> None:

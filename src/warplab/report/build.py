@@ -8,6 +8,7 @@ from typing import Iterable
 from .gallery import FigureRef, make_figures
 from .html import render_page
 from .load import Results, load_results
+from .roofline import roofline_table
 from .tables import (
     Table, failures_table, glance_tables, lecture_tables, median_tables, ratio_tables,
     speedup_tables,
@@ -25,6 +26,9 @@ def build_tables(results: Results) -> list[Table]:
     tables += ratio_tables(results)
     tables += glance_tables(results)
     tables += median_tables(results)
+    roof = roofline_table(results.rows, results.sources)
+    if roof is not None:
+        tables.append(roof)
     return tables
 
 

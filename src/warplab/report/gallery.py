@@ -22,6 +22,7 @@ from .groups import (
     ordered_series, slug, sort_key_config, styles_for, without,
 )
 from .load import Results, Row
+from .roofline import best_points, device_ceilings, plot_roofline
 
 Config = tuple[tuple[str, Any], ...]
 
@@ -33,7 +34,8 @@ class FigureRef:
     Attributes:
         family: Family it belongs to.
         kind: ``time``, ``speedup``, ``step`` (step speedups at the largest
-            size), ``bandwidth``, ``phases`` or ``ratio``.
+            size), ``bandwidth``, ``phases``, ``ratio`` or ``roofline`` (family
+            ``roofline``, config ``(("device", name),)``, one per device).
         config: Config it shows (for ``ratio``: the config without ``bins``).
         title: Caption text.
         path: The PNG file.
@@ -118,6 +120,20 @@ def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
                 refs += _step_figures(family, config, crows, name, multi)
         if family == "histogram":
             refs += _ratio_figures(ok, name, styles)
+    return refs + _roofline_figures(results, name)
+
+
+def _roofline_figures(results: Results, name: _Namer) -> list[FigureRef]:
+    """One roofline per device: its measured ceilings as the roof, its variants as points."""
+    refs: list[FigureRef] = []
+    by_device = group_by(best_points(results.rows), lambda p: p.row.device)
+    for device, points in sorted(by_device.items()):
+        title = f"roofline — {device}"
+        out = plot_roofline(points, device_ceilings(results.sources, device),
+                            name("roofline", device), title=title)
+        if out is not None:
+            refs.append(FigureRef("roofline", "roofline", (("device", device),), title, out,
+                                  tuple(sorted({p.name for p in points}))))
     return refs
 
 

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from .gallery import FigureRef
 from .groups import slug
 from .load import Results, Source
+from .roofline import NOTE as ROOFLINE_NOTE
 from .tables import Table, render_table
 
 _CSS = """
@@ -73,12 +74,14 @@ def render_source(source: Source) -> str:
     run_items = [(k, meta.get(k)) for k in ("commit", "hostname", "timestamp", "time_unit")]
     run_items.insert(0, ("file", source.path.name))
     versions = list(_as_dict(meta.get("versions")).items())
-    ceilings = [(k, v if v is not None else "not measured") for k, v in source.ceilings.items()]
+    ceilings = [(k, v if v is not None else "not measured") for k, v in source.ceilings.items()
+                if not isinstance(v, dict)]  # timing statistics (``*_ms``) stay in the JSON
     parts = [f'<div class="source"><h3>{esc(source.device_name)}</h3><div class="meta">',
              _kv_table("device", dev_items), _kv_table("run", run_items)]
     if versions:
         parts.append(_kv_table("versions", versions))
-    parts.append(_kv_table("ceilings (GB/s)", ceilings or [("copy_gbps", "not measured")]))
+    parts.append(_kv_table("ceilings (GB/s, GFLOP/s)",
+                           ceilings or [("copy_gbps", "not measured")]))
     parts.append("</div>")
     notes = meta.get("notes")
     if isinstance(notes, list) and notes:
@@ -123,6 +126,22 @@ def _family_section(family: str, figures: Sequence[FigureRef], tables: Sequence[
     return "\n".join(parts)
 
 
+def _roofline_section(figures: Sequence[FigureRef], tables: Sequence[Table],
+                      out_dir: Path) -> str:
+    """Roofline figures (one per device) and the achieved-vs-roof table; "" when none."""
+    refs = [f for f in figures if f.kind == "roofline"]
+    roof_tables = [t for t in tables if t.kind == "roofline"]
+    if not refs and not roof_tables:
+        return ""
+    parts = ['<section id="roofline"><h2>Roofline</h2>',
+             f'<p class="note">{esc(ROOFLINE_NOTE)}</p><div class="figs">']
+    parts += [_figure(f, out_dir) for f in refs]
+    parts.append("</div>")
+    parts += [render_table(t) for t in roof_tables]
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 def render_page(results: Results, figures: Sequence[FigureRef], tables: Sequence[Table],
                 out_dir: Path, title: str = "warplab report") -> str:
     """Render the whole report page.
@@ -155,6 +174,7 @@ def render_page(results: Results, figures: Sequence[FigureRef], tables: Sequence
         parts.append('<section id="failures"><h2>Failures</h2>')
         parts += [render_table(t) for t in fail]
         parts.append("</section>")
+    parts.append(_roofline_section(figures, tables, out_dir))
     for family in results.families():
         parts.append(_family_section(family, [f for f in figures if f.family == family],
                                      [t for t in tables if t.family == family], out_dir))

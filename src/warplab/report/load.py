@@ -82,6 +82,9 @@ class Row:
         copy_gbps: Copy-bandwidth ceiling of the source device, or None.
         rel_error: Optional ``rel_error`` of the record (``|result - reference| /
             |reference|``, reference computed in float64), or None when absent.
+        flops: Floating-point operations per call (records of families with arithmetic,
+            e.g. matmul), or None.
+        gflops: Achieved GFLOP/s of such records, or None.
         config: Plot/table grouping key (set by :func:`assign_configs`).
         series: Line identity in plots (set by :func:`assign_series`).
     """
@@ -102,6 +105,8 @@ class Row:
     error: str | None
     copy_gbps: float | None = None
     rel_error: float | None = None
+    flops: int | None = None
+    gflops: float | None = None
     config: tuple[tuple[str, Any], ...] = ()
     series: str = ""
 
@@ -223,6 +228,8 @@ def flatten_record(rec: Any, source: Source) -> Row:
         error=error,
         copy_gbps=source.copy_gbps,
         rel_error=num(rec.get("rel_error")),
+        flops=_int(rec.get("flops")),
+        gflops=num(rec.get("gflops")),
     )
 
 

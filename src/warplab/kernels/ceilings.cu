@@ -1,0 +1,33 @@
+// Kernels of the measured ceilings (bench/ceilings.py).
+//
+// read_words: the read-only bandwidth ceiling. Every thread sums the 32-bit lanes of 16-byte
+// words (uint4) over a grid-stride loop with four independent loads in flight per iteration;
+// each block writes one 32-bit sum, so the bytes moved are the bytes read (plus 4 per block).
+// The sums let the host check that every word was read (a buffer of ones sums to its length).
+
+typedef unsigned long long u64;
+
+__device__ __forceinline__ unsigned int lane_sum(uint4 v) { return v.x + v.y + v.z + v.w; }
+
+extern "C" __global__ void read_words(const uint4* __restrict__ src, u64 n16,
+                                      unsigned int* __restrict__ block_sums) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int acc = 0;
+    for (; i + 3 * stride < n16; i += 4 * stride) {
+        const uint4 a = __ldg(src + i), b = __ldg(src + i + stride);
+        const uint4 c = __ldg(src + i + 2 * stride), d = __ldg(src + i + 3 * stride);
+        acc += lane_sum(a) + lane_sum(b) + lane_sum(c) + lane_sum(d);
+    }
+    for (; i < n16; i += stride) acc += lane_sum(__ldg(src + i));
+
+    __shared__ unsigned int warp_sums[32];
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        acc = threadIdx.x < (blockDim.x >> 5) ? warp_sums[threadIdx.x] : 0u;
+        for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+        if (threadIdx.x == 0) block_sums[blockIdx.x] = acc;
+    }
+}

@@ -1,0 +1,84 @@
+"""Ceilings on the cpu backend, the datasheet arithmetic, and ``warplab device --measure``."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from warplab import cli
+from warplab.bench import ceilings
+
+MEASURED = ("copy_gbps", "read_gbps", "sgemm_gflops", "dgemm_gflops")
+GPU_ONLY = ("h2d_pinned_gbps", "h2d_pageable_gbps", "d2h_pinned_gbps", "d2h_pageable_gbps")
+H100 = {"sms": 132, "sm_clock_mhz": 1980.0, "cc": "9.0", "datasheet_bw_gbps": 3352.32}
+
+
+def test_cpu_ceilings_measured_and_cached() -> None:
+    c = ceilings.measure_all("cpu")
+    for key in MEASURED:
+        assert c[key] > 0, key
+        name = key.rsplit("_", 1)[0]
+        assert c[f"{name}_method"] and c[f"{name}_ms"]["median"] > 0
+    for key in GPU_ONLY:
+        assert c[key] is None and "cuda" in c[key.replace("_gbps", "_method")]
+    assert c["sgemm_n"] == c["dgemm_n"] == ceilings.GEMM_N["cpu"]
+    assert c["datasheet_fp32_gflops"] is None and c["datasheet_bw_gbps"] is None
+    assert ceilings.measure_all("cpu") is c
+    assert ceilings.copy_bandwidth("cpu")["copy_gbps"] == c["copy_gbps"]
+
+
+def test_transfer_direction_checked() -> None:
+    with pytest.raises(ValueError, match="direction"):
+        ceilings.host_transfer("cpu", "h2h", True)
+
+
+def test_datasheet_h100() -> None:
+    d = ceilings.datasheet(H100)
+    assert d["datasheet_bw_gbps"] == H100["datasheet_bw_gbps"]
+    assert d["datasheet_sm_gcycles"] == pytest.approx(132 * 1.98)
+    assert d["datasheet_fp32_gflops"] == pytest.approx(132 * 128 * 2 * 1.98)   # 66.9 TFLOP/s
+    assert d["datasheet_fp64_gflops"] == pytest.approx(132 * 64 * 2 * 1.98)    # 33.5
+    assert d["datasheet_fp64_tensor_gflops"] == pytest.approx(2 * 132 * 64 * 2 * 1.98)
+    assert "132 SMs" in d["datasheet_basis"]
+
+
+@pytest.mark.parametrize("props", [{"sms": 80, "sm_clock_mhz": 1500.0, "cc": "99.9"},
+                                   {"sms": None, "sm_clock_mhz": None, "cc": None}, {}])
+def test_datasheet_unknown_or_missing(props: dict) -> None:
+    d = ceilings.datasheet(props)
+    assert d["datasheet_fp32_gflops"] is None and d["datasheet_fp64_tensor_gflops"] is None
+    if props.get("sms"):
+        assert d["datasheet_sm_gcycles"] == pytest.approx(120.0)
+
+
+def test_comparison_rows_percentages() -> None:
+    c = {"copy_gbps": 3000.0, "read_gbps": 3100.0, "sgemm_gflops": 50000.0,
+         "dgemm_gflops": 60000.0, **ceilings.datasheet(H100)}
+    rows = {r[0]: r for r in ceilings.comparison_rows(c)}
+    assert rows["copy (read + write), GB/s"][3] == pytest.approx(100 * 3000 / 3352.32)
+    assert rows["H2D pinned, GB/s"][1:4] == (None, None, None)
+    dgemm = rows["DGEMM, GFLOP/s"]
+    assert dgemm[3] > 100  # tensor-core DGEMM beats the FP64 lane peak, and says so
+    assert rows["DGEMM vs FP64 tensor cores, GFLOP/s"][3] < 100
+    no_tensor = {k: v for k, v in c.items() if k != "datasheet_fp64_tensor_gflops"}
+    assert not any("tensor" in r[0] for r in ceilings.comparison_rows(no_tensor))
+
+
+def test_cli_device_measure_json(capsys: pytest.CaptureFixture) -> None:
+    rc = cli.main(["device", "--measure", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    info = json.loads(out)
+    assert info["backend"] == "cpu"
+    for key in MEASURED:
+        assert info[key] > 0, key
+    for key in GPU_ONLY:
+        assert info[key] is None
+    assert info["copy_ms"]["median"] > 0
+
+
+def test_cli_device_measure_table(capsys: pytest.CaptureFixture) -> None:
+    rc = cli.main(["device", "--measure"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "measured ceilings" in out and "SGEMM" in out and "% of datasheet" in out
