@@ -1,7 +1,9 @@
 """Tuning sweep of ``reduce_persistent_vec`` (GPU machine; not part of the package's API).
 
-Float32 and int32 sums of 2^28 elements: block size x accumulators per thread x blocks per SM,
-CUDA-event medians of back-to-back launches, next to cupy.sum timed the same way.
+Float32 and int32 sums of 2^28 elements: load instruction x accumulators per thread x blocks
+per SM (block 512), CUDA-event medians of back-to-back launches. Every configuration is timed
+in three rounds alternating with cupy.sum, and its ratio is the median of the per-round ratios
+(both sides see the same clocks and temperature).
 Usage: PYTHONPATH=src python3 benchmarks/explore_reduce.py
 """
 from __future__ import annotations
@@ -11,14 +13,14 @@ import itertools
 import cupy
 import numpy as np
 
-from warplab._reduce_cuda import _expressions
 from warplab._reduce_spec import spec
 from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 28
+LOADS = {0: "ldcs", 1: "ldg", 2: "nc.L2::256B"}
 
 
-def median_ms(fn, runs=30):
+def median_ms(fn, runs=40):
     ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs + 5)]
     for a, b in ev:
         a.record()
@@ -40,18 +42,27 @@ def main() -> None:
         counter = cupy.zeros(1, np.uint32)
         partials = cupy.empty(1 << 16, dtype=s.acc)
         out = cupy.empty((), dtype=s.out)
-        for bs, acc in itertools.product((256, 512), (2, 4, 8)):
-            opts = (f"-DWARPLAB_REDUCE_VEC_BS={bs}", f"-DWARPLAB_REDUCE_VEC_ACC={acc}")
-            k = get_kernel("reduce", f"reduce_persistent_vec<{s.c_types}>",
-                           all_expressions=_expressions("reduce_persistent_vec"), options=opts)
-            occ = occupancy_blocks_per_sm(k, bs, 0)
+        expr = f"reduce_persistent_vec<{s.c_types}>"
+        for load, (acc, minb) in itertools.product(LOADS, ((4, 4), (8, 2))):
+            opts = (f"-DWARPLAB_REDUCE_VEC_ACC={acc}", f"-DWARPLAB_REDUCE_VEC_MINB={minb}",
+                    f"-DWARPLAB_REDUCE_VEC_LOAD={load}")
+            k = get_kernel("reduce", expr, all_expressions=(expr,), options=opts)
+            occ = occupancy_blocks_per_sm(k, 512, 0)
             for per_sm in sorted({max(1, occ // 2), occ}):
                 grid = sms * per_sm
-                args = (x, np.uint64(N), partials, counter, out, np.float64(1.0 / N))
-                t = median_ms(lambda: k((grid,), (bs,), args))
-                ok = abs(float(out.get()) - ref) <= 1e-5 * abs(ref)
-                print(f"  block {bs} acc {acc} regs {k.num_regs} blocks/SM {per_sm}: {t:.4f} ms "
-                      f"({4 * N / t / 1e6:.0f} GB/s, x cupy {t_cupy / t:.3f}) ok={ok}", flush=True)
+                args = (x, np.uint64(N), partials, counter, out)
+                ts, ratios = [], []
+                for _ in range(3):
+                    t = median_ms(lambda: k((grid,), (512,), args))
+                    c = median_ms(lambda: cupy.sum(x))
+                    ts.append(t)
+                    ratios.append(c / t)
+                ok = abs(float(out.get()) - ref) <= 1e-6 * abs(ref)
+                t = float(np.median(ts))
+                print(f"  load {LOADS[load]:12s} acc {acc} regs {k.num_regs:2d} blocks/SM "
+                      f"{per_sm}: {t:.4f} ms ({4 * N / t / 1e6:.0f} GB/s) x cupy "
+                      f"{np.median(ratios):.4f} (rounds {min(ratios):.4f}..{max(ratios):.4f}) "
+                      f"ok={ok}", flush=True)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import mmap
 import os
-from dataclasses import dataclass
-from typing import Any
+import sys
+from typing import Any, NamedTuple
 
 import numpy as np
 
 
-@dataclass
-class Input:
+class Input(NamedTuple):
     """A normalised input: ``array`` is a NumPy or CuPy array; ``on_device`` says which."""
 
     array: Any
@@ -70,6 +69,9 @@ def as_input(data: Any) -> Input:
     """Normalise ``data`` (see the module docstring) without copying where possible."""
     if type(data) is np.ndarray:
         return Input(data, False)
+    cupy_mod = sys.modules.get("cupy")
+    if cupy_mod is not None and type(data) is cupy_mod.ndarray:
+        return Input(data, True)
     if hasattr(data, "__cuda_array_interface__"):
         import cupy
 
@@ -99,7 +101,7 @@ def as_input(data: Any) -> Input:
 
 def flat_contiguous(arr: Any) -> Any:
     """A 1-D C-contiguous view of ``arr`` (a copy only when ``arr`` is not contiguous)."""
-    if arr.ndim == 1 and arr.flags.c_contiguous:
+    if arr.ndim == 1 and (arr.strides[0] == arr.itemsize or arr.size <= 1):
         return arr
     xp = _xp(arr)
     return xp.ascontiguousarray(arr).reshape(-1)

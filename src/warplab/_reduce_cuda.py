@@ -145,35 +145,76 @@ def single_pass_fence(x: Any, s: ReduceSpec) -> Any:
     out = cupy.empty((), dtype=s.out)
     counter, partials = _SCRATCH.get(s.acc, grid)
     _kernel("reduce_single_pass_fence", s.c_types)(
-        (grid,), (DIM,), (x, np.uint64(n), partials, counter, out,
-                          np.float64(1.0 / max(n, 1))))
+        (grid,), (DIM,), (x, np.uint64(n), partials, counter, out))
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def _vec_plan(c_types: str, device_id: int) -> tuple[Any, int]:
+class _ResultSlab:
+    """0-d results carved from one device allocation of ``SLOTS`` 8-byte slots: one memory-pool
+    call per ``SLOTS`` reductions instead of one per call. A slot is never reused: every result
+    holds a reference to its slab, which goes back to the pool when the last result is gone."""
+
+    SLOTS = 512
+
+    def __init__(self) -> None:
+        self._mem: Any = None
+        self._next = self.SLOTS
+
+    def take(self, dtype: np.dtype) -> Any:
+        import cupy
+
+        if self._next == self.SLOTS:
+            self._mem, self._next = cupy.cuda.alloc(8 * self.SLOTS), 0
+        mem = self._mem + 8 * self._next
+        self._next += 1
+        return cupy.ndarray((), dtype, mem)
+
+
+class _VecPlan:
+    """Everything a ``persistent_vec`` launch needs that does not depend on the input, built
+    once per (spec, device, stream): the kernel, the full persistent grid, this stream's
+    counter and partials, a slab for the results."""
+
+    __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results")
+
+    def __init__(self, s: ReduceSpec, device_id: int) -> None:
+        import cupy
+
+        self.kernel = _kernel("reduce_persistent_vec", s.c_types)
+        sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
+        self.full = sms * occupancy_blocks_per_sm(self.kernel, VEC_BS, 0)
+        self.per_block = 16 // s.dtype.itemsize * VEC_BS  # elements of one vector per thread
+        self.counter, self.partials = _SCRATCH.get(s.acc, self.full)
+        self.out = s.out
+        self.block = (VEC_BS,)
+        self.results = _ResultSlab()
+
+
+_VEC_PLANS: dict[tuple[ReduceSpec, int, int], _VecPlan] = {}
+
+
+def _vec_plan(s: ReduceSpec) -> _VecPlan:
     import cupy
 
-    k = _kernel("reduce_persistent_vec", c_types)
-    sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
-    return k, sms * occupancy_blocks_per_sm(k, VEC_BS, 0)
+    dev = cupy.cuda.runtime.getDevice()
+    key = (s, dev, cupy.cuda.get_current_stream().ptr)
+    plan = _VEC_PLANS.get(key)
+    if plan is None:
+        plan = _VEC_PLANS[key] = _VecPlan(s, dev)
+    return plan
 
 
 @register("reduce", "persistent_vec", backend="cuda", bytes_moved=reduce_bytes_moved, rank=0)
 def persistent_vec(x: Any, s: ReduceSpec) -> Any:
-    """Persistent grid, 16-byte loads, 4 accumulators per thread, warp shuffles, last-block finish.
+    """Persistent grid, 16-byte loads, 8 accumulators per thread, warp shuffles, last-block finish.
 
     Performance: reads n elements once; one launch of at most SMs x occupancy blocks of 512
-    (one block, no atomics, for inputs below 512 vectors); no host work.
+    (one block, no atomics, for inputs below 512 vectors); no host work beyond one cached plan
+    lookup and a 0-d result taken from a preallocated slab.
     """
-    import cupy
-
     n = x.size
-    k, full = _vec_plan(s.c_types, cupy.cuda.runtime.getDevice())
-    per = 16 // s.dtype.itemsize
-    grid = max(1, min(full, -(-n // (per * VEC_BS))))
-    out = cupy.empty((), dtype=s.out)
-    counter, partials = _SCRATCH.get(s.acc, full)
-    k((grid,), (VEC_BS,), (x, np.uint64(n), partials, counter, out,
-                           np.float64(1.0 / max(n, 1))))
+    p = _vec_plan(s)
+    grid = min(p.full, -(-n // p.per_block)) or 1
+    out = p.results.take(p.out)
+    p.kernel((grid,), p.block, (x, np.uint64(n), p.partials, p.counter, out))
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,9 +24,10 @@ C_TYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
 C_OP = {"sum": "OpSum", "min": "OpMin", "max": "OpMax", "mean": "OpMean"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ReduceSpec:
-    """Everything a variant needs to know about one (op, dtype)."""
+    """Everything a variant needs to know about one (op, dtype). Interned by :func:`spec`:
+    compared and hashed by identity (a cheap key for per-spec launch plans)."""
 
     op: str
     dtype: np.dtype   # input
@@ -64,9 +66,8 @@ def spec(op: str, dtype: np.dtype) -> ReduceSpec:
                       dt if dt == np.float32 else np.dtype(np.float64))
 
 
-@dataclass(frozen=True)
-class ReduceProblem:
-    """What dispatch and the cost model see of one reduction."""
+class ReduceProblem(NamedTuple):
+    """What dispatch and the cost model see of one reduction (a tuple: built on every call)."""
 
     size: int
     op: str

@@ -73,13 +73,18 @@ def register(
 
 def variants(family: str, backend: str | None = None) -> list[Variant]:
     """All variants of a family (optionally of one backend), in preference order."""
+    return list(_ordered(family, backend))
+
+
+def _ordered(family: str, backend: str | None) -> list[Variant]:
+    """The cached preference order (do not modify the list)."""
     fam = _REGISTRY.get(family, {})
     stamp = (id(fam), len(fam))
     cached = _ORDERED.get((family, backend))
     if cached is None or cached[0] != stamp:
         out = [v for v in fam.values() if backend is None or v.backend == backend]
         cached = _ORDERED[(family, backend)] = (stamp, sorted(out, key=lambda v: (v.rank, v.name)))
-    return list(cached[1])
+    return cached[1]
 
 
 def get(family: str, name: str) -> Variant:
@@ -121,7 +126,7 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
         if not v.supports(problem):
             raise ValueError(f"{family} variant {name!r} does not support this input ({problem})")
         return v
-    for v in variants(family, backend):
+    for v in _ordered(family, backend):
         if v.supports(problem):
             return v
     raise ValueError(f"no {family} variant on {backend} supports {problem}")

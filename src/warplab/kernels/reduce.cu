@@ -37,13 +37,13 @@ template <class A> __device__ __forceinline__ bool is_nan(A x) { return x != x; 
 struct OpSum {
     template <class A> __device__ static A identity() { return A(0); }
     template <class A> __device__ static A apply(A a, A b) { return a + b; }
-    template <class A, class R> __device__ static R finish(A a, double) { return R(a); }
+    template <class A, class R> __device__ static R finish(A a, u64) { return R(a); }
 };
 struct OpMean {
     template <class A> __device__ static A identity() { return A(0); }
     template <class A> __device__ static A apply(A a, A b) { return a + b; }
-    template <class A, class R> __device__ static R finish(A a, double scale) {
-        return R(double(a) * scale);
+    template <class A, class R> __device__ static R finish(A a, u64 n) {
+        return R(double(a) / double(n));  // as NumPy: the sum divided by the count
     }
 };
 struct OpMin {
@@ -51,14 +51,14 @@ struct OpMin {
     template <class A> __device__ static A apply(A a, A b) {
         return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a));
     }
-    template <class A, class R> __device__ static R finish(A a, double) { return R(a); }
+    template <class A, class R> __device__ static R finish(A a, u64) { return R(a); }
 };
 struct OpMax {
     template <class A> __device__ static A identity() { return Lim<A>::lowest(); }
     template <class A> __device__ static A apply(A a, A b) {
         return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a));
     }
-    template <class A, class R> __device__ static R finish(A a, double) { return R(a); }
+    template <class A, class R> __device__ static R finish(A a, u64) { return R(a); }
 };
 
 template <class T, class A, class OP>
@@ -237,7 +237,7 @@ __global__ void reduce_complete_unroll8_template(const T* __restrict__ g_idata, 
 
 template <class A, class R, class OP, u32 BS>
 __device__ __forceinline__ void finish_last_block(A* smem, A partial, A* partials, u32* counter,
-                                                  R* result, double scale) {
+                                                  R* result, u64 n) {
     __shared__ bool am_last;
     const u32 tid = threadIdx.x;
     if (tid == 0) {
@@ -252,34 +252,53 @@ __device__ __forceinline__ void finish_last_block(A* smem, A partial, A* partial
     smem[tid] = acc;
     __syncthreads();
     unrolled_tree<BS, A, OP>(smem, tid, BS);
-    if (tid == 0) *result = OP::template finish<A, R>(smem[0], scale);
+    if (tid == 0) *result = OP::template finish<A, R>(smem[0], n);
 }
 
 template <class T, class A, class R, class OP>
 __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* partials,
-                                         u32* counter, R* result, double scale) {
+                                         u32* counter, R* result) {
     __shared__ A smem[DIM];
     const u32 tid = threadIdx.x;
     smem[tid] = load8<T, A, OP>(in, (u64)blockIdx.x * DIM * 8 + tid, DIM, n);
     __syncthreads();
     unrolled_tree<DIM, A, OP>(smem, tid, DIM);
-    finish_last_block<A, R, OP, DIM>(smem, smem[0], partials, counter, result, scale);
+    finish_last_block<A, R, OP, DIM>(smem, smem[0], partials, counter, result, n);
 }
 
 // =============================================================================================
 // The default: a persistent grid (SMs x occupancy blocks of 512) strides over the input with
-// 16-byte streaming loads, four independent accumulators per thread, warp shuffles for the
-// block, and the last-block finish above: one launch, no host work.
+// 16-byte loads, independent accumulators per thread, warp shuffles for the block, and a
+// last-block finish that also reduces with shuffles: one launch, no host work.
 // =============================================================================================
 
 #ifndef WARPLAB_REDUCE_VEC_BS  // -D overrides for tuning runs (benchmarks/explore_reduce.py)
 #define WARPLAB_REDUCE_VEC_BS 512
 #endif
 #ifndef WARPLAB_REDUCE_VEC_ACC
-#define WARPLAB_REDUCE_VEC_ACC 4
+#define WARPLAB_REDUCE_VEC_ACC 8
+#endif
+#ifndef WARPLAB_REDUCE_VEC_MINB  // blocks per SM the register budget must allow
+#define WARPLAB_REDUCE_VEC_MINB (1024 / WARPLAB_REDUCE_VEC_BS)
+#endif
+#ifndef WARPLAB_REDUCE_VEC_LOAD  // 0 evict-first (__ldcs), 1 read-only (__ldg), 2 ld.nc + L2 256B
+#define WARPLAB_REDUCE_VEC_LOAD 0
 #endif
 constexpr u32 VEC_BS = WARPLAB_REDUCE_VEC_BS;
 constexpr int VEC_ACC = WARPLAB_REDUCE_VEC_ACC;
+
+__device__ __forceinline__ uint4 load_vec(const uint4* p) {
+#if WARPLAB_REDUCE_VEC_LOAD == 0
+    return __ldcs(p);
+#elif WARPLAB_REDUCE_VEC_LOAD == 1
+    return __ldg(p);
+#else
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#endif
+}
 
 template <class A, class OP>
 __device__ __forceinline__ A warp_reduce(A x) {
@@ -288,10 +307,24 @@ __device__ __forceinline__ A warp_reduce(A x) {
     return x;
 }
 
+// Block-wide reduction with shuffles; the result is valid in thread 0. ``warp_sums`` holds one
+// value per warp; callers separate two uses of it with a __syncthreads().
+template <u32 BS, class A, class OP>
+__device__ __forceinline__ A block_reduce_shfl(A x, A* warp_sums) {
+    const u32 tid = threadIdx.x;
+    x = warp_reduce<A, OP>(x);
+    if ((tid & 31u) == 0) warp_sums[tid >> 5] = x;
+    __syncthreads();
+    if (tid < 32) {
+        x = tid < BS / 32 ? warp_sums[tid] : OP::template identity<A>();
+        x = warp_reduce<A, OP>(x);
+    }
+    return x;
+}
+
 template <class T, class A, class R, class OP>
-__global__ void __launch_bounds__(VEC_BS, 2048 / VEC_BS)
-reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter, R* result,
-                      double scale) {
+__global__ void __launch_bounds__(VEC_BS, WARPLAB_REDUCE_VEC_MINB)
+reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter, R* result) {
     constexpr int PER = 16 / sizeof(T);  // elements per 16-byte load
     const u32 tid = threadIdx.x;
     const u64 gtid = (u64)blockIdx.x * VEC_BS + tid;
@@ -309,7 +342,7 @@ reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter
     for (; i + (VEC_ACC - 1) * gstride < nvec; i += VEC_ACC * gstride) {
         Pack p[VEC_ACC];
 #pragma unroll
-        for (int k = 0; k < VEC_ACC; ++k) p[k].u = __ldcs(vin + i + k * gstride);
+        for (int k = 0; k < VEC_ACC; ++k) p[k].u = load_vec(vin + i + k * gstride);
 #pragma unroll
         for (int k = 0; k < VEC_ACC; ++k)
 #pragma unroll
@@ -317,7 +350,7 @@ reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter
     }
     for (; i < nvec; i += gstride) {
         Pack p;
-        p.u = __ldcs(vin + i);
+        p.u = load_vec(vin + i);
 #pragma unroll
         for (int e = 0; e < PER; ++e) acc[0] = OP::apply(acc[0], A(p.v[e]));
     }
@@ -328,20 +361,24 @@ reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter
 #pragma unroll
     for (int k = 1; k < VEC_ACC; ++k) x = OP::apply(x, acc[k]);
 
-    __shared__ A smem[VEC_BS];
-    x = warp_reduce<A, OP>(x);
-    if ((tid & 31u) == 0) smem[tid >> 5] = x;
-    __syncthreads();
-    if (tid < 32) {
-        x = tid < VEC_BS / 32 ? smem[tid] : OP::template identity<A>();
-        x = warp_reduce<A, OP>(x);
-    }
+    __shared__ A warp_sums[VEC_BS / 32];
+    __shared__ bool am_last;
+    x = block_reduce_shfl<VEC_BS, A, OP>(x, warp_sums);
     if (gridDim.x == 1) {  // small inputs: no partials, no atomics
-        if (tid == 0) *result = OP::template finish<A, R>(x, scale);
+        if (tid == 0) *result = OP::template finish<A, R>(x, n);
         return;
     }
+    if (tid == 0) {  // the GPU lecture's global sync, as in finish_last_block
+        partials[blockIdx.x] = x;
+        __threadfence();
+        am_last = atomicInc(counter, gridDim.x - 1) == gridDim.x - 1;
+    }
     __syncthreads();
-    finish_last_block<A, R, OP, VEC_BS>(smem, x, partials, counter, result, scale);
+    if (!am_last) return;
+    A y = OP::template identity<A>();
+    for (u32 j = tid; j < gridDim.x; j += VEC_BS) y = OP::apply(y, ((volatile A*)partials)[j]);
+    y = block_reduce_shfl<VEC_BS, A, OP>(y, warp_sums);
+    if (tid == 0) *result = OP::template finish<A, R>(y, n);
 }
 
 // Explicit instantiations for the nvcc compile check (NVRTC instantiates what the host names).
@@ -361,9 +398,8 @@ WARPLAB_GMEM(float, OpMax) WARPLAB_GMEM(double, OpMax)
     template __global__ void reduce_complete_unroll8_template<DIM, T, A, OP>(const T*, A*, u64);
 #define WARPLAB_ONE_PASS(T, A, R, OP)                                                          \
     template __global__ void reduce_single_pass_fence<T, A, R, OP>(const T*, u64, A*, u32*,    \
-                                                                   R*, double);               \
-    template __global__ void reduce_persistent_vec<T, A, R, OP>(const T*, u64, A*, u32*, R*,   \
-                                                                double);
+                                                                   R*);                       \
+    template __global__ void reduce_persistent_vec<T, A, R, OP>(const T*, u64, A*, u32*, R*);
 #define WARPLAB_ALL(T, A, R, OP) WARPLAB_SEEDS(T, A, OP) WARPLAB_ONE_PASS(T, A, R, OP)
 WARPLAB_ALL(int, i64, i64, OpSum)
 WARPLAB_ALL(i64, i64, i64, OpSum)
