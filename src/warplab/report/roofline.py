@@ -192,9 +192,10 @@ def plot_roofline(points: Sequence[RoofPoint], ceilings: Mapping[str, Any], path
         ax.plot([start, x_hi], [c.value, c.value], color="0.35",
                 linestyle="-" if c.value == top_c else "--", linewidth=1.2,
                 label=f"roof: {c.label} {c.value / 1e3:,.1f} TFLOP/s")
+        above = c.value == top_c  # the top roof's label above its line, the others below
         ax.annotate(f"{c.label} {c.value / 1e3:,.1f} TFLOP/s", (x_hi, c.value),
-                    xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom",
-                    fontsize=7, color="0.25")
+                    xytext=(-4, 3 if above else -3), textcoords="offset points", ha="right",
+                    va="bottom" if above else "top", fontsize=7, color="0.25")
     styles = _point_styles(points)
     for name in sorted(styles):
         pts = [p for p in points if p.name == name]
