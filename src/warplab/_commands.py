@@ -53,8 +53,8 @@ def _ceilings_table(ceilings: dict, backend: str) -> Table:
         t.add_column(col, justify="left" if col in ("ceiling", "method") else "right")
     for label, got, sheet, pct, method in comparison_rows(ceilings):
         t.add_row(label, "—" if got is None else f"{got:,.1f}",
-                  "—" if sheet is None else f"{sheet:,.1f}", "—" if pct is None else f"{pct:.1f}",
-                  method)
+                  "—" if sheet is None else f"{sheet:,.1f}",
+                  "—" if pct is None else f"{pct:.1f}", method)
     for key in ("datasheet_basis", "dgemm_note"):
         if ceilings.get(key):
             t.caption = (t.caption + "; " if t.caption else "") + ceilings[key]

@@ -59,7 +59,8 @@ def _rate(name: str, unit: str, amount: float, st: dict, method: str, **extra: A
 
 
 def _release_pools() -> None:
-    """Hand CuPy's cached device and pinned blocks back, so free-memory checks see them."""
+    """Hand CuPy's cached device and pinned blocks back to the driver, so that free-memory
+    checks (campaign sizes, the next ceiling's buffer) see them."""
     import cupy
 
     cupy.get_default_memory_pool().free_all_blocks()
@@ -84,8 +85,6 @@ def copy_bandwidth(backend: str, nbytes: int | None = None, runs: int = 20) -> d
         src.fill(1)
         st = _timed(lambda: dst.data.copy_from_device_async(src.data, n), cuda=True,
                     warmup=3, runs=runs)
-        del src, dst
-        _release_pools()
         method = "cudaMemcpyAsync device-to-device, bytes read + written"
     else:
         n = nbytes or (256 << 20)
@@ -117,8 +116,6 @@ def read_bandwidth(backend: str, runs: int = 20) -> dict:
     st = _timed(lambda: kernel((blocks,), (block,), args), cuda=True, warmup=3, runs=runs,
                 hold=True)
     total = int(d_sums.sum(dtype=np.uint64).get()) % (1 << 32)
-    del d_words, d_sums
-    _release_pools()
     if total != (n // 4) % (1 << 32):
         raise RuntimeError(f"read_words summed {total}, expected {(n // 4) % (1 << 32)}")
     return _rate("read", "gbps", n, st, f"read_words kernel ({blocks} blocks of {block}, "
@@ -149,8 +146,6 @@ def host_transfer(backend: str, direction: str, pinned: bool, nbytes: int = TRAN
         def body() -> None:
             d_buf.data.copy_to_host_async(h_ptr, nbytes)
     st = _timed(body, cuda=True, warmup=2, runs=runs)
-    del h_buf, d_buf
-    _release_pools()
     host = "pinned" if pinned else "pageable"
     return _rate(name, "gbps", nbytes, st, f"cudaMemcpyAsync {direction.upper()}, {host} host "
                  f"memory, {nbytes >> 20} MiB", **{f"{name}_bytes": nbytes})
@@ -199,8 +194,6 @@ def gemm_rate(backend: str, dtype: str, n: int | None = None, runs: int = 10) ->
     d_c = cupy.empty((n, n), dtype)
     with _fp32_matmul() if dtype == "float32" else contextlib.nullcontext() as overridden:
         st = _timed(lambda: cupy.matmul(d_a, d_b, out=d_c), cuda=True, warmup=2, runs=runs)
-    del d_a, d_b, d_c
-    _release_pools()
     compute = "FP32 arithmetic, TF32 off" if dtype == "float32" else "FP64"
     method = f"cuBLAS via cupy.matmul {dtype}, N={n}, 2N^3 flops, {compute}"
     extra: dict[str, Any] = {f"{name}_n": n}
@@ -246,14 +239,17 @@ def measure_all(backend: str) -> dict[str, Any]:
 
     This is what campaigns store in ``meta.ceilings`` (it keeps ``copy_gbps``).
     """
+    part = functools.partial
+    steps: list[Callable[[], dict]] = [
+        part(copy_bandwidth, backend), part(read_bandwidth, backend),
+        *(part(host_transfer, backend, direction, pinned)
+          for direction in ("h2d", "d2h") for pinned in (True, False)),
+        part(gemm_rate, backend, "float32"), part(gemm_rate, backend, "float64")]
     out: dict[str, Any] = {}
-    out.update(copy_bandwidth(backend))
-    out.update(read_bandwidth(backend))
-    for direction in ("h2d", "d2h"):
-        for pinned in (True, False):
-            out.update(host_transfer(backend, direction, pinned))
-    out.update(gemm_rate(backend, "float32"))
-    out.update(gemm_rate(backend, "float64"))
+    for step in steps:
+        out.update(step())
+        if backend == "cuda":  # the step's buffers are gone: give their blocks back
+            _release_pools()
     out.update(datasheet(device_properties() if backend == "cuda" else cpu_properties()))
     tensor = out.get("datasheet_fp64_tensor_gflops")
     if tensor:
