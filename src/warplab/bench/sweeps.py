@@ -176,8 +176,9 @@ REDUCE_CAMPAIGNS = {
                             (1 << 10, 1 << 16, 1 << 20), runs=10, warmup=2),
     "full": ReduceCampaign(_grid(range(10, 31, 2), ("int32", "float32")), ("sum",),
                            (1 << 10, 1 << 16, 1 << 20), runs=20, warmup=3),
-    # the lecture's 2^24 int32, and 2^28 float32; call latency at 2^10, 2^16, 2^20
-    "table": ReduceCampaign(((1 << 24, "int32"), (1 << 28, "float32"), (1 << 10, "int32"),
+    # the lecture's 2^24 int32, 2^28 float32 and int32; call latency at 2^10, 2^16, 2^20
+    "table": ReduceCampaign(((1 << 24, "int32"), (1 << 28, "float32"), (1 << 28, "int32"),
+                             (1 << 10, "int32"),
                              (1 << 16, "int32"), (1 << 20, "int32"), (1 << 10, "float32"),
                              (1 << 16, "float32"), (1 << 20, "float32")), ("sum",),
                             (1 << 10, 1 << 16, 1 << 20), runs=20, warmup=3),
