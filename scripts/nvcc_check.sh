@@ -27,4 +27,10 @@ for k in '_Z19hist_privatized_vecILi1ELb1ELi0EEvPKhyPyjS1_' '_Z11hist_globalILi0
 done
 grep -A3 "Compiling entry function '_Z21reduce_persistent_vecIfdf5OpSum" "$tmp/reduce.log" \
   | grep -E "entry|Used|spill" || true
+# Matmul register tiles: resources of every instantiation; a spill fails the check.
+grep -A3 "Compiling entry function '_Z14matmul_regtile" "$tmp/matmul.log" \
+  | grep -E "entry|Used|spill" || true
+if grep -qE "[1-9][0-9]* bytes spill (stores|loads)" "$tmp/matmul.log"; then
+  echo "nvcc_check: matmul.cu spills registers" >&2; status=1
+fi
 exit $status

@@ -6,6 +6,7 @@ Public API::
     warplab.histogram(data, bins="bytes", *, variant=None, out=None, accumulate=False)
     warplab.bincount(x, minlength=0)
     warplab.sum(a) / min / max / mean, warplab.reduce(a, op)
+    warplab.matmul(a, b, *, variant=None, out=None)
     warplab.variants("histogram")      # registered strategies, preferred first
     warplab.backend()                  # "cuda" or "cpu"
 """
@@ -16,6 +17,7 @@ from ._device import cuda_available, resolve_backend
 from .errors import (DeviceOutOfMemoryError, DeviceUnavailableError, VerificationError,
                      WarplabError)
 from .histogram import bincount, histogram
+from .matmul import matmul
 from .reduce import max, mean, min, reduce, sum  # noqa: A004 (NumPy's names, on purpose)
 
 __version__ = "0.1.0"
@@ -29,6 +31,7 @@ __all__ = [
     "max",
     "mean",
     "reduce",
+    "matmul",
     "variants",
     "backend",
     "cuda_available",

@@ -17,7 +17,7 @@ from ._mapping import resolve
 from .bench import results, sweeps
 from .bench.ceilings import comparison_rows, copy_bandwidth, measure_all
 from .bench.measure import Settings
-from .bench.tables import (call_table, lecture_table, print_table, summary_table,
+from .bench.tables import (call_table, lecture_table, matmul_table, print_table, summary_table,
                            timing_table)
 from .cli import dump_json
 
@@ -213,7 +213,59 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ok &= _bench_histogram(args, backend, campaign, out)
     if args.family in ("reduce", "all"):
         ok &= _bench_reduce(args, backend, campaign, out)
+    if args.family in ("matmul", "all"):
+        ok &= _bench_matmul(args, backend, campaign, out)
     return 0 if ok else 1
+
+
+def _bench_matmul(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
+    from .bench.matmul_bench import MATMUL_CAMPAIGNS, run_matmul
+
+    c = MATMUL_CAMPAIGNS[campaign]
+    configs = None
+    if args.sizes or args.dtypes:
+        dtypes = [d for d in args.dtypes or sorted({cfg[3] for cfg in c.configs})
+                  if d in ("float32", "float64")]
+        if not dtypes:
+            raise ValueError(f"matmul runs float32 and float64, not {','.join(args.dtypes)}")
+        sizes = args.sizes or sorted({cfg[0] for cfg in c.configs})
+        configs = [(n, n, n, dt) for dt in dtypes for n in sizes]
+    path = out / "matmul.json"
+    with _progress(f"matmul {campaign} ({backend})") as progress:
+        doc = run_matmul(campaign=campaign, backend=backend, json_path=path, configs=configs,
+                         variant_names=args.variant, with_comparators=not args.no_compare,
+                         settings=_settings(args, c), progress=progress)
+    _print_matmul_tables(doc["results"], backend)
+    return _finish_bench(doc, path)
+
+
+def _print_matmul_tables(records: list[dict], backend: str) -> None:
+    """One table per (dtype, m x n x k), in the order measured."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in records:
+        groups.setdefault((r["params"]["dtype"], *r["dims"]), []).append(r)
+    for (dt, m, n, k), rows in groups.items():
+        ceiling = next((r["compute_ceiling"] for r in rows if r.get("compute_ceiling")), None)
+        print_table(matmul_table(rows, f"matmul {m}x{k} @ {k}x{n} {dt} ({backend}), kernel "
+                                 f"medians; compute ceiling: {ceiling or 'none'}"), console)
+
+
+def cmd_matmul(args: argparse.Namespace) -> int:
+    from .bench.matmul_bench import run_matmul
+
+    backend = resolve_backend(args.device)
+    names = None if args.variant.strip() == "all" else \
+        [x.strip() for x in args.variant.split(",") if x.strip()]
+    m, n, k = (args.size if d is None else d for d in (args.m, args.n, args.k))
+    with console.status("measuring"):
+        doc = run_matmul(campaign="quick", backend=backend,
+                         json_path=Path(args.json_path) if args.json_path else None,
+                         configs=[(m, n, k, args.dtype)], variant_names=names,
+                         with_comparators=args.compare, settings=_settings(args, None))
+    _print_matmul_tables(doc["results"], backend)
+    for note in doc["meta"]["notes"]:
+        console.print(f"note: {note}")
+    return 0 if all(r["verified"] for r in doc["results"] if r["provider"] == "warplab") else 1
 
 
 def cmd_reduce(args: argparse.Namespace) -> int:
@@ -241,4 +293,5 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["cmd_device", "cmd_histogram", "cmd_reduce", "cmd_bench", "cmd_report", "results"]
+__all__ = ["cmd_device", "cmd_histogram", "cmd_reduce", "cmd_matmul", "cmd_bench", "cmd_report",
+           "results"]

@@ -3,7 +3,8 @@
     warplab device [--measure] [--json]
     warplab histogram FILE | --generate KIND --size N  [--bins B] [--variant a,b|all] ...
     warplab reduce --size N --dtype D --op OP [--variant a,b|all] [--compare]
-    warplab bench [histogram|reduce|all] [--quick|--full|--table] --out DIR
+    warplab matmul --size N [--m M --n N --k K] --dtype D [--variant a,b|all] [--compare]
+    warplab bench [histogram|reduce|matmul|all] [--quick|--full|--table] --out DIR
     warplab report DIR
 
 User mistakes (bad values, wrong types, missing files, no GPU when one is asked for) print one
@@ -71,9 +72,19 @@ def _parser() -> argparse.ArgumentParser:
     _timing_args(rd, runs=20, warmup=3)
     rd.add_argument("--json", dest="json_path", help="write the results JSON here")
 
+    mm = sub.add_parser("matmul", help="C = A B: GFLOP/s, %% of cuBLAS, flop-to-word analysis")
+    mm.add_argument("--size", type=parse_size, default=1024, help="M = N = K (default 1024)")
+    for dim in ("m", "n", "k"):
+        mm.add_argument(f"--{dim}", type=parse_size, help=f"{dim.upper()} (default: --size)")
+    mm.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    mm.add_argument("--variant", default="all", help="comma-separated names or 'all'")
+    mm.add_argument("--compare", action="store_true", help="also time cuBLAS (cupy.matmul)")
+    _timing_args(mm, runs=20, warmup=3)
+    mm.add_argument("--json", dest="json_path", help="write the results JSON here")
+
     b = sub.add_parser("bench", help="a measurement campaign into a timestamped folder")
     b.add_argument("family", nargs="?", default="histogram",
-                   choices=["histogram", "reduce", "all"])
+                   choices=["histogram", "reduce", "matmul", "all"])
     g = b.add_mutually_exclusive_group()
     for name in ("quick", "full", "table"):
         g.add_argument(f"--{name}", dest="campaign", action="store_const", const=name)
@@ -82,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--data", type=_csv, help="uniform,const,text,random")
     b.add_argument("--bins", type=_csv, help="bytes,ascii128,letters")
     b.add_argument("--variant", type=_csv, help="variant names (default: all)")
-    b.add_argument("--dtypes", type=_csv, help="reduce: int32,int64,float32,float64")
+    b.add_argument("--dtypes", type=_csv, help="reduce: int32,int64,float32,float64; "
+                   "matmul: float32,float64")
     b.add_argument("--ops", type=_csv, help="reduce: sum,min,max,mean")
     b.add_argument("--no-compare", action="store_true", help="skip the comparators")
     _timing_args(b, runs=None, warmup=None)

@@ -94,3 +94,24 @@ def call_table(records: list[dict], title: str) -> Table:
                   _fmt(1e3 * k["q10"], 1), _fmt(1e3 * k["q90"], 1),
                   "yes" if r["verified"] else f"NO: {r['error']}")
     return t
+
+
+def matmul_table(records: list[dict], title: str) -> Table:
+    """Matmul rows of one config: kernel median, GFLOP/s, % of cuBLAS in the same run, % of the
+    compute ceiling (``compute_ceiling`` names its ``meta.ceilings`` key), and the lecture's
+    flop-to-word analysis (intensity from the variant's cost model, the bound it implies,
+    achieved as % of it)."""
+    t = Table(title=title)
+    for col in ("variant", "time (ms)", "GFLOP/s", "% cuBLAS", "% ceiling", "flop/byte",
+                "bound GFLOP/s", "bound by", "% of bound", "rel. error", "verified"):
+        t.add_column(col, justify="left" if col in ("variant", "bound by") else "right")
+    for r in records:
+        k = r["phases"].get("kernel")
+        rel = r.get("rel_error")
+        t.add_row(r["variant"], _fmt(k["median"] if k and r["verified"] else None, 3),
+                  _fmt(r["gflops"], 0), _fmt(r.get("pct_of_cublas"), 1),
+                  _fmt(r.get("pct_of_ceiling"), 1), _fmt(r.get("intensity"), 2),
+                  _fmt(r.get("bound_gflops"), 0), r.get("bound_by") or "-",
+                  _fmt(r.get("pct_of_bound"), 1), "-" if rel is None else f"{rel:.1e}",
+                  "yes" if r["verified"] else f"NO: {r['error']}")
+    return t

@@ -1,0 +1,135 @@
+"""Tuning sweep of ``matmul_regtile`` (GPU machine; not part of the package's API).
+
+Block tile x thread tile x slice depth x resident blocks, float32, square N = 4096 and 8192,
+16-byte loads; then the block order's group size for the default tile. Every configuration is
+checked first (an odd shape with scalar loads and a multiple-of-4 shape with vector loads,
+against cuBLAS in float64), then timed with CUDA events in three rounds alternating with
+``cupy.matmul`` (cuBLAS SGEMM, full FP32: CUPY_TF32 unset); its ratio is the median of the
+per-round ratios. Registers and local (spill) bytes are the compiled kernel's.
+Usage: PYTHONPATH=src python3 benchmarks/explore_matmul.py [--out DIR] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import cupy
+import numpy as np
+
+from warplab._matmul_cuda import RegTile, launch_regtile
+from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
+
+F32 = (np.dtype(np.float32),)
+CONFIGS = (  # RegTile(bk, warps_m, warps_n, sub_m, sub_n, min_blocks)
+    RegTile(8, 4, 2, 2, 2, 2, F32),    # 128x128, 8x8, 256 threads (the default)
+    RegTile(16, 4, 2, 2, 2, 1, F32),   # 128x128, 8x8, slices of 16, one block per SM
+    RegTile(8, 2, 2, 4, 2, 2, F32),    # 128x128, 16x8, 128 threads
+    RegTile(8, 4, 2, 2, 4, 1, F32),    # 128x256, 8x16
+    RegTile(8, 2, 4, 4, 2, 1, F32),    # 128x256, 16x8
+    RegTile(8, 4, 2, 4, 2, 1, F32),    # 256x128, 16x8
+    RegTile(8, 2, 2, 2, 4, 2, F32),    # 64x256, 8x16, 128 threads
+    RegTile(8, 2, 2, 2, 2, 3, F32),    # 64x128, 8x8, 128 threads, 3 blocks per SM
+    RegTile(16, 4, 2, 1, 1, 2, F32),   # 64x64, 4x4
+)
+GROUPS = (1, 4, 8, 16)
+
+
+def median_ms(fn, runs: int = 10) -> float:
+    ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs + 2)]
+    for a, b in ev:
+        a.record()
+        fn()
+        b.record()
+    ev[-1][1].synchronize()
+    return float(np.median([cupy.cuda.get_elapsed_time(a, b) for a, b in ev[2:]]))
+
+
+def operands(m: int, n: int, k: int) -> tuple:
+    a = cupy.random.random((m, k), dtype=np.float32) * 2 - 1
+    b = cupy.random.random((k, n), dtype=np.float32) * 2 - 1
+    return a, b, cupy.empty((m, n), np.float32)
+
+
+def rel_error(c, a, b) -> float:
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    return float(cupy.linalg.norm(c - ref) / cupy.linalg.norm(ref))
+
+
+def time_vs_cublas(run, a, b, c) -> tuple[float, float]:
+    """(median ms, median ratio cuBLAS time / this time) over three alternating rounds."""
+    ts, ratios = [], []
+    for _ in range(3):
+        t = median_ms(run)
+        ref = median_ms(lambda: cupy.matmul(a, b, out=c))
+        ts.append(t)
+        ratios.append(ref / t)
+    return float(np.median(ts)), float(np.median(ratios))
+
+
+def sweep(sizes: tuple[int, ...], log: list[dict]) -> None:
+    module = tuple(e for t in CONFIGS for e in t.expressions())
+    checks = [operands(997, 1003, 1001), operands(1024, 1000, 1028)]
+    data = {n: operands(n, n, n) for n in sizes}
+    for n, (a, b, c) in data.items():
+        t = median_ms(lambda: cupy.matmul(a, b, out=c))
+        print(f"N={n}: cupy.matmul (cuBLAS) {t:.3f} ms, {2 * n**3 / t / 1e9:.0f} GFLOP/s",
+              flush=True)
+    print(f"{'config':<24}{'regs':>5}{'local':>6}{'smem':>7}{'blk/SM':>7}{'err odd':>10}"
+          f"{'err vec':>10}" + "".join(f"{f'N={n} ms':>12}{'TFLOP/s':>9}{'x cuBLAS':>9}"
+                                       for n in sizes), flush=True)
+    for tile in CONFIGS:
+        k = get_kernel("matmul", tile.expression(F32[0], True), all_expressions=module)
+        errs = []
+        for a, b, c in checks:
+            c.fill(np.nan)
+            launch_regtile(tile, a, b, c, module)
+            errs.append(rel_error(c, a, b))
+        row = {"config": tile.name, "bk": tile.bk, "threads": tile.threads,
+               "min_blocks": tile.min_blocks, "registers": int(k.num_regs),
+               "local_bytes": int(k.local_size_bytes), "smem": int(k.shared_size_bytes),
+               "blocks_per_sm": occupancy_blocks_per_sm(k, tile.threads, 0),
+               "rel_err_odd": errs[0], "rel_err_vec": errs[1]}
+        line = (f"{tile.name + f'/bk{tile.bk}':<24}{row['registers']:>5}{row['local_bytes']:>6}"
+                f"{row['smem']:>7}{row['blocks_per_sm']:>7}{errs[0]:>10.1e}{errs[1]:>10.1e}")
+        for n, (a, b, c) in data.items():
+            ms, ratio = time_vs_cublas(lambda: launch_regtile(tile, a, b, c, module), a, b, c)
+            row[f"ms_{n}"], row[f"ratio_{n}"] = ms, ratio
+            line += f"{ms:>12.3f}{2 * n**3 / ms / 1e9:>9.1f}{ratio:>9.3f}"
+        print(line, flush=True)
+        log.append(row)
+
+
+def group_sweep(n: int, log: list[dict]) -> None:
+    tile = CONFIGS[0]
+    expr = tile.expression(F32[0], True)
+    a, b, c = operands(n, n, n)
+    for g in GROUPS:
+        k = get_kernel("matmul", expr, all_expressions=(expr,),
+                       options=(f"-DWARPLAB_MATMUL_GROUP_M={g}",))
+        blocks = -(-n // tile.bm) * -(-n // tile.bn)
+        ms, ratio = time_vs_cublas(lambda: k((blocks,), (tile.threads,),
+                                             (a, b, c, np.int32(n), np.int32(n), np.int32(n))),
+                                   a, b, c)
+        print(f"{tile.name} GROUP_M={g:<3} N={n}: {ms:.3f} ms, {2 * n**3 / ms / 1e12:.1f} "
+              f"TFLOP/s, x cuBLAS {ratio:.3f}", flush=True)
+        log.append({"config": tile.name, "group_m": g, "n": n, "ms": ms, "ratio": ratio})
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", default=os.environ.get("OUT", "."))
+    p.add_argument("--quick", action="store_true", help="N = 2048 only, no group sweep")
+    args = p.parse_args()
+    print(f"CUPY_TF32={os.environ.get('CUPY_TF32')!r} (cuBLAS in full FP32 unless '1')")
+    log: list[dict] = []
+    sweep((2048,) if args.quick else (4096, 8192), log)
+    if not args.quick:
+        group_sweep(8192, log)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "explore-matmul.json").write_text(json.dumps(log, indent=1))
+
+
+if __name__ == "__main__":
+    main()

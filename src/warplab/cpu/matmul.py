@@ -1,0 +1,17 @@
+"""Matrix products on the CPU with NumPy: the reference and the no-GPU backend."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._matmul_spec import compulsory_bytes, matmul_flops
+from .._registry import register
+
+
+@register("matmul", "numpy", backend="cpu", bytes_moved=compulsory_bytes, flops=matmul_flops,
+          rank=0)
+def numpy_matmul(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """NumPy's ``matmul`` (its BLAS) into ``c``.
+
+    Performance: 2 m n k flops; each matrix read at least once, C written once.
+    """
+    return np.matmul(a, b, out=c)
