@@ -1,12 +1,15 @@
 """Tuning sweep of ``matmul_regtile`` (GPU machine; not part of the package's API).
 
 Block tile x thread tile x slice depth x resident blocks, float32, square N = 4096 and 8192,
-16-byte loads; then the block order's group size for the default tile. Every configuration is
-checked first (an odd shape with scalar loads and a multiple-of-4 shape with vector loads,
-against cuBLAS in float64), then timed with CUDA events in three rounds alternating with
-``cupy.matmul`` (cuBLAS SGEMM, full FP32: CUPY_TF32 unset); its ratio is the median of the
-per-round ratios. Registers and local (spill) bytes are the compiled kernel's.
-Usage: PYTHONPATH=src python3 benchmarks/explore_matmul.py [--out DIR] [--quick]
+16-byte loads; then the crossover between 128 x 128 and smaller tiles at N = 768..3072 (where
+automatic dispatch switches, ``MIN_TILES_128``); with ``--groups`` the block order's group
+size for the default tile. Every configuration is checked first (an odd shape with scalar
+loads and a multiple-of-4 shape with vector loads, against cuBLAS in float64), then timed with
+CUDA events in three rounds alternating with ``cupy.matmul`` (cuBLAS SGEMM, full FP32:
+CUPY_TF32 unset); its ratio is the median of the per-round ratios. Registers and local (spill)
+bytes are the compiled kernel's. Run 1 swept nine other tiles (listed with its results in
+benchmarks/NOTES.md); this list is run 2's.
+Usage: PYTHONPATH=src python3 benchmarks/explore_matmul.py [--out DIR] [--quick] [--groups]
 """
 from __future__ import annotations
 
@@ -23,16 +26,17 @@ from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 F32 = (np.dtype(np.float32),)
 CONFIGS = (  # RegTile(bk, warps_m, warps_n, sub_m, sub_n, min_blocks)
-    RegTile(8, 4, 2, 2, 2, 2, F32),    # 128x128, 8x8, 256 threads (the default)
-    RegTile(16, 4, 2, 2, 2, 1, F32),   # 128x128, 8x8, slices of 16, one block per SM
-    RegTile(8, 2, 2, 4, 2, 2, F32),    # 128x128, 16x8, 128 threads
-    RegTile(8, 4, 2, 2, 4, 1, F32),    # 128x256, 8x16
-    RegTile(8, 2, 4, 4, 2, 1, F32),    # 128x256, 16x8
-    RegTile(8, 4, 2, 4, 2, 1, F32),    # 256x128, 16x8
-    RegTile(8, 2, 2, 2, 4, 2, F32),    # 64x256, 8x16, 128 threads
+    RegTile(8, 2, 2, 4, 2, 2, F32),    # 128x128, 16x8, 128 threads (the default since run 1)
+    RegTile(16, 2, 2, 4, 2, 2, F32),   # the same, slices of 16
+    RegTile(8, 4, 1, 2, 4, 2, F32),    # 128x128, 8x16, 128 threads
+    RegTile(8, 1, 4, 4, 2, 2, F32),    # 64x256, 16x8, 128 threads
+    RegTile(8, 2, 1, 4, 2, 4, F32),    # 128x64, 16x8, 64 threads, 4 blocks per SM
     RegTile(8, 2, 2, 2, 2, 3, F32),    # 64x128, 8x8, 128 threads, 3 blocks per SM
-    RegTile(16, 4, 2, 1, 1, 2, F32),   # 64x64, 4x4
+    RegTile(16, 2, 2, 2, 2, 3, F32),   # the same, slices of 16
+    RegTile(8, 4, 2, 2, 2, 2, F32),    # 128x128, 8x8, 256 threads (run 1's default)
 )
+CROSSOVER = (CONFIGS[0], CONFIGS[4], CONFIGS[5], RegTile(16, 4, 2, 1, 1, 2, F32))
+CROSSOVER_SIZES = (768, 1024, 1536, 2048, 3072)
 GROUPS = (1, 4, 8, 16)
 
 
@@ -68,18 +72,18 @@ def time_vs_cublas(run, a, b, c) -> tuple[float, float]:
     return float(np.median(ts)), float(np.median(ratios))
 
 
-def sweep(sizes: tuple[int, ...], log: list[dict]) -> None:
-    module = tuple(e for t in CONFIGS for e in t.expressions())
+def sweep(configs: tuple[RegTile, ...], sizes: tuple[int, ...], log: list[dict]) -> None:
+    module = tuple(e for t in configs for e in t.expressions())
     checks = [operands(997, 1003, 1001), operands(1024, 1000, 1028)]
     data = {n: operands(n, n, n) for n in sizes}
     for n, (a, b, c) in data.items():
         t = median_ms(lambda: cupy.matmul(a, b, out=c))
-        print(f"N={n}: cupy.matmul (cuBLAS) {t:.3f} ms, {2 * n**3 / t / 1e9:.0f} GFLOP/s",
+        print(f"N={n}: cupy.matmul (cuBLAS) {t:.3f} ms, {2 * n**3 / t / 1e9:.1f} TFLOP/s",
               flush=True)
     print(f"{'config':<24}{'regs':>5}{'local':>6}{'smem':>7}{'blk/SM':>7}{'err odd':>10}"
           f"{'err vec':>10}" + "".join(f"{f'N={n} ms':>12}{'TFLOP/s':>9}{'x cuBLAS':>9}"
                                        for n in sizes), flush=True)
-    for tile in CONFIGS:
+    for tile in configs:
         k = get_kernel("matmul", tile.expression(F32[0], True), all_expressions=module)
         errs = []
         for a, b, c in checks:
@@ -112,7 +116,7 @@ def group_sweep(n: int, log: list[dict]) -> None:
         ms, ratio = time_vs_cublas(lambda: k((blocks,), (tile.threads,),
                                              (a, b, c, np.int32(n), np.int32(n), np.int32(n))),
                                    a, b, c)
-        print(f"{tile.name} GROUP_M={g:<3} N={n}: {ms:.3f} ms, {2 * n**3 / ms / 1e12:.1f} "
+        print(f"{tile.name} GROUP_M={g:<3} N={n}: {ms:.3f} ms, {2 * n**3 / ms / 1e9:.1f} "
               f"TFLOP/s, x cuBLAS {ratio:.3f}", flush=True)
         log.append({"config": tile.name, "group_m": g, "n": n, "ms": ms, "ratio": ratio})
 
@@ -120,12 +124,15 @@ def group_sweep(n: int, log: list[dict]) -> None:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=os.environ.get("OUT", "."))
-    p.add_argument("--quick", action="store_true", help="N = 2048 only, no group sweep")
+    p.add_argument("--quick", action="store_true", help="N = 2048 only, no crossover sweep")
+    p.add_argument("--groups", action="store_true", help="also sweep the block order's groups")
     args = p.parse_args()
     print(f"CUPY_TF32={os.environ.get('CUPY_TF32')!r} (cuBLAS in full FP32 unless '1')")
     log: list[dict] = []
-    sweep((2048,) if args.quick else (4096, 8192), log)
+    sweep(CONFIGS, (2048,) if args.quick else (4096, 8192), log)
     if not args.quick:
+        sweep(CROSSOVER, CROSSOVER_SIZES, log)
+    if args.groups:
         group_sweep(8192, log)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "explore-matmul.json").write_text(json.dumps(log, indent=1))
