@@ -1,15 +1,15 @@
 """Tuning sweep of ``matmul_regtile`` (GPU machine; not part of the package's API).
 
 Block tile x thread tile x slice depth x resident blocks, float32, square N = 4096 and 8192,
-16-byte loads; then the crossover between 128 x 128 and smaller tiles at N = 768..3072 (where
-automatic dispatch switches, ``MIN_TILES_128``); with ``--groups`` the block order's group
-size for the default tile. Every configuration is checked first (an odd shape with scalar
-loads and a multiple-of-4 shape with vector loads, against cuBLAS in float64), then timed with
-CUDA events in three rounds alternating with ``cupy.matmul`` (cuBLAS SGEMM, full FP32:
-CUPY_TF32 unset); its ratio is the median of the per-round ratios. Registers and local (spill)
-bytes are the compiled kernel's. Run 1 swept nine other tiles (listed with its results in
-benchmarks/NOTES.md); this list is run 2's.
-Usage: PYTHONPATH=src python3 benchmarks/explore_matmul.py [--out DIR] [--quick] [--groups]
+16-byte loads; then the smaller sizes N = 768..3072, where the tile count decides (few large
+tiles leave SMs idle); ``--sweeps groups`` also times the block order's group sizes. Every
+configuration is checked first (an odd shape with scalar loads and a multiple-of-4 shape with
+vector loads, against cuBLAS in float64), then timed with CUDA events in three rounds
+alternating with ``cupy.matmul`` (cuBLAS SGEMM, full FP32: CUPY_TF32 unset); its ratio is the
+median of the per-round ratios. Registers and local (spill) bytes are the compiled kernel's.
+Run 1 swept nine other tiles (listed with its results in benchmarks/NOTES.md); the large list
+is run 2's, the small one run 3's.
+Usage: PYTHONPATH=src python3 benchmarks/explore_matmul.py [--out DIR] [--sweeps large,small]
 """
 from __future__ import annotations
 
@@ -26,17 +26,17 @@ from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 F32 = (np.dtype(np.float32),)
 CONFIGS = (  # RegTile(bk, warps_m, warps_n, sub_m, sub_n, min_blocks)
-    RegTile(8, 2, 2, 4, 2, 2, F32),    # 128x128, 16x8, 128 threads (the default since run 1)
+    RegTile(8, 2, 2, 4, 2, 2, F32),    # 128x128, 16x8, 128 threads (run 1's pick)
     RegTile(16, 2, 2, 4, 2, 2, F32),   # the same, slices of 16
     RegTile(8, 4, 1, 2, 4, 2, F32),    # 128x128, 8x16, 128 threads
     RegTile(8, 1, 4, 4, 2, 2, F32),    # 64x256, 16x8, 128 threads
     RegTile(8, 2, 1, 4, 2, 4, F32),    # 128x64, 16x8, 64 threads, 4 blocks per SM
     RegTile(8, 2, 2, 2, 2, 3, F32),    # 64x128, 8x8, 128 threads, 3 blocks per SM
-    RegTile(16, 2, 2, 2, 2, 3, F32),   # the same, slices of 16
+    RegTile(16, 2, 2, 2, 2, 3, F32),   # the same, slices of 16 (the default since run 2)
     RegTile(8, 4, 2, 2, 2, 2, F32),    # 128x128, 8x8, 256 threads (run 1's default)
 )
-CROSSOVER = (CONFIGS[0], CONFIGS[4], CONFIGS[5], RegTile(16, 4, 2, 1, 1, 2, F32))
-CROSSOVER_SIZES = (768, 1024, 1536, 2048, 3072)
+SMALL = (CONFIGS[6], CONFIGS[5], CONFIGS[0], CONFIGS[4], RegTile(16, 4, 2, 1, 1, 2, F32))
+SMALL_SIZES = (768, 1024, 1536, 2048, 3072)
 GROUPS = (1, 4, 8, 16)
 
 
@@ -124,15 +124,17 @@ def group_sweep(n: int, log: list[dict]) -> None:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=os.environ.get("OUT", "."))
-    p.add_argument("--quick", action="store_true", help="N = 2048 only, no crossover sweep")
-    p.add_argument("--groups", action="store_true", help="also sweep the block order's groups")
+    p.add_argument("--sweeps", default="large,small",
+                   help="comma-separated: large (N = 4096, 8192), small (N = 768..3072), groups")
     args = p.parse_args()
+    sweeps = args.sweeps.split(",")
     print(f"CUPY_TF32={os.environ.get('CUPY_TF32')!r} (cuBLAS in full FP32 unless '1')")
     log: list[dict] = []
-    sweep(CONFIGS, (2048,) if args.quick else (4096, 8192), log)
-    if not args.quick:
-        sweep(CROSSOVER, CROSSOVER_SIZES, log)
-    if args.groups:
+    if "large" in sweeps:
+        sweep(CONFIGS, (4096, 8192), log)
+    if "small" in sweeps:
+        sweep(SMALL, SMALL_SIZES, log)
+    if "groups" in sweeps:
         group_sweep(8192, log)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "explore-matmul.json").write_text(json.dumps(log, indent=1))

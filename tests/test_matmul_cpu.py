@@ -23,7 +23,7 @@ from warplab.cli import main
 _mm = importlib.import_module("warplab.matmul")
 
 SEEDS = {"naive", "tiled_smem16"}
-EXPECTED = SEEDS | {"regtile_128x128_16x8", "regtile_64x64_4x4", "numpy"}
+EXPECTED = SEEDS | {"regtile_64x128_8x8", "regtile_64x64_4x4", "numpy"}
 SHAPES = [(1, 1, 1), (15, 16, 17), (17, 15, 16), (16, 16, 16), (33, 31, 1), (1, 100, 1),
           (1000, 3, 2), (2, 3, 1000), (1, 1, 1000), (999, 1, 1), (127, 129, 65), (4, 4, 4)]
 
@@ -196,20 +196,15 @@ def test_variants_registered() -> None:
     assert set(warplab.variants("matmul")) == EXPECTED
     assert warplab.variants("matmul", "cpu") == ["numpy"]
     cuda = warplab.variants("matmul", "cuda")
-    assert cuda[0] == "regtile_128x128_16x8"
+    assert cuda[0] == "regtile_64x128_8x8"
     assert cuda.index("tiled_smem16") < cuda.index("naive")
 
 
-@pytest.mark.parametrize("m,n,dtype,want", [
-    (8192, 8192, np.float32, "regtile_128x128_16x8"), (2048, 1024, np.float32,
-                                                       "regtile_128x128_16x8"),
-    (1024, 1024, np.float32, "regtile_64x64_4x4"), (8192, 8192, np.float64, "regtile_64x64_4x4")])
-def test_automatic_dispatch_prefers_tiles_that_fill_the_gpu(m, n, dtype, want) -> None:
-    p = MatmulProblem(m, n, 64, np.dtype(dtype), True)
-    assert _registry.choose("matmul", "cuda", p).name == want
-    if dtype == np.float32:  # named, the 128 x 128 tiles run any float32 size
-        assert _registry.choose("matmul", "cuda", p, "regtile_128x128_16x8").name == \
-            "regtile_128x128_16x8"
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (1024, 1024, 1024), (8192, 8192, 8192)])
+def test_automatic_dispatch(m: int, n: int, k: int) -> None:
+    for dtype, want in ((np.float32, "regtile_64x128_8x8"), (np.float64, "regtile_64x64_4x4")):
+        p = MatmulProblem(m, n, k, np.dtype(dtype), True)
+        assert _registry.choose("matmul", "cuda", p).name == want
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -221,7 +216,7 @@ def test_seed_flags_and_cost_models(name: str) -> None:
     mnk, mn = 256 * 512 * 128, 256 * 512
     words = {"naive": mnk // 16 + mnk + mn,
              "tiled_smem16": 256 * 128 * 32 + 128 * 512 * 16 + mn,
-             "regtile_128x128_16x8": 256 * 128 * 4 + 128 * 512 * 2 + mn,
+             "regtile_64x128_8x8": 256 * 128 * 4 + 128 * 512 * 4 + mn,
              "regtile_64x64_4x4": 256 * 128 * 8 + 128 * 512 * 4 + mn,
              "numpy": 256 * 128 + 128 * 512 + mn}[name]
     assert v.bytes_moved(p) == 4 * words
@@ -229,7 +224,7 @@ def test_seed_flags_and_cost_models(name: str) -> None:
 
 @pytest.mark.parametrize("name,flop_per_byte", [("naive", 2 / (4 * 17 / 16)),
                                                 ("tiled_smem16", 4.0),
-                                                ("regtile_128x128_16x8", 32.0),
+                                                ("regtile_64x128_8x8", 64 / 3),
                                                 ("regtile_64x64_4x4", 16.0)])
 def test_intensity_of_large_float32_products(name: str, flop_per_byte: float) -> None:
     p = MatmulProblem(8192, 8192, 8192, np.dtype(np.float32), True)
@@ -237,7 +232,7 @@ def test_intensity_of_large_float32_products(name: str, flop_per_byte: float) ->
     assert ai == pytest.approx(flop_per_byte, rel=0.01)
 
 
-@pytest.mark.parametrize("name,f64", [("regtile_128x128_16x8", False), ("regtile_64x64_4x4", True),
+@pytest.mark.parametrize("name,f64", [("regtile_64x128_8x8", False), ("regtile_64x64_4x4", True),
                                       ("tiled_smem16", True), ("naive", True)])
 def test_supports(name: str, f64: bool) -> None:
     v = _registry.get("matmul", name)

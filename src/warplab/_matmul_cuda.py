@@ -47,7 +47,7 @@ class RegTile:
 
     @property
     def name(self) -> str:
-        """``regtile_<block tile>_<thread tile>``, e.g. ``regtile_128x128_16x8``."""
+        """``regtile_<block tile>_<thread tile>``, e.g. ``regtile_64x128_8x8``."""
         return f"regtile_{self.bm}x{self.bn}_{4 * self.sub_m}x{4 * self.sub_n}"
 
     def expression(self, dtype: np.dtype, vec: bool) -> str:
@@ -60,16 +60,14 @@ class RegTile:
         return tuple(self.expression(dt, v) for dt in self.dtypes for v in (True, False))
 
 
-#: The default: 128 x 128 tiles, 16 x 8 per thread (128 threads), slices of 8, two blocks per
-#: SM (the fastest of nine tiles in tuning run 1: 91% of cuBLAS at N = 8192).
-REGTILE_128 = RegTile(bk=8, warps_m=2, warps_n=2, sub_m=4, sub_n=2, min_blocks=2,
-                      dtypes=(np.dtype(np.float32),))
-#: 64 x 64 tiles, 4 x 4 per thread: four times the blocks for small matrices, and float64.
+#: The default: 64 x 128 tiles, 8 x 8 per thread (128 threads), slices of 16, three blocks per
+#: SM. Tuning runs 1-2 (benchmarks/NOTES.md): 93% of cuBLAS at N = 8192, and twice the blocks
+#: of 128 x 128 tiles, which keeps the SMs busy from N = 1024 on.
+REGTILE_DEFAULT = RegTile(bk=16, warps_m=2, warps_n=2, sub_m=2, sub_n=2, min_blocks=3,
+                          dtypes=(np.dtype(np.float32),))
+#: 64 x 64 tiles, 4 x 4 per thread: float64 (and float32).
 REGTILE_64 = RegTile(bk=16, warps_m=4, warps_n=2, sub_m=1, sub_n=1, min_blocks=2)
-REGTILES = (REGTILE_128, REGTILE_64)
-#: Automatic dispatch takes the 128 x 128 tiles from this many tiles of C on (about one per SM
-#: of the H100); below, most SMs would idle and the 64 x 64 tiles are faster.
-MIN_TILES_128 = 128
+REGTILES = (REGTILE_DEFAULT, REGTILE_64)
 
 _LECTURE_KERNELS = ("matmul_naive", "matmul_tiled_smem16")
 _EXPRESSIONS = tuple(f"{k}<{C_TYPE[dt]}>" for k in _LECTURE_KERNELS for dt in DTYPES) + \
@@ -137,17 +135,13 @@ register("matmul", "tiled_smem16", backend="cuda", bytes_moved=tiled_bytes(16, 1
          flops=matmul_flops, supports=_lecture_supports, rank=80, seed=True)(_tiled)
 
 
-def _tiles(tile: RegTile, p: MatmulProblem) -> int:
-    return -(-p.m // tile.bm) * -(-p.n // tile.bn)
-
-
-def _register_regtile(tile: RegTile, rank: int, summary: str,
-                      prefers: Callable[[MatmulProblem], bool] | None = None) -> None:
+def _register_regtile(tile: RegTile, rank: int, summary: str) -> None:
     def run(a: Any, b: Any, c: Any) -> Any:
         return launch_regtile(tile, a, b, c)
 
     def supports(p: MatmulProblem) -> bool:
-        return _fits(p) and np.dtype(p.dtype) in tile.dtypes and _tiles(tile, p) <= MAX_DIM
+        tiles = -(-p.m // tile.bm) * -(-p.n // tile.bn)
+        return _fits(p) and np.dtype(p.dtype) in tile.dtypes and tiles <= MAX_DIM
 
     kinds = "/".join(dt.name for dt in tile.dtypes)
     run.__doc__ = f"""{summary}
@@ -157,12 +151,11 @@ def _register_regtile(tile: RegTile, rank: int, summary: str,
     {4 * tile.sub_m} x {4 * tile.sub_n} elements; slices of {tile.bk} double-buffered (one
     barrier each); 16-byte loads when K and N are multiples of 4. {kinds}."""
     register("matmul", tile.name, backend="cuda", bytes_moved=tiled_bytes(tile.bm, tile.bn),
-             flops=matmul_flops, supports=supports, rank=rank, prefers=prefers)(run)
+             flops=matmul_flops, supports=supports, rank=rank)(run)
 
 
-_register_regtile(REGTILE_128, 0, "Register tiles: 128 x 128 per block, 16 x 8 per thread, "
-                  "A transposed and padded in shared memory, next slice prefetched.",
-                  prefers=lambda p: _tiles(REGTILE_128, p) >= MIN_TILES_128)
+_register_regtile(REGTILE_DEFAULT, 0, "Register tiles: 64 x 128 per block, 8 x 8 per thread, "
+                  "A transposed and padded in shared memory, next slice prefetched.")
 _register_regtile(REGTILE_64, 10, "Register tiles: 64 x 64 per block, 4 x 4 per thread "
                   "(float32 and float64), same pipeline as the 128 x 128 tiles.")
 

@@ -32,7 +32,6 @@ class Variant:
     rank: int = 100
     seed: bool = False
     summary: str = ""
-    prefers: Callable[[Any], bool] | None = None
 
 
 def register(
@@ -45,7 +44,6 @@ def register(
     flops: Callable[[Any], int] | None = None,
     rank: int = 100,
     seed: bool = False,
-    prefers: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register ``fn`` as variant ``name`` of ``family``.
 
@@ -58,9 +56,6 @@ def register(
         flops: arithmetic cost model where it matters.
         rank: lower is preferred by automatic dispatch (the default is the lowest rank).
         seed: True for a variant that reproduces a seed document's kernel faithfully.
-        prefers: predicate for automatic dispatch only: a supported problem it says ``False``
-            to goes to the next variant that supports and prefers it (if any); a variant
-            named by the caller runs whenever it supports the problem.
     """
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -70,7 +65,7 @@ def register(
         doc = (fn.__doc__ or "").strip().splitlines()
         fam[name] = Variant(family, name, backend, fn, bytes_moved,
                             supports or (lambda problem: True), flops, rank, seed,
-                            doc[0] if doc else "", prefers)
+                            doc[0] if doc else "")
         return fn
 
     return deco
@@ -120,8 +115,7 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
     """Pick the variant that runs ``problem``.
 
     With ``name`` the named variant must exist, belong to ``backend`` and support the problem;
-    without it the first variant of ``backend`` in rank order that supports and prefers the
-    problem is taken, else the first that supports it.
+    without it the first supporting variant of ``backend`` in rank order is taken.
     """
     if name is not None:
         v = get(family, name)
@@ -132,12 +126,7 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
         if not v.supports(problem):
             raise ValueError(f"{family} variant {name!r} does not support this input ({problem})")
         return v
-    fallback = None
     for v in _ordered(family, backend):
         if v.supports(problem):
-            if v.prefers is None or v.prefers(problem):
-                return v
-            fallback = fallback or v
-    if fallback is not None:
-        return fallback
+            return v
     raise ValueError(f"no {family} variant on {backend} supports {problem}")

@@ -1,7 +1,7 @@
 """Matrix product ``matmul(a, b)`` of two 2-D float32 / float64 arrays.
 
 Variants: ``warplab.variants("matmul")``: the GPU lecture's ``naive`` and ``tiled_smem16``
-kernels, register-tiled kernels (the default ``regtile_128x128_16x8`` for float32,
+kernels, register-tiled kernels (the default ``regtile_64x128_8x8`` for float32,
 ``regtile_64x64_4x4`` for float64) in ``_matmul_cuda``, and NumPy (``cpu.matmul``). The problem
 and the cost models (``flops``, ``bytes_moved`` per variant, the lecture's flop-to-word
 analysis) are in ``_matmul_spec``.

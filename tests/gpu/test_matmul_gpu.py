@@ -42,7 +42,7 @@ def rel_error(got: np.ndarray, ref: np.ndarray) -> float:
 
 
 def supports(variant: str, dtype: str) -> bool:
-    return dtype == "float32" or variant != "regtile_128x128_16x8"
+    return dtype == "float32" or variant != "regtile_64x128_8x8"
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -83,18 +83,15 @@ def test_unaligned_output():
 
 
 def test_defaults_and_dispatch():
-    a, b, ref = operands(2048, 1024, 64, "float32")  # 128 tiles of 128 x 128
+    a, b, ref = operands(300, 200, 100, "float32")
     got = warplab.matmul(a, b)  # host in, host out, through the GPU
     assert isinstance(got, np.ndarray) and got.dtype == np.float32
-    assert mmod.last_variant == "regtile_128x128_16x8"
+    assert mmod.last_variant == "regtile_64x128_8x8"
     assert rel_error(got, ref) < 1e-5
-    a, b, ref = operands(300, 200, 100, "float32")  # too few 128 x 128 tiles to fill the GPU
-    assert rel_error(warplab.matmul(a, b), ref) < 1e-5
-    assert mmod.last_variant == "regtile_64x64_4x4"
     got = warplab.matmul(a.astype(np.float64), b.astype(np.float64))
     assert mmod.last_variant == "regtile_64x64_4x4" and got.dtype == np.float64
     with pytest.raises(ValueError, match="does not support"):
-        warplab.matmul(a.astype(np.float64), b, variant="regtile_128x128_16x8")
+        warplab.matmul(a.astype(np.float64), b, variant="regtile_64x128_8x8")
 
 
 def test_mixed_host_and_device_operands():

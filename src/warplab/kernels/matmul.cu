@@ -259,8 +259,8 @@ WARPLAB_LECTURE(double)
 #define WARPLAB_REGTILE(T, BK, WM, WN, SM, SN, MB, V)                                          \
     template __global__ void matmul_regtile<T, BK, WM, WN, SM, SN, MB, V>(                     \
         const T*, const T*, T*, int, int, int);
-WARPLAB_REGTILE(float, 8, 2, 2, 4, 2, 2, true)    // regtile_128x128_16x8
-WARPLAB_REGTILE(float, 8, 2, 2, 4, 2, 2, false)
+WARPLAB_REGTILE(float, 16, 2, 2, 2, 2, 3, true)   // regtile_64x128_8x8
+WARPLAB_REGTILE(float, 16, 2, 2, 2, 2, 3, false)
 WARPLAB_REGTILE(float, 16, 4, 2, 1, 1, 2, true)   // regtile_64x64_4x4
 WARPLAB_REGTILE(float, 16, 4, 2, 1, 1, 2, false)
 WARPLAB_REGTILE(double, 16, 4, 2, 1, 1, 2, true)
