@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the GPU machine must show, in one go: device facts, the GPU tests, the benchmark
 # campaigns. Writes under $OUT (the device tool brings it back; at most 8 files there):
-#   device.json pytest-gpu.log gpu_check.log histogram-{table,full}.json reduce-{table,full}.json
-# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|quick|rtable|rfull|rquick ...]
+#   device.json pytest-gpu.log gpu_check.log {histogram,reduce,matmul}-<campaign>.json
+# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|quick|rtable|rfull|rquick|mtable|mfull|mquick ...]
 set -u -o pipefail
 OUT=${OUT:-/tmp/warplab-out}
 mkdir -p "$OUT"
@@ -27,11 +27,12 @@ if has large; then
   log "pytest -m large"
   python3 -m pytest -m large tests -q -p no:cacheprovider 2>&1 | tail -n 20 | tee -a "$OUT/pytest-gpu.log"
 fi
-# histogram: table full quick; reduce: rtable rfull rquick
-for stage in table full quick rtable rfull rquick; do
+# histogram: table full quick; reduce: rtable rfull rquick; matmul: mtable mfull mquick
+for stage in table full quick rtable rfull rquick mtable mfull mquick; do
   if [[ " $stages " == *" $stage "* ]] || { [[ " $stages " == *" all "* ]] && [[ $stage != *quick ]]; }; then
     family=histogram; campaign=$stage
     if [[ $stage == r* ]]; then family=reduce; campaign=${stage#r}; fi
+    if [[ $stage == m* ]]; then family=matmul; campaign=${stage#m}; fi
     log "bench $family --$campaign"
     tmp=$(mktemp -d)
     python3 -m warplab bench $family --$campaign --out "$tmp" ${BENCH_ARGS:-} 2>&1 \
