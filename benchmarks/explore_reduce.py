@@ -1,68 +1,111 @@
-"""Tuning sweep of ``reduce_persistent_vec`` (GPU machine; not part of the package's API).
+"""Tuning sweep of ``reduce_persistent_vec`` under four timing conditions (GPU machine only).
 
-Float32 and int32 sums of 2^28 elements: load instruction x accumulators per thread x blocks
-per SM (block 512), CUDA-event medians of back-to-back launches. Every configuration is timed
-in three rounds alternating with cupy.sum, and its ratio is the median of the per-round ratios
-(both sides see the same clocks and temperature).
-Usage: PYTHONPATH=src python3 benchmarks/explore_reduce.py
+Float32 and int32 sums of 2^28 elements (the table's data: ``reduce_bench.make_input``). Each
+configuration (accumulators x blocks per SM, load flavour, grid = 1x or 4x the resident blocks)
+is timed in three rounds alternating with cupy.sum under one condition, and its ratio is the
+median of the per-round ratios (both sides see the same clocks, temperature and L2 state):
+
+- ``back-to-back``: CUDA events around launches queued one after another;
+- ``held``: the harness's held kernel phase (queued behind a blocking kernel);
+- ``held+h2d``: as the table measures: each run refills the input (1 GiB H2D, from pinned
+  host memory here to keep the sweep short; the table's pageable copy ends the same way, with
+  the copy's last lines in L2), then the held kernel phase;
+- ``held+flush``: each run first writes a buffer of twice the L2 size, then the held phase.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_reduce.py [condition ...]
 """
 from __future__ import annotations
 
-import itertools
+import sys
 
 import cupy
+import cupyx
 import numpy as np
 
 from warplab._reduce_spec import spec
+from warplab.bench.reduce_bench import make_input
+from warplab.bench.timing import time_runs
 from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 28
 LOADS = {0: "ldcs", 1: "ldg", 2: "nc.L2::256B"}
+# (accumulators, blocks per SM in the launch bounds, load flavour, grid multiplier)
+CONFIGS = ((8, 2, 0, 1), (8, 2, 0, 4), (8, 2, 1, 1), (8, 2, 1, 4), (8, 2, 2, 1), (4, 4, 0, 1),
+           (4, 4, 0, 4))
+CONDITIONS = ("back-to-back", "held", "held+h2d", "held+flush")
 
 
-def median_ms(fn, runs=40):
-    ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs + 5)]
-    for a, b in ev:
-        a.record()
-        fn()
-        b.record()
-    ev[-1][1].synchronize()
-    return float(np.median([cupy.cuda.get_elapsed_time(a, b) for a, b in ev[5:]]))
+class Condition:
+    """Times a launch function under one condition; returns the median kernel time in ms."""
+
+    def __init__(self, name: str, h_x: np.ndarray, d_x: cupy.ndarray) -> None:
+        self.name, self.h_x, self.d_x = name, h_x, d_x
+        l2 = cupy.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
+        self.flush_buf = cupy.empty(2 * l2, np.uint8) if name == "held+flush" else None
+
+    def __call__(self, fn) -> float:
+        if self.name == "back-to-back":
+            runs = 40
+            ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs + 5)]
+            for a, b in ev:
+                a.record()
+                fn()
+                b.record()
+            ev[-1][1].synchronize()
+            return float(np.median([cupy.cuda.get_elapsed_time(a, b) for a, b in ev[5:]]))
+
+        def run(rec) -> None:
+            if self.name == "held+h2d":
+                with rec.phase("h2d"):
+                    self.d_x.set(self.h_x)
+            with rec.phase("kernel", hold=True):
+                fn()
+
+        between = self.flush_buf.fill if self.flush_buf is not None else None
+        samples = time_runs(run, warmup=3, runs=20, cuda=True,
+                            between=(lambda: between(0)) if between else None)
+        return float(np.median(samples["kernel"]))
 
 
-def main() -> None:
+def sweep(dtype: str, conditions: list[str]) -> None:
+    s = spec("sum", np.dtype(dtype))
+    x = make_input(dtype, N)
+    h_x = cupyx.empty_pinned(x.shape, dtype=x.dtype)
+    h_x[...] = x
+    d_x = cupy.asarray(h_x)
+    ref = float(np.add.reduce(h_x, dtype=np.float64))
     sms = cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    for dtype in ("float32", "int32"):
-        s = spec("sum", np.dtype(dtype))
-        x = cupy.random.random(N).astype(dtype) if dtype == "float32" else \
-            cupy.random.randint(-1000, 1000, N, dtype=np.int32)
-        ref = float(x.astype(np.float64).sum())
-        t_cupy = median_ms(lambda: cupy.sum(x))
-        print(f"{dtype}: cupy.sum {t_cupy:.4f} ms ({4 * N / t_cupy / 1e6:.0f} GB/s)", flush=True)
-        counter = cupy.zeros(1, np.uint32)
-        partials = cupy.empty(1 << 16, dtype=s.acc)
-        out = cupy.empty((), dtype=s.out)
-        expr = f"reduce_persistent_vec<{s.c_types}>"
-        for load, (acc, minb) in itertools.product(LOADS, ((4, 4), (8, 2))):
+    counter = cupy.zeros(1, np.uint32)
+    partials = cupy.empty(1 << 16, dtype=s.acc)
+    out = cupy.empty((), dtype=s.out)
+    expr = f"reduce_persistent_vec<{s.c_types}>"
+    for cname in conditions:
+        cond = Condition(cname, h_x, d_x)
+        t_cupy = cond(lambda: cupy.sum(d_x))
+        print(f"{dtype} {cname}: cupy.sum {t_cupy:.4f} ms ({4 * N / t_cupy / 1e6:.0f} GB/s)",
+              flush=True)
+        for acc, minb, load, mult in CONFIGS:
             opts = (f"-DWARPLAB_REDUCE_VEC_ACC={acc}", f"-DWARPLAB_REDUCE_VEC_MINB={minb}",
                     f"-DWARPLAB_REDUCE_VEC_LOAD={load}")
             k = get_kernel("reduce", expr, all_expressions=(expr,), options=opts)
-            occ = occupancy_blocks_per_sm(k, 512, 0)
-            for per_sm in sorted({max(1, occ // 2), occ}):
-                grid = sms * per_sm
-                args = (x, np.uint64(N), partials, counter, out)
-                ts, ratios = [], []
-                for _ in range(3):
-                    t = median_ms(lambda: k((grid,), (512,), args))
-                    c = median_ms(lambda: cupy.sum(x))
-                    ts.append(t)
-                    ratios.append(c / t)
-                ok = abs(float(out.get()) - ref) <= 1e-6 * abs(ref)
-                t = float(np.median(ts))
-                print(f"  load {LOADS[load]:12s} acc {acc} regs {k.num_regs:2d} blocks/SM "
-                      f"{per_sm}: {t:.4f} ms ({4 * N / t / 1e6:.0f} GB/s) x cupy "
-                      f"{np.median(ratios):.4f} (rounds {min(ratios):.4f}..{max(ratios):.4f}) "
-                      f"ok={ok}", flush=True)
+            grid = sms * occupancy_blocks_per_sm(k, 512, 0) * mult
+            args = (d_x, np.uint64(N), partials, counter, out)
+            ts, ratios = [], []
+            for _ in range(3):
+                t = cond(lambda: k((grid,), (512,), args))
+                ratios.append(cond(lambda: cupy.sum(d_x)) / t)
+                ts.append(t)
+            ok = abs(float(out.get()) - ref) <= 1e-6 * max(1.0, abs(ref))
+            t = float(np.median(ts))
+            print(f"  acc {acc} blocks/SM {minb} load {LOADS[load]:11s} grid x{mult}: {t:.4f} ms "
+                  f"({4 * N / t / 1e6:.0f} GB/s) x cupy {np.median(ratios):.4f} "
+                  f"(rounds {min(ratios):.4f}..{max(ratios):.4f}) ok={ok}", flush=True)
+
+
+def main() -> None:
+    conditions = sys.argv[1:] or list(CONDITIONS)
+    for dtype in ("float32", "int32"):
+        sweep(dtype, conditions)
 
 
 if __name__ == "__main__":
