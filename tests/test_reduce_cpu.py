@@ -517,3 +517,67 @@ def test_prop_nan_anywhere(op: str, x: np.ndarray, data) -> None:
     got = FUNCS[op](x)
     assert np.isnan(got) and np.isnan(NP_FUNCS[op](x))
     assert got.dtype == _expected_dtype(op, x.dtype)
+
+
+# ------------------------------------------------------- the default call's short path
+
+class _FakeDeviceArray:
+    """Stands in for a CuPy array (shape, strides and dtype only) where no GPU is present."""
+
+    def __init__(self, n: int, dtype: str, step: int = 1, ndim: int = 1) -> None:
+        self.dtype = np.dtype(dtype)
+        self.size, self.ndim, self.itemsize = n, ndim, self.dtype.itemsize
+        self.strides = (step * self.itemsize,) * ndim
+
+
+@pytest.fixture
+def short_path(monkeypatch: pytest.MonkeyPatch) -> list:
+    """A stand-in ``cupy`` module and a recording preferred cuda variant; yields the calls."""
+    import dataclasses
+    import sys
+    import types
+
+    fake = types.ModuleType("cupy")
+    fake.ndarray = _FakeDeviceArray
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    calls: list = []
+    v = _registry.get("reduce", "persistent_vec")
+    monkeypatch.setitem(_registry._REGISTRY["reduce"], "persistent_vec", dataclasses.replace(
+        v, fn=lambda x, s: calls.append((x, s.op, s.dtype, s.out)) or "result"))
+    monkeypatch.setattr(_registry, "_ORDERED", {})
+    return calls
+
+
+def test_short_path_takes_the_preferred_variant(short_path: list) -> None:
+    x = _FakeDeviceArray(1024, "float32")
+    assert warplab.sum(x) == "result"
+    assert _reduce_mod.last_variant == "persistent_vec"
+    assert short_path == [(x, "sum", np.dtype(np.float32), np.dtype(np.float32))]
+    assert warplab.reduce(x, "max") == "result" and short_path[-1][1] == "max"
+
+
+@pytest.mark.parametrize("x", [_FakeDeviceArray(0, "float32"), _FakeDeviceArray(9, "int32", 2),
+                               _FakeDeviceArray(9, "int32", ndim=2), np.ones(9, np.float32)],
+                         ids=["empty", "strided", "2-D", "numpy"])
+def test_short_path_only_for_flat_nonempty_device_arrays(short_path: list, x) -> None:
+    assert _reduce_mod._device_default(x, "sum") is None
+    assert short_path == []
+
+
+@pytest.mark.parametrize("kwargs", [{"variant": "numpy"}, {"device": "cpu"},
+                                    {"dtype": np.float64}])
+def test_short_path_not_with_keywords(monkeypatch: pytest.MonkeyPatch, kwargs: dict) -> None:
+    asked: list = []
+    monkeypatch.setattr(_reduce_mod, "_device_default", lambda a, op: asked.append(a))
+    warplab.sum(np.ones(9, np.float32), **kwargs)
+    assert asked == []
+    warplab.sum(np.ones(9, np.float32))
+    assert len(asked) == 1
+
+
+def test_short_path_errors_like_the_full_path(short_path: list) -> None:
+    with pytest.raises(TypeError, match="uint8"):
+        warplab.sum(_FakeDeviceArray(9, "uint8"))
+    with pytest.raises(ValueError, match="nosuch"):
+        warplab.reduce(_FakeDeviceArray(9, "float32"), "nosuch")
+    assert short_path == []

@@ -128,6 +128,19 @@ def test_supports_false_passes_to_next(scratch_family: str) -> None:
     assert _registry.get(scratch_family, "general").summary == "General."
 
 
+def test_preferred_for_all(scratch_family: str) -> None:
+    assert _registry.preferred_for_all(scratch_family, "cpu") is None  # nothing registered
+    _registry.register(scratch_family, "any", backend="cpu", bytes_moved=lambda p: 0,
+                       rank=5)(lambda: None)
+    assert _registry.preferred_for_all(scratch_family, "cpu").name == "any"
+    # a preferred variant with a predicate: dispatch must ask it, so no short cut
+    _registry.register(scratch_family, "picky", backend="cpu", bytes_moved=lambda p: 0,
+                       supports=lambda p: p < 10, rank=0)(lambda: None)
+    assert _registry.preferred_for_all(scratch_family, "cpu") is None
+    assert _registry.choose(scratch_family, "cpu", 30).name == "any"
+    assert _registry.preferred_for_all("reduce", "cuda").name == "persistent_vec"
+
+
 def test_no_supporting_variant(scratch_family: str) -> None:
     _registry.register(scratch_family, "never", backend="cpu", bytes_moved=lambda p: 0,
                        supports=lambda p: False)(lambda: None)

@@ -99,9 +99,14 @@ def as_input(data: Any) -> Input:
     return Input(np.asarray(data), False)
 
 
+def is_flat(arr: Any) -> bool:
+    """True if ``arr`` is already 1-D and contiguous."""
+    return arr.ndim == 1 and (arr.strides[0] == arr.itemsize or arr.size <= 1)
+
+
 def flat_contiguous(arr: Any) -> Any:
     """A 1-D C-contiguous view of ``arr`` (a copy only when ``arr`` is not contiguous)."""
-    if arr.ndim == 1 and (arr.strides[0] == arr.itemsize or arr.size <= 1):
+    if is_flat(arr):
         return arr
     xp = _xp(arr)
     return xp.ascontiguousarray(arr).reshape(-1)

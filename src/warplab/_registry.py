@@ -7,7 +7,7 @@ and takes the first variant that supports the problem; ``variant=`` selects one 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ._device import cuda_available, cuda_status, resolve_backend
@@ -16,6 +16,11 @@ from .errors import DeviceUnavailableError
 _REGISTRY: dict[str, dict[str, "Variant"]] = {}
 # variants() cache: (family, backend) -> (family dict identity and size, ordered list)
 _ORDERED: dict[tuple[str, str | None], tuple[tuple[int, int], list["Variant"]]] = {}
+
+
+def supports_all(problem: Any) -> bool:
+    """The ``supports`` of a variant registered without a predicate: every problem."""
+    return True
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,7 @@ class Variant:
     backend: str
     fn: Callable[..., Any]
     bytes_moved: Callable[[Any], int]
-    supports: Callable[[Any], bool] = field(default=lambda problem: True)
+    supports: Callable[[Any], bool] = supports_all
     flops: Callable[[Any], int] | None = None
     rank: int = 100
     seed: bool = False
@@ -64,7 +69,7 @@ def register(
             raise RuntimeError(f"variant {family}/{name} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()
         fam[name] = Variant(family, name, backend, fn, bytes_moved,
-                            supports or (lambda problem: True), flops, rank, seed,
+                            supports or supports_all, flops, rank, seed,
                             doc[0] if doc else "")
         return fn
 
@@ -109,6 +114,13 @@ def pick_backend(family: str, device: str | None, variant: str | None, on_device
                                          f"{cuda_status()[1]}")
         return v.backend
     return "cuda" if on_device else resolve_backend(None)
+
+
+def preferred_for_all(family: str, backend: str) -> Variant | None:
+    """The preferred variant of ``backend`` if it supports every problem (what :func:`choose`
+    returns for any problem, so a hot path may skip building one), else None."""
+    order = _ordered(family, backend)
+    return order[0] if order and order[0].supports is supports_all else None
 
 
 def choose(family: str, backend: str, problem: Any, name: str | None = None) -> Variant:

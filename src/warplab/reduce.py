@@ -6,13 +6,14 @@ lecture's single-pass global synchronisation, the default ``persistent_vec`` (cu
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from . import _reduce_cuda  # noqa: F401  (registers the cuda variants)
 from . import _registry
-from ._arrays import as_input, flat_contiguous, to_device, to_host
+from ._arrays import as_input, flat_contiguous, is_flat, to_device, to_host
 from ._reduce_spec import ReduceProblem, spec
 from .cpu import reduce as _cpu_reduce  # noqa: F401  (registers the cpu variant)
 
@@ -44,11 +45,16 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str
     Performance:
         Reads every element once (the default variant: one launch, no host synchronisation
         for device input). Non-contiguous input is copied first. Host input: one H2D copy and
-        one synchronising read of the result.
+        one synchronising read of the result. A flat CuPy array without keywords skips
+        dispatch (``_device_default``): call latency is what small inputs pay.
     """
     if axis is not None:
         raise NotImplementedError(f"axis={axis!r} is not supported yet: warplab reductions "
                                   "reduce every element (axis=None)")
+    if dtype is None and variant is None and device is None:
+        r = _device_default(a, op)
+        if r is not None:
+            return r
     inp = as_input(a)
     x = flat_contiguous(inp.array)
     if dtype is not None:  # as NumPy: elements converted to dtype, the result of that dtype
@@ -71,6 +77,22 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str
         # integer sums wrap the same whether accumulated in int64 or in the narrower dtype
         r = r.astype(x.dtype) if inp.on_device else x.dtype.type(r)
     return r
+
+
+def _device_default(a: Any, op: str) -> Any:
+    """The default call's short path: a non-empty, flat CuPy array and no keywords run on the
+    cuda backend's preferred variant when that one supports every problem (what dispatch
+    would choose), without building a problem or probing the input. None where it does not
+    apply; the full path then decides (and raises what it raises)."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None or type(a) is not cupy.ndarray or not a.size or not is_flat(a):
+        return None
+    v = _registry.preferred_for_all("reduce", "cuda")
+    if v is None:
+        return None
+    global last_variant
+    last_variant = v.name
+    return v.fn(a, spec(op, a.dtype))
 
 
 def _empty(s: Any, on_device: bool) -> Any:

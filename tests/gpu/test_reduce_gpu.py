@@ -41,16 +41,19 @@ def host_data(kind: str, dtype: str, n: int) -> np.ndarray:
     return (rng.random(n) * 2 - 1).astype(dt)
 
 
-@functools.lru_cache(maxsize=256)
-def reference(kind: str, dtype: str, n: int, op: str):
-    x = host_data(kind, dtype, n)
+def reference_of(x: np.ndarray, op: str):
+    """NumPy's result, summed in float64 (int64 for integer sums, which wrap like NumPy's)."""
     if op in ("min", "max"):
         return getattr(np, op)(x)
-    if x.dtype.kind == "i":
-        total = np.add.reduce(x, dtype=np.int64)  # wraps like NumPy
-        return total if op == "sum" else np.float64(np.add.reduce(x, dtype=np.float64) / n)
+    if x.dtype.kind == "i" and op == "sum":
+        return np.add.reduce(x, dtype=np.int64)
     total = np.add.reduce(x, dtype=np.float64)
-    return total if op == "sum" else total / n
+    return total if op == "sum" else total / x.size
+
+
+@functools.lru_cache(maxsize=256)
+def reference(kind: str, dtype: str, n: int, op: str):
+    return reference_of(host_data(kind, dtype, n), op)
 
 
 def check(got, x: np.ndarray, op: str, ref) -> None:
@@ -139,3 +142,21 @@ def test_empty_on_device():
     assert warplab.sum(cupy.zeros(0, np.float32)).dtype == np.float32
     with pytest.raises(ValueError):
         warplab.max(cupy.zeros(0, np.int32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_default_call_is_the_preferred_variant(op, dtype):
+    x = host_data("random", dtype, 7 * 14_287)
+    d = cupy.asarray(x)
+    named = warplab.reduce(d, op, variant="persistent_vec").get()[()]
+    for arg in (d, d.reshape(7, -1)[:, 1:], d[::2]):  # the short path, then the full one
+        rmod.last_variant = None
+        got = warplab.reduce(arg, op)
+        assert rmod.last_variant == "persistent_vec"
+        assert isinstance(got, cupy.ndarray) and got.shape == ()
+        if arg is d:
+            assert got.get()[()] == named
+        xs = cupy.asnumpy(arg).reshape(-1)
+        check(got.get()[()], xs, op, reference_of(xs, op))
+
