@@ -2,6 +2,7 @@
 # Everything the GPU machine must show, in one go: device facts, the GPU tests, the benchmark
 # campaigns. Writes under $OUT (the device tool brings it back; at most 8 files there):
 #   device.json pytest-gpu.log gpu_check.log {histogram,reduce,matmul}-<campaign>.json
+# Set WARPLAB_COMMIT=<sha> where the tree was copied without its current git metadata.
 # Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|quick|rtable|rfull|rquick|mtable|mfull|mquick ...]
 set -u -o pipefail
 OUT=${OUT:-/tmp/warplab-out}

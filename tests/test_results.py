@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -290,3 +291,13 @@ def _malformed(doc: dict, how: str) -> dict:
 def test_validate_malformed_is_value_error(doc: dict, how: str) -> None:
     with pytest.raises(ValueError):
         results.validate(_malformed(doc, how))
+
+
+def test_git_commit_names_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WARPLAB_COMMIT", raising=False)
+    got = results.git_commit()
+    if got is None:
+        pytest.skip("not a git checkout")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(results.__file__).parent,
+                          capture_output=True, text=True).stdout.strip()
+    assert got in (head, head + "-dirty")

@@ -31,11 +31,14 @@ _RESULT_KEYS = ("family", "variant", "provider", "backend", "params", "phases", 
 
 
 def git_commit() -> str | None:
-    """``WARPLAB_COMMIT`` if set, else the commit of the checkout warplab runs from."""
+    """``WARPLAB_COMMIT`` if set, else the commit of the checkout warplab runs from, with
+    ``-dirty`` where its tracked files differ from that commit (a copied tree whose git
+    metadata lags behind says so instead of naming a commit it does not hold)."""
     if os.environ.get("WARPLAB_COMMIT"):
         return os.environ["WARPLAB_COMMIT"]
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=40",
+                              "--exclude=*"], cwd=Path(__file__).resolve().parent,
                              capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
