@@ -104,33 +104,46 @@ def measure_kernel(h_x: np.ndarray, d_x: Any, s: ReduceSpec, target: Any, kind: 
     return rec
 
 
-def measure_call(d_x: Any, s: ReduceSpec, target: Any, kind: str, settings: Settings,
-                 ceilings: dict, ref: Any, public: Callable[[Any], Any] | None = None) -> dict:
-    """Host time of one call on a device-resident input until its result is ready."""
+def measure_calls(d_x: Any, s: ReduceSpec, calls: list[tuple[Any, Callable[[Any], Any] | None]],
+                  kind: str, settings: Settings, ceilings: dict, ref: Any,
+                  rounds: int = 5) -> list[dict]:
+    """Host time of a call on a device-resident input until its result is ready, one record per
+    ``(target, public)`` in ``calls`` (``public`` replaces the target's own callable). The calls
+    are interleaved: ``rounds`` rounds, in each of which every call is timed in turn, so drift
+    of the host's state lands on all of them alike (the table compares their ratio)."""
     import cupy
 
-    call, name, provider = _callable(target, s)
-    call = public or call
     stream = cupy.cuda.get_current_stream()
-    out: list[Any] = [None]
+    per_round = -(-max(settings.runs, 200) // rounds)
+    timed = []
+    for target, public in calls:
+        call, name, provider = _callable(target, s)
+        out: list[Any] = [None]
 
-    def run(rec: Any) -> None:
-        with rec.phase("kernel"):
-            out[0] = call(d_x)
-            stream.synchronize()
+        def run(rec: Any, call: Callable[[Any], Any] = public or call, out: list = out) -> None:
+            with rec.phase("kernel"):
+                out[0] = call(d_x)
+                stream.synchronize()
 
-    samples = time_runs(run, warmup=max(settings.warmup, 10), runs=max(settings.runs, 200),
-                        cuda=False, max_seconds=settings.max_seconds)
-    ok, rel, err = check(out[0].get(), ref, s)
-    rec = make_result(family="reduce", variant=name, provider=provider, backend="cuda",
-                      params=_params(s, d_x.size, kind, settings, len(samples["total"]),
-                                     mode="call"),
-                      phases={"kernel": summarize(samples["kernel"])},
-                      bytes_moved=reduce_bytes_moved(ReduceProblem(d_x.size, s.op, s.dtype, True)),
-                      ceilings=ceilings, verified=ok, error=err)
-    rec["rel_error"] = rel
-    rec["gbps"] = rec["pct_of_copy_bw"] = None  # a latency, not a bandwidth
-    return rec
+        timed.append((name, provider, run, out, []))
+    for r in range(rounds):
+        for _, _, run, _, samples in timed:
+            samples += time_runs(run, warmup=max(settings.warmup, 10) if r == 0 else 0,
+                                 runs=per_round, cuda=False)["kernel"]
+    records = []
+    for name, provider, _, out, samples in timed:
+        ok, rel, err = check(out[0].get(), ref, s)
+        rec = make_result(family="reduce", variant=name, provider=provider, backend="cuda",
+                          params=_params(s, d_x.size, kind, settings, len(samples), mode="call",
+                                         rounds=rounds),
+                          phases={"kernel": summarize(samples)},
+                          bytes_moved=reduce_bytes_moved(ReduceProblem(d_x.size, s.op, s.dtype,
+                                                                       True)),
+                          ceilings=ceilings, verified=ok, error=err)
+        rec["rel_error"] = rel
+        rec["gbps"] = rec["pct_of_copy_bw"] = None  # a latency, not a bandwidth
+        records.append(rec)
+    return records
 
 
 def _callable(target: Any, s: ReduceSpec) -> tuple[Callable[[Any], Any], str, str]:
@@ -209,8 +222,8 @@ def measure_config(x: np.ndarray, ops: list[str], backend: str, tgts: list[Any],
             on_record(measure_kernel(h_x, d_x, s, t, kind, settings, ceilings, ref))
         if call_latency:
             default = _registry.variants("reduce", "cuda")[0]
-            on_record(measure_call(d_x, s, default, kind, settings, ceilings, ref,
-                                   public=lambda d, op=op: public_reduce(d, op)))
-            for t in tgts:
-                if isinstance(t, Provider) and t.library == "cupy":
-                    on_record(measure_call(d_x, s, t, kind, settings, ceilings, ref))
+            calls = [(default, lambda d, op=op: public_reduce(d, op))]
+            calls += [(t, None) for t in tgts
+                      if isinstance(t, Provider) and t.library == "cupy"]
+            for rec in measure_calls(d_x, s, calls, kind, settings, ceilings, ref):
+                on_record(rec)
