@@ -95,6 +95,15 @@ def test_config_keys_drop_derived_and_keep_varying(tmp_path: Path) -> None:
     assert keys == {("bins", "data", "pinned")}
 
 
+def test_measurement_details_do_not_split_configs(tmp_path: Path) -> None:
+    rows = [rec("global", 8, 1.0, params={"bins": "bytes", "runs": 7, "held": True,
+                                          "rounds": 5, "checked_rows": 512}),
+            rec("global", 16, 1.0, params={"bins": "bytes", "runs": 3, "held": False,
+                                           "rounds": None, "checked_rows": None})]
+    res = load_results(write(tmp_path / "a.json", doc(rows)))
+    assert len({r.config for r in res.rows}) == 1
+
+
 def test_speedup_table_values(tmp_path: Path) -> None:
     rows = [rec("global", s, 4.0 * s) for s in (8, 16)]
     rows += [rec("private", s, 1.0 * s) for s in (8, 16)]

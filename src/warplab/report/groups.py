@@ -3,7 +3,8 @@
 A *config* is the part of a record's ``params`` that selects one plot/table:
 for the histogram family always ``bins`` and ``data`` (reduce: ``op``, ``dtype``,
 ``data``), plus any other parameter
-that varies within the family (``size``, ``runs``, ``warmup`` and ``held`` never count,
+that varies within the family (``size``, ``runs``, ``warmup``, ``held``, ``rounds`` and
+``checked_rows`` never count,
 and a parameter fully determined by the other config keys, like ``nbins`` by
 ``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
 with the device when a family holds rows from more than one device.
@@ -22,9 +23,10 @@ if TYPE_CHECKING:
 
 K = TypeVar("K", bound=Hashable)
 
-# Measurement details, not configurations: runs, warm-up, and whether the timed phase could
-# be held behind a blocking kernel (a property of the call being timed).
-EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held"})
+# Measurement details, not configurations: runs, warm-up, whether the timed phase could be
+# held behind a blocking kernel (a property of the call being timed), the rounds that
+# interleave timed calls, and how many rows of a large product were verified.
+EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held", "rounds", "checked_rows"})
 ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
     "histogram": ("bins", "data"),
     "reduce": ("op", "dtype", "data"),
