@@ -61,9 +61,9 @@ class Condition:
             with rec.phase("kernel", hold=True):
                 fn()
 
-        between = self.flush_buf.fill if self.flush_buf is not None else None
+        flush = self.flush_buf
         samples = time_runs(run, warmup=3, runs=20, cuda=True,
-                            between=(lambda: between(0)) if between else None)
+                            between=(lambda: flush.fill(0)) if flush is not None else None)
         return float(np.median(samples["kernel"]))
 
 
