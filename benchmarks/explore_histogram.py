@@ -18,20 +18,11 @@ from warplab._histogram_cuda import EXPRESSIONS, vec_shared_bytes
 from warplab._mapping import resolve
 from warplab.bench import data
 from warplab.bench.ceilings import copy_bandwidth
+from warplab.bench.timing import back_to_back_ms
 from warplab.cpu.histogram import byte_counts
 from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 30
-
-
-def time_kernel(launch, runs=20):
-    ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs + 3)]
-    for a, b in ev:
-        a.record()
-        launch()
-        b.record()
-    ev[-1][1].synchronize()
-    return float(np.median([cupy.cuda.get_elapsed_time(a, b) for a, b in ev[3:]]))
 
 
 def main() -> None:
@@ -67,7 +58,7 @@ def main() -> None:
                     k((grid,), (block,), (d, np.uint64(N), bins, np.uint32(256), lut),
                       shared_mem=smem)
 
-                ms = time_kernel(launch)
+                ms = back_to_back_ms(launch, runs=20, warmup=3)
                 bins.fill(0)
                 launch()
                 ok = bool((bins.get() == refs[name]).all())

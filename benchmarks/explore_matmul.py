@@ -22,6 +22,7 @@ import cupy
 import numpy as np
 
 from warplab._matmul_cuda import RegTile, launch_regtile
+from warplab.bench.timing import back_to_back_ms
 from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 F32 = (np.dtype(np.float32),)
@@ -40,16 +41,6 @@ SMALL_SIZES = (768, 1024, 1536, 2048, 3072)
 GROUPS = (1, 4, 8, 16)
 
 
-def median_ms(fn, runs: int = 10) -> float:
-    ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs + 2)]
-    for a, b in ev:
-        a.record()
-        fn()
-        b.record()
-    ev[-1][1].synchronize()
-    return float(np.median([cupy.cuda.get_elapsed_time(a, b) for a, b in ev[2:]]))
-
-
 def operands(m: int, n: int, k: int) -> tuple:
     a = cupy.random.random((m, k), dtype=np.float32) * 2 - 1
     b = cupy.random.random((k, n), dtype=np.float32) * 2 - 1
@@ -65,8 +56,8 @@ def time_vs_cublas(run, a, b, c) -> tuple[float, float]:
     """(median ms, median ratio cuBLAS time / this time) over three alternating rounds."""
     ts, ratios = [], []
     for _ in range(3):
-        t = median_ms(run)
-        ref = median_ms(lambda: cupy.matmul(a, b, out=c))
+        t = back_to_back_ms(run, runs=10, warmup=2)
+        ref = back_to_back_ms(lambda: cupy.matmul(a, b, out=c), runs=10, warmup=2)
         ts.append(t)
         ratios.append(ref / t)
     return float(np.median(ts)), float(np.median(ratios))
@@ -77,7 +68,7 @@ def sweep(configs: tuple[RegTile, ...], sizes: tuple[int, ...], log: list[dict])
     checks = [operands(997, 1003, 1001), operands(1024, 1000, 1028)]
     data = {n: operands(n, n, n) for n in sizes}
     for n, (a, b, c) in data.items():
-        t = median_ms(lambda: cupy.matmul(a, b, out=c))
+        t = back_to_back_ms(lambda: cupy.matmul(a, b, out=c), runs=10, warmup=2)
         print(f"N={n}: cupy.matmul (cuBLAS) {t:.3f} ms, {2 * n**3 / t / 1e9:.1f} TFLOP/s",
               flush=True)
     print(f"{'config':<24}{'regs':>5}{'local':>6}{'smem':>7}{'blk/SM':>7}{'err odd':>10}"

@@ -24,7 +24,7 @@ import numpy as np
 
 from warplab._reduce_spec import spec
 from warplab.bench.reduce_bench import make_input
-from warplab.bench.timing import time_runs
+from warplab.bench.timing import back_to_back_ms, time_runs
 from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 28
@@ -45,14 +45,7 @@ class Condition:
 
     def __call__(self, fn) -> float:
         if self.name == "back-to-back":
-            runs = 40
-            ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs + 5)]
-            for a, b in ev:
-                a.record()
-                fn()
-                b.record()
-            ev[-1][1].synchronize()
-            return float(np.median([cupy.cuda.get_elapsed_time(a, b) for a, b in ev[5:]]))
+            return back_to_back_ms(fn, runs=40, warmup=5)
 
         def run(rec) -> None:
             if self.name == "held+h2d":
