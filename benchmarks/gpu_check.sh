@@ -22,11 +22,11 @@ log "device --measure"
 python3 -m warplab device --measure --json > "$OUT/device.json" || log "device FAILED"
 if has tests; then
   log "pytest -m gpu"
-  python3 -m pytest -m gpu tests -q -p no:cacheprovider -x 2>&1 | tail -n 40 | tee "$OUT/pytest-gpu.log"
+  python3 -m pytest -m gpu tests -q -rs -p no:cacheprovider -x 2>&1 | tail -n 40 | tee "$OUT/pytest-gpu.log"
 fi
 if has large; then
   log "pytest -m large"
-  python3 -m pytest -m large tests -q -p no:cacheprovider 2>&1 | tail -n 20 | tee -a "$OUT/pytest-gpu.log"
+  python3 -m pytest -m large tests -q -rs -p no:cacheprovider 2>&1 | tail -n 20 | tee -a "$OUT/pytest-gpu.log"
 fi
 # histogram: table full quick; reduce: rtable rfull rquick; matmul: mtable mfull mquick
 for stage in table full quick rtable rfull rquick mtable mfull mquick; do

@@ -86,8 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("family", nargs="?", default="histogram",
                    choices=["histogram", "reduce", "matmul", "all"])
     g = b.add_mutually_exclusive_group()
-    for name in ("quick", "full", "table"):
-        g.add_argument(f"--{name}", dest="campaign", action="store_const", const=name)
+    for name, what in (("quick", "small sizes, a few minutes on a GPU (the default)"),
+                       ("full", "every size of the family's sweep (see the README)"),
+                       ("table", "the closing table: the seeds' sizes, all variants")):
+        g.add_argument(f"--{name}", dest="campaign", action="store_const", const=name, help=what)
     b.add_argument("--out", default="runs", help="root folder (default: runs/)")
     b.add_argument("--sizes", type=lambda t: [parse_size(x) for x in _csv(t)])
     b.add_argument("--data", type=_csv, help="uniform,const,text,random")

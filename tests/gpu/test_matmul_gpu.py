@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import warplab
+from warplab import _registry
+from warplab._matmul_spec import MatmulProblem
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
@@ -42,15 +44,17 @@ def rel_error(got: np.ndarray, ref: np.ndarray) -> float:
 
 
 def supports(variant: str, dtype: str) -> bool:
-    return dtype == "float32" or variant != "regtile_64x128_8x8"
+    """The variant's own ``supports`` (its registry entry), on a small device problem."""
+    problem = MatmulProblem(64, 64, 64, np.dtype(dtype), True)
+    return _registry.get("matmul", variant).supports(problem)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+# only the (variant, dtype) pairs a variant supports: the refusal of the others is tested in
+# test_defaults_and_dispatch, so nothing here is skipped
 @pytest.mark.parametrize("m,n,k", SHAPES)
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant,dtype", [(v, dt) for dt in ("float32", "float64")
+                                           for v in VARIANTS if supports(v, dt)])
 def test_variant_matches_float64_numpy(variant, m, n, k, dtype):
-    if not supports(variant, dtype):
-        pytest.skip(f"{variant} is float32 only")
     a, b, ref = operands(m, n, k, dtype)
     out = cupy.full((m, n), np.nan, dtype=dtype)  # poison: unwritten elements fail
     got = warplab.matmul(cupy.asarray(a), cupy.asarray(b), variant=variant, out=out)
