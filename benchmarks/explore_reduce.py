@@ -1,8 +1,8 @@
-"""Tuning sweep of ``reduce_persistent_vec`` under four timing conditions (GPU machine only).
+"""Tuning sweep of ``reduce_persistent_vec`` under five timing conditions (GPU machine only).
 
 Float32 and int32 sums of 2^28 elements (the table's data: ``reduce_bench.make_input``). Each
-configuration (accumulators x blocks per SM, load flavour, grid = 1x or 4x the resident blocks)
-is timed in three rounds alternating with cupy.sum under one condition, and its ratio is the
+configuration (accumulators x blocks per SM, load flavour, grid = 1x or 4x the resident blocks,
+sweep order: front to back or tail first) is timed in three rounds alternating with cupy.sum under one condition, and its ratio is the
 median of the per-round ratios (both sides see the same clocks, temperature and L2 state):
 
 - ``back-to-back``: CUDA events around launches queued one after another;
@@ -10,7 +10,9 @@ median of the per-round ratios (both sides see the same clocks, temperature and 
 - ``held+h2d``: as the table measures: each run refills the input (1 GiB H2D, from pinned
   host memory here to keep the sweep short; the table's pageable copy ends the same way, with
   the copy's last lines in L2), then the held kernel phase;
-- ``held+flush``: each run first writes a buffer of twice the L2 size, then the held phase.
+- ``held+flush``: each run first writes a buffer of twice the L2 size, then the held phase;
+- ``held+produce``: each run first rewrites the input in place on the device (``x *= 1``, as a
+  kernel that produced ``x`` would leave it: its last lines dirty in L2), then the held phase.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_reduce.py [condition ...]
 """
@@ -29,10 +31,10 @@ from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 28
 LOADS = {0: "ldcs", 1: "ldg", 2: "nc.L2::256B"}
-# (accumulators, blocks per SM in the launch bounds, load flavour, grid multiplier)
-CONFIGS = ((8, 2, 0, 1), (8, 2, 0, 4), (8, 2, 1, 1), (8, 2, 1, 4), (8, 2, 2, 1), (4, 4, 0, 1),
-           (4, 4, 0, 4))
-CONDITIONS = ("back-to-back", "held", "held+h2d", "held+flush")
+ORDERS = {0: "front first", 1: "tail first"}
+# (accumulators, blocks per SM in the launch bounds, load flavour, grid multiplier, sweep order)
+CONFIGS = ((8, 2, 0, 1, 0), (8, 2, 1, 1, 0), (8, 2, 0, 1, 1), (8, 2, 1, 1, 1), (8, 2, 2, 1, 1))
+CONDITIONS = ("back-to-back", "held", "held+h2d", "held+flush", "held+produce")
 
 
 class Condition:
@@ -54,9 +56,13 @@ class Condition:
             with rec.phase("kernel", hold=True):
                 fn()
 
-        flush = self.flush_buf
-        samples = time_runs(run, warmup=3, runs=20, cuda=True,
-                            between=(lambda: flush.fill(0)) if flush is not None else None)
+        flush, d_x = self.flush_buf, self.d_x
+        between = None
+        if flush is not None:
+            between = lambda: flush.fill(0)  # noqa: E731
+        elif self.name == "held+produce":
+            between = lambda: cupy.multiply(d_x, 1, out=d_x)  # noqa: E731
+        samples = time_runs(run, warmup=3, runs=20, cuda=True, between=between)
         return float(np.median(samples["kernel"]))
 
 
@@ -77,9 +83,9 @@ def sweep(dtype: str, conditions: list[str]) -> None:
         t_cupy = cond(lambda: cupy.sum(d_x))
         print(f"{dtype} {cname}: cupy.sum {t_cupy:.4f} ms ({4 * N / t_cupy / 1e6:.0f} GB/s)",
               flush=True)
-        for acc, minb, load, mult in CONFIGS:
+        for acc, minb, load, mult, order in CONFIGS:
             opts = (f"-DWARPLAB_REDUCE_VEC_ACC={acc}", f"-DWARPLAB_REDUCE_VEC_MINB={minb}",
-                    f"-DWARPLAB_REDUCE_VEC_LOAD={load}")
+                    f"-DWARPLAB_REDUCE_VEC_LOAD={load}", f"-DWARPLAB_REDUCE_VEC_ORDER={order}")
             k = get_kernel("reduce", expr, all_expressions=(expr,), options=opts)
             grid = sms * occupancy_blocks_per_sm(k, 512, 0) * mult
             args = (d_x, np.uint64(N), partials, counter, out)
@@ -90,7 +96,8 @@ def sweep(dtype: str, conditions: list[str]) -> None:
                 ts.append(t)
             ok = abs(float(out.get()) - ref) <= 1e-6 * max(1.0, abs(ref))
             t = float(np.median(ts))
-            print(f"  acc {acc} blocks/SM {minb} load {LOADS[load]:11s} grid x{mult}: {t:.4f} ms "
+            print(f"  acc {acc} blocks/SM {minb} load {LOADS[load]:11s} grid x{mult} "
+                  f"{ORDERS[order]:11s}: {t:.4f} ms "
                   f"({4 * N / t / 1e6:.0f} GB/s) x cupy {np.median(ratios):.4f} "
                   f"(rounds {min(ratios):.4f}..{max(ratios):.4f}) ok={ok}", flush=True)
 

@@ -284,6 +284,9 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 #ifndef WARPLAB_REDUCE_VEC_LOAD  // 0 evict-first (__ldcs), 1 read-only (__ldg), 2 ld.nc + L2 256B
 #define WARPLAB_REDUCE_VEC_LOAD 0
 #endif
+#ifndef WARPLAB_REDUCE_VEC_ORDER  // 0 front to back, 1 tail first (back to front)
+#define WARPLAB_REDUCE_VEC_ORDER 0
+#endif
 constexpr u32 VEC_BS = WARPLAB_REDUCE_VEC_BS;
 constexpr int VEC_ACC = WARPLAB_REDUCE_VEC_ACC;
 
@@ -297,6 +300,17 @@ __device__ __forceinline__ uint4 load_vec(const uint4* p) {
     asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
+#endif
+}
+
+// The 16-byte word the j-th step of the sweep reads. Tail first: data a previous kernel just
+// wrote ends in L2 (its last lines), so reading the end of the input first finds them there.
+__device__ __forceinline__ u64 vec_index(u64 j, u64 nvec) {
+#if WARPLAB_REDUCE_VEC_ORDER == 1
+    return nvec - 1 - j;
+#else
+    (void)nvec;
+    return j;
 #endif
 }
 
@@ -342,7 +356,8 @@ reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter
     for (; i + (VEC_ACC - 1) * gstride < nvec; i += VEC_ACC * gstride) {
         Pack p[VEC_ACC];
 #pragma unroll
-        for (int k = 0; k < VEC_ACC; ++k) p[k].u = load_vec(vin + i + k * gstride);
+        for (int k = 0; k < VEC_ACC; ++k)
+            p[k].u = load_vec(vin + vec_index(i + k * gstride, nvec));
 #pragma unroll
         for (int k = 0; k < VEC_ACC; ++k)
 #pragma unroll
@@ -350,7 +365,7 @@ reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter
     }
     for (; i < nvec; i += gstride) {
         Pack p;
-        p.u = load_vec(vin + i);
+        p.u = load_vec(vin + vec_index(i, nvec));
 #pragma unroll
         for (int e = 0; e < PER; ++e) acc[0] = OP::apply(acc[0], A(p.v[e]));
     }
