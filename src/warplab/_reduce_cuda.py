@@ -206,9 +206,11 @@ def _vec_plan(s: ReduceSpec) -> _VecPlan:
 
 @register("reduce", "persistent_vec", backend="cuda", bytes_moved=reduce_bytes_moved, rank=0)
 def persistent_vec(x: Any, s: ReduceSpec) -> Any:
-    """Persistent grid, 16-byte loads, 8 accumulators per thread, warp shuffles, last-block finish.
+    """Persistent grid, 16-byte read-only loads, 8 accumulators per thread, a tail-first sweep
+    (the input's last-written end is read while it is still in L2), warp shuffles, last-block
+    finish.
 
-    Performance: reads n elements once; one launch of at most SMs x occupancy blocks of 512
+    Performance: reads n elements once (less from DRAM where the input's end is still in L2); one launch of at most SMs x occupancy blocks of 512
     (one block, no atomics, for inputs below 512 vectors); no host work beyond one cached plan
     lookup and a 0-d result taken from a preallocated slab.
     """

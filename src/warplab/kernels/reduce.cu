@@ -268,8 +268,11 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 
 // =============================================================================================
 // The default: a persistent grid (SMs x occupancy blocks of 512) strides over the input with
-// 16-byte loads, independent accumulators per thread, warp shuffles for the block, and a
-// last-block finish that also reduces with shuffles: one launch, no host work.
+// 16-byte read-only loads, independent accumulators per thread, warp shuffles for the block,
+// and a last-block finish that also reduces with shuffles: one launch, no host work. The sweep
+// runs tail first: whatever wrote the input last (a kernel, an H2D copy) left its end in L2.
+// Measured choices (benchmarks/NOTES.md, runs 15, 17 and 25): 8 accumulators x 2 blocks of 512
+// per SM; __ldg rather than evict-first __ldcs, which loses 2-3% when L2 holds dirty lines.
 // =============================================================================================
 
 #ifndef WARPLAB_REDUCE_VEC_BS  // -D overrides for tuning runs (benchmarks/explore_reduce.py)
@@ -282,10 +285,10 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 #define WARPLAB_REDUCE_VEC_MINB (1024 / WARPLAB_REDUCE_VEC_BS)
 #endif
 #ifndef WARPLAB_REDUCE_VEC_LOAD  // 0 evict-first (__ldcs), 1 read-only (__ldg), 2 ld.nc + L2 256B
-#define WARPLAB_REDUCE_VEC_LOAD 0
+#define WARPLAB_REDUCE_VEC_LOAD 1
 #endif
 #ifndef WARPLAB_REDUCE_VEC_ORDER  // 0 front to back, 1 tail first (back to front)
-#define WARPLAB_REDUCE_VEC_ORDER 0
+#define WARPLAB_REDUCE_VEC_ORDER 1
 #endif
 constexpr u32 VEC_BS = WARPLAB_REDUCE_VEC_BS;
 constexpr int VEC_ACC = WARPLAB_REDUCE_VEC_ACC;
