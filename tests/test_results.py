@@ -44,6 +44,46 @@ def test_summarize_zero_median_and_empty() -> None:
         stats.summarize([])
 
 
+def test_paired_ratio_pairs_rounds_not_pools() -> None:
+    # per-round medians of run 26 (float32 2^10, us): two slow rounds, three fast ones; ours
+    # is faster in every round, while the pooled medians of the 200 calls were 21.3 vs 19.3
+    ours = [22.7, 22.2, 17.6, 17.9, 18.4]
+    theirs = [23.5, 22.8, 18.3, 18.7, 18.8]
+    r = stats.paired_ratio(theirs, ours)
+    assert r == pytest.approx(float(np.median(np.divide(theirs, ours)))) and r > 1.0
+    assert stats.paired_ratio(ours, ours) == 1.0
+    assert stats.paired_ratio([], []) is None
+    assert stats.paired_ratio([1.0, 2.0], [1.0]) is None
+    assert stats.paired_ratio([1.0], [0.0]) is None
+
+
+def test_call_table_shows_the_paired_speedup() -> None:
+    from rich.console import Console
+
+    from warplab.bench.tables import call_table
+
+    def rec(variant: str, provider: str, rounds: list[float] | None) -> dict:
+        samples = [x for x in rounds or [0.02] for _ in range(4)]
+        r = {"variant": variant, "provider": provider, "verified": True, "error": None,
+             "params": {"dtype": "float32", "op": "sum", "size": 1024, "mode": "call"},
+             "phases": {"kernel": stats.summarize(samples)}}
+        if rounds is not None:
+            r["round_medians"] = rounds
+        return r
+
+    records = [rec("persistent_vec", "warplab", [0.020, 0.010]),
+               rec("cupy.sum", "cupy", [0.030, 0.020])]
+    console = Console(width=200, record=True)
+    console.print(call_table(records, "t"))
+    rows = [line for line in console.export_text().splitlines() if "cupy.sum" in line]
+    assert len(rows) == 1 and "1.75" in rows[0]  # median of 1.5 and 2.0
+    records[1].pop("round_medians")  # an older results file: no pairing, no number
+    console = Console(width=200, record=True)
+    console.print(call_table(records, "t"))
+    row = next(line for line in console.export_text().splitlines() if "cupy.sum" in line)
+    assert "1.75" not in row and " - " in row
+
+
 def test_gbps() -> None:
     assert stats.gbps(2_000_000, 1.0) == pytest.approx(2.0)
     assert stats.gbps(10, 0.0) is None

@@ -126,12 +126,15 @@ def measure_calls(d_x: Any, s: ReduceSpec, calls: list[tuple[Any, Callable[[Any]
                 stream.synchronize()
 
         timed.append((name, provider, run, out, []))
+    round_medians: list[list[float]] = [[] for _ in timed]
     for r in range(rounds):
-        for _, _, run, _, samples in timed:
-            samples += time_runs(run, warmup=max(settings.warmup, 10) if r == 0 else 0,
-                                 runs=per_round, cuda=False)["kernel"]
+        for (_, _, run, _, samples), medians in zip(timed, round_medians):
+            got = time_runs(run, warmup=max(settings.warmup, 10) if r == 0 else 0,
+                            runs=per_round, cuda=False)["kernel"]
+            samples += got
+            medians.append(float(np.median(got)))
     records = []
-    for name, provider, _, out, samples in timed:
+    for (name, provider, _, out, samples), medians in zip(timed, round_medians):
         ok, rel, err = check(out[0].get(), ref, s)
         rec = make_result(family="reduce", variant=name, provider=provider, backend="cuda",
                           params=_params(s, d_x.size, kind, settings, len(samples), mode="call",
@@ -141,6 +144,7 @@ def measure_calls(d_x: Any, s: ReduceSpec, calls: list[tuple[Any, Callable[[Any]
                                                                        True)),
                           ceilings=ceilings, verified=ok, error=err)
         rec["rel_error"] = rel
+        rec["round_medians"] = medians  # ms, one per round: pair the calls round by round
         rec["gbps"] = rec["pct_of_copy_bw"] = None  # a latency, not a bandwidth
         records.append(rec)
     return records

@@ -25,3 +25,13 @@ def summarize(samples_ms: Sequence[float]) -> dict:
 def gbps(nbytes: int, ms: float) -> float | None:
     """Bytes per median time in GB/s (1e9 bytes per second)."""
     return nbytes / (ms * 1e-3) / 1e9 if ms > 0 else None
+
+
+def paired_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float | None:
+    """Median of the per-round ratios ``numerators[i] / denominators[i]`` of two interleaved
+    measurements (one value per round each, e.g. per-round medians): host drift between rounds
+    cancels in each ratio, where a ratio of pooled medians lets a bimodal host state decide.
+    None when the rounds do not pair up."""
+    if not numerators or len(numerators) != len(denominators) or min(denominators) <= 0:
+        return None
+    return float(np.median(np.asarray(numerators, float) / np.asarray(denominators, float)))

@@ -6,6 +6,8 @@ from typing import Iterable
 from rich.console import Console
 from rich.table import Table
 
+from .stats import paired_ratio
+
 _Q = ("min", "q10", "median", "q90", "max")
 
 
@@ -83,15 +85,27 @@ def lecture_table(records: list[dict], title: str) -> Table:
 
 
 def call_table(records: list[dict], title: str) -> Table:
-    """Host-measured call latency (``params.mode == "call"``) per dtype, size and provider."""
+    """Host-measured call latency (``params.mode == "call"``) per dtype, size and provider.
+
+    On each comparator's row, "warplab x": how many times faster warplab's call is, as the
+    median of per-round ratios of the interleaved rounds (``round_medians``; "-" for records
+    without them)."""
+    def key(r: dict) -> tuple:
+        return r["params"]["dtype"], r["params"]["op"], r["params"]["size"]
+
+    ours = {key(r): r for r in records if r.get("provider") == "warplab"}
     t = Table(title=title)
-    for col in ("dtype", "op", "size", "call", "median us", "q10 us", "q90 us", "verified"):
+    for col in ("dtype", "op", "size", "call", "median us", "q10 us", "q90 us", "warplab x",
+                "verified"):
         t.add_column(col, justify="left" if col in ("dtype", "op", "call") else "right")
-    for r in sorted(records, key=lambda r: (r["params"]["dtype"], r["params"]["size"],
-                                            r["variant"])):
+    for r in sorted(records, key=lambda r: (*key(r), r["variant"])):
         p, k = r["params"], r["phases"]["kernel"]
+        mine = ours.get(key(r))
+        speedup = None
+        if mine is not None and mine is not r:
+            speedup = paired_ratio(r.get("round_medians") or [], mine.get("round_medians") or [])
         t.add_row(p["dtype"], p["op"], str(p["size"]), r["variant"], _fmt(1e3 * k["median"], 1),
-                  _fmt(1e3 * k["q10"], 1), _fmt(1e3 * k["q90"], 1),
+                  _fmt(1e3 * k["q10"], 1), _fmt(1e3 * k["q90"], 1), _fmt(speedup, 2),
                   "yes" if r["verified"] else f"NO: {r['error']}")
     return t
 
