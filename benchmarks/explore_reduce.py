@@ -14,7 +14,9 @@ median of the per-round ratios (both sides see the same clocks, temperature and 
 - ``held+produce``: each run first rewrites the input in place on the device (``x *= 1``, as a
   kernel that produced ``x`` would leave it: its last lines dirty in L2), then the held phase.
 
-Usage: PYTHONPATH=src python3 benchmarks/explore_reduce.py [condition ...]
+``small``: the launch shape of small inputs (one block against the default grid), 2^10..2^18.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_reduce.py [condition ... | small]
 """
 from __future__ import annotations
 
@@ -102,7 +104,43 @@ def sweep(dtype: str, conditions: list[str]) -> None:
                   f"(rounds {min(ratios):.4f}..{max(ratios):.4f}) ok={ok}", flush=True)
 
 
+def small_grid(dtype: str) -> None:
+    """Small inputs: the default launch (ceil(n / 2048) blocks up to the persistent grid, with
+    the last-block finish from 2 blocks on) against one block (no partials, no atomics), held
+    timing after an H2D refill as the table measures, 3 rounds alternating with cupy.sum."""
+    s = spec("sum", np.dtype(dtype))
+    expr = f"reduce_persistent_vec<{s.c_types}>"
+    k = get_kernel("reduce", expr, all_expressions=(expr,))
+    sms = cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    full = sms * occupancy_blocks_per_sm(k, 512, 0)
+    counter = cupy.zeros(1, np.uint32)
+    partials = cupy.empty(1 << 16, dtype=s.acc)
+    out = cupy.empty((), dtype=s.out)
+    per_block = 16 // s.dtype.itemsize * 512
+    for log2 in range(10, 19):
+        n = 1 << log2
+        x = make_input(dtype, n)
+        d_x = cupy.asarray(x)
+        ref = float(np.add.reduce(x, dtype=np.float64))
+        cond = Condition("held+h2d", x, d_x)
+        cupy.sum(d_x)  # its first call synchronises (set-up): not inside a held phase
+        cupy.cuda.get_current_stream().synchronize()
+        row = []
+        for grid in (min(full, -(-n // per_block)), 1):
+            args = (d_x, np.uint64(n), partials, counter, out)
+            ts = [cond(lambda: k((grid,), (512,), args)) for _ in range(3)]
+            ok = abs(float(out.get()) - ref) <= 1e-6 * max(1.0, abs(ref))
+            row.append(f"grid {grid:4d} {1e3 * np.median(ts):6.2f} us ok={ok}")
+        t_cupy = np.median([cond(lambda: cupy.sum(d_x)) for _ in range(3)])
+        print(f"{dtype} 2^{log2}: " + " | ".join(row) + f" | cupy.sum {1e3 * t_cupy:6.2f} us",
+              flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:] == ["small"]:
+        for dtype in ("float32", "int32", "float64"):
+            small_grid(dtype)
+        return
     conditions = sys.argv[1:] or list(CONDITIONS)
     for dtype in ("float32", "int32"):
         sweep(dtype, conditions)

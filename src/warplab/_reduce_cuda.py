@@ -19,6 +19,7 @@ from .kernels._loader import get_kernel, occupancy_blocks_per_sm
 
 DIM = 512       # the lecture's block size (WARPLAB_REDUCE_BLOCK in reduce.cu)
 VEC_BS = 512    # VEC_BS in reduce.cu
+VEC_ACC = 8     # VEC_ACC in reduce.cu: 16-byte loads in flight per thread
 SPECS = tuple(spec(op, dt) for op in OPS for dt in DTYPES)
 
 
@@ -175,7 +176,8 @@ class _VecPlan:
     once per (spec, device, stream): the kernel, the full persistent grid, this stream's
     counter and partials, a slab for the results."""
 
-    __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results")
+    __slots__ = ("kernel", "full", "per_block", "one_block_max", "counter", "partials", "out",
+                 "block", "results")
 
     def __init__(self, s: ReduceSpec, device_id: int) -> None:
         import cupy
@@ -184,6 +186,9 @@ class _VecPlan:
         sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
         self.full = sms * occupancy_blocks_per_sm(self.kernel, VEC_BS, 0)
         self.per_block = 16 // s.dtype.itemsize * VEC_BS  # elements of one vector per thread
+        # one block (no partials, no atomics, no last-block finish) while every thread has at
+        # most one round of VEC_ACC loads: 64 KiB (run 28: 0.5-0.9 us faster than 2+ blocks)
+        self.one_block_max = VEC_ACC * self.per_block
         self.counter, self.partials = _SCRATCH.get(s.acc, self.full)
         self.out = s.out
         self.block = (VEC_BS,)
@@ -210,13 +215,14 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     (the input's last-written end is read while it is still in L2), warp shuffles, last-block
     finish.
 
-    Performance: reads n elements once (less from DRAM where the input's end is still in L2); one launch of at most SMs x occupancy blocks of 512
-    (one block, no atomics, for inputs below 512 vectors); no host work beyond one cached plan
-    lookup and a 0-d result taken from a preallocated slab.
+    Performance: reads n elements once (less from DRAM where the input's end is still in L2);
+    one launch of at most SMs x occupancy blocks of 512 (one block, no atomics, up to 64 KiB
+    of input); no host work beyond one cached plan lookup and a 0-d result taken from a
+    preallocated slab.
     """
     n = x.size
     p = _vec_plan(s)
-    grid = min(p.full, -(-n // p.per_block)) or 1
+    grid = 1 if n <= p.one_block_max else min(p.full, -(-n // p.per_block))
     out = p.results.take(p.out)
     p.kernel((grid,), p.block, (x, np.uint64(n), p.partials, p.counter, out))
     return out

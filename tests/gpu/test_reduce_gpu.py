@@ -97,6 +97,29 @@ def test_large_2_28_plus_1(variant, dtype):
               reference("random", dtype, n, op))
 
 
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_persistent_vec_launch_shapes(dtype, offset):
+    """The default around its one-block limit (64 KiB) and its first multi-block sizes, from
+    aligned and unaligned starts, with the extreme at the first and at the last element (the
+    sweep runs tail first; the last round loads a thread's remaining vectors together)."""
+    limit = (64 << 10) // np.dtype(dtype).itemsize
+    for n in (limit - 1, limit, limit + 1, 2 * limit + 5, 8 * limit + 3):
+        base = host_data("random", dtype, n + offset)
+        x = base[offset:]
+        d_x = cupy.asarray(base)[offset:]
+        for op in OPS:
+            got = warplab.reduce(d_x, op, variant="persistent_vec")
+            assert rmod.last_variant == "persistent_vec"
+            check(got.get()[()], x, op, reference_of(x, op))
+        for pos in (0, n - 1):
+            y = x.copy()
+            y[pos] = 1 << 21 if y.dtype.kind == "i" else 2.0
+            assert warplab.max(cupy.asarray(y), variant="persistent_vec").get() == y[pos]
+            y[pos] = -y[pos]
+            assert warplab.min(cupy.asarray(y), variant="persistent_vec").get() == y[pos]
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("op", OPS)
 def test_nan_propagates(variant, op):
