@@ -366,17 +366,11 @@ reduce_persistent_vec(const T* __restrict__ in, u64 n, A* partials, u32* counter
 #pragma unroll
             for (int e = 0; e < PER; ++e) acc[k] = OP::apply(acc[k], A(p[k].v[e]));
     }
-    // the last round: fewer than VEC_ACC vectors left for this thread, loaded together
-    // (predicated, independent) rather than one dependent round trip each
+    for (; i < nvec; i += gstride) {
+        Pack p;
+        p.u = load_vec(vin + vec_index(i, nvec));
 #pragma unroll
-    for (int k = 0; k < VEC_ACC - 1; ++k) {
-        const u64 j = i + k * gstride;
-        if (j < nvec) {
-            Pack p;
-            p.u = load_vec(vin + vec_index(j, nvec));
-#pragma unroll
-            for (int e = 0; e < PER; ++e) acc[k] = OP::apply(acc[k], A(p.v[e]));
-        }
+        for (int e = 0; e < PER; ++e) acc[0] = OP::apply(acc[0], A(p.v[e]));
     }
     const u64 tail = head + nvec * PER;
     if (gtid < head) acc[0] = OP::apply(acc[0], A(in[gtid]));
