@@ -2,8 +2,9 @@
 
 Float32 and int32 sums of 2^28 elements (the table's data: ``reduce_bench.make_input``). Each
 configuration (accumulators x blocks per SM, load flavour, grid = 1x or 4x the resident blocks,
-sweep order: front to back or tail first) is timed in three rounds alternating with cupy.sum under one condition, and its ratio is the
-median of the per-round ratios (both sides see the same clocks, temperature and L2 state):
+sweep order: front to back or tail first) is timed in three rounds alternating with cupy.sum
+under one condition, and its ratio is the median of the per-round ratios (both sides see the
+same clocks, temperature and L2 state):
 
 - ``back-to-back``: CUDA events around launches queued one after another;
 - ``held``: the harness's held kernel phase (queued behind a blocking kernel);
@@ -105,9 +106,9 @@ def sweep(dtype: str, conditions: list[str]) -> None:
 
 
 def small_grid(dtype: str) -> None:
-    """Small inputs: the default launch (ceil(n / 2048) blocks up to the persistent grid, with
-    the last-block finish from 2 blocks on) against one block (no partials, no atomics), held
-    timing after an H2D refill as the table measures, 3 rounds alternating with cupy.sum."""
+    """Small inputs: one block per 512 16-byte vectors (up to the persistent grid; the rule
+    before run 28, with the last-block finish from 2 blocks on) against one block (no partials,
+    no atomics), held timing after an H2D refill as the table measures, 3 rounds each."""
     s = spec("sum", np.dtype(dtype))
     expr = f"reduce_persistent_vec<{s.c_types}>"
     k = get_kernel("reduce", expr, all_expressions=(expr,))

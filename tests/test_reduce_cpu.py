@@ -581,3 +581,17 @@ def test_short_path_errors_like_the_full_path(short_path: list) -> None:
     with pytest.raises(ValueError, match="nosuch"):
         warplab.reduce(_FakeDeviceArray(9, "float32"), "nosuch")
     assert short_path == []
+
+
+def test_persistent_vec_launch_shape() -> None:
+    from warplab._reduce_cuda import VEC_ACC, VEC_BS, vec_grid
+
+    full = 264  # 132 SMs x 2 blocks
+    for itemsize in (4, 8):
+        per_block = 16 // itemsize * VEC_BS
+        limit = (64 << 10) // itemsize  # one round of VEC_ACC 16-byte loads per thread
+        assert VEC_ACC * per_block == limit
+        assert vec_grid(1, per_block, full) == 1
+        assert vec_grid(limit, per_block, full) == 1
+        assert vec_grid(limit + 1, per_block, full) == VEC_ACC + 1
+        assert vec_grid(100 * limit, per_block, full) == full

@@ -176,8 +176,7 @@ class _VecPlan:
     once per (spec, device, stream): the kernel, the full persistent grid, this stream's
     counter and partials, a slab for the results."""
 
-    __slots__ = ("kernel", "full", "per_block", "one_block_max", "counter", "partials", "out",
-                 "block", "results")
+    __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results")
 
     def __init__(self, s: ReduceSpec, device_id: int) -> None:
         import cupy
@@ -186,13 +185,18 @@ class _VecPlan:
         sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
         self.full = sms * occupancy_blocks_per_sm(self.kernel, VEC_BS, 0)
         self.per_block = 16 // s.dtype.itemsize * VEC_BS  # elements of one vector per thread
-        # one block (no partials, no atomics, no last-block finish) while every thread has at
-        # most one round of VEC_ACC loads: 64 KiB (run 28: 0.5-0.9 us faster than 2+ blocks)
-        self.one_block_max = VEC_ACC * self.per_block
         self.counter, self.partials = _SCRATCH.get(s.acc, self.full)
         self.out = s.out
         self.block = (VEC_BS,)
         self.results = _ResultSlab()
+
+
+def vec_grid(n: int, per_block: int, full: int) -> int:
+    """Blocks of a ``persistent_vec`` launch for ``n`` elements: one (no partials, no atomics,
+    no last-block finish) while each thread has at most one round of ``VEC_ACC`` loads, i.e.
+    64 KiB (run 28: 0.5-0.9 us faster than 2+ blocks there); above, one block per block-wide
+    16-byte load (``per_block`` elements) up to the persistent grid of ``full`` blocks."""
+    return 1 if n <= VEC_ACC * per_block else min(full, -(-n // per_block))
 
 
 _VEC_PLANS: dict[tuple[ReduceSpec, int, int], _VecPlan] = {}
@@ -222,7 +226,7 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     """
     n = x.size
     p = _vec_plan(s)
-    grid = 1 if n <= p.one_block_max else min(p.full, -(-n // p.per_block))
+    grid = vec_grid(n, p.per_block, p.full)
     out = p.results.take(p.out)
     p.kernel((grid,), p.block, (x, np.uint64(n), p.partials, p.counter, out))
     return out

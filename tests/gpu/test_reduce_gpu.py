@@ -102,7 +102,7 @@ def test_large_2_28_plus_1(variant, dtype):
 def test_persistent_vec_launch_shapes(dtype, offset):
     """The default around its one-block limit (64 KiB) and its first multi-block sizes, from
     aligned and unaligned starts, with the extreme at the first and at the last element (the
-    sweep runs tail first; the last round loads a thread's remaining vectors together)."""
+    sweep runs tail first)."""
     limit = (64 << 10) // np.dtype(dtype).itemsize
     for n in (limit - 1, limit, limit + 1, 2 * limit + 5, 8 * limit + 3):
         base = host_data("random", dtype, n + offset)

@@ -272,7 +272,7 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 // and a last-block finish that also reduces with shuffles: one launch, no host work. The sweep
 // runs tail first: whatever wrote the input last (a kernel, an H2D copy) left its end in L2.
 // Measured choices (benchmarks/NOTES.md, runs 15, 17 and 25): 8 accumulators x 2 blocks of 512
-// per SM; __ldg rather than evict-first __ldcs, which loses 2-3% when L2 holds dirty lines.
+// per SM; __ldg rather than evict-first __ldcs, which loses 2-4% when L2 holds dirty lines.
 // =============================================================================================
 
 #ifndef WARPLAB_REDUCE_VEC_BS  // -D overrides for tuning runs (benchmarks/explore_reduce.py)
