@@ -1,12 +1,10 @@
 """Grouping helpers shared by figures and tables.
 
 A *config* is the part of a record's ``params`` that selects one plot/table:
-for the histogram family always ``bins`` and ``data`` (reduce: ``op``, ``dtype``,
-``data``), plus any other parameter
-that varies within the family (``size``, ``runs``, ``warmup``, ``held``, ``rounds`` and
-``checked_rows`` never count,
-and a parameter fully determined by the other config keys, like ``nbins`` by
-``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
+for the histogram family always ``bins`` and ``data`` (reduce: ``op``, ``dtype``, ``data``),
+plus any other parameter that varies within the family (``size``, ``runs``, ``warmup``,
+``held``, ``rounds`` and ``checked_rows`` never count, and a parameter fully determined by the
+other config keys, like ``nbins`` by ``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
 with the device when a family holds rows from more than one device.
 """
 
