@@ -26,10 +26,10 @@ run: $(BIN)/.installed
 ## tests on this machine (GPU tests skip without a GPU) and the nvcc compile check
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -p no:cacheprovider
-	bash scripts/nvcc_check.sh
+	PY=$(BIN)/python bash scripts/nvcc_check.sh
 
 nvcc-check:
-	bash scripts/nvcc_check.sh
+	PY=$(BIN)/python bash scripts/nvcc_check.sh
 
 ## on the GPU machine (no installs there): GPU tests + benchmark tables into $$OUT
 gpu-check:

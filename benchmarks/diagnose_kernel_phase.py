@@ -15,8 +15,8 @@ import cupyx
 import numpy as np
 
 import warplab
-from warplab import _registry
-from warplab._mapping import resolve
+from warplab.core import registry as _registry
+from warplab.families.histogram.spec import resolve
 from warplab.bench import data
 from warplab.bench.timing import time_runs
 

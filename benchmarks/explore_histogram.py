@@ -14,13 +14,13 @@ import json
 import cupy
 import numpy as np
 
-from warplab._histogram_cuda import EXPRESSIONS, vec_shared_bytes
-from warplab._mapping import resolve
+from warplab.families.histogram.cuda import EXPRESSIONS, vec_shared_bytes
+from warplab.families.histogram.spec import resolve
 from warplab.bench import data
 from warplab.bench.ceilings import copy_bandwidth
 from warplab.bench.timing import back_to_back_ms
-from warplab.cpu.histogram import byte_counts
-from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
+from warplab.families.histogram.cpu import byte_counts
+from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 30
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import cupy
 import numpy as np
 
-from warplab._matmul_cuda import RegTile, launch_regtile
+from warplab.families.matmul.cuda import RegTile, launch_regtile
 from warplab.bench.timing import back_to_back_ms
-from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
+from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
 
 F32 = (np.dtype(np.float32),)
 CONFIGS = (  # RegTile(bk, warps_m, warps_n, sub_m, sub_n, min_blocks)

@@ -27,10 +27,10 @@ import cupy
 import cupyx
 import numpy as np
 
-from warplab._reduce_spec import spec
-from warplab.bench.reduce_bench import make_input
+from warplab.families.reduce.spec import spec
+from warplab.families.reduce.bench import make_input
 from warplab.bench.timing import back_to_back_ms, time_runs
-from warplab.kernels._loader import get_kernel, occupancy_blocks_per_sm
+from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 28
 LOADS = {0: "ldcs", 1: "ldg", 2: "nc.L2::256B"}

@@ -16,7 +16,7 @@ import numpy as np
 
 import warplab
 from warplab import _reduce_cuda
-from warplab._reduce_spec import spec
+from warplab.families.reduce.spec import spec
 
 EMPTY = cupy.RawKernel('extern "C" __global__ void empty_kernel(const float* x) {}',
                        "empty_kernel")

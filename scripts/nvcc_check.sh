@@ -1,36 +1,51 @@
 #!/usr/bin/env bash
-# Compile every CUDA source for sm_90 with nvcc; fail on any error. Prints ptxas's register /
-# shared-memory / spill lines for the default kernels. Without nvcc it fails under CI (CI=true)
-# and warns elsewhere.
+# Compile every CUDA source for sm_75 and sm_90 with nvcc; fail on any error or warning.
+# A family's source families/F/F.cu takes its -D constants from families/F/cuda.py (DEFINES),
+# families/F/X.cu from families/F/X_cuda.py. Prints ptxas's register / shared-memory / spill
+# lines for the default kernels. Without nvcc it fails under CI (CI=true) and warns elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/bin/nvcc)}
+PY=${PY:-python3}
 if [ ! -x "$NVCC" ]; then
   if [ "${CI:-}" = "true" ]; then echo "nvcc_check: nvcc not found" >&2; exit 1; fi
   echo "nvcc_check: nvcc not found, CUDA compile check skipped" >&2; exit 0
 fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 status=0
-for cu in src/warplab/kernels/*.cu; do
+defines() {  # the -D options of a source, from its launch-plan module's DEFINES
+  local cu=$1 dir fam name mod
+  dir=$(dirname "$cu"); fam=$(basename "$dir"); name=$(basename "$cu" .cu)
+  [[ $dir == */families/* ]] || return 0
+  if [ "$name" = "$fam" ]; then mod=cuda; else mod=${name}_cuda; fi
+  PYTHONPATH=src "$PY" -c "from warplab.core.loader import defines
+from importlib import import_module
+print(' '.join(defines(import_module('warplab.families.$fam.$mod').DEFINES)))"
+}
+for cu in src/warplab/families/*/*.cu src/warplab/bench/*.cu; do
   name=$(basename "$cu" .cu)
-  if "$NVCC" -arch=sm_90 -std=c++17 -DWARPLAB_NVCC_CHECK -Werror all-warnings -Xptxas -v \
-       -c "$cu" -o "$tmp/$name.o" > "$tmp/$name.log" 2>&1; then
-    echo "nvcc_check: $cu OK"
-  else
-    echo "nvcc_check: $cu FAILED" >&2; cat "$tmp/$name.log" >&2; status=1
-  fi
+  opts=$(defines "$cu")
+  for arch in sm_75 sm_90; do
+    # shellcheck disable=SC2086
+    if "$NVCC" -arch=$arch -std=c++17 -DWARPLAB_NVCC_CHECK $opts -Werror all-warnings -Xptxas -v \
+         -c "$cu" -o "$tmp/$name-$arch.o" > "$tmp/$name-$arch.log" 2>&1; then
+      echo "nvcc_check: $cu ($arch) OK"
+    else
+      echo "nvcc_check: $cu ($arch) FAILED" >&2; cat "$tmp/$name-$arch.log" >&2; status=1
+    fi
+  done
 done
-# Resource lines of the default kernels: histogram (bytes mapping) and its seeds; float32 sum.
+# Resource lines (sm_90) of the default kernels: histogram (bytes mapping) and its seeds; float32 sum.
 for k in '_Z19hist_privatized_vecILi1ELb1ELi0EEvPKhyPyjS1_' '_Z11hist_globalILi0EEvPKhyPyjS1_' \
          '_Z19hist_private_strideILi0EEvPKhyPyjS1_'; do
-  grep -A3 "Compiling entry function '$k'" "$tmp/histogram.log" | grep -E "entry|Used|spill" || true
+  grep -A3 "Compiling entry function '$k'" "$tmp/histogram-sm_90.log" | grep -E "entry|Used|spill" || true
 done
-grep -A3 "Compiling entry function '_Z21reduce_persistent_vecIfdf5OpSum" "$tmp/reduce.log" \
+grep -A3 "Compiling entry function '_Z21reduce_persistent_vecIfdf5OpSum" "$tmp/reduce-sm_90.log" \
   | grep -E "entry|Used|spill" || true
 # Matmul register tiles: resources of every instantiation; a spill fails the check.
-grep -A3 "Compiling entry function '_Z14matmul_regtile" "$tmp/matmul.log" \
+grep -A3 "Compiling entry function '_Z14matmul_regtile" "$tmp/matmul-sm_90.log" \
   | grep -E "entry|Used|spill" || true
-if grep -qE "[1-9][0-9]* bytes spill (stores|loads)" "$tmp/matmul.log"; then
+if grep -qE "[1-9][0-9]* bytes spill (stores|loads)" "$tmp/matmul-sm_90.log"; then
   echo "nvcc_check: matmul.cu spills registers" >&2; status=1
 fi
 exit $status

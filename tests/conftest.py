@@ -25,3 +25,30 @@ def _cpu_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     """``WARPLAB_DEVICE=cpu`` for every test outside ``tests/gpu`` without the ``gpu`` marker."""
     if not _is_gpu_test(request.node):
         monkeypatch.setenv("WARPLAB_DEVICE", "cpu")
+
+
+# What ran: every test records its calls' variants (warplab.record_variants); tests ask with
+# last_ran() (the variant of the newest call) and start afresh with clear_ran().
+_RAN: list = []
+
+
+@pytest.fixture(autouse=True)
+def _record_variants():
+    import warplab
+
+    with warplab.record_variants() as rec:
+        _RAN[:] = [rec]
+        yield
+    _RAN.clear()
+
+
+def last_ran() -> str | None:
+    """Name of the variant the newest warplab call of this test ran (None if none ran)."""
+    rec = _RAN[0] if _RAN else []
+    return rec[-1].variant if rec else None
+
+
+def clear_ran() -> None:
+    """Forget the calls recorded so far in this test."""
+    if _RAN:
+        _RAN[0].clear()

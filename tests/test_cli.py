@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import warplab
-from warplab import cli
+from warplab import cli, console
 from warplab.bench import results
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -137,7 +137,7 @@ def test_histogram_variant_all(capsys: pytest.CaptureFixture, tmp_path: Path) ->
                                        ("1M", 1 << 20), ("1GiB", 1 << 30), ("4G", 4 << 30),
                                        ("4k", 4096), ("12", 12)])
 def test_parse_size(text: str, want: int) -> None:
-    assert cli.parse_size(text) == want
+    assert console.parse_size(text) == want
 
 
 def test_histogram_size_zero(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:

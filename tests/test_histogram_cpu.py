@@ -20,7 +20,7 @@ MAPPINGS = ("bytes", "ascii128", "letters", "lut")
 
 
 def ref_table(bins: str | np.ndarray) -> tuple[np.ndarray, int]:
-    """The mapping tables written out independently of warplab._mapping."""
+    """The mapping tables written out independently of warplab.families.histogram.spec."""
     c = np.arange(256)
     if isinstance(bins, str) and bins == "lut":
         bins = USER_LUT

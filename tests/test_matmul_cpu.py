@@ -2,7 +2,6 @@
 the variant registry and cost models, the benchmark's analysis, property tests and the CLI."""
 from __future__ import annotations
 
-import importlib
 import json
 import zlib
 from pathlib import Path
@@ -15,12 +14,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
-from warplab import _registry
-from warplab._matmul_spec import MatmulProblem, intensity
-from warplab.bench import matmul_bench, results
+from warplab.core import registry as _registry
+from warplab.families.matmul.spec import MatmulProblem, intensity
+from warplab.bench import results
+from warplab.families.matmul import bench as matmul_bench
 from warplab.cli import main
+from conftest import clear_ran, last_ran
 
-_mm = importlib.import_module("warplab.matmul")
 
 SEEDS = {"naive", "tiled_smem16"}
 EXPECTED = SEEDS | {"regtile_64x128_8x8", "regtile_64x64_4x4", "numpy"}
@@ -49,7 +49,7 @@ def _check(got: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
 def test_matches_numpy(m: int, n: int, k: int, dtype: str) -> None:
     a, b = _operands(m, n, k, dtype)
     _check(warplab.matmul(a, b), a, b)
-    assert _mm.last_variant == "numpy"
+    assert last_ran() == "numpy"
 
 
 @pytest.mark.parametrize("m,n", [(0, 3), (3, 0), (0, 0)])

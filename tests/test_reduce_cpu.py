@@ -3,7 +3,6 @@ inputs, the variant registry and property tests."""
 from __future__ import annotations
 
 import functools
-import importlib
 
 import zlib
 
@@ -14,8 +13,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
-from warplab import _registry
-from warplab._reduce_spec import ReduceProblem
+from warplab.core import registry as _registry
+from warplab.families.reduce.spec import ReduceProblem
+from conftest import clear_ran, last_ran
+from warplab.families.reduce import api as _reduce_mod
 
 OPS = ("sum", "min", "max", "mean")
 DTYPES = ("int32", "int64", "float32", "float64")
@@ -30,8 +31,6 @@ LECTURE = ("neighbored_gmem", "neighbored_smem", "neighbored_smem_nodiv", "inter
 SEEDS = set(LECTURE) | {"single_pass_fence"}
 EXPECTED = SEEDS | {"persistent_vec", "numpy"}
 
-# ``warplab.reduce`` is the function; the module is only reachable through importlib.
-_reduce_mod = importlib.import_module("warplab.reduce")
 
 
 @functools.lru_cache(maxsize=None)
@@ -111,7 +110,7 @@ def test_matches_numpy(op: str, dtype: str, n: int, kind: str) -> None:
     x = _data(dtype, n, kind)
     check(op, FUNCS[op](x), x)
     check(op, warplab.reduce(x, op), x)
-    assert _reduce_mod.last_variant == "numpy"
+    assert last_ran() == "numpy"
 
 
 @pytest.mark.parametrize("n", [2, 513, 100_003])
@@ -381,9 +380,9 @@ def test_unknown_variant(op: str) -> None:
 @pytest.mark.parametrize("op", OPS)
 def test_numpy_variant_explicit(op: str) -> None:
     x = _data("float32", 513, "random")
-    _reduce_mod.last_variant = None
+    clear_ran()
     check(op, warplab.reduce(x, op, variant="numpy"), x)
-    assert _reduce_mod.last_variant == "numpy"
+    assert last_ran() == "numpy"
     check(op, FUNCS[op](x, variant="numpy", device="cpu"), x)
     check(op, FUNCS[op](x, device="cpu"), x)
 
@@ -551,7 +550,7 @@ def short_path(monkeypatch: pytest.MonkeyPatch) -> list:
 def test_short_path_takes_the_preferred_variant(short_path: list) -> None:
     x = _FakeDeviceArray(1024, "float32")
     assert warplab.sum(x) == "result"
-    assert _reduce_mod.last_variant == "persistent_vec"
+    assert last_ran() == "persistent_vec"
     assert short_path == [(x, "sum", np.dtype(np.float32), np.dtype(np.float32))]
     assert warplab.reduce(x, "max") == "result" and short_path[-1][1] == "max"
 
@@ -584,7 +583,7 @@ def test_short_path_errors_like_the_full_path(short_path: list) -> None:
 
 
 def test_persistent_vec_launch_shape() -> None:
-    from warplab._reduce_cuda import VEC_ACC, VEC_BS, vec_grid
+    from warplab.families.reduce.cuda import VEC_ACC, VEC_BS, vec_grid
 
     full = 264  # 132 SMs x 2 blocks
     for itemsize in (4, 8):

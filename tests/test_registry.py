@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab import _registry
-from warplab._mapping import HistogramProblem, resolve
+from warplab.core import registry as _registry
+from warplab.families.histogram.spec import HistogramProblem, resolve
 
 SEEDS = {"global", "global_stride", "private", "private_stride"}
 EXPECTED = SEEDS | {"lane_private_vec", "warp_private_vec", "numpy_chunked"}

@@ -8,37 +8,40 @@ Public API::
     warplab.sum(a) / min / max / mean, warplab.reduce(a, op)
     warplab.matmul(a, b, *, variant=None, out=None)
     warplab.variants("histogram")      # registered strategies, preferred first
+    warplab.record_variants()          # which variants the calls in a with-block ran
     warplab.backend()                  # "cuda" or "cpu"
+
+The functions live in one folder per family (``warplab/families/<family>/``); see
+``docs/architecture.md``.
 """
 from __future__ import annotations
 
-from . import _registry
-from ._device import cuda_available, resolve_backend
-from .errors import (DeviceOutOfMemoryError, DeviceUnavailableError, VerificationError,
-                     WarplabError)
-from .histogram import bincount, histogram
-from .matmul import matmul
-from .reduce import max, mean, min, reduce, sum  # noqa: A004 (NumPy's names, on purpose)
+from .core import registry as _registry
+from .core.device import cuda_available, resolve_backend
+from .core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, WarplabError
+from .core.registry import Ran, record_variants
+from .families.histogram import *  # noqa: F403  (each family's __all__)
+from .families.histogram import __all__ as _histogram_all
+from .families.matmul import *  # noqa: F403
+from .families.matmul import __all__ as _matmul_all
+from .families.reduce import *  # noqa: F403
+from .families.reduce import __all__ as _reduce_all
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
-    "histogram",
-    "bincount",
-    "sum",
-    "min",
-    "max",
-    "mean",
-    "reduce",
-    "matmul",
+    *_histogram_all,
+    *_reduce_all,
+    *_matmul_all,
     "variants",
+    "record_variants",
+    "Ran",
     "backend",
     "cuda_available",
     "WarplabError",
     "DeviceUnavailableError",
     "DeviceOutOfMemoryError",
-    "VerificationError",
 ]
 
 

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import functools
-import importlib
 
 import numpy as np
 import pytest
 
 import warplab
-from warplab import _registry
-from warplab._mapping import resolve
+from warplab.core import registry as _registry
+from warplab.families.histogram.spec import resolve
 from warplab.bench import data as gen
+from conftest import clear_ran, last_ran
+from warplab.families.histogram import api as hmod
 
-hmod = importlib.import_module("warplab.histogram")
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
@@ -50,7 +50,7 @@ def test_variant_exact(variant, mapping, size, kind):
     want = reference(h, bins)
     out = cupy.full(want.size, -987654321, dtype=np.int64)  # poison: unwritten bins fail
     got = warplab.histogram(cupy.asarray(h), bins, variant=variant, out=out)
-    assert hmod.last_variant == variant
+    assert last_ran() == variant
     assert got is out
     np.testing.assert_array_equal(cupy.asnumpy(got), want)
 
@@ -78,7 +78,7 @@ def test_accumulate_on_device(variant):
 def test_host_input_returns_numpy_and_chunks(monkeypatch):
     h = host_data("uniform", (1 << 20) + 3)
     whole = warplab.histogram(h, "ascii128")
-    assert isinstance(whole, np.ndarray) and hmod.last_variant == CUDA_VARIANTS[0]
+    assert isinstance(whole, np.ndarray) and last_ran() == CUDA_VARIANTS[0]
     monkeypatch.setattr(hmod, "MAX_DEVICE_CHUNK", 4099)
     chunked = warplab.histogram(h, "ascii128")
     np.testing.assert_array_equal(whole, reference(h, "ascii128"))
@@ -141,7 +141,7 @@ def test_gpu_generator_matches_host():
 @pytest.mark.parametrize("name", ["cupy.bincount", "cupy.histogram", "torch.bincount",
                                   "cuda.compute.histogram_even"])
 def test_comparators_compute_the_same_function(name):
-    from warplab.bench.comparators import HISTOGRAM_PROVIDERS
+    from warplab.families.histogram.comparators import HISTOGRAM_PROVIDERS
 
     p = next(x for x in HISTOGRAM_PROVIDERS if x.name == name)
     why = p.probe()

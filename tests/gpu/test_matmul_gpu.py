@@ -3,21 +3,20 @@ shapes x dtypes against a float64 NumPy product, into a NaN-poisoned output."""
 from __future__ import annotations
 
 import functools
-import importlib
 import zlib
 
 import numpy as np
 import pytest
 
 import warplab
-from warplab import _registry
-from warplab._matmul_spec import MatmulProblem
+from warplab.core import registry as _registry
+from warplab.families.matmul.spec import MatmulProblem
+from conftest import clear_ran, last_ran
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
     pytest.skip("no usable CUDA GPU", allow_module_level=True)
 cupy = pytest.importorskip("cupy")
-mmod = importlib.import_module("warplab.matmul")
 
 VARIANTS = warplab.variants("matmul", "cuda")
 SQUARE = (1, 15, 16, 17, 127, 1000, 1024, 4097)
@@ -58,7 +57,7 @@ def test_variant_matches_float64_numpy(variant, m, n, k, dtype):
     a, b, ref = operands(m, n, k, dtype)
     out = cupy.full((m, n), np.nan, dtype=dtype)  # poison: unwritten elements fail
     got = warplab.matmul(cupy.asarray(a), cupy.asarray(b), variant=variant, out=out)
-    assert mmod.last_variant == variant
+    assert last_ran() == variant
     assert got is out
     assert rel_error(cupy.asnumpy(got), ref) < TOLERANCE[dtype]
 
@@ -73,7 +72,7 @@ def test_unaligned_and_strided_operands(variant):
     wide = cupy.asarray(np.repeat(a, 2, axis=1))[:, ::2]  # strided view of the same values
     for x, y in ((d_a, d_b), (wide, d_b), (d_a, cupy.asarray(b))):
         got = warplab.matmul(x, y, variant=variant)
-        assert mmod.last_variant == variant
+        assert last_ran() == variant
         assert rel_error(cupy.asnumpy(got), a.astype(np.float64) @ b) < 1e-5
 
 
@@ -90,10 +89,10 @@ def test_defaults_and_dispatch():
     a, b, ref = operands(300, 200, 100, "float32")
     got = warplab.matmul(a, b)  # host in, host out, through the GPU
     assert isinstance(got, np.ndarray) and got.dtype == np.float32
-    assert mmod.last_variant == "regtile_64x128_8x8"
+    assert last_ran() == "regtile_64x128_8x8"
     assert rel_error(got, ref) < 1e-5
     got = warplab.matmul(a.astype(np.float64), b.astype(np.float64))
-    assert mmod.last_variant == "regtile_64x64_4x4" and got.dtype == np.float64
+    assert last_ran() == "regtile_64x64_4x4" and got.dtype == np.float64
     with pytest.raises(ValueError, match="does not support"):
         warplab.matmul(a.astype(np.float64), b, variant="regtile_64x128_8x8")
 
@@ -113,7 +112,7 @@ def test_host_out_and_cpu_backend_for_device_operands():
     assert warplab.matmul(a, b, out=out) is out
     assert rel_error(out, ref) < 1e-12
     got = warplab.matmul(cupy.asarray(a), cupy.asarray(b), device="cpu")
-    assert isinstance(got, cupy.ndarray) and mmod.last_variant == "numpy"
+    assert isinstance(got, cupy.ndarray) and last_ran() == "numpy"
     assert rel_error(cupy.asnumpy(got), ref) < 1e-12
 
 

@@ -2,18 +2,17 @@
 from __future__ import annotations
 
 import functools
-import importlib
 
 import numpy as np
 import pytest
 
 import warplab
+from conftest import clear_ran, last_ran
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
     pytest.skip("no usable CUDA GPU", allow_module_level=True)
 cupy = pytest.importorskip("cupy")
-rmod = importlib.import_module("warplab.reduce")
 
 VARIANTS = warplab.variants("reduce", "cuda")
 OPS = ("sum", "min", "max", "mean")
@@ -81,7 +80,7 @@ def check(got, x: np.ndarray, op: str, ref) -> None:
 def test_variant_matches_numpy(variant, op, dtype, n, kind):
     x = host_data(kind, dtype, n)
     got = warplab.reduce(cupy.asarray(x), op, variant=variant)
-    assert rmod.last_variant == variant
+    assert last_ran() == variant
     assert isinstance(got, cupy.ndarray) and got.shape == ()
     check(got.get()[()], x, op, reference(kind, dtype, n, op))
 
@@ -110,7 +109,7 @@ def test_persistent_vec_launch_shapes(dtype, offset):
         d_x = cupy.asarray(base)[offset:]
         for op in OPS:
             got = warplab.reduce(d_x, op, variant="persistent_vec")
-            assert rmod.last_variant == "persistent_vec"
+            assert last_ran() == "persistent_vec"
             check(got.get()[()], x, op, reference_of(x, op))
         for pos in (0, n - 1):
             y = x.copy()
@@ -174,9 +173,9 @@ def test_default_call_is_the_preferred_variant(op, dtype):
     d = cupy.asarray(x)
     named = warplab.reduce(d, op, variant="persistent_vec").get()[()]
     for arg in (d, d.reshape(7, -1)[:, 1:], d[::2]):  # the short path, then the full one
-        rmod.last_variant = None
+        clear_ran()
         got = warplab.reduce(arg, op)
-        assert rmod.last_variant == "persistent_vec"
+        assert last_ran() == "persistent_vec"
         assert isinstance(got, cupy.ndarray) and got.shape == ()
         if arg is d:
             assert got.get()[()] == named

@@ -1,2 +1,3 @@
 """The measurement harness every family uses: timing, statistics, results JSON, data, ceilings,
-comparators and the campaigns (sweeps)."""
+the comparator providers' shape, and what every campaign shares (``campaign``). Each family's
+own campaign lives in its folder (``families/<family>/bench.py``)."""

@@ -22,6 +22,8 @@ host-transfer ceilings and the datasheet numbers are None. Every campaign stores
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import contextlib
 import functools
 import os
@@ -29,7 +31,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .._device import cpu_properties, device_properties
+from ..core.device import cpu_properties, device_properties
 from .stats import summarize
 from .timing import time_runs
 
@@ -104,14 +106,14 @@ def read_bandwidth(backend: str, runs: int = 20) -> dict:
         return _rate("read", "gbps", n, st, "np.sum of float32, bytes read", read_bytes=n)
     import cupy
 
-    from ..kernels._loader import get_kernel
+    from ..core.loader import get_kernel
 
     n = _device_buffer_bytes(4)
     d_words = cupy.ones(n // 4, np.uint32)
     sms = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["multiProcessorCount"]
     block, blocks = 256, 8 * int(sms)
     d_sums = cupy.empty(blocks, np.uint32)
-    kernel = get_kernel("ceilings", "read_words")
+    kernel = get_kernel(Path(__file__).with_name("ceilings.cu"), "read_words")
     args = (d_words, np.uint64(n // 16), d_sums)
     st = _timed(lambda: kernel((blocks,), (block,), args), cuda=True, warmup=3, runs=runs,
                 hold=True)

@@ -9,6 +9,8 @@ The same (kind, size, seed) always gives the same bytes, on either side.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import functools
 from typing import Any
 
@@ -54,7 +56,7 @@ def lehmer_bytes_device(n: int, seed: int = SEED) -> Any:
     """The same bytes as :func:`lehmer_bytes`, generated on the GPU (CuPy array)."""
     import cupy
 
-    from ..kernels._loader import get_kernel
+    from ..core.loader import get_kernel
 
     out = cupy.empty(n, dtype=np.uint8)
     if n == 0:
@@ -62,7 +64,7 @@ def lehmer_bytes_device(n: int, seed: int = SEED) -> Any:
     per_thread, block = 256, 256
     threads = (n + per_thread - 1) // per_thread
     grid = (threads + block - 1) // block
-    get_kernel("generate", "lehmer_bytes")((grid,), (block,),
+    get_kernel(Path(__file__).with_name("generate.cu"), "lehmer_bytes")((grid,), (block,),
                                            (out, np.uint64(n), np.uint32(seed),
                                             np.uint32(per_thread)))
     return out
@@ -154,7 +156,7 @@ def generate(kind: str, n: int, seed: int = SEED) -> np.ndarray:
 
 def generate_fast(kind: str, n: int, seed: int = SEED) -> np.ndarray:
     """Like :func:`generate`; large ``uniform`` inputs are made on the GPU when one is usable."""
-    from .._device import cuda_available
+    from ..core.device import cuda_available
 
     if kind == "uniform" and n >= (64 << 20) and cuda_available():
         return lehmer_bytes_device(n, seed).get()

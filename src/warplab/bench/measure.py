@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from .timing import HeldPhaseSynchronised, time_runs
+
+#: Largest relative error a float result may show against the float64 reference and still
+#: count as verified (every family's check uses these).
+TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 
 
 @dataclass

@@ -15,6 +15,8 @@ that is detected (the phase lasts as long as the kernel's timeout) and raised as
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import contextlib
 import time
 from typing import Any, Callable, Iterator
@@ -34,13 +36,13 @@ class _StreamHold:
         import cupyx
         import numpy as np
 
-        from ..kernels._loader import get_kernel
+        from ..core.loader import get_kernel
 
         self.flag = cupyx.empty_pinned(1, dtype=np.int32)
         # Pinned memory is mapped into the device's address space at the same address under
         # unified virtual addressing (every 64-bit CUDA platform).
         self.dptr = np.uint64(self.flag.ctypes.data)
-        self.kernel = get_kernel("timing", "hold_stream")
+        self.kernel = get_kernel(Path(__file__).with_name("timing.cu"), "hold_stream")
         self.timeout = np.uint64(int(self.TIMEOUT_S * 1e9))
 
     def block(self) -> None:

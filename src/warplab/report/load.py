@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..bench.results import SCHEMA
 from .groups import assign_configs, assign_series
 
-SCHEMA = 1
 PHASES: tuple[str, ...] = ("h2d", "kernel", "d2h", "total")
 STATS: tuple[str, ...] = ("min", "q10", "median", "q90", "max", "noise")
 _UNIT_TO_MS: dict[str, float] = {"ms": 1.0, "s": 1e3, "us": 1e-3, "µs": 1e-3, "ns": 1e-6}

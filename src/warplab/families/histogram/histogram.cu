@@ -98,17 +98,21 @@ __global__ void hist_private_stride(const u8* __restrict__ in, u64 n, u64* bins,
 // RUNS: a thread whose 16 loaded bytes are all equal adds 16 with one atomic.
 // ---------------------------------------------------------------------------------------------
 
-// Block size and loads in flight per thread; -D overrides are for tuning runs
-// (benchmarks/explore_histogram.py). The host's VEC_BLOCK must match the block size.
+// Block size, loads in flight per thread and the counter stride of the lane-private layout come
+// from the launch plan (cuda.py DEFINES, the only copy); tuning runs pass others
+// (benchmarks/explore_histogram.py).
 #ifndef WARPLAB_VEC_BLOCK
-#define WARPLAB_VEC_BLOCK 512
+#error "WARPLAB_VEC_BLOCK is passed by the launch plan (-DWARPLAB_VEC_BLOCK=..., cuda.py DEFINES)"
 #endif
 #ifndef WARPLAB_VEC_UNROLL
-#define WARPLAB_VEC_UNROLL 2
+#error "WARPLAB_VEC_UNROLL is passed by the launch plan (-DWARPLAB_VEC_UNROLL=..., cuda.py DEFINES)"
 #endif
 constexpr int VEC_BLOCK = WARPLAB_VEC_BLOCK;
 constexpr int VEC_UNROLL = WARPLAB_VEC_UNROLL;
-constexpr int LANE_STRIDE = 32;
+#ifndef WARPLAB_HIST_LANE_STRIDE
+#error "WARPLAB_HIST_LANE_STRIDE is passed by the launch plan (-DWARPLAB_HIST_LANE_STRIDE=..., cuda.py DEFINES)"
+#endif
+constexpr int LANE_STRIDE = WARPLAB_HIST_LANE_STRIDE;  // one counter per lane: lane l hits bank l
 
 template <int LAYOUT>
 __host__ __device__ constexpr int vec_shared_words() {

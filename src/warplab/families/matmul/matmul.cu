@@ -104,9 +104,13 @@ __device__ __forceinline__ Vec4<T> load4(const T* p, int avail) {
     }
 }
 
-constexpr int LANES_M = 4, LANES_N = 8;  // a warp's lanes as a 4 x 8 grid over its C tile
+#if !defined(WARPLAB_MATMUL_LANES_M) || !defined(WARPLAB_MATMUL_LANES_N)
+#error "WARPLAB_MATMUL_LANES_M/N are passed by the launch plan (cuda.py DEFINES)"
+#endif
+// a warp's lanes as a LANES_M x LANES_N grid over its C tile
+constexpr int LANES_M = WARPLAB_MATMUL_LANES_M, LANES_N = WARPLAB_MATMUL_LANES_N;
 #ifndef WARPLAB_MATMUL_GROUP_M
-#define WARPLAB_MATMUL_GROUP_M 8
+#error "WARPLAB_MATMUL_GROUP_M is passed by the launch plan (-DWARPLAB_MATMUL_GROUP_M=..., cuda.py DEFINES)"
 #endif
 constexpr int GROUP_M = WARPLAB_MATMUL_GROUP_M;  // tile rows per group of the block order
 

@@ -1,25 +1,37 @@
-"""Launch plans of the CUDA reduction variants (kernels in ``kernels/reduce.cu``).
+"""Launch plans of the CUDA reduction variants (kernels in ``reduce.cu`` beside this file).
 
 Each variant takes a contiguous 1-D device array (the dtype of the spec) and a
-:class:`~warplab._reduce_spec.ReduceSpec` and returns the result as a 0-d CuPy array of the
+:class:`~warplab.families.reduce.spec.ReduceSpec` and returns the result as a 0-d CuPy array of the
 result dtype. The lecture's eight kernels leave one partial per block and finish on the host,
 as the lecture did (so they synchronise); the single-pass ones finish on the device.
 """
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from ._reduce_spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
+from .spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
                            reduce_bytes_moved, spec)
-from ._registry import register
-from .kernels._loader import get_kernel, occupancy_blocks_per_sm
+from ...core.registry import register
+from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
-DIM = 512       # the lecture's block size (WARPLAB_REDUCE_BLOCK in reduce.cu)
-VEC_BS = 512    # VEC_BS in reduce.cu
-VEC_ACC = 8     # VEC_ACC in reduce.cu: 16-byte loads in flight per thread
+DIM = 512       # the lecture's block size
+VEC_BS = 512    # persistent_vec's block size
+VEC_ACC = 8     # persistent_vec: 16-byte loads in flight per thread
+SOURCE = Path(__file__).with_name("reduce.cu")
+#: The kernels' compile-time constants: this dict is their only copy (passed as -D options;
+#: benchmarks/explore_reduce.py passes variations for tuning runs).
+DEFINES = {
+    "WARPLAB_REDUCE_BLOCK": DIM,
+    "WARPLAB_REDUCE_VEC_BS": VEC_BS,
+    "WARPLAB_REDUCE_VEC_ACC": VEC_ACC,
+    "WARPLAB_REDUCE_VEC_MINB": 1024 // VEC_BS,  # blocks per SM the register budget must allow
+    "WARPLAB_REDUCE_VEC_LOAD": 1,   # 0 evict-first (__ldcs), 1 read-only (__ldg), 2 ld.nc + L2 256B
+    "WARPLAB_REDUCE_VEC_ORDER": 1,  # 0 front to back, 1 tail first (back to front)
+}
 SPECS = tuple(spec(op, dt) for op in OPS for dt in DTYPES)
 
 
@@ -38,7 +50,7 @@ def _expressions(kernel: str) -> tuple[str, ...]:
 def _kernel(kernel: str, args: str) -> Any:
     exprs = _expressions(kernel)
     expr = f"{kernel}<{args}>"
-    return get_kernel("reduce", expr, all_expressions=exprs)
+    return get_kernel(SOURCE, expr, all_expressions=exprs, options=defines(DEFINES))
 
 
 def _seed_args(s: ReduceSpec, kernel: str) -> str:

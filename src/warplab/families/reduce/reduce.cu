@@ -10,9 +10,9 @@ typedef long long i64;
 typedef unsigned int u32;
 
 #ifndef WARPLAB_REDUCE_BLOCK
-#define WARPLAB_REDUCE_BLOCK 512  // the lecture's block size
+#error "WARPLAB_REDUCE_BLOCK is passed by the launch plan (-DWARPLAB_REDUCE_BLOCK=..., cuda.py DEFINES)"
 #endif
-constexpr u32 DIM = WARPLAB_REDUCE_BLOCK;
+constexpr u32 DIM = WARPLAB_REDUCE_BLOCK;  // the lecture's block size
 
 template <class A> struct Lim;
 template <> struct Lim<int> {
@@ -275,20 +275,20 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 // per SM; __ldg rather than evict-first __ldcs, which loses 2-4% when L2 holds dirty lines.
 // =============================================================================================
 
-#ifndef WARPLAB_REDUCE_VEC_BS  // -D overrides for tuning runs (benchmarks/explore_reduce.py)
-#define WARPLAB_REDUCE_VEC_BS 512
+#ifndef WARPLAB_REDUCE_VEC_BS
+#error "WARPLAB_REDUCE_VEC_BS is passed by the launch plan (-DWARPLAB_REDUCE_VEC_BS=..., cuda.py DEFINES)"
 #endif
 #ifndef WARPLAB_REDUCE_VEC_ACC
-#define WARPLAB_REDUCE_VEC_ACC 8
+#error "WARPLAB_REDUCE_VEC_ACC is passed by the launch plan (-DWARPLAB_REDUCE_VEC_ACC=..., cuda.py DEFINES)"
 #endif
-#ifndef WARPLAB_REDUCE_VEC_MINB  // blocks per SM the register budget must allow
-#define WARPLAB_REDUCE_VEC_MINB (1024 / WARPLAB_REDUCE_VEC_BS)
+#ifndef WARPLAB_REDUCE_VEC_MINB
+#error "WARPLAB_REDUCE_VEC_MINB is passed by the launch plan (-DWARPLAB_REDUCE_VEC_MINB=..., cuda.py DEFINES)"
 #endif
-#ifndef WARPLAB_REDUCE_VEC_LOAD  // 0 evict-first (__ldcs), 1 read-only (__ldg), 2 ld.nc + L2 256B
-#define WARPLAB_REDUCE_VEC_LOAD 1
+#ifndef WARPLAB_REDUCE_VEC_LOAD
+#error "WARPLAB_REDUCE_VEC_LOAD is passed by the launch plan (-DWARPLAB_REDUCE_VEC_LOAD=..., cuda.py DEFINES)"
 #endif
-#ifndef WARPLAB_REDUCE_VEC_ORDER  // 0 front to back, 1 tail first (back to front)
-#define WARPLAB_REDUCE_VEC_ORDER 1
+#ifndef WARPLAB_REDUCE_VEC_ORDER
+#error "WARPLAB_REDUCE_VEC_ORDER is passed by the launch plan (-DWARPLAB_REDUCE_VEC_ORDER=..., cuda.py DEFINES)"
 #endif
 constexpr u32 VEC_BS = WARPLAB_REDUCE_VEC_BS;
 constexpr int VEC_ACC = WARPLAB_REDUCE_VEC_ACC;

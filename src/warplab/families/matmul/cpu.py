@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._matmul_spec import compulsory_bytes, matmul_flops
-from .._registry import register
+from .spec import compulsory_bytes, matmul_flops
+from ...core.registry import register
 
 
 @register("matmul", "numpy", backend="cpu", bytes_moved=compulsory_bytes, flops=matmul_flops,

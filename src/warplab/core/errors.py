@@ -14,9 +14,11 @@ class DeviceUnavailableError(WarplabError):
     """The cuda backend was asked for but no usable GPU (or CuPy) is present."""
 
 
-class DeviceOutOfMemoryError(WarplabError):
-    """The GPU ran out of memory even after chunking."""
+class DeviceOutOfMemoryError(WarplabError, MemoryError):
+    """The GPU ran out of memory (CuPy's ``OutOfMemoryError``, translated by
+    :func:`warplab.core.device.device_errors`)."""
 
 
-class VerificationError(WarplabError):
-    """A measured result differed from the CPU reference."""
+class KernelCompileError(WarplabError):
+    """NVRTC could not compile a kernel (a bug in warplab or an unsupported toolkit); the
+    message carries the compiler log."""

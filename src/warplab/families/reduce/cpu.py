@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._reduce_spec import ReduceSpec, reduce_bytes_moved
-from .._registry import register
+from .spec import ReduceSpec, reduce_bytes_moved
+from ...core.registry import register
 
 
 @register("reduce", "numpy", backend="cpu", bytes_moved=reduce_bytes_moved, rank=0)

@@ -24,17 +24,17 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _registry
-from .._matmul_spec import MatmulProblem, compulsory_bytes, intensity, matmul_flops
-from .ceilings import measure_all
-from .comparators import MATMUL_PROVIDERS, Provider, available
-from .measure import Settings, time_device_runs
-from .results import make_result
-from .stats import summarize
-from .sweeps import finish_campaign
-from .timing import time_runs
+from ...core import registry as _registry
+from .spec import MatmulProblem, compulsory_bytes, intensity, matmul_flops
+from ...bench.ceilings import measure_all
+from ...bench.comparators import Provider, available
+from ...bench.measure import TOLERANCE, Settings, time_device_runs
+from ...bench.results import make_result
+from ...bench.stats import summarize
+from ...bench.campaign import finish_campaign
+from .comparators import MATMUL_PROVIDERS
+from ...bench.timing import time_runs
 
-TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 GEMM_CEILING = {np.dtype(np.float32): ("sgemm_gflops", "datasheet_fp32_gflops"),
                 np.dtype(np.float64): ("dgemm_gflops", "datasheet_fp64_gflops")}
 

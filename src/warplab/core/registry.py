@@ -7,10 +7,12 @@ and takes the first variant that supports the problem; ``variant=`` selects one 
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, NamedTuple
 
-from ._device import cuda_available, cuda_status, resolve_backend
+from .device import cuda_available, cuda_status, resolve_backend
 from .errors import DeviceUnavailableError
 
 _REGISTRY: dict[str, dict[str, "Variant"]] = {}
@@ -142,3 +144,44 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
         if v.supports(problem):
             return v
     raise ValueError(f"no {family} variant on {backend} supports {problem}")
+
+
+# --- what ran: an opt-in, thread-safe record (replaces the old module-level ``last_variant``) ---
+
+class Ran(NamedTuple):
+    """One dispatch decision: which variant of which family ran (on its backend)."""
+
+    family: str
+    variant: str
+    backend: str
+
+
+_RECORD: ContextVar[list[Ran] | None] = ContextVar("warplab_record", default=None)
+
+
+def ran(v: Variant) -> None:
+    """Note that variant ``v`` is about to run; appended to the active :func:`record_variants`
+    list of this thread (or asyncio task), if any. Costs one context-variable read otherwise."""
+    rec = _RECORD.get()
+    if rec is not None:
+        rec.append(Ran(v.family, v.name, v.backend))
+
+
+@contextmanager
+def record_variants() -> Iterator[list[Ran]]:
+    """Record which variants the calls inside the block ran, in call order.
+
+    >>> with warplab.record_variants() as ran:
+    ...     warplab.sum(x)
+    >>> ran[-1].variant
+    'persistent_vec'
+
+    Safe under threads: each thread (each ``contextvars`` context) has its own record, so calls
+    in other threads never appear in it. Nested blocks each see their own calls only.
+    """
+    rec: list[Ran] = []
+    token = _RECORD.set(rec)
+    try:
+        yield rec
+    finally:
+        _RECORD.reset(token)

@@ -11,14 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _reduce_cuda  # noqa: F401  (registers the cuda variants)
-from . import _registry
-from ._arrays import as_input, flat_contiguous, is_flat, to_device, to_host
-from ._reduce_spec import ReduceProblem, spec
-from .cpu import reduce as _cpu_reduce  # noqa: F401  (registers the cpu variant)
+from ...core import registry as _registry
+from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
+from .spec import ReduceProblem, spec
 
-#: Name of the variant the last reduction ran (for tests and debugging).
-last_variant: str | None = None
 
 
 def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str | None = None,
@@ -63,8 +59,7 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str
     n = x.size
     backend = _registry.pick_backend("reduce", device, variant, inp.on_device)
     v = _registry.choose("reduce", backend, ReduceProblem(n, op, s.dtype, inp.on_device), variant)
-    global last_variant
-    last_variant = v.name
+    _registry.ran(v)
     if n == 0:
         r = _empty(s, inp.on_device)
     elif backend == "cpu":
@@ -90,8 +85,7 @@ def _device_default(a: Any, op: str) -> Any:
     v = _registry.preferred_for_all("reduce", "cuda")
     if v is None:
         return None
-    global last_variant
-    last_variant = v.name
+    _registry.ran(v)
     return v.fn(a, spec(op, a.dtype))
 
 

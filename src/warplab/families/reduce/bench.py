@@ -9,20 +9,24 @@ included) plus a stream synchronisation timed with the host clock: what a user w
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from .. import _registry
-from .._reduce_spec import LECTURE_ORDER_HINT, ReduceProblem, ReduceSpec, reduce_bytes_moved, spec
-from ..cpu.reduce import numpy_reduce
-from .comparators import Provider
-from .measure import Settings, time_device_runs
-from .results import make_result
-from .stats import summarize
-from .timing import time_runs
+from ...core import registry as _registry
+from .spec import LECTURE_ORDER_HINT, ReduceProblem, ReduceSpec, reduce_bytes_moved, spec
+from .cpu import numpy_reduce
+from ...bench.campaign import finish_campaign
+from ...bench.ceilings import measure_all
+from ...bench.comparators import Provider, available
+from ...bench.measure import TOLERANCE, Settings, time_device_runs
+from .comparators import REDUCE_PROVIDERS
+from ...bench.results import make_result
+from ...bench.stats import summarize
+from ...bench.timing import time_runs
 
-TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 
 
 def make_input(dtype: str, n: int, kind: str = "random", seed: int = 1) -> np.ndarray:
@@ -165,7 +169,6 @@ def lecture_rows(records: list[dict]) -> list[dict]:
 
 def targets(variant_names: list[str] | None, with_comparators: bool) -> tuple[list[Any], list[str]]:
     """cuda variants (named, or all) and the usable reduce comparators, plus skip notes."""
-    from .comparators import REDUCE_PROVIDERS, available
 
     vs = ([_registry.get("reduce", n) for n in variant_names] if variant_names
           else _registry.variants("reduce", "cuda"))
@@ -212,7 +215,7 @@ def measure_config(x: np.ndarray, ops: list[str], backend: str, tgts: list[Any],
     import cupy
     import cupyx
 
-    from ..reduce import reduce as public_reduce
+    from .api import reduce as public_reduce
 
     h_x = x
     if settings.pinned:
@@ -231,3 +234,70 @@ def measure_config(x: np.ndarray, ops: list[str], backend: str, tgts: list[Any],
                       if isinstance(t, Provider) and t.library == "cupy"]
             for rec in measure_calls(d_x, s, calls, kind, settings, ceilings, ref):
                 on_record(rec)
+
+
+@dataclass(frozen=True)
+class ReduceCampaign:
+    configs: tuple[tuple[int, str], ...]   # (elements, dtype)
+    ops: tuple[str, ...]
+    call_sizes: tuple[int, ...]            # sizes that also get call-latency records
+    runs: int
+    warmup: int
+
+
+def _grid(sizes: range, dtypes: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    return tuple((1 << k, dt) for dt in dtypes for k in sizes)
+
+
+REDUCE_CAMPAIGNS = {
+    "quick": ReduceCampaign(_grid(range(10, 25, 2), ("int32", "float32")), ("sum",),
+                            (1 << 10, 1 << 16, 1 << 20), runs=10, warmup=2),
+    "full": ReduceCampaign(_grid(range(10, 31, 2), ("int32", "float32")), ("sum",),
+                           (1 << 10, 1 << 16, 1 << 20), runs=20, warmup=3),
+    # the lecture's 2^24 int32, 2^28 float32 and int32; call latency at 2^10, 2^16, 2^20
+    "table": ReduceCampaign(((1 << 24, "int32"), (1 << 28, "float32"), (1 << 28, "int32"),
+                             (1 << 10, "int32"),
+                             (1 << 16, "int32"), (1 << 20, "int32"), (1 << 10, "float32"),
+                             (1 << 16, "float32"), (1 << 20, "float32")), ("sum",),
+                            (1 << 10, 1 << 16, 1 << 20), runs=20, warmup=3),
+}
+CPU_REDUCE_MAX = 1 << 20
+
+
+def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
+               configs: list[tuple[int, str]] | None = None, ops: list[str] | None = None,
+               variant_names: list[str] | None = None, with_comparators: bool = True,
+               settings: Settings | None = None, kind: str = "random",
+               progress: Callable[[int, int, dict], None] | None = None) -> dict:
+    """Run a reduce campaign (or explicit ``configs``); write ``json_path`` if given."""
+    c = REDUCE_CAMPAIGNS[campaign]
+    settings = settings or Settings(runs=c.runs, warmup=c.warmup)
+    configs = list(configs or c.configs)
+    ops = list(ops or c.ops)
+    notes: list[str] = []
+    if backend == "cpu":
+        wrong = [n for n in variant_names or [] if _registry.get("reduce", n).backend != "cpu"]
+        if wrong:
+            raise ValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
+                             "(valid on cpu: numpy)")
+        tgts: list[Any] = []
+        if not configs or configs == list(c.configs):
+            configs = [(n, dt) for n, dt in configs if n <= CPU_REDUCE_MAX]
+            notes.append(f"cpu backend: campaign sizes capped at {CPU_REDUCE_MAX} elements")
+        notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
+    else:
+        tgts, notes = targets(variant_names, with_comparators)
+    ceilings = measure_all(backend)
+    records: list[dict] = []
+
+    def on_record(rec: dict) -> None:
+        records.append(rec)
+        if progress:
+            progress(len(records), 0, rec)
+
+    for n, dtype in configs:
+        x = make_input(dtype, n, kind)
+        measure_config(x, ops, backend, tgts, kind, settings, ceilings,
+                                    call_latency=backend == "cuda" and n in c.call_sizes,
+                                    on_record=on_record)
+    return finish_campaign(backend, ceilings, notes, campaign, records, json_path)

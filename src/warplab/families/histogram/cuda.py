@@ -1,24 +1,30 @@
-"""Launch plans of the CUDA histogram variants (kernels in ``kernels/histogram.cu``).
+"""Launch plans of the CUDA histogram variants (kernels in ``histogram.cu`` beside this file).
 
 Each variant takes a contiguous uint8 device array, the int64 device bins (added to, never
-cleared here) and the resolved :class:`~warplab._mapping.Mapping`, and launches on the current
+cleared here) and the resolved :class:`~warplab.families.histogram.spec.Mapping`, and launches on the current
 stream without synchronising.
 """
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._mapping import Mapping, histogram_bytes_moved
-from ._registry import register
-from .kernels._loader import get_kernel, occupancy_blocks_per_sm
+from .spec import Mapping, histogram_bytes_moved
+from ...core.registry import register
+from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
 SEED_BLOCK = 256          # the report's nThreadsPerBlock
 SEED_STRIDE_GRID = 1024   # the report's fixed grid of the stride kernels
-VEC_BLOCK = 512           # VEC_BLOCK in histogram.cu
-LANE_STRIDE = 32          # LANE_STRIDE in histogram.cu
+VEC_BLOCK = 512           # block size of the privatized vector kernels
+VEC_UNROLL = 2            # 16-byte loads in flight per thread
+LANE_STRIDE = 32          # counters per byte in the lane-private layout (one per lane)
+SOURCE = Path(__file__).with_name("histogram.cu")
+#: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
+DEFINES = {"WARPLAB_VEC_BLOCK": VEC_BLOCK, "WARPLAB_VEC_UNROLL": VEC_UNROLL,
+           "WARPLAB_HIST_LANE_STRIDE": LANE_STRIDE}
 
 _SEED_KERNELS = ("hist_global", "hist_global_stride", "hist_private", "hist_private_stride")
 _VEC_KERNELS = {  # variant name -> (LAYOUT, RUNS)
@@ -34,7 +40,7 @@ EXPRESSIONS = tuple(
 
 
 def _kernel(expr: str) -> Any:
-    return get_kernel("histogram", expr, all_expressions=EXPRESSIONS)
+    return get_kernel(SOURCE, expr, all_expressions=EXPRESSIONS, options=defines(DEFINES))
 
 
 @functools.lru_cache(maxsize=None)

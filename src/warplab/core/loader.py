@@ -1,56 +1,56 @@
-"""Compile the ``.cu`` sources with NVRTC through ``cupy.RawModule`` and cache the modules.
+"""Compile ``.cu`` sources with NVRTC through ``cupy.RawModule`` and cache the modules.
 
-Modules are cached per (source hash, options, device) for the process; CuPy's own on-disk
-cache keeps the compiled binaries between processes, so a source is compiled once per machine.
+Every family keeps its kernels beside its Python (``families/<family>/<family>.cu``) and asks
+for them here by path. Modules are cached per (source path, source hash, options, expressions,
+device) for the process; CuPy's own on-disk cache keeps the compiled binaries between
+processes, so a source is compiled once per machine. Compile-time constants (block sizes,
+tile shapes) are passed as ``-D`` options by the family's launch plans, which hold the only
+copy of each value.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-_DIR = Path(__file__).resolve().parent
 BASE_OPTIONS = ("-std=c++17",)
 
 
-def source_path(name: str) -> Path:
-    """Path of the CUDA source ``name`` (without ``.cu``)."""
-    return _DIR / f"{name}.cu"
-
-
 @functools.lru_cache(maxsize=None)
-def _source(name: str) -> tuple[str, str]:
-    text = source_path(name).read_text()
+def _source(path: Path) -> tuple[str, str]:
+    text = path.read_text()
     return text, hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=None)
-def _module(name: str, digest: str, options: tuple[str, ...], names: tuple[str, ...],
+def _module(path: Path, digest: str, options: tuple[str, ...], names: tuple[str, ...],
             device_id: int) -> Any:
     import cupy
 
-    text, _ = _source(name)
+    text, _ = _source(path)
     mod = cupy.RawModule(code=text, options=BASE_OPTIONS + options,
                          name_expressions=list(names) or None)
     mod.compile()
     return mod
 
 
-def get_kernel(name: str, expression: str, *, all_expressions: Sequence[str] = (),
+def get_kernel(source: Path, expression: str, *, all_expressions: Sequence[str] = (),
                options: Sequence[str] = ()) -> Any:
-    """Return the compiled kernel ``expression`` (e.g. ``"hist_global<0>"``) of source ``name``.
+    """Return the compiled kernel ``expression`` (e.g. ``"hist_global<0>"``) of the CUDA
+    source file ``source``, compiled with ``options`` (``-D`` constants) added to
+    ``BASE_OPTIONS``.
 
     ``all_expressions`` lists every template instantiation the module should hold, so that one
     NVRTC compilation serves all of them; ``expression`` must be among them when given.
     """
     import cupy
 
-    _, digest = _source(name)
+    _, digest = _source(source)
     names = tuple(all_expressions) or (expression,)
     if expression not in names:
         raise ValueError(f"{expression!r} is not among the module's expressions")
-    mod = _module(name, digest, tuple(options), names, cupy.cuda.Device().id)
+    mod = _module(source, digest, tuple(options), names, cupy.cuda.Device().id)
     return mod.get_function(expression)
 
 
@@ -71,3 +71,11 @@ def occupancy_blocks_per_sm(kernel: Any, block: int, dynamic_smem: int) -> int:
     smem = int(kernel.shared_size_bytes) + dynamic_smem + 1024
     by_smem = p["sharedMemPerMultiprocessor"] // smem
     return max(1, min(by_threads, by_regs, by_smem, 32))
+
+
+def defines(values: Mapping[str, int]) -> tuple[str, ...]:
+    """``-D`` options for a source's compile-time constants (``{"WARPLAB_X": 8}`` ->
+    ``("-DWARPLAB_X=8",)``). A family's launch plan holds each constant once, in a ``DEFINES``
+    dict, and compiles its kernels with these options; the ``.cu`` refuses to compile without
+    them."""
+    return tuple(f"-D{k}={int(v)}" for k, v in sorted(values.items()))

@@ -1,8 +1,8 @@
 """Byte histograms and ``bincount``: validate, choose backend and variant, run.
 
-Variants: see ``warplab.variants("histogram")``; the CUDA ones live in ``_histogram_cuda`` (the
-four kernels of the histogram report and the privatized vector kernels), the NumPy one in
-``cpu.histogram``.
+Variants: see ``warplab.variants("histogram")``; the CUDA ones live in ``cuda.py`` beside this
+file (the four kernels of the histogram report and the privatized vector kernels), the NumPy
+one in ``cpu.py``.
 """
 from __future__ import annotations
 
@@ -10,17 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from . import _histogram_cuda  # noqa: F401  (registers the cuda variants)
-from . import _registry
-from ._arrays import Input, as_input, flat_contiguous, to_host
-from ._device import resolve_backend
-from ._mapping import HistogramProblem, Mapping, resolve
-from .cpu import histogram as _cpu_histogram  # noqa: F401  (registers the cpu variant)
+from ...core import registry as _registry
+from ...core.arrays import Input, as_input, flat_contiguous, to_host
+from ...core.device import resolve_backend
+from ...core.outputs import check_out, cupy as _cupy
+from .spec import HistogramProblem, Mapping, resolve
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
 MAX_DEVICE_CHUNK: int | None = None
-#: Name of the variant the last ``histogram`` call ran (for tests and debugging).
-last_variant: str | None = None
 
 
 def _byte_view(inp: Input) -> Any:
@@ -32,17 +29,6 @@ def _byte_view(inp: Input) -> Any:
     return flat_contiguous(inp.array).view(np.uint8)
 
 
-def _check_out(out: Any, nbins: int, on_device: bool) -> None:
-    if out is None:
-        return
-    want = "a CuPy array (the input is on the GPU)" if on_device else "a NumPy array"
-    if on_device != hasattr(out, "__cuda_array_interface__") or not hasattr(out, "dtype"):
-        raise ValueError(f"out must be {want} of {nbins} int64 bins")
-    if out.shape != (nbins,) or out.dtype != np.int64:
-        raise ValueError(f"out must have shape ({nbins},) and dtype int64, "
-                         f"got shape {tuple(out.shape)} and dtype {out.dtype}")
-    if not out.flags.c_contiguous:
-        raise ValueError("out must be contiguous")
 
 
 def histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None, out: Any = None,
@@ -73,12 +59,11 @@ def histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None, out
     h_or_d = _byte_view(inp)
     if accumulate and out is None:
         raise ValueError("accumulate=True needs out= to add into")
-    _check_out(out, mapping.nbins, inp.on_device)
+    check_out(out, (mapping.nbins,), np.int64, inp.on_device)
     backend = _registry.pick_backend("histogram", device, variant, inp.on_device)
     problem = HistogramProblem(h_or_d.size, mapping.nbins, mapping.name, inp.on_device)
     v = _registry.choose("histogram", backend, problem, variant)
-    global last_variant
-    last_variant = v.name
+    _registry.ran(v)
     if backend == "cpu":
         counts = np.zeros(mapping.nbins, dtype=np.int64)
         v.fn(to_host(h_or_d), counts, mapping)
@@ -170,8 +155,3 @@ def bincount(x: Any, minlength: int = 0, *, variant: str | None = None,
     res = _cupy().bincount(d, minlength=minlength).astype(np.int64, copy=False)
     return res if inp.on_device else res.get()
 
-
-def _cupy() -> Any:
-    import cupy
-
-    return cupy

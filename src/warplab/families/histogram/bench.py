@@ -11,17 +11,25 @@ mismatch is recorded as a failure with no speed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from .. import _registry
-from .._mapping import HistogramProblem, Mapping, histogram_bytes_moved
-from .comparators import Provider
-from .results import make_result
-from .stats import summarize
-from .measure import Settings, time_device_runs
-from .timing import time_runs
+from ...core import registry as _registry
+from .spec import HistogramProblem, Mapping, histogram_bytes_moved
+from ...bench import data
+from ...bench.campaign import cap_sizes, finish_campaign
+from ...bench.ceilings import measure_all
+from ...bench.comparators import Provider, available
+from ...core.arrays import map_file
+from . import comparators
+from .cpu import byte_counts
+from .spec import resolve
+from ...bench.results import make_result
+from ...bench.stats import summarize
+from ...bench.measure import Settings, time_device_runs
+from ...bench.timing import time_runs
 
 
 @dataclass
@@ -170,3 +178,93 @@ def measure_input(inp: HostInput, mappings: list[Mapping], targets: list[Any], b
     finally:
         del stage
     return out
+
+
+@dataclass(frozen=True)
+class Campaign:
+    sizes: tuple[int, ...]
+    data: tuple[str, ...]
+    bins: tuple[str, ...]
+    runs: int
+    warmup: int
+
+
+CAMPAIGNS = {
+    "quick": Campaign(tuple(1 << k for k in (10, 14, 18, 22, 26)), ("uniform", "const"),
+                      ("ascii128", "letters"), runs=10, warmup=2),
+    "full": Campaign(tuple(1 << k for k in range(3, 33)), ("uniform", "const"),
+                     ("ascii128", "letters"), runs=20, warmup=3),
+    "table": Campaign((1 << 30,), ("uniform", "const", "text"), ("bytes", "ascii128"),
+                      runs=20, warmup=3),
+}
+CPU_QUICK_MAX = 1 << 22  # the NumPy backend's quick campaign stops here
+
+
+def targets_for(backend: str, variant_names: list[str] | None, with_comparators: bool
+                ) -> tuple[list[Any], list[str]]:
+    """Variants (by name, or all of the backend) and the usable comparators, plus notes."""
+    if variant_names:
+        vs = [_registry.get("histogram", n) for n in variant_names]
+        wrong = [v.name for v in vs if v.backend != backend]
+        if wrong:
+            raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} backend")
+    else:
+        vs = _registry.variants("histogram", backend)
+    notes: list[str] = []
+    targets: list[Any] = list(vs)
+    if backend == "cuda" and with_comparators:
+        provs, notes = available(comparators.HISTOGRAM_PROVIDERS)
+        targets += provs
+    elif backend == "cpu":
+        notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
+    return targets, notes
+
+
+def inputs(kinds: tuple[str, ...], sizes: list[int], file: str | None = None):
+    """Yield HostInput per (kind, size): the largest input is generated once and its prefixes
+    serve the smaller sizes; reference counts are accumulated prefix by prefix."""
+    if file is not None:
+        arr = map_file(file)
+        yield HostInput(f"file:{Path(file).name}", arr, byte_counts(arr))
+        return
+    for kind in kinds:
+        full = data.generate_fast(kind, max(sizes))
+        counts, done = np.zeros(256, dtype=np.int64), 0
+        for n in sorted(sizes):
+            counts = counts + byte_counts(full[done:n])
+            done = n
+            yield HostInput(kind, full[:n], counts.copy())
+
+
+def run_histogram(*, campaign: str = "quick", backend: str, json_path: Path | None,
+                  sizes: list[int] | None = None, kinds: list[str] | None = None,
+                  bins: list[str] | None = None, variant_names: list[str] | None = None,
+                  with_comparators: bool = True, settings: Settings | None = None,
+                  file: str | None = None, progress: Callable[[int, int, dict], None] | None = None,
+                  on_input: Callable[[HostInput], None] | None = None) -> dict:
+    """Run a histogram campaign; write the results to ``json_path`` (if given) and return the
+    document. ``on_input`` sees every input (with its reference counts) before it is measured;
+    ``progress(done, total, record)`` every record."""
+    c = CAMPAIGNS[campaign]
+    settings = settings or Settings(runs=c.runs, warmup=c.warmup)
+    mappings = [resolve(b) for b in (bins or c.bins)]
+    targets, notes = targets_for(backend, variant_names, with_comparators)
+    kept, size_notes = cap_sizes(tuple(sizes or c.sizes), backend, explicit=bool(sizes),
+                                 cpu_max=CPU_QUICK_MAX)
+    notes += size_notes
+    kinds_t = tuple(kinds or c.data)
+    ceilings = measure_all(backend)
+    total = (1 if file else len(kept) * len(kinds_t)) * len(mappings) * len(targets)
+    records: list[dict] = []
+
+    def on_record(rec: dict) -> None:
+        records.append(rec)
+        if progress:
+            progress(len(records), total, rec)
+
+    for inp in inputs(kinds_t, kept, file):
+        if on_input:
+            on_input(inp)
+        measure_input(inp, mappings, targets, backend, settings, ceilings, on_record)
+    return finish_campaign(backend, ceilings, notes, campaign if not file else "file", records,
+                           json_path)

@@ -1,4 +1,4 @@
-"""Launch plans of the CUDA matmul variants (kernels in ``kernels/matmul.cu``).
+"""Launch plans of the CUDA matmul variants (kernels in ``matmul.cu`` beside this file).
 
 Every variant is ``fn(a, b, c) -> c``: ``a`` (m x k), ``b`` (k x n) and ``c`` (m x n) are
 C-contiguous CuPy arrays of the problem's dtype; the kernel is launched on the current stream
@@ -7,16 +7,22 @@ and nothing synchronises.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._matmul_spec import (C_TYPE, DTYPES, LECTURE_TILE, MAX_DIM, MatmulProblem, matmul_flops,
+from .spec import (C_TYPE, DTYPES, LECTURE_TILE, MAX_DIM, MatmulProblem, matmul_flops,
                            naive_bytes, tiled_bytes)
-from ._registry import register
-from .kernels._loader import get_kernel
+from ...core.registry import register
+from ...core.loader import defines, get_kernel
 
-LANES_M, LANES_N = 4, 8   # a warp's lanes over its C tile (LANES_M / LANES_N in matmul.cu)
+LANES_M, LANES_N = 4, 8   # a warp's lanes as a grid over its C tile
+GROUP_M = 8               # tile rows per group of the block order (L2 reuse)
+SOURCE = Path(__file__).with_name("matmul.cu")
+#: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
+DEFINES = {"WARPLAB_MATMUL_LANES_M": LANES_M, "WARPLAB_MATMUL_LANES_N": LANES_N,
+           "WARPLAB_MATMUL_GROUP_M": GROUP_M}
 MAX_GRID_Y = 65535        # the lecture kernels put the rows of C on grid y
 
 
@@ -76,7 +82,7 @@ _EXPRESSIONS = tuple(f"{k}<{C_TYPE[dt]}>" for k in _LECTURE_KERNELS for dt in DT
 
 def _kernel(expression: str, module: Sequence[str] = _EXPRESSIONS) -> Any:
     """The compiled kernel; ``module`` lists every instantiation compiled together with it."""
-    return get_kernel("matmul", expression, all_expressions=tuple(module))
+    return get_kernel(SOURCE, expression, all_expressions=tuple(module), options=defines(DEFINES))
 
 
 def _dims(a: Any, b: Any) -> tuple[np.int32, np.int32, np.int32]:

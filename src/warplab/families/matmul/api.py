@@ -12,14 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _matmul_cuda  # noqa: F401  (registers the cuda variants)
-from . import _registry
-from ._arrays import as_input, to_device, to_host
-from ._matmul_spec import DTYPES, MatmulProblem
-from .cpu import matmul as _cpu_matmul  # noqa: F401  (registers the cpu variant)
+from ...core import registry as _registry
+from ...core.arrays import as_input, to_device, to_host
+from ...core.outputs import check_out, cupy as _cupy
+from .spec import DTYPES, MatmulProblem
 
-#: Name of the variant the last ``matmul`` call ran (for tests and debugging).
-last_variant: str | None = None
 
 
 def result_dtype(a_dtype: Any, b_dtype: Any) -> np.dtype:
@@ -30,17 +27,6 @@ def result_dtype(a_dtype: Any, b_dtype: Any) -> np.dtype:
     return np.result_type(a_dtype, b_dtype)
 
 
-def _check_out(out: Any, shape: tuple[int, int], dtype: np.dtype, on_device: bool) -> None:
-    if out is None:
-        return
-    want = "a CuPy array (an operand is on the GPU)" if on_device else "a NumPy array"
-    if on_device != hasattr(out, "__cuda_array_interface__") or not hasattr(out, "dtype"):
-        raise ValueError(f"out must be {want} of shape {shape} and dtype {dtype}")
-    if tuple(out.shape) != shape or out.dtype != dtype:
-        raise ValueError(f"out must have shape {shape} and dtype {dtype}, got shape "
-                         f"{tuple(out.shape)} and dtype {out.dtype}")
-    if not out.flags.c_contiguous:
-        raise ValueError("out must be C-contiguous")
 
 
 def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
@@ -82,11 +68,10 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
         raise ValueError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not "
                          f"aligned: {k} (columns of a) != {y.shape[0]} (rows of b)")
     on_device = in_a.on_device or in_b.on_device
-    _check_out(out, (m, n), dtype, on_device)
+    check_out(out, (m, n), dtype, on_device, device_why="an operand is on the GPU")
     backend = _registry.pick_backend("matmul", device, variant, on_device)
     v = _registry.choose("matmul", backend, MatmulProblem(m, n, k, dtype, on_device), variant)
-    global last_variant
-    last_variant = v.name
+    _registry.ran(v)
     if backend == "cpu":
         c = np.empty((m, n), dtype) if out is None or on_device else out
         _run(v, _operand(to_host(x), dtype, c), _operand(to_host(y), dtype, c), c)
@@ -121,8 +106,3 @@ def _run(v: _registry.Variant, a: Any, b: Any, c: Any) -> None:
         return
     v.fn(a, b, c)
 
-
-def _cupy() -> Any:
-    import cupy
-
-    return cupy

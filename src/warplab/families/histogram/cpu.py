@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._mapping import histogram_bytes_moved
-from .._registry import register
+from .spec import histogram_bytes_moved
+from ...core.registry import register
 
 CHUNK = 1 << 20
 

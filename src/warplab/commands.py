@@ -1,0 +1,82 @@
+"""The subcommands that are no family's: ``device``, ``bench`` (every family's campaign into
+one timestamped folder) and ``report``. Each family's own subcommand lives in its folder
+(``families/<family>/command.py``)."""
+from __future__ import annotations
+
+import argparse
+from importlib import import_module
+from pathlib import Path
+from types import ModuleType
+
+from rich.table import Table
+
+from .bench.campaign import device_meta, timestamped
+from .bench.ceilings import comparison_rows, copy_bandwidth, measure_all
+from .console import console, dump_json
+from .core.device import cuda_status, resolve_backend
+from .families import FAMILIES
+
+
+def family_command(family: str) -> ModuleType:
+    """The ``command`` module of a family folder."""
+    return import_module(f"warplab.families.{family}.command")
+
+
+def cmd_device(args: argparse.Namespace) -> int:
+    backend = resolve_backend(args.device)
+    info = device_meta(backend)
+    if backend == "cpu":
+        info["note"] = f"no GPU in use: {cuda_status()[1]}"
+    ceilings = measure_all(backend) if args.measure else copy_bandwidth(backend)
+    info.update(ceilings)
+    if not args.measure:
+        info.pop("copy_ms", None)
+    if args.json:
+        print(dump_json(info))
+        return 0
+    t = Table(title=f"warplab device ({backend})", show_header=False)
+    for k, v in info.items():
+        if not (args.measure and k in ceilings):
+            t.add_row(k, f"{v:.1f}" if isinstance(v, float) else str(v))
+    console.print(t)
+    if args.measure:
+        console.print(_ceilings_table(ceilings, backend))
+    return 0
+
+
+def _ceilings_table(ceilings: dict, backend: str) -> Table:
+    """Measured ceilings next to the datasheet numbers (``warplab device --measure``)."""
+    t = Table(title=f"measured ceilings ({backend}), medians")
+    for col in ("ceiling", "measured", "datasheet", "% of datasheet", "method"):
+        t.add_column(col, justify="left" if col in ("ceiling", "method") else "right")
+    for label, got, sheet, pct, method in comparison_rows(ceilings):
+        t.add_row(label, "—" if got is None else f"{got:,.1f}",
+                  "—" if sheet is None else f"{sheet:,.1f}",
+                  "—" if pct is None else f"{pct:.1f}", method)
+    for key in ("datasheet_basis", "dgemm_note"):
+        if ceilings.get(key):
+            t.caption = (t.caption + "; " if t.caption else "") + ceilings[key]
+    return t
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run the chosen family's campaign (or every family's) into one timestamped folder."""
+    backend = resolve_backend(args.device)
+    campaign = args.campaign or "quick"
+    out = timestamped(args.out)
+    ok = True
+    for family in FAMILIES:
+        if args.family in (family, "all"):
+            ok &= family_command(family).bench(args, backend, campaign, out)
+    return 0 if ok else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import build_report
+
+    src = Path(args.src)
+    if not src.exists():
+        raise FileNotFoundError(f"no such file or folder: {src}")
+    html = build_report(src, Path(args.out) if args.out else None)
+    console.print(f"report: {html}")
+    return 0

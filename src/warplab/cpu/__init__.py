@@ -1,1 +1,0 @@
-"""NumPy implementations: the CPU reference and the no-GPU default backend."""

@@ -1,1 +1,0 @@
-"""CUDA C++ sources (one ``.cu`` per family) and their NVRTC loader."""
