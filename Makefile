@@ -23,7 +23,8 @@ run: $(BIN)/.installed
 	$(BIN)/warplab bench all --quick --out $(RUNS)
 	$(BIN)/warplab report "$(RUNS)/$$(ls -1 $(RUNS) | sort | tail -n 1)"
 
-## tests on this machine (GPU tests skip without a GPU) and the nvcc compile check
+## tests on this machine (the CPU suite; GPU tests are deselected: run them with
+## `make gpu-check` on the GPU machine) and the nvcc compile check
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	PY=$(BIN)/python bash scripts/nvcc_check.sh

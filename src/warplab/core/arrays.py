@@ -19,7 +19,6 @@ class Input(NamedTuple):
 
     array: Any
     on_device: bool
-    path: str | None = None
 
     @property
     def size(self) -> int:
@@ -77,7 +76,7 @@ def as_input(data: Any) -> Input:
 
         return Input(data if type(data) is cupy.ndarray else cupy.asarray(data), True)
     if isinstance(data, (str, os.PathLike)):
-        return Input(map_file(data), False, os.fspath(data))
+        return Input(map_file(data), False)
     if isinstance(data, (bytes, bytearray)):
         return Input(np.frombuffer(data, dtype=np.uint8), False)
     if isinstance(data, memoryview):

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from .errors import DeviceUnavailableError
+from .errors import DeviceOutOfMemoryError, DeviceUnavailableError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 BACKENDS = ("cuda", "cpu")
 
@@ -33,6 +35,24 @@ def cuda_status() -> tuple[bool, str]:
 def cuda_available() -> bool:
     """True when the cuda backend can run."""
     return cuda_status()[0]
+
+
+def device_errors(fn: F) -> F:
+    """Decorator for public functions: CuPy's out-of-memory error becomes
+    :class:`~warplab.core.errors.DeviceOutOfMemoryError` (the original chained as its cause);
+    everything else passes unchanged. Costs one extra Python call frame."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as exc:
+            if not type(exc).__module__.startswith("cupy"):
+                raise
+            raise DeviceOutOfMemoryError(f"GPU out of memory in warplab.{fn.__name__}: {exc}"
+                                         ) from exc
+
+    return wrapper  # type: ignore[return-value]
 
 
 def resolve_backend(device: str | None = None) -> str:

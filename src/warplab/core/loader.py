@@ -14,6 +14,8 @@ import hashlib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .errors import KernelCompileError
+
 BASE_OPTIONS = ("-std=c++17",)
 
 
@@ -31,7 +33,11 @@ def _module(path: Path, digest: str, options: tuple[str, ...], names: tuple[str,
     text, _ = _source(path)
     mod = cupy.RawModule(code=text, options=BASE_OPTIONS + options,
                          name_expressions=list(names) or None)
-    mod.compile()
+    try:
+        mod.compile()
+    except cupy.cuda.compiler.CompileException as exc:
+        raise KernelCompileError(f"NVRTC could not compile {path.name} with "
+                                 f"{' '.join(BASE_OPTIONS + options)}:\n{exc}") from exc
     return mod
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core import registry as _registry
 from ...core.arrays import Input, as_input, flat_contiguous, to_host
-from ...core.device import resolve_backend
+from ...core.device import device_errors, resolve_backend
 from ...core.outputs import check_out, cupy as _cupy
 from .spec import HistogramProblem, Mapping, resolve
 
@@ -31,6 +31,7 @@ def _byte_view(inp: Input) -> Any:
 
 
 
+@device_errors
 def histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None, out: Any = None,
               accumulate: bool = False, device: str | None = None) -> Any:
     """Count the bytes of ``data`` into bins.
@@ -107,6 +108,7 @@ def _deliver(counts: np.ndarray, out: Any, accumulate: bool, on_device: bool) ->
     return out
 
 
+@device_errors
 def bincount(x: Any, minlength: int = 0, *, variant: str | None = None,
              device: str | None = None) -> Any:
     """NumPy-compatible ``bincount`` of non-negative integers (no ``weights``).

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...core import registry as _registry
+from ...core.device import device_errors
 from ...core.arrays import as_input, to_device, to_host
 from ...core.outputs import check_out, cupy as _cupy
 from .spec import DTYPES, MatmulProblem
@@ -29,6 +30,7 @@ def result_dtype(a_dtype: Any, b_dtype: Any) -> np.dtype:
 
 
 
+@device_errors
 def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
            device: str | None = None) -> Any:
     """The matrix product ``a @ b`` of an ``m x k`` and a ``k x n`` array, like ``np.matmul``.

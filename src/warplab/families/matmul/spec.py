@@ -9,11 +9,11 @@ its model; the models say what the code asks of memory, which is what tiling cha
 
 - ``naive``: for every k, a row of 16 threads (the lecture's half-warp) reads one word of A
   (broadcast) and 16 words of B: ``m n k (1/16 + 1)`` words, plus ``m n`` written.
-- tiles of ``bm x bn`` (``tiled_smem16``: 16 x 16; register tiles: e.g. 128 x 128): every
+- tiles of ``bm x bn`` (``tiled_smem16``: 16 x 16; register tiles: 64 x 128 and 64 x 64): every
   block reads its ``bm`` rows of A and ``bn`` columns of B once: ``m k ceil(n / bn) +
   k n ceil(m / bm)`` words, plus ``m n`` written. The intensity grows with the tile:
   ``2 / (itemsize (1/bm + 1/bn))`` flop/byte for large matrices (float32: 4 for 16 x 16,
-  32 for 128 x 128).
+  about 21 for 64 x 128).
 - ``numpy`` (and the ``cublas`` comparator): the compulsory traffic, each matrix once:
   ``m k + k n + m n`` words.
 """

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 
 from ...core import registry as _registry
+from ...core.device import device_errors
 from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
 from .spec import ReduceProblem, spec
 
 
 
+@device_errors
 def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str | None = None,
            device: str | None = None) -> Any:
     """Reduce all elements of ``a`` with ``op`` (``"sum"``, ``"min"``, ``"max"``, ``"mean"``).
