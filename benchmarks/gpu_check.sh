@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Everything the GPU machine must show, in one go: device facts, the GPU tests, the benchmark
 # campaigns. Writes under $OUT (the device tool brings it back; at most 8 files there):
-#   device.json pytest-gpu.log gpu_check.log {histogram,reduce,matmul}-<campaign>.json
+#   device.json pytest-gpu.log gpu_check.log {histogram,reduce,matmul,series}-<campaign>.json
 # Set WARPLAB_COMMIT=<sha> where the tree was copied without its current git metadata.
-# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|quick|rtable|rfull|rquick|mtable|mfull|mquick ...]
+# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|quick|rtable|rfull|rquick|mtable|mfull|mquick|stable|sfull|squick ...]
 set -u -o pipefail
 OUT=${OUT:-/tmp/warplab-out}
 mkdir -p "$OUT"
@@ -28,12 +28,14 @@ if has large; then
   log "pytest -m large"
   python3 -m pytest -m large tests -q -rs -p no:cacheprovider 2>&1 | tail -n 20 | tee -a "$OUT/pytest-gpu.log"
 fi
-# histogram: table full quick; reduce: rtable rfull rquick; matmul: mtable mfull mquick
-for stage in table full quick rtable rfull rquick mtable mfull mquick; do
+# histogram: table full quick; reduce: rtable rfull rquick; matmul: mtable mfull mquick;
+# series: stable sfull squick
+for stage in table full quick rtable rfull rquick mtable mfull mquick stable sfull squick; do
   if [[ " $stages " == *" $stage "* ]] || { [[ " $stages " == *" all "* ]] && [[ $stage != *quick ]]; }; then
     family=histogram; campaign=$stage
     if [[ $stage == r* ]]; then family=reduce; campaign=${stage#r}; fi
     if [[ $stage == m* ]]; then family=matmul; campaign=${stage#m}; fi
+    if [[ $stage == s* ]]; then family=series; campaign=${stage#s}; fi
     log "bench $family --$campaign"
     tmp=$(mktemp -d)
     python3 -m warplab bench $family --$campaign --out "$tmp" ${BENCH_ARGS:-} 2>&1 \

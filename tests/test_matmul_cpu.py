@@ -19,7 +19,7 @@ from warplab.families.matmul.spec import MatmulProblem, intensity
 from warplab.bench import results
 from warplab.families.matmul import bench as matmul_bench
 from warplab.cli import main
-from conftest import clear_ran, last_ran
+from conftest import last_ran
 
 
 SEEDS = {"naive", "tiled_smem16"}

@@ -5,7 +5,10 @@ Public API::
 
     warplab.histogram(data, bins="bytes", *, variant=None, out=None, accumulate=False)
     warplab.bincount(x, minlength=0)
-    warplab.sum(a) / min / max / mean, warplab.reduce(a, op)
+    warplab.sum(a, axis=None, dtype=None, keepdims=False) / min / max / mean / var / std
+    warplab.reduce(a, op, axis=None, ...)
+    warplab.random_walk(m, n, *, start=100.0, eps=1e-3, seed=0, dtype="float32")
+    warplab.series_stats(x)            # per-series mean and centred norm, one pass
     warplab.matmul(a, b, *, variant=None, out=None)
     warplab.variants("histogram")      # registered strategies, preferred first
     warplab.record_variants()          # which variants the calls in a with-block ran
@@ -26,6 +29,8 @@ from .families.matmul import *  # noqa: F403
 from .families.matmul import __all__ as _matmul_all
 from .families.reduce import *  # noqa: F403
 from .families.reduce import __all__ as _reduce_all
+from .families.series import *  # noqa: F403
+from .families.series import __all__ as _series_all
 
 __version__ = "0.1.0"
 
@@ -34,6 +39,7 @@ __all__ = [
     *_histogram_all,
     *_reduce_all,
     *_matmul_all,
+    *_series_all,
     "variants",
     "record_variants",
     "Ran",

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.core import registry as _registry
 from warplab.families.histogram.spec import resolve
 from warplab.bench import data as gen
-from conftest import clear_ran, last_ran
+from conftest import last_ran
 from warplab.families.histogram import api as hmod
 
 

@@ -11,7 +11,7 @@ import pytest
 import warplab
 from warplab.core import registry as _registry
 from warplab.families.matmul.spec import MatmulProblem
-from conftest import clear_ran, last_ran
+from conftest import last_ran
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():

@@ -94,6 +94,11 @@ def _ordered(family: str, backend: str | None) -> list[Variant]:
     return cached[1]
 
 
+def has(family: str, name: str) -> bool:
+    """True when ``family`` has a variant called ``name``."""
+    return name in _REGISTRY.get(family, {})
+
+
 def get(family: str, name: str) -> Variant:
     """The variant called ``name``; ``ValueError`` listing the valid names otherwise."""
     fam = _REGISTRY.get(family, {})

@@ -9,6 +9,7 @@ from .gallery import FigureRef, make_figures
 from .html import render_page
 from .load import Results, load_results
 from .roofline import roofline_table
+from .series import series_tables
 from .tables import (
     Table, failures_table, glance_tables, lecture_tables, median_tables, ratio_tables,
     speedup_tables,
@@ -23,6 +24,7 @@ def build_tables(results: Results) -> list[Table]:
         tables.append(fail)
     tables += speedup_tables(results)
     tables += lecture_tables(results)
+    tables += series_tables(results)
     tables += ratio_tables(results)
     tables += glance_tables(results)
     tables += median_tables(results)

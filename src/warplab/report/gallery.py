@@ -18,11 +18,12 @@ from .figures import (
     plot_speedup_vs_baseline, plot_step_speedup, plot_time_vs_size,
 )
 from .groups import (
-    BASELINE, RATIO_PAIR, STEP_FAMILIES, by_config, config_label, config_slug, group_by,
-    ordered_series, slug, sort_key_config, styles_for, without,
+    BASELINE, RATIO_PAIR, SERIES_FAMILIES, STEP_FAMILIES, by_config, config_label, config_slug,
+    group_by, ordered_series, slug, sort_key_config, styles_for, without,
 )
 from .load import Results, Row
 from .roofline import best_points, device_ceilings, plot_roofline
+from .series import series_figures
 
 Config = tuple[tuple[str, Any], ...]
 
@@ -34,8 +35,10 @@ class FigureRef:
     Attributes:
         family: Family it belongs to.
         kind: ``time``, ``speedup``, ``step`` (step speedups at the largest
-            size), ``bandwidth``, ``phases``, ``ratio`` or ``roofline`` (family
-            ``roofline``, config ``(("device", name),)``, one per device).
+            size; for ``reduce_axis`` one per shape), ``bandwidth``, ``phases``,
+            ``ratio``, ``shape`` (``reduce_axis``: bandwidth vs row length at a
+            fixed total size) or ``roofline`` (family ``roofline``, config
+            ``(("device", name),)``, one per device).
         config: Config it shows (for ``ratio``: the config without ``bins``).
         title: Caption text.
         path: The PNG file.
@@ -73,7 +76,8 @@ def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
     reduce: ``neighbored_gmem``). For families in ``STEP_FAMILIES`` (reduce)
     also the step speedups at the largest size (per device; none without a
     baseline row). For histogram also letters/ascii128 ratio vs size per
-    remaining config.
+    remaining config. The series campaign's families (``SERIES_FAMILIES``) get
+    theirs from :func:`warplab.report.series.series_figures` instead.
     File names are ``<family>_<kind>_<config>.png``.
 
     Args:
@@ -87,6 +91,8 @@ def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
     ceilings = {s.device_name: s.copy_gbps for s in results.sources if s.copy_gbps}
     refs: list[FigureRef] = []
     for family in results.families():
+        if family in SERIES_FAMILIES:
+            continue
         frows = [r for r in results.rows if r.family == family]
         ok = [r for r in frows if r.ok]
         styles = styles_for(family, ok)
@@ -120,6 +126,7 @@ def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
                 refs += _step_figures(family, config, crows, name, multi)
         if family == "histogram":
             refs += _ratio_figures(ok, name, styles)
+    refs += [FigureRef(*f) for f in series_figures(results, name)]
     return refs + _roofline_figures(results, name)
 
 

@@ -37,7 +37,16 @@ CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     "reduce": ("neighbored_gmem", "neighbored_smem", "neighbored_smem_nodiv",
                "interleaved_smem", "unroll2", "unroll_warp8", "complete_unroll8",
                "complete_unroll8_template", "single_pass_fence", "persistent_vec"),
+    # the Pearson report's K1 launches (block 1024, then 32), then warplab's generators
+    "random_walk": ("k1_thread_per_series", "k1_thread_per_series_b32"),
+    # the Pearson report's K2 steps in its order, then warplab's default for rows
+    "reduce_axis": ("k2_basic", "k2_shared", "k2_shared_unrolled", "k2_multiblock",
+                    "rows_adaptive"),
 }
+# Families of the series campaign (families/series/bench.py): their records are shapes (M x N),
+# not sizes, so the per-config figures and tables above do not fit them; report/series.py
+# draws their figures and builds their tables, and the generic ones skip them.
+SERIES_FAMILIES = frozenset({"random_walk", "reduce_axis", "series_accuracy", "series_baseline"})
 # Families whose canonical order is a chain of optimisation steps: they get the step-speedup
 # figure and the lecture table (each canonical kernel against the one before it).
 STEP_FAMILIES = frozenset({"reduce"})

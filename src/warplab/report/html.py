@@ -33,12 +33,16 @@ section#failures table{background:#fff5f5}
 details{margin:.5em 0}
 """
 
+# the series campaign's tables (report/series.py), shown with the other main tables
+SERIES_KINDS = ("generation", "series_mean", "series_calls", "accuracy", "baseline")
+
 _KIND_TITLES = {
     "time": "Kernel time vs size",
     "speedup": "Speedup vs baseline",
     "step": "Step speedups at the largest size",
     "ratio": "letters / ascii128 time ratio",
     "bandwidth": "Bandwidth vs size",
+    "shape": "Bandwidth vs row length at a fixed total size",
     "phases": "Phases at the largest size",
 }
 
@@ -106,7 +110,8 @@ def _family_section(family: str, figures: Sequence[FigureRef], tables: Sequence[
                     out_dir: Path) -> str:
     fid = slug(family)
     parts = [f'<section id="family-{esc(fid)}" class="family"><h2>{esc(family)}</h2>']
-    main = [t for t in tables if t.kind in ("speedup", "ratio", "lecture", "glance")]
+    main = [t for t in tables
+            if t.kind in ("speedup", "ratio", "lecture", "glance", *SERIES_KINDS)]
     if main:
         parts.append(f'<section id="tables-{esc(fid)}" class="tables"><h3>Tables</h3>')
         parts += [render_table(t) for t in main]

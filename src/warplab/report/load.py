@@ -22,6 +22,10 @@ STATS: tuple[str, ...] = ("min", "q10", "median", "q90", "max", "noise")
 _UNIT_TO_MS: dict[str, float] = {"ms": 1.0, "s": 1e3, "us": 1e-3, "µs": 1e-3, "ns": 1e-6}
 
 Stats = dict[str, float | None]
+# record keys that have their own Row attribute; every other key lands in ``Row.extra``
+_ROW_KEYS = frozenset({"family", "variant", "provider", "backend", "params", "phases",
+                       "bytes_moved", "gbps", "pct_of_copy_bw", "verified", "error",
+                       "rel_error", "flops", "gflops"})
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ class Row:
         flops: Floating-point operations per call (records of families with arithmetic,
             e.g. matmul), or None.
         gflops: Achieved GFLOP/s of such records, or None.
+        extra: The record's other top-level keys (beyond schema 1's and the ones above), e.g.
+            the series campaign's ``accuracy`` or ``pct_of_read_bw``; ``{}`` when none.
         config: Plot/table grouping key (set by :func:`assign_configs`).
         series: Line identity in plots (set by :func:`assign_series`).
     """
@@ -107,6 +113,7 @@ class Row:
     rel_error: float | None = None
     flops: int | None = None
     gflops: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
     config: tuple[tuple[str, Any], ...] = ()
     series: str = ""
 
@@ -230,6 +237,7 @@ def flatten_record(rec: Any, source: Source) -> Row:
         rel_error=num(rec.get("rel_error")),
         flops=_int(rec.get("flops")),
         gflops=num(rec.get("gflops")),
+        extra={str(k): v for k, v in rec.items() if k not in _ROW_KEYS},
     )
 
 

@@ -13,9 +13,9 @@ from typing import Any, Sequence
 
 from .groups import (
     EXCLUDED_KEYS,
-    BASELINE, RATIO_PAIR, STEP_FAMILIES, by_config, config_label, fmt_size, group_by,
-    largest_size, latest, ordered_series, ordered_variants, sort_key_config, step_speedups,
-    without,
+    BASELINE, RATIO_PAIR, SERIES_FAMILIES, STEP_FAMILIES, by_config, config_label, fmt_size,
+    group_by, largest_size, latest, ordered_series, ordered_variants, sort_key_config,
+    step_speedups, without,
 )
 from .load import Results, Row
 
@@ -31,7 +31,8 @@ class Table:
         columns: Column headers.
         rows: Cell values, one list per row.
         kind: CSS class (``speedup``, ``ratio``, ``lecture``, ``glance``, ``medians``,
-            ``failures``).
+            ``failures``; the series tables: ``generation``, ``series_mean``, ``series_calls``,
+            ``accuracy``, ``baseline``).
         family: Family shown ("" for cross-family tables).
         formats: Per-column format spec for floats (default ``.2f``).
         row_keys: Per-row ``data-config`` attribute (config label), may be empty.
@@ -206,7 +207,7 @@ def glance_tables(results: Results) -> list[Table]:
     tables: list[Table] = []
     for family in results.families():
         ok = _family_ok(results, family)
-        if not ok:
+        if not ok or family in SERIES_FAMILIES:  # shapes, not sizes: report/series.py
             continue
         multi = _multi_device(ok)
         keys = [k for k, _ in ok[0].config] + (["device"] if multi else [])
@@ -235,6 +236,8 @@ def median_tables(results: Results) -> list[Table]:
     """Kernel median (ms) for every size, one table per family and config."""
     tables: list[Table] = []
     for family in results.families():
+        if family in SERIES_FAMILIES:  # shapes, not sizes: report/series.py
+            continue
         for config, crows in by_config(_family_ok(results, family)):
             series = ordered_series(family, crows)
             idx = latest(crows, lambda r: (r.series, r.size))

@@ -1,8 +1,10 @@
-"""Reductions: the reduction lecture's eight kernels, the GPU lecture's single-pass global
-synchronisation and ``persistent_vec`` (``cuda.py``, ``reduce.cu``), NumPy (``cpu.py``)."""
+"""Reductions: over the whole array, the reduction lecture's eight kernels, the GPU lecture's
+single-pass global synchronisation and ``persistent_vec`` (``cuda.py``, ``reduce.cu``); along
+axes (``axis.py``, ``axis_cuda.py``, ``axis.cu``), the Pearson report's K2 kernels,
+``rows_adaptive`` and ``columns``; NumPy for both (``cpu.py``, ``axis.py``)."""
 from __future__ import annotations
 
-from . import cpu, cuda  # noqa: F401  (register the variants)
-from .api import max, mean, min, reduce, sum  # noqa: A004 (NumPy's names, on purpose)
+from . import axis_cuda, axis_cuda_k2, cpu, cuda  # noqa: F401  (register the variants)
+from .api import max, mean, min, reduce, std, sum, var  # noqa: A004 (NumPy's names, on purpose)
 
-__all__ = ["sum", "min", "max", "mean", "reduce"]
+__all__ = ["sum", "min", "max", "mean", "var", "std", "reduce"]

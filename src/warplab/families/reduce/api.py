@@ -14,31 +14,44 @@ import numpy as np
 from ...core import registry as _registry
 from ...core.device import device_errors
 from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
-from .spec import ReduceProblem, spec
+from .axis import reduce_axis
+from .spec import DTYPES, OPS, ReduceProblem, spec
 
 
 
 @device_errors
-def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str | None = None,
-           device: str | None = None) -> Any:
-    """Reduce all elements of ``a`` with ``op`` (``"sum"``, ``"min"``, ``"max"``, ``"mean"``).
+def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+           ddof: Any = 0, variant: str | None = None, device: str | None = None) -> Any:
+    """``np.<op>(a, axis=axis, dtype=dtype, keepdims=keepdims)`` for ``op`` in ``"sum"``,
+    ``"min"``, ``"max"``, ``"mean"``, ``"var"``, ``"std"`` (``ddof=`` for the last two).
+
+    Two families run it. The whole-array reduction (this module; registry family
+    ``"reduce"``) takes ``axis=None`` without ``keepdims`` for sum/min/max/mean of int32, int64,
+    float32 and float64; everything else, and any variant of the ``"reduce_axis"`` family (the
+    Pearson report's ``k2_*`` kernels among them), goes to
+    :func:`warplab.families.reduce.axis.reduce_axis`, which has NumPy's semantics for every
+    numeric dtype and axis.
 
     Args:
-        a: int32, int64, float32 or float64 data of any shape and layout: NumPy, CuPy, torch or
-            anything with ``__cuda_array_interface__`` / DLPack.
+        a: numeric data of any shape and layout: NumPy, CuPy, torch or anything with
+            ``__cuda_array_interface__`` / DLPack.
         op: the reduction.
-        axis: only ``None`` (every element) is supported so far.
+        axis: None (every element), an int or a tuple of ints, as NumPy.
         dtype: NumPy's ``dtype=``: the input is cast to it first (one extra pass).
-        variant: a registered variant (``warplab.variants("reduce")``); default: the fastest.
+        keepdims: keep the reduced axes with length one.
+        ddof: var/std divide by ``N - ddof`` (``ddof >= N`` raises ``ValueError``).
+        variant: a registered variant (``warplab.variants("reduce")`` or
+            ``warplab.variants("reduce_axis")``); default: the fastest.
         device: ``"cuda"`` or ``"cpu"``; default automatic (``WARPLAB_DEVICE`` overrides).
 
     Returns:
-        A NumPy scalar for host input, a 0-d CuPy array for device input, of NumPy's result
-        dtype (int32 sums give int64, float32 stays float32, integer means float64).
+        NumPy's result dtype and shape: a NumPy scalar (or array) for host input, a CuPy array
+        (0-d for a scalar) for device input. Float sums, means and variances accumulate in
+        float64 (int32 sums give int64, float32 stays float32, integer means float64).
 
     Raises:
-        TypeError: an unsupported dtype.  ValueError: unknown op or variant; min/max of an
-        empty array (as NumPy).  NotImplementedError: ``axis`` other than ``None``.
+        TypeError: an unsupported dtype (complex, object).  ValueError: unknown op or
+        variant; min/max of an empty array (as NumPy); a bad axis; ``ddof >= N``.
 
     Performance:
         Reads every element once (the default variant: one launch, no host synchronisation
@@ -46,13 +59,23 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, variant: str
         one synchronising read of the result. A flat CuPy array without keywords skips
         dispatch (``_device_default``): call latency is what small inputs pay.
     """
-    if axis is not None:
-        raise NotImplementedError(f"axis={axis!r} is not supported yet: warplab reductions "
-                                  "reduce every element (axis=None)")
-    if dtype is None and variant is None and device is None:
+    if dtype is None and variant is None and device is None and axis is None \
+            and not keepdims and ddof == 0 and op in OPS:
         r = _device_default(a, op)
         if r is not None:
             return r
+    if variant is not None and not _registry.has("reduce", variant) \
+            and not _registry.has("reduce_axis", variant):
+        names = _registry.variants("reduce") + _registry.variants("reduce_axis")
+        raise ValueError(f"unknown reduce variant {variant!r}; valid: "
+                         f"{', '.join(v.name for v in names)}")
+    if axis is not None or keepdims or ddof != 0 or op not in OPS or \
+            (variant is not None and not _registry.has("reduce", variant)):
+        return reduce_axis(a, op, axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
+                           variant=variant, device=device)
+    inp = as_input(a)
+    if np.dtype(dtype if dtype is not None else inp.array.dtype) not in DTYPES:
+        return reduce_axis(inp.array, op, None, dtype=dtype, variant=variant, device=device)
     inp = as_input(a)
     x = flat_contiguous(inp.array)
     if dtype is not None:  # as NumPy: elements converted to dtype, the result of that dtype
@@ -82,7 +105,8 @@ def _device_default(a: Any, op: str) -> Any:
     would choose), without building a problem or probing the input. None where it does not
     apply; the full path then decides (and raises what it raises)."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(a) is not cupy.ndarray or not a.size or not is_flat(a):
+    if cupy is None or type(a) is not cupy.ndarray or not a.size or not is_flat(a) \
+            or a.dtype not in DTYPES:
         return None
     v = _registry.preferred_for_all("reduce", "cuda")
     if v is None:
@@ -103,25 +127,43 @@ def _empty(s: Any, on_device: bool) -> Any:
     return to_device(np.asarray(r)) if on_device else r
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, *, variant: str | None = None,  # noqa: A001
-        device: str | None = None) -> Any:
-    """Sum of all elements (NumPy's result dtype; float sums accumulate in float64)."""
-    return reduce(a, "sum", axis=axis, dtype=dtype, variant=variant, device=device)
+def sum(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,  # noqa: A001
+        variant: str | None = None, device: str | None = None) -> Any:
+    """Sum (``np.sum``): NumPy's result dtype; float sums accumulate in float64."""
+    return reduce(a, "sum", axis=axis, dtype=dtype, keepdims=keepdims, variant=variant,
+                  device=device)
 
 
-def min(a: Any, axis: Any = None, *, variant: str | None = None,  # noqa: A001
-        device: str | None = None) -> Any:
-    """Smallest element; NaN if any element is NaN; ``ValueError`` for an empty array."""
-    return reduce(a, "min", axis=axis, variant=variant, device=device)
+def min(a: Any, axis: Any = None, *, keepdims: bool = False,  # noqa: A001
+        variant: str | None = None, device: str | None = None) -> Any:
+    """Smallest element (``np.min``); NaN if any is NaN; ``ValueError`` when empty."""
+    return reduce(a, "min", axis=axis, keepdims=keepdims, variant=variant, device=device)
 
 
-def max(a: Any, axis: Any = None, *, variant: str | None = None,  # noqa: A001
-        device: str | None = None) -> Any:
-    """Largest element; NaN if any element is NaN; ``ValueError`` for an empty array."""
-    return reduce(a, "max", axis=axis, variant=variant, device=device)
+def max(a: Any, axis: Any = None, *, keepdims: bool = False,  # noqa: A001
+        variant: str | None = None, device: str | None = None) -> Any:
+    """Largest element (``np.max``); NaN if any is NaN; ``ValueError`` when empty."""
+    return reduce(a, "max", axis=axis, keepdims=keepdims, variant=variant, device=device)
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, *, variant: str | None = None,
-         device: str | None = None) -> Any:
-    """Arithmetic mean (accumulated in float64; NaN with a RuntimeWarning when empty)."""
-    return reduce(a, "mean", axis=axis, dtype=dtype, variant=variant, device=device)
+def mean(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,
+         variant: str | None = None, device: str | None = None) -> Any:
+    """Arithmetic mean (``np.mean``), accumulated in float64; NaN with a RuntimeWarning for an
+    empty slice. ``mean(x, axis=1)`` of an M x N array is the per-series mean."""
+    return reduce(a, "mean", axis=axis, dtype=dtype, keepdims=keepdims, variant=variant,
+                  device=device)
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, *, ddof: Any = 0, keepdims: bool = False,
+        variant: str | None = None, device: str | None = None) -> Any:
+    """Variance (``np.var``): the mean squared deviation, divided by ``N - ddof``; float64
+    accumulation of shifted sums in one pass on the GPU (see ``axis_cuda``)."""
+    return reduce(a, "var", axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
+                  variant=variant, device=device)
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, *, ddof: Any = 0, keepdims: bool = False,
+        variant: str | None = None, device: str | None = None) -> Any:
+    """Standard deviation (``np.std``): the square root of :func:`var`."""
+    return reduce(a, "std", axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
+                  variant=variant, device=device)

@@ -1,0 +1,405 @@
+"""Launch plans of the CUDA axis-reduction variants (kernels in ``axis.cu`` beside this file):
+``rows_adaptive`` (layout "rows") and ``columns`` (layout "cols"); the Pearson report's K2 seeds
+live in ``axis_cuda_k2``.
+
+A cuda variant is called as ``fn(x2d, job)``: ``x2d`` a 2-D device view of a native dtype (int32,
+int64, float32, float64) whose rows are contiguous (``strides[1] == itemsize``) and evenly spaced,
+``job`` an :class:`~warplab.families.reduce.axis.AxisJob` whose ``out`` is the dtype the kernel
+writes; it returns a 1-D CuPy array with one result per kept element (2 per kept element, means
+then norms, for the internal op ``"stats"``). :func:`run` builds ``x2d`` from any input
+(:func:`as_2d`) and converts other dtypes (:func:`to_native`).
+
+var/std use shifted sums: each slice's first element k is subtracted, sum(x - k) and
+sum((x - k)^2) accumulate in float64, var = (S2 - S1^2/n) / (n - ddof). Chosen over Welford/Chan
+because the accumulators are plain sums: lanes, warps and blocks merge by addition (no per-element
+division, 16-byte vector loads keep their pace, the same kernels as sum), and with k a data value
+of the slice the cancellation error is about eps64 * n * (1 + (mean - k)^2 / var), far below
+float32 resolution and at float64 level unless one outlier dominates the slice.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from ...core.registry import register
+from .axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
+
+SOURCE = Path(__file__).with_name("axis.cu")
+BLOCK = 256       # rows kernels' block (WARPLAB_AXIS_BLOCK)
+UNROLL = 4        # independent loads in flight per thread (WARPLAB_AXIS_UNROLL)
+COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
+K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
+#: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
+DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
+           "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK, "WARPLAB_K2_BLOCK": K2_BLOCK}
+GROUPS = (1, 2, 4, 8, 16, 32)
+#: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
+#: stays under ~3% of the input for float32 data and float64 partials).
+COLS_MIN_ROWS = 128
+C_TYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
+          np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+NATIVE = tuple(C_TYPE)
+KERNEL_OP = {"sum": "OpSum", "mean": "OpMean", "min": "OpMin", "max": "OpMax", "var": "OpVar",
+             "std": "OpStd", "stats": "OpStats"}
+_I64, _F64 = np.dtype(np.int64), np.dtype(np.float64)
+_SIGN = np.int64(-(1 << 63))
+
+
+def _empty(shape: Any, dtype: Any) -> Any:
+    """Every output and partials buffer comes from here (tests poison it)."""
+    import cupy
+
+    return cupy.empty(shape, dtype)
+
+
+def kernel_dtypes(op: str, t: np.dtype) -> tuple[str, np.dtype]:
+    """(C accumulator type, result dtype) of the kernels for ``op`` on native ``t``.
+
+    Performance: host arithmetic only (as every plan helper here)."""
+    fl = t.kind == "f"
+    if op == "sum":
+        return ("double", t) if fl else ("long long", _I64)
+    if op == "mean":
+        return "double", (t if fl else _F64)
+    if op in ("min", "max"):
+        return C_TYPE[t], t
+    return "Mom", (t if fl else _F64)
+
+
+def targs(op: str, t: np.dtype) -> str:
+    """``"T, A, R, OP"`` for the axis.cu templates."""
+    acc, res = kernel_dtypes(op, t)
+    return f"{C_TYPE[t]}, {acc}, {C_TYPE[res]}, {KERNEL_OP[op]}"
+
+
+@functools.lru_cache(maxsize=None)
+def _expressions(args: str) -> tuple[str, ...]:
+    """One module per (T, op): every group size, both load paths, split and columns kernels."""
+    out = [f"axis_rows_group<{args}, {g}, {v}>" for g in GROUPS for v in ("true", "false")]
+    out += [f"axis_rows_split<{args}, {v}>" for v in ("true", "false")]
+    out += [f"axis_cols<{args}, {v}>" for v in ("true", "false")]
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(expr: str, args: str, device_id: int) -> Any:
+    return get_kernel(SOURCE, expr, all_expressions=_expressions(args), options=defines(DEFINES))
+
+
+@functools.lru_cache(maxsize=None)
+def _occupancy(expr: str, args: str, device_id: int, block: int) -> int:
+    return occupancy_blocks_per_sm(_kernel(expr, args, device_id), block, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def sm_count(device_id: int) -> int:
+    """Streaming multiprocessors of a device. Performance: one device query, then cached."""
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"])
+
+
+class _Tickets:
+    """Per (device, stream): a zeroed uint32 counter array for the last-block finishes (every
+    launch leaves its counters back at 0: atomicInc wraps on the last ticket)."""
+
+    def __init__(self) -> None:
+        self._by: dict[tuple[int, int], Any] = {}
+
+    def get(self, n: int) -> Any:
+        import cupy
+
+        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+        t = self._by.get(key)
+        if t is None or t.size < n:
+            t = self._by[key] = cupy.zeros(max(n, 1024), dtype=np.uint32)
+        return t
+
+
+TICKETS = _Tickets()
+
+
+def _pow2_ceil(v: int) -> int:
+    return 1 << max(0, int(v) - 1).bit_length()
+
+
+class RowsPlan(NamedTuple):
+    """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, persistent grid) or
+    "split" (S blocks per row of ``chunk`` elements each, grid rows * S); ``vec`` 16-byte
+    loads."""
+
+    kernel: str
+    group: int
+    vec: bool
+    grid: int
+    splits: int
+    chunk: int
+
+
+def group_size(cols: int, itemsize: int) -> tuple[bool, int]:
+    """(16-byte loads?, lanes per row G) for rows of ``cols`` elements: vector loads when a row
+    holds at least 64 bytes; G the smallest power of two up to 32 leaving each lane at most
+    ``UNROLL`` loads per row. Performance: host arithmetic only."""
+    vec = cols * itemsize >= 64
+    units = -(-cols // (16 // itemsize if vec else 1))
+    return vec, min(32, _pow2_ceil(-(-units // UNROLL)))
+
+
+def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
+              split_bps: int) -> RowsPlan:
+    """Choose the ``rows_adaptive`` launch from the shape and the device (pure: CPU-tested).
+
+    16-byte loads when a row holds at least 64 bytes. The group size G is the smallest power of
+    two (up to 32) that leaves each lane at most ``UNROLL`` loads per row (1M x 32 float32: G=2,
+    16 rows per warp, 4 loads per lane). Rows needing a full warp run the group kernel while
+    rows * 64 >= the resident threads (8192 x 8192: one warp per row); fewer, longer rows are
+    split over S blocks each, S = resident blocks // rows (16 x 2^24 on 132 SMs x 8: S = 66,
+    one wave) but at least one round of ``UNROLL`` loads per thread and block.
+    ``group_bps``/``split_bps``: resident blocks per SM of the two kernels.
+
+    Performance: host arithmetic only.
+    """
+    vec, g = group_size(cols, itemsize)
+    per = 16 // itemsize if vec else 1
+    units = -(-cols // per)
+    resident_g = sms * group_bps
+    if g < 32 or rows * 64 >= resident_g * BLOCK:
+        warps = -(-rows // (32 // g))
+        return RowsPlan("group", g, vec, max(1, min(resident_g, -(-warps * 32 // BLOCK))),
+                        1, cols)
+    s = max(1, min((sms * split_bps) // rows, -(-units // (BLOCK * UNROLL))))
+    chunk = -(-(-(-cols // s)) // per) * per
+    s = -(-cols // chunk)
+    return RowsPlan("split", 32, vec, rows * s, s, chunk)
+
+
+class ColsPlan(NamedTuple):
+    """A ``columns`` launch: ``vec`` (16-byte loads, PER columns a thread), ``cg`` column
+    threads per block (the other 256 / cg threads are row lanes), ``gx`` column blocks,
+    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits))."""
+
+    vec: bool
+    cg: int
+    gx: int
+    splits: int
+    chunk: int
+
+
+def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int, bps: int) -> ColsPlan:
+    """Choose the ``columns`` launch (pure: CPU-tested): 16-byte loads when the base and the row
+    stride are 16-byte multiples; as many column threads per block as the columns need (up to
+    256), the rest of the block row lanes; the reduced rows split over as many blocks as fill
+    the GPU (resident blocks // column blocks), in runs of at least ``COLS_MIN_ROWS`` rows.
+
+    Performance: host arithmetic only."""
+    vec = aligned and ncols * itemsize >= 16
+    groups = -(-ncols // (16 // itemsize if vec else 1))
+    cg = min(COLS_BLOCK, _pow2_ceil(groups))
+    gx = -(-groups // cg)
+    s = max(1, min((sms * bps) // gx, -(-nred // COLS_MIN_ROWS), 65535))
+    chunk = -(-nred // s)
+    return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk)
+
+
+def _ld(x2d: Any) -> int:
+    """Elements between consecutive rows of a 2-D view with contiguous rows."""
+    rows, cols = x2d.shape
+    if cols > 1 and x2d.strides[1] != x2d.itemsize:
+        raise ValueError("the kernels need contiguous rows (strides[1] == itemsize)")
+    return x2d.strides[0] // x2d.itemsize if rows > 1 else cols
+
+
+def as_2d(x: Any, axes: tuple[int, ...], plan: Plan2D) -> Any:
+    """The 2-D device array ``plan`` describes: a strided view of ``x`` (no copy) when
+    ``plan.view``, else a contiguous copy with the reduced axes last.
+
+    Performance: a view costs nothing; the copy is one extra pass (reads and writes the whole
+    input, one CuPy launch)."""
+    import cupy
+
+    if plan.view:
+        isz = x.itemsize
+        return cupy.lib.stride_tricks.as_strided(x, (plan.rows, plan.cols), (plan.ld * isz, isz))
+    kept = [d for d in range(x.ndim) if d not in axes]
+    return cupy.ascontiguousarray(x.transpose(kept + list(axes))).reshape(plan.rows, plan.cols)
+
+
+def to_native(x2d: Any, op: str, dtype: np.dtype) -> tuple[Any, Callable[[Any], Any]]:
+    """(``x2d`` in a dtype the kernels take, what turns their result back into ``dtype``'s).
+
+    int32/int64/float32/float64 pass through. One conversion pass (a C-contiguous copy) for
+    bool/int8/int16/uint8/uint16 (to int32), uint32 (to int64), float16 (to float32) and uint64
+    mean/var/std (to float64). uint64 sums reinterpret the bits as int64 (two's complement sums
+    wrap identically, no pass); uint64 min/max flip the sign bit (one pass) so that signed order
+    is unsigned order, and flip it back in the result. Works for NumPy arrays too (the CPU
+    tests check the mappings).
+
+    Performance: none for native dtypes and uint64 sums; otherwise one elementwise pass that
+    reads the input and writes a 4- or 8-byte copy (one CuPy launch), plus a cast of the
+    results for min/max.
+    """
+    ident: Callable[[Any], Any] = lambda r: r  # noqa: E731
+    if dtype in NATIVE:
+        return x2d, ident
+    if dtype == np.uint64:
+        if op == "sum":
+            return x2d.view(_I64), lambda r: r.view(np.uint64)
+        if op in ("min", "max"):
+            return (x2d.view(_I64) ^ _SIGN), lambda r: (r ^ _SIGN).view(np.uint64)
+        return x2d.astype(_F64, order="C"), ident
+    if dtype == np.uint32:
+        t = _I64
+    elif dtype == np.float16:
+        t = np.dtype(np.float32)
+    else:
+        t = np.dtype(np.int32)
+    back = (lambda r: r.astype(dtype)) if op in ("min", "max") else ident
+    return x2d.astype(t, order="C"), back
+
+
+def run(kernel_fn: Callable[[Any, AxisJob], Any], x: Any, plan: Plan2D, job: AxisJob) -> Any:
+    """Run a variant's kernel function on device array ``x`` (non-empty): the 2-D view or copy,
+    dtype conversion, the kernel, the result in ``job.out`` with one element per kept element.
+
+    Performance: the variant's launches plus the extra passes of :func:`as_2d` (non-view
+    layouts) and :func:`to_native` (non-native dtypes); a final cast only where the kernel's
+    result dtype differs from NumPy's (float16 results, narrow ``dtype=``)."""
+    x2 = as_2d(x, job.axes, plan)
+    xn, back = to_native(x2, job.op, job.dtype)
+    t = np.dtype(xn.dtype)
+    r = back(kernel_fn(xn, job._replace(dtype=t, out=kernel_dtypes(job.op, t)[1])))
+    return r.astype(job.out, copy=False)
+
+
+def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: int = 100,
+                  seed: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a kernel function ``fn(x2d, job)`` (a native-dtype 2-D device view) as cuda
+    variant ``name`` of ``reduce_axis``: the registered callable is ``(x, plan, job)``, which
+    makes the view and converts the dtype (:func:`run`) before calling it."""
+
+    def deco(kernel_fn: Callable[..., Any]) -> Callable[..., Any]:
+        def variant(x: Any, plan: Plan2D, job: AxisJob) -> Any:
+            return run(kernel_fn, x, plan, job)
+
+        variant.__doc__, variant.__name__ = kernel_fn.__doc__, kernel_fn.__name__
+        register(FAMILY, name, backend="cuda", bytes_moved=axis_bytes_moved, supports=supports,
+                 rank=rank, seed=seed)(variant)
+        return kernel_fn
+
+    return deco
+
+
+def _launch_rows(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
+    """Plan (:func:`plan_rows`) and launch ``rows_adaptive``'s kernel into ``out``.
+
+    Performance: one launch, no synchronisation; the first call per (dtype, op) compiles the
+    module (NVRTC, ~1-2 s, then CuPy's disk cache)."""
+    import cupy
+
+    rows, cols = x2d.shape
+    t = np.dtype(x2d.dtype)
+    args = targs(op, t)
+    dev = cupy.cuda.runtime.getDevice()
+    sms = sm_count(dev)
+    vec, g = group_size(cols, t.itemsize)
+    vs = "true" if vec else "false"
+    eg, es = f"axis_rows_group<{args}, {g}, {vs}>", f"axis_rows_split<{args}, {vs}>"
+    p = plan_rows(rows, cols, t.itemsize, sms, _occupancy(eg, args, dev, BLOCK),
+                  _occupancy(es, args, dev, BLOCK))
+    ld, fd = np.uint64(_ld(x2d)), np.float64(ddof)
+    if p.kernel == "group":
+        _kernel(eg, args, dev)((p.grid,), (BLOCK,), (x2d, np.uint64(rows), np.uint64(cols), ld,
+                                                     out, fd, np.uint64(out2)))
+        return
+    acc = kernel_dtypes(op, t)[0]
+    partials = _partials(acc, t, rows * p.splits if p.splits > 1 else 1)
+    _kernel(es, args, dev)((p.grid,), (BLOCK,), (
+        x2d, np.uint64(rows), np.uint64(cols), ld, np.uint32(p.splits), np.uint64(p.chunk),
+        partials, TICKETS.get(rows if p.splits > 1 else 1), out, fd, np.uint64(out2)))
+
+
+def _partials(acc: str, t: np.dtype, n: int) -> Any:
+    """Partials of C type ``acc`` (``Mom``: two doubles each)."""
+    if acc == "Mom":
+        return _empty(2 * n, _F64)
+    return _empty(n, {"double": _F64, "long long": _I64}.get(acc, t))
+
+
+def _launch_cols(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
+    """Plan (:func:`plan_cols`) and launch the ``columns`` kernel into ``out``.
+
+    Performance: one launch, no synchronisation (compilation as :func:`_launch_rows`)."""
+    import cupy
+
+    nred, ncols = x2d.shape
+    t = np.dtype(x2d.dtype)
+    args = targs(op, t)
+    dev = cupy.cuda.runtime.getDevice()
+    ld = _ld(x2d)
+    aligned = x2d.data.ptr % 16 == 0 and (ld * t.itemsize) % 16 == 0
+    vs = "true" if aligned and ncols * t.itemsize >= 16 else "false"
+    expr = f"axis_cols<{args}, {vs}>"
+    p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev),
+                  _occupancy(expr, args, dev, COLS_BLOCK))
+    partials = _partials(kernel_dtypes(op, t)[0], t, ncols * p.splits if p.splits > 1 else 1)
+    _kernel(expr, args, dev)((p.gx, p.splits), (COLS_BLOCK,), (
+        x2d, np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg), np.uint32(p.splits),
+        np.uint64(p.chunk), partials, TICKETS.get(p.gx if p.splits > 1 else 1), out,
+        np.float64(ddof), np.uint64(out2)))
+
+
+def _rows_layout(p: AxisProblem) -> bool:
+    return p.layout == "rows"
+
+
+def _cols_layout(p: AxisProblem) -> bool:
+    return p.layout == "cols"
+
+
+@register_cuda("rows_adaptive", supports=_rows_layout, rank=0)
+def rows_adaptive(x2d: Any, job: AxisJob) -> Any:
+    """Each row reduced by a group of 1-32 lanes or by several blocks, sized from the shape.
+
+    Every op (sum/mean accumulate in float64 for floats and int64 for integers; min/max in the
+    input type with NaN propagating; var/std as shifted moments in float64). Short rows: G lanes
+    per row (G from the row length), 16-byte loads from each row's first 16-byte boundary, a
+    persistent grid. Long rows, few of them: S blocks per row, partials and a last-block finish
+    through an atomic ticket per row (:func:`plan_rows`). Any row length and stride.
+
+    Performance:
+        Reads rows * cols elements once, writes one result per row; one launch (split plans
+        also write and read rows * S partials); no host synchronisation. Launch geometry:
+        group kernel min(SMs x occupancy, ceil(rows / (32 / G)) warps / 8) blocks of 256;
+        split kernel rows * S blocks of 256.
+    """
+    rows = x2d.shape[0]
+    n = 2 * rows if job.op == "stats" else rows
+    out = _empty(n, job.out)
+    _launch_rows(x2d, job.op, job.ddof, out, rows)
+    return out
+
+
+@register_cuda("columns", supports=_cols_layout, rank=0)
+def columns(x2d: Any, job: AxisJob) -> Any:
+    """Each column of an (nred x ncols) view reduced by the threads that own it (axis 0 of a
+    C-contiguous array): 4 (float32) or 2 (float64) adjacent columns a thread with 16-byte loads
+    where aligned, 4 rows in flight; a block is up to 256 column threads, and with fewer columns
+    the rest of the block are row lanes combined in shared memory at the end; the rows split
+    over blocks (partials and a last-block finish per column block) so the GPU fills
+    (:func:`plan_cols`). Every op.
+
+    Performance:
+        Reads nred * ncols elements once (a warp reads whole 32-byte sectors: 512 contiguous
+        bytes per row with many columns, several rows' worth with few), writes one result per
+        column; one launch of (column blocks, S) blocks of 256; with S > 1 also writes and
+        reads S * ncols partials (under ~3% of the input for float32 data, as each split holds
+        at least 128 rows). No host synchronisation.
+    """
+    ncols = x2d.shape[1]
+    out = _empty(2 * ncols if job.op == "stats" else ncols, job.out)
+    _launch_cols(x2d, job.op, job.ddof, out, ncols)
+    return out

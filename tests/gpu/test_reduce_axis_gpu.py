@@ -1,0 +1,314 @@
+"""GPU tests of ``reduce_axis`` and ``series_stats_rows`` (``pytest -m gpu`` on the GPU machine).
+
+Every cuda variant on the shapes 1x1, 1xN, Mx1, 3x31, 7x1023, 1000x1025 (and, for a few variants
+and dtypes, 1048576x32 and 16x(2^24+3)), float32/float64, data random, all-equal (7.25) and
+alternating (+1e6, -1e6+1, ...), against NumPy in float64.
+
+Tolerances, per result: |got - ref| <= u_acc * (N / 256 + 32) * sum|x| (sums; divided by N for
+means) + 4 u_out |ref|, with u_acc the unit roundoff of the accumulator (float64 for rows_adaptive
+and columns; the input type for the K2 seeds, which sum in float32 as the report did: the bound
+grows with N, one term per sequential add of a thread's share and per tree level) and u_out that
+of the result dtype. var/std: u64 * (N + 64) * max(x - x0)^2 (var; its square root for std) +
+4 u_out. min/max: exact.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import warplab
+from conftest import clear_ran, last_ran
+
+pytestmark = pytest.mark.gpu
+if not warplab.cuda_available():
+    pytest.skip("no usable CUDA GPU", allow_module_level=True)
+cupy = pytest.importorskip("cupy")
+
+from warplab.families.reduce import axis_cuda  # noqa: E402
+from warplab.families.reduce.axis import OPS, plan_2d, reduce_axis, series_stats_rows  # noqa: E402
+
+K2 = ("k2_basic", "k2_shared", "k2_shared_unrolled", "k2_multiblock")
+SHAPES = ((1, 1), (1, 1000), (1000, 1), (3, 31), (7, 1023), (1000, 1025))
+KINDS = ("random", "equal", "alternating")
+U = {np.dtype(np.float16): 2.0 ** -11, np.dtype(np.float32): 2.0 ** -24,
+     np.dtype(np.float64): 2.0 ** -53}
+
+
+@functools.lru_cache(maxsize=64)
+def host(kind: str, dtype: str, rows: int, cols: int) -> np.ndarray:
+    """Series of ``cols`` values, one per row."""
+    if kind == "equal":
+        return np.full((rows, cols), 7.25, dtype=dtype)
+    if kind == "alternating":
+        row = np.where(np.arange(cols) % 2 == 0, 1e6, -1e6 + 1)
+        return np.broadcast_to(row, (rows, cols)).astype(dtype)
+    rng = np.random.default_rng(rows * 7919 + cols)
+    return (rng.standard_normal((rows, cols)) * 3 + 1).astype(dtype)
+
+
+def compare(got: np.ndarray, x: np.ndarray, op: str, u_acc: float, ddof: float = 0) -> None:
+    """``got`` (one result per row of ``x``) against NumPy in float64 (see the module doc)."""
+    x64 = x.astype(np.float64)
+    n = x.shape[1]
+    out = np.dtype(got.dtype)
+    if op in ("min", "max"):
+        np.testing.assert_array_equal(got, getattr(np, op)(x, axis=1))
+        return
+    if op in ("sum", "mean"):
+        ref = x64.sum(axis=1)
+        bound = u_acc * (n / 256 + 32) * np.abs(x64).sum(axis=1)
+        if op == "mean":
+            ref, bound = ref / n, bound / n
+    else:
+        ref = x64.var(axis=1, ddof=ddof)
+        d = x64 - x64[:, :1]
+        bound = U[np.dtype(np.float64)] * (n + 64) * (d * d).max(axis=1, initial=0) * 16
+        if op == "std":
+            ref, bound = np.sqrt(ref), np.sqrt(bound)
+    err = np.abs(got.astype(np.float64) - ref)
+    ok = err <= bound + 4 * U[out] * np.abs(ref) + 1e-300
+    assert ok.all(), (op, n, got[~ok][:4], ref[~ok][:4], bound[~ok][:4])
+
+
+def run_variant(variant: str, x: np.ndarray, op: str, **kw: object) -> np.ndarray:
+    """Run ``variant`` on device copies of ``x`` laid out for it, assert it ran, return the
+    host result (one per row of ``x``)."""
+    if variant == "columns":  # the same series as columns of a C-contiguous array: axis 0
+        xd, axis = cupy.ascontiguousarray(cupy.asarray(x).T), 0
+    else:
+        xd, axis = cupy.asarray(x), 1
+    clear_ran()
+    got = reduce_axis(xd, op, axis, variant=variant, **kw)
+    assert last_ran() == variant
+    assert isinstance(got, cupy.ndarray) and got.shape == (x.shape[0],)
+    return got.get()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("variant", ("rows_adaptive",) + K2)
+def test_rows_variants(variant: str, shape: tuple[int, int], dtype: str) -> None:
+    ops = ("sum", "mean") if variant in K2 else OPS
+    u_acc = U[np.dtype(dtype)] if variant in K2 else U[np.dtype(np.float64)]
+    for kind in KINDS:
+        x = host(kind, dtype, *shape)
+        for op in ops:
+            got = run_variant(variant, x, op)
+            assert got.dtype == np.dtype(dtype)
+            compare(got, x, op, u_acc)
+        if variant == "rows_adaptive" and shape[1] > 1:
+            for op in ("var", "std"):
+                compare(run_variant(variant, x, op, ddof=1), x, op, u_acc, ddof=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(3, 31), (7, 1023), (1000, 1025), (2, 5000), (5, 3)], ids=str)
+def test_columns(shape: tuple[int, int], dtype: str) -> None:
+    u64 = U[np.dtype(np.float64)]
+    for kind in KINDS:
+        x = host(kind, dtype, *shape)
+        for op in OPS:
+            compare(run_variant("columns", x, op), x, op, u64)
+
+
+def test_columns_fills_gpu_with_few_columns() -> None:
+    """A tall array with few columns: row lanes and row splits (partials, last-block finish)."""
+    x = host("random", "float32", 7, 300_001)
+    for op in ("sum", "max", "var"):
+        compare(run_variant("columns", x, op), x, op, U[np.dtype(np.float64)])
+
+
+BIG = [("rows_adaptive", (1 << 20, 32), "float32", ("mean", "var", "max")),
+       ("rows_adaptive", (1 << 20, 32), "float64", ("sum",)),
+       ("rows_adaptive", (16, (1 << 24) + 3), "float32", ("mean", "std", "min")),
+       ("k2_shared_unrolled", (1 << 20, 32), "float32", ("mean",)),
+       ("k2_multiblock", (16, (1 << 24) + 3), "float32", ("sum",)),
+       ("columns", (16, 1 << 22), "float32", ("mean", "var"))]
+
+
+@pytest.mark.parametrize("variant,shape,dtype,ops", BIG, ids=lambda v: str(v))
+def test_big_shapes(variant: str, shape: tuple[int, int], dtype: str, ops: tuple) -> None:
+    xd = cupy.random.default_rng(1).random(shape, dtype=np.float32).astype(dtype) * 2 - 1
+    x = xd.get()
+    del xd
+    u_acc = U[np.dtype(dtype)] if variant in K2 else U[np.dtype(np.float64)]
+    for op in ops:
+        compare(run_variant(variant, x, op), x, op, u_acc)
+
+
+@pytest.mark.parametrize("variant", ("rows_adaptive",) + K2)
+def test_strided_views(variant: str) -> None:
+    """x[:, ::2] (copied: not a view the kernels take), x[::2] (rows ld apart), an offset
+    view (row starts off 16-byte boundaries), the transpose of a Fortran array (rows)."""
+    base = host("random", "float32", 64, 1030)
+    xd = cupy.asarray(base)
+    views = {"cols_step": (base[:, ::2], xd[:, ::2]), "rows_step": (base[::2], xd[::2]),
+             "offset": (base[3:, 1:], xd[3:, 1:]),
+             "fortran_T": (base, cupy.asfortranarray(xd.T).T)}
+    for name, (v, vd) in views.items():
+        assert plan_2d(vd.shape, vd.strides, vd.itemsize, (1,)).layout == "rows", name
+        for op in ("sum", "mean"):
+            clear_ran()
+            got = reduce_axis(vd, op, 1, variant=variant).get()
+            assert last_ran() == variant
+            compare(got, v, op, U[np.dtype(np.float32)] if variant in K2 else
+                    U[np.dtype(np.float64)])
+
+
+def test_transposed_and_negative_strides_default_dispatch() -> None:
+    x = host("random", "float64", 300, 257)
+    xd = cupy.asarray(x)
+    cases = [(xd.T, x.T, 0, "rows_adaptive"), (xd.T, x.T, 1, "columns"),
+             (xd[::-1], x[::-1], 1, "rows_adaptive"), (xd[:, ::-1], x[:, ::-1], 0, "rows_adaptive"),
+             (xd, x, 0, "columns"), (xd, x, 1, "rows_adaptive")]
+    for vd, v, axis, want in cases:
+        for op in OPS:
+            clear_ran()
+            got = reduce_axis(vd, op, axis)
+            assert last_ran() == want, (axis, want, last_ran())
+            rows = v if axis == 1 else v.T
+            compare(got.get(), np.ascontiguousarray(rows), op, U[np.dtype(np.float64)])
+
+
+@pytest.mark.parametrize("variant", ("rows_adaptive", "columns") + K2)
+def test_outputs_poisoned(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outputs, partials and scratch start as NaN: every result must be written (and k2_basic's
+    padding zeroed) for the results to be right."""
+    def poisoned(shape: object, dtype: object) -> object:
+        a = cupy.empty(shape, dtype)
+        a.view(np.uint8).fill(0xFF)  # NaN for floats
+        return a
+
+    monkeypatch.setattr(axis_cuda, "_empty", poisoned)
+    for shape in ((1000, 1025), (16, 70_001), (5, 3), (2000, 40)):
+        x = host("random", "float32", *shape)
+        for op in (("sum", "mean") if variant in K2 else ("sum", "var", "max")):
+            compare(run_variant(variant, x, op), x, op,
+                    U[np.dtype(np.float32)] if variant in K2 else U[np.dtype(np.float64)])
+
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_entry_dtypes_axes(dtype: str) -> None:
+    """Every dtype through the entry point on device data (the conversions to the kernels'
+    dtypes), axes and keepdims of a 3-D array, against NumPy."""
+    rng = np.random.default_rng(3)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        x = rng.random((5, 6, 33)) < 0.5
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, size=(5, 6, 33), dtype=dt, endpoint=True)
+    else:
+        x = (rng.standard_normal((5, 6, 33)) * 4).astype(dt)
+    xd = cupy.asarray(x)
+    ops = ("sum", "min", "max", "mean", "var") if dt.kind != "f" else OPS
+    for op in ops:
+        for axis in (None, 0, 2, -1, (0, 1), (0, 2), (1, 2)):
+            for keepdims in (False, True):
+                got = reduce_axis(xd, op, axis, keepdims=keepdims)
+                want = getattr(np, op)(x, axis=axis, keepdims=keepdims)
+                assert isinstance(got, cupy.ndarray) and got.dtype == want.dtype
+                assert got.shape == np.shape(want)
+                if want.dtype.kind in "biu":
+                    np.testing.assert_array_equal(got.get(), want)
+                else:
+                    ref = getattr(np, op)(x.astype(np.float64), axis=axis, keepdims=keepdims)
+                    np.testing.assert_allclose(got.get().astype(np.float64), ref,
+                                               rtol=4 * U[want.dtype] + 1e-12,
+                                               atol=1e-12 * float(np.max(np.abs(ref)) or 1))
+
+
+def test_uint64_extremes() -> None:
+    x = np.array([[2 ** 64 - 1, 0, 2 ** 63, 2 ** 63 - 1, 5],
+                  [1, 2, 3, 2 ** 64 - 2, 2 ** 63 + 7]], dtype=np.uint64)
+    xd = cupy.asarray(x)
+    for op in ("sum", "min", "max"):
+        for axis in (0, 1, None):
+            got = reduce_axis(xd, op, axis)
+            assert got.dtype == np.uint64
+            np.testing.assert_array_equal(got.get(), getattr(np, op)(x, axis=axis))
+
+
+def test_host_input_and_scalars() -> None:
+    x = host("random", "float32", 40, 50)
+    got = reduce_axis(x, "mean", 1, device="cuda")
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32
+    compare(got, x, "mean", U[np.dtype(np.float64)])
+    s = reduce_axis(x, "sum", device="cuda")
+    assert type(s) is np.float32
+    d = reduce_axis(cupy.asarray(x), "std", (0, 1))
+    assert isinstance(d, cupy.ndarray) and d.shape == () and d.dtype == np.float32
+    np.testing.assert_allclose(float(d), x.astype(np.float64).std(), rtol=1e-6)
+    k = reduce_axis(cupy.asarray(x), "max", 0, keepdims=True)
+    assert k.shape == (1, 50)
+
+
+def test_empty_and_errors_on_device() -> None:
+    xd = cupy.zeros((4, 0), np.float32)
+    r = reduce_axis(xd, "sum", 1)
+    assert isinstance(r, cupy.ndarray) and r.shape == (4,) and float(r.sum()) == 0
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        reduce_axis(xd, "mean", 1)
+    with pytest.raises(ValueError, match="zero-size array"):
+        reduce_axis(xd, "min", 1)
+    with pytest.raises(ValueError, match="ddof"):
+        reduce_axis(cupy.ones((3, 4)), "var", 1, ddof=4)
+    with pytest.raises(ValueError, match="does not support"):
+        reduce_axis(cupy.ones((3, 4), np.float32), "max", 1, variant="k2_shared")
+    with pytest.raises(ValueError, match="does not support"):
+        reduce_axis(cupy.ones((3, 4), np.float32), "sum", 0, variant="k2_shared")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
+def test_series_stats_rows(dtype: str) -> None:
+    for kind in KINDS:
+        x = host(kind, "float64", 300, 1025)
+        x = (x if np.dtype(dtype).kind == "f" else np.abs(x) % 200).astype(dtype)
+        for layout, xd, want_variant in (("c", cupy.asarray(x), "rows_adaptive"),
+                                          ("f", cupy.asfortranarray(cupy.asarray(x)), "columns")):
+            clear_ran()
+            mean, norm = series_stats_rows(xd)
+            assert last_ran() == want_variant, layout
+            out = np.float32 if dtype == "float32" else np.float64
+            assert mean.dtype == out and norm.dtype == out and mean.shape == (300,)
+            x64 = x.astype(np.float64)
+            m = x64.mean(axis=1)
+            n = np.sqrt(((x64 - m[:, None]) ** 2).sum(axis=1))
+            rtol = 4 * U[np.dtype(out)]
+            np.testing.assert_allclose(mean.get(), m, rtol=rtol, atol=1e-9 * np.abs(x64).max())
+            np.testing.assert_allclose(norm.get(), n, rtol=rtol + 1e-9,
+                                       atol=1e-6 * math.sqrt(x.shape[1]) * np.abs(x64).max())
+    m, n = series_stats_rows(host("random", "float32", 10, 20))  # host in, host out
+    assert isinstance(m, np.ndarray) and isinstance(n, np.ndarray)
+
+
+@pytest.mark.large
+def test_over_2_32_elements() -> None:
+    """64-bit indices: one row of 2^32 + 5 float32 ones (split kernel), then 2^29 + 1 rows x 8
+    columns (columns kernel); 17 GB each, one at a time."""
+    n = (1 << 32) + 5
+    x = cupy.ones((1, n), np.float32)
+    assert float(reduce_axis(x, "sum", 1)[0]) == float(np.float32(n))
+    assert float(reduce_axis(x, "mean", 1)[0]) == 1.0
+    del x
+    rows = (1 << 29) + 1
+    x = cupy.ones((rows, 8), np.float32)
+    clear_ran()
+    s = reduce_axis(x, "sum", 0)
+    assert last_ran() == "columns"
+    np.testing.assert_array_equal(s.get(), np.full(8, np.float32(rows)))
+
+
+def test_plans_seen_by_dispatch() -> None:
+    x = cupy.ones((4, 5, 6), np.float32)
+    p = plan_2d(x.shape, x.strides, x.itemsize, (2,))
+    assert p.layout == "rows" and p.view
+    p = plan_2d(x.shape, x.strides, x.itemsize, (0,))
+    assert p.layout == "cols" and p.view
