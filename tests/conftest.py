@@ -52,3 +52,11 @@ def clear_ran() -> None:
     """Forget the calls recorded so far in this test."""
     if _RAN:
         _RAN[0].clear()
+
+
+@pytest.fixture(autouse=True)
+def _ceilings_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                    request: pytest.FixtureRequest) -> None:
+    """Measured ceilings go to a cache folder of this test session, never to the user's
+    ~/.cache (GPU tests too: they measure the real device once per session)."""
+    monkeypatch.setenv("WARPLAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))

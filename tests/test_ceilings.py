@@ -82,3 +82,33 @@ def test_cli_device_measure_table(capsys: pytest.CaptureFixture) -> None:
     out = capsys.readouterr().out
     assert rc == 0
     assert "measured ceilings" in out and "SGEMM" in out and "% of datasheet" in out
+
+
+def test_ceilings_are_stored_per_device_and_refreshed(tmp_path, monkeypatch) -> None:
+    """measure_all measures once per device and keeps it on disk; --measure measures again."""
+    monkeypatch.setenv("WARPLAB_CACHE_DIR", str(tmp_path))
+    path = ceilings.cache_path("cpu")
+    assert path.parent == tmp_path and "cpu" in path.name
+    first = ceilings.measure_all("cpu", refresh=True)
+    assert path.exists() and first["measured_at"]
+    ceilings._MEMO.clear()  # a new process: read back from the file, not measured again
+    calls: list = []
+    monkeypatch.setattr(ceilings, "_measure_all", lambda b: calls.append(b) or {"copy_gbps": 1.0})
+    again = ceilings.measure_all("cpu")
+    assert calls == [] and again["measured_at"] == first["measured_at"]
+    fresh = ceilings.measure_all("cpu", refresh=True)
+    assert calls == ["cpu"] and fresh["copy_gbps"] == 1.0
+    path.write_text("{not json")  # a damaged cache is measured again, never an error
+    ceilings._MEMO.clear()
+    assert ceilings.measure_all("cpu")["copy_gbps"] == 1.0 and calls == ["cpu", "cpu"]
+
+
+def test_device_without_measure_uses_the_stored_ceilings(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("WARPLAB_CACHE_DIR", str(tmp_path))
+    ceilings._MEMO.clear()
+    assert cli.main(["device"]) == 0
+    assert "not measured on this device yet" in capsys.readouterr().out
+    ceilings.measure_all("cpu", refresh=True)
+    assert cli.main(["device"]) == 0
+    out = capsys.readouterr().out
+    assert "measured ceilings" in out and "stored" in out

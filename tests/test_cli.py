@@ -53,13 +53,15 @@ def assert_user_error(rc: int, err: str, *needles: str) -> None:
 # -------------------------------------------------------------------------------- device
 
 
-def test_device_table(capsys: pytest.CaptureFixture) -> None:
+def test_device_table(capsys: pytest.CaptureFixture, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("WARPLAB_CACHE_DIR", str(tmp_path))  # no stored ceilings yet
     rc, out, err = run_main(capsys, "device")
     assert rc == 0, err
     assert "copy_gbps" in out and "cpu" in out and "backend" in out
 
 
-def test_device_json(capsys: pytest.CaptureFixture) -> None:
+def test_device_json(capsys: pytest.CaptureFixture, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("WARPLAB_CACHE_DIR", str(tmp_path))  # no stored ceilings yet
     rc, out, _ = run_main(capsys, "device", "--json")
     assert rc == 0
     info = json.loads(out)

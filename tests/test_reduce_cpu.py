@@ -599,3 +599,28 @@ def test_persistent_vec_launch_shape() -> None:
         assert vec_grid(limit, per_block, full) == 1
         assert vec_grid(limit + 1, per_block, full) == VEC_ACC + 1
         assert vec_grid(100 * limit, per_block, full) == full
+
+
+# ---------------------------------------------------------------------------- out=
+
+@pytest.mark.parametrize("name", ["sum", "min", "max", "mean", "var", "std"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_out_as_numpy(name: str, axis) -> None:
+    x = np.arange(12, dtype=np.float64).reshape(3, 4) - 5
+    want = getattr(np, name)(x, axis=axis)
+    out = np.full(np.shape(want), np.nan)
+    got = getattr(warplab, name)(x, axis=axis, out=out)
+    assert got is out
+    np.testing.assert_allclose(out, want)
+
+
+def test_out_casting_and_shape_errors() -> None:
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    with pytest.raises(TypeError, match="same_kind"):
+        warplab.sum(x, axis=0, out=np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="shape"):
+        warplab.sum(x, axis=0, out=np.zeros(2))
+    with pytest.raises(TypeError, match="NumPy array"):
+        warplab.sum(x, out=[0.0])
+    got = warplab.sum(np.arange(4, dtype=np.int32), out=np.zeros((), np.float64))
+    assert got.shape == () and got == 6  # int -> float: same_kind allows it, as NumPy

@@ -11,7 +11,7 @@ from types import ModuleType
 from rich.table import Table
 
 from .bench.campaign import device_meta, timestamped
-from .bench.ceilings import comparison_rows, copy_bandwidth, measure_all
+from .bench.ceilings import cached_ceilings, comparison_rows, copy_bandwidth, measure_all
 from .console import console, dump_json
 from .core.device import cuda_status, resolve_backend
 from .families import FAMILIES
@@ -23,24 +23,33 @@ def family_command(family: str) -> ModuleType:
 
 
 def cmd_device(args: argparse.Namespace) -> int:
+    """Device facts and its ceilings: the stored ones (measured once per device), measured
+    again with ``--measure``; without stored ones, only the copy bandwidth (a second)."""
     backend = resolve_backend(args.device)
     info = device_meta(backend)
     if backend == "cpu":
         info["note"] = f"no GPU in use: {cuda_status()[1]}"
-    ceilings = measure_all(backend) if args.measure else copy_bandwidth(backend)
+    stored = measure_all(backend, refresh=True) if args.measure else cached_ceilings(backend)
+    ceilings = stored if stored is not None else copy_bandwidth(backend)
     info.update(ceilings)
-    if not args.measure:
+    if stored is None:
         info.pop("copy_ms", None)
+        info["ceilings"] = "not measured on this device yet: warplab device --measure"
     if args.json:
         print(dump_json(info))
         return 0
     t = Table(title=f"warplab device ({backend})", show_header=False)
     for k, v in info.items():
-        if not (args.measure and k in ceilings):
+        if stored is None or k not in ceilings:
             t.add_row(k, f"{v:.1f}" if isinstance(v, float) else str(v))
     console.print(t)
-    if args.measure:
-        console.print(_ceilings_table(ceilings, backend))
+    if stored is not None:
+        table = _ceilings_table(stored, backend)
+        when = stored.get("measured_at", "?")
+        table.caption = (f"measured {when}" + ("" if args.measure else
+                         " (stored; warplab device --measure measures again)") +
+                         (f"; {table.caption}" if table.caption else ""))
+        console.print(table)
     return 0
 
 

@@ -19,14 +19,24 @@ exceed ``datasheet_fp64_gflops``, and ``datasheet_fp64_tensor_gflops`` says by h
 On the cpu backend: copy (``np.copyto``), read (``np.sum``) and ``np.matmul`` at N = 512; the
 host-transfer ceilings and the datasheet numbers are None. Every campaign stores
 :func:`measure_all` in its results' ``meta.ceilings``; ``warplab device --measure`` prints it.
+
+Measuring takes seconds (GEMMs at N = 8192, 256 MiB transfers), so :func:`measure_all` keeps
+its answer in a JSON file per device (:func:`cache_path`: ``$WARPLAB_CACHE_DIR``, else
+``$XDG_CACHE_HOME/warplab``, else ``~/.cache/warplab``) and measures only when there is none;
+``warplab device --measure`` measures again and rewrites it. The cached dictionary says when it
+was measured (``measured_at``) and from where (``measured_by``).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import contextlib
+import datetime as _dt
 import functools
+import json
 import os
+import re
+import socket
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -235,12 +245,78 @@ def datasheet(props: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@functools.lru_cache(maxsize=2)
-def measure_all(backend: str) -> dict[str, Any]:
-    """Every ceiling of ``backend`` plus the datasheet numbers, measured once per process.
+def cache_dir() -> Path:
+    """Where measured ceilings are kept (see the module docstring)."""
+    if os.environ.get("WARPLAB_CACHE_DIR"):
+        return Path(os.environ["WARPLAB_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "warplab"
+
+
+def device_key(backend: str) -> str:
+    """A file-name-safe key for this machine's device of ``backend``: host, device name,
+    compute capability, SMs and memory (another GPU, or the same model elsewhere, gets its own
+    entry)."""
+    from .. import __version__
+
+    props = device_properties() if backend == "cuda" else cpu_properties()
+    parts = [backend, socket.gethostname(), str(props.get("name")), str(props.get("cc")),
+             str(props.get("sms") or props.get("cores")), str(props.get("memory_bytes")),
+             __version__]
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", "_".join(parts)).strip("-")
+
+
+def cache_path(backend: str) -> Path:
+    """The ceilings file of this machine's device of ``backend``."""
+    return cache_dir() / f"ceilings-{device_key(backend)}.json"
+
+
+_MEMO: dict[str, dict[str, Any]] = {}
+
+
+def cached_ceilings(backend: str) -> dict[str, Any] | None:
+    """The stored ceilings of this device, or None when none were measured (or the file is
+    unreadable: a cache, so it is measured again, never an error)."""
+    path = cache_path(backend)
+    if str(path) in _MEMO:
+        return _MEMO[str(path)]
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or "copy_gbps" not in doc:
+        return None
+    _MEMO[str(path)] = doc
+    return doc
+
+
+def measure_all(backend: str, *, refresh: bool = False) -> dict[str, Any]:
+    """Every ceiling of ``backend`` plus the datasheet numbers: the stored ones of this device,
+    measured (and stored) only when none are stored or ``refresh`` is set.
 
     This is what campaigns store in ``meta.ceilings`` (it keeps ``copy_gbps``).
     """
+    if not refresh:
+        cached = cached_ceilings(backend)
+        if cached is not None:
+            return cached
+    out = _measure_all(backend)
+    out["measured_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    out["measured_by"] = f"warplab device --measure ({device_key(backend)})"
+    path = cache_path(backend)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(out, indent=1, default=str))
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home: measured again next time, never an error
+    _MEMO[str(path)] = out
+    return out
+
+
+def _measure_all(backend: str) -> dict[str, Any]:
+    """Measure every ceiling of ``backend`` now (seconds on a GPU)."""
     part = functools.partial
     steps: list[Callable[[], dict]] = [
         part(copy_bandwidth, backend), part(read_bandwidth, backend),

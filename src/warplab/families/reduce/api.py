@@ -20,10 +20,39 @@ from .spec import DTYPES, OPS, ReduceProblem, spec
 
 
 @device_errors
-def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-           ddof: Any = 0, variant: str | None = None, device: str | None = None) -> Any:
-    """``np.<op>(a, axis=axis, dtype=dtype, keepdims=keepdims)`` for ``op`` in ``"sum"``,
-    ``"min"``, ``"max"``, ``"mean"``, ``"var"``, ``"std"`` (``ddof=`` for the last two).
+def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False, ddof: Any = 0, variant: str | None = None,
+           device: str | None = None) -> Any:
+    """``np.<op>(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)`` for ``op`` in
+    ``"sum"``, ``"min"``, ``"max"``, ``"mean"``, ``"var"``, ``"std"`` (``ddof=`` for the last
+    two); see :func:`_reduce` for the arguments. ``out``: an array of the result's shape on the
+    caller's side (NumPy for host input, CuPy for device input); the result is cast into it
+    with NumPy's ``same_kind`` rule and ``out`` is returned."""
+    r = _reduce(a, op, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof, variant=variant,
+                device=device)
+    return r if out is None else _into(out, r)
+
+
+def _into(out: Any, r: Any) -> Any:
+    """Copy the result ``r`` into the caller's ``out`` (NumPy's rules: same shape, same side,
+    ``same_kind`` casting); returns ``out``."""
+    on_device = hasattr(r, "__cuda_array_interface__")
+    if on_device != hasattr(out, "__cuda_array_interface__") or not hasattr(out, "shape"):
+        side = "a CuPy array (the input is on the GPU)" if on_device else "a NumPy array"
+        raise TypeError(f"out must be {side}, got {type(out).__name__}")
+    shape = tuple(getattr(r, "shape", ()))
+    if tuple(out.shape) != shape:
+        raise ValueError(f"out has shape {tuple(out.shape)}, the result has shape {shape}")
+    if not np.can_cast(np.dtype(r.dtype), out.dtype, casting="same_kind"):
+        raise TypeError(f"cannot cast the result from {np.dtype(r.dtype)} to out's dtype "
+                        f"{out.dtype} with casting rule 'same_kind'")
+    out[...] = r
+    return out
+
+
+def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+            ddof: Any = 0, variant: str | None = None, device: str | None = None) -> Any:
+    """The reduction behind :func:`reduce` (everything but ``out``).
 
     Two families run it. The whole-array reduction (this module; registry family
     ``"reduce"``) takes ``axis=None`` without ``keepdims`` for sum/min/max/mean of int32, int64,
@@ -127,43 +156,45 @@ def _empty(s: Any, on_device: bool) -> Any:
     return to_device(np.asarray(r)) if on_device else r
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,  # noqa: A001
-        variant: str | None = None, device: str | None = None) -> Any:
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
+        keepdims: bool = False, *, variant: str | None = None, device: str | None = None) -> Any:
     """Sum (``np.sum``): NumPy's result dtype; float sums accumulate in float64."""
-    return reduce(a, "sum", axis=axis, dtype=dtype, keepdims=keepdims, variant=variant,
-                  device=device)
-
-
-def min(a: Any, axis: Any = None, *, keepdims: bool = False,  # noqa: A001
-        variant: str | None = None, device: str | None = None) -> Any:
-    """Smallest element (``np.min``); NaN if any is NaN; ``ValueError`` when empty."""
-    return reduce(a, "min", axis=axis, keepdims=keepdims, variant=variant, device=device)
-
-
-def max(a: Any, axis: Any = None, *, keepdims: bool = False,  # noqa: A001
-        variant: str | None = None, device: str | None = None) -> Any:
-    """Largest element (``np.max``); NaN if any is NaN; ``ValueError`` when empty."""
-    return reduce(a, "max", axis=axis, keepdims=keepdims, variant=variant, device=device)
-
-
-def mean(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False,
-         variant: str | None = None, device: str | None = None) -> Any:
-    """Arithmetic mean (``np.mean``), accumulated in float64; NaN with a RuntimeWarning for an
-    empty slice. ``mean(x, axis=1)`` of an M x N array is the per-series mean."""
-    return reduce(a, "mean", axis=axis, dtype=dtype, keepdims=keepdims, variant=variant,
-                  device=device)
-
-
-def var(a: Any, axis: Any = None, dtype: Any = None, *, ddof: Any = 0, keepdims: bool = False,
-        variant: str | None = None, device: str | None = None) -> Any:
-    """Variance (``np.var``): the mean squared deviation, divided by ``N - ddof``; float64
-    accumulation of shifted sums in one pass on the GPU (see ``axis_cuda``)."""
-    return reduce(a, "var", axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
+    return reduce(a, "sum", axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                   variant=variant, device=device)
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, *, ddof: Any = 0, keepdims: bool = False,
-        variant: str | None = None, device: str | None = None) -> Any:
+def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        *, variant: str | None = None, device: str | None = None) -> Any:
+    """Smallest element (``np.min``); NaN if any is NaN; ``ValueError`` when empty."""
+    return reduce(a, "min", axis=axis, out=out, keepdims=keepdims, variant=variant,
+                  device=device)
+
+
+def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        *, variant: str | None = None, device: str | None = None) -> Any:
+    """Largest element (``np.max``); NaN if any is NaN; ``ValueError`` when empty."""
+    return reduce(a, "max", axis=axis, out=out, keepdims=keepdims, variant=variant,
+                  device=device)
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         *, variant: str | None = None, device: str | None = None) -> Any:
+    """Arithmetic mean (``np.mean``), accumulated in float64; NaN with a RuntimeWarning for an
+    empty slice. ``mean(x, axis=1)`` of an M x N array is the per-series mean."""
+    return reduce(a, "mean", axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                  variant=variant, device=device)
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, *, variant: str | None = None, device: str | None = None) -> Any:
+    """Variance (``np.var``): the mean squared deviation, divided by ``N - ddof``; float64
+    accumulation of shifted sums in one pass on the GPU (see ``axis_cuda``)."""
+    return reduce(a, "var", axis=axis, dtype=dtype, out=out, keepdims=keepdims, ddof=ddof,
+                  variant=variant, device=device)
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, *, variant: str | None = None, device: str | None = None) -> Any:
     """Standard deviation (``np.std``): the square root of :func:`var`."""
-    return reduce(a, "std", axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
+    return reduce(a, "std", axis=axis, dtype=dtype, out=out, keepdims=keepdims, ddof=ddof,
                   variant=variant, device=device)
