@@ -163,26 +163,3 @@ def test_series_index_above_2_to_32() -> None:
         del out
         np.testing.assert_array_equal(got, reference(n, m - 6, m).astype(np.float32))
 
-
-def _best_ms(fn, runs: int = 5) -> float:
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    best = float("inf")
-    for _ in range(runs):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        best = min(best, cupy.cuda.get_elapsed_time(start, stop))
-    return best
-
-
-def test_warp_scan_much_faster_than_k1() -> None:
-    """8192 x 8192 float32 (268 MB written): the coalesced scan against the report's K1."""
-    out = cupy.empty((8192, 8192), dtype=np.float32)
-    fns = {name: functools.partial(registry.get("random_walk", name).fn, out, PARAMS)
-           for name in ("warp_scan", "k1_thread_per_series")}
-    for fn in fns.values():
-        fn()  # compile and warm up
-    ms = {name: _best_ms(fn) for name, fn in fns.items()}
-    print({k: f"{v:.3f} ms, {out.nbytes / v / 1e6:.0f} GB/s" for k, v in ms.items()})
-    assert ms["k1_thread_per_series"] >= 3 * ms["warp_scan"], ms
