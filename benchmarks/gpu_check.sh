@@ -3,7 +3,7 @@
 # campaigns. Writes under $OUT (the device tool brings it back; at most 8 files there):
 #   device.json pytest-gpu.log gpu_check.log {histogram,reduce,matmul,series}-<campaign>.json
 # Set WARPLAB_COMMIT=<sha> where the tree was copied without its current git metadata.
-# Usage: benchmarks/gpu_check.sh [all|tests|large|table|full|quick|rtable|rfull|rquick|mtable|mfull|mquick|stable|sfull|squick ...]
+# Usage: benchmarks/gpu_check.sh [all|tests|sanitize|large|table|full|quick|rtable|rfull|rquick|mtable|mfull|mquick|stable|sfull|squick ...]
 set -u -o pipefail
 OUT=${OUT:-/tmp/warplab-out}
 mkdir -p "$OUT"
@@ -23,6 +23,14 @@ python3 -m warplab device --measure --json > "$OUT/device.json" || log "device F
 if has tests; then
   log "pytest -m gpu"
   python3 -m pytest -m gpu tests -q -rs -p no:cacheprovider -x 2>&1 | tail -n 40 | tee "$OUT/pytest-gpu.log"
+fi
+if [[ " $stages " == *" sanitize "* ]]; then  # not part of all: slow (minutes)
+  log "compute-sanitizer memcheck / racecheck on the new kernels, small shapes"
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -m gpu -q -p no:cacheprovider \
+      tests/gpu/test_random_walk_gpu.py tests/gpu/test_reduce_axis_gpu.py -k "3-31 or 7-1023 or 999-77" \
+      2>&1 | tail -n 15 | tee -a "$OUT/pytest-gpu.log"
+  done
 fi
 if has large; then
   log "pytest -m large"

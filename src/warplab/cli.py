@@ -64,6 +64,17 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="figures and an HTML page from results JSON")
     r.add_argument("src", help="a results folder or JSON file")
     r.add_argument("--out", default=None, help="output folder (default: SRC/report)")
+
+    c = sub.add_parser("compare", help="B against A: matched records, B/A, faster/slower/same")
+    c.add_argument("a", help="the baseline results JSON")
+    c.add_argument("b", help="the results JSON compared with it")
+    c.add_argument("--threshold", type=float, default=0.0, metavar="PCT",
+                   help="minimum relative difference (%%) on top of the noise (default 0)")
+    c.add_argument("--fail-on-slower", action="store_true",
+                   help="exit with status 1 when any pair is SLOWER (for CI)")
+    c.add_argument("--figure", default=None, metavar="PATH", help="write the B/A figure (PNG)")
+    c.add_argument("--json", dest="json_path", default=None, metavar="PATH",
+                   help="write the comparison as JSON")
     return p
 
 

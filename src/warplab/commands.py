@@ -89,3 +89,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     html = build_report(src, Path(args.out) if args.out else None)
     console.print(f"report: {html}")
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``warplab compare A B``: B's records against A's (``bench/compare.py``), 80 columns."""
+    from .bench import compare
+
+    result = compare.compare_files(args.a, args.b, threshold=args.threshold)
+    for item in compare.renderables(result):
+        console.print(item, width=80)
+    if args.json_path:
+        console.print(f"comparison: {compare.write_json(result, args.json_path)}", width=80,
+                      markup=False)
+    if args.figure:
+        from .report.compare_figure import ratio_figure
+
+        console.print(f"figure: {ratio_figure(result, args.figure)}", width=80, markup=False)
+    return compare.exit_status(result, args.fail_on_slower)

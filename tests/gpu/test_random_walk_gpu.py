@@ -27,8 +27,10 @@ from warplab.families.series import walk_cuda as wc  # noqa: E402
 
 VARIANTS = [v.name for v in registry.variants("random_walk", "cuda")]
 SEQUENTIAL = {"k1_thread_per_series", "k1_thread_per_series_b32"}
+# (999, 77): 16 lanes per series, 2 series per warp; (4099, 777): m >= TASKS long series (one
+# segment of several tiles per series, carried without a prefix).
 SHAPES = [(1, 1), (1, 100003), (100003, 1), (3, 31), (7, 1023), (1000, 1025), (1048576, 32),
-          (16, 2**24 + 3)]
+          (16, 2**24 + 3), (999, 77), (4099, 777)]
 BIG = [s for s in SHAPES if s[0] * s[1] > 1 << 22]
 DTYPES = ("float32", "float64")
 PARAMS = walk.WalkParams(seed=2024, start=100.0, eps=1e-3)
@@ -68,7 +70,7 @@ def run_variant(name: str, m: int, n: int, dtype: str) -> cupy.ndarray:
 def assert_close(got: np.ndarray, want64: np.ndarray, n: int, dtype: str, what: str) -> None:
     want = want64.astype(dtype).astype(np.float64)
     g = got.astype(np.float64)
-    bad = np.abs(g - want) > wc.scan_rtol(n, dtype) * np.abs(want)
+    bad = ~(np.abs(g - want) <= wc.scan_rtol(n, dtype) * np.abs(want))  # NaN is bad too
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise AssertionError(f"{what}: {int(bad.sum())} values beyond rtol "
@@ -114,7 +116,7 @@ def test_big_shapes_agree_on_every_row(shape: tuple[int, int], dtype: str) -> No
     scan = run_variant("warp_scan", m, n, dtype)
     ref = seq.astype(np.float64, copy=False)
     diff = cupy.abs(scan.astype(np.float64, copy=False) - ref)
-    bad = diff > wc.scan_rtol(n, dtype) * cupy.abs(ref)
+    bad = ~(diff <= wc.scan_rtol(n, dtype) * cupy.abs(ref))  # NaN is bad too
     assert int(bad.sum()) == 0
 
 

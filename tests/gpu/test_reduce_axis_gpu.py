@@ -121,6 +121,36 @@ def test_columns_fills_gpu_with_few_columns() -> None:
         compare(run_variant("columns", x, op), x, op, U[np.dtype(np.float64)])
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint64"])
+def test_integer_partials(dtype: str) -> None:
+    """Integer sums (wrapping) and min/max over the whole range through partials and the
+    last-block finish: rows split over S > 1 blocks, columns over S > 1 row ranges. Exact."""
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(5).integers(info.min, info.max, size=(4, 70_001), dtype=dtype,
+                                           endpoint=True)
+    for variant in ("rows_adaptive", "columns"):
+        for op in ("sum", "min", "max"):
+            np.testing.assert_array_equal(run_variant(variant, x, op), getattr(np, op)(x, axis=1))
+
+
+def test_moments_through_partials() -> None:
+    """var/std with ddof=1 and series_stats_rows (rows and columns, S > 1 splits); float16
+    series statistics are float64 results computed in float64."""
+    x = host("random", "float64", 4, 70_001)
+    for variant in ("rows_adaptive", "columns"):
+        for op in ("var", "std"):
+            compare(run_variant(variant, x, op, ddof=1), x, op, U[np.dtype(np.float64)], ddof=1)
+    for xs in (x, x.astype(np.float16)):
+        x64 = xs.astype(np.float64)
+        m = x64.mean(axis=1)
+        norm_ref = np.sqrt(((x64 - m[:, None]) ** 2).sum(axis=1))
+        for xd in (cupy.asarray(xs), cupy.asfortranarray(cupy.asarray(xs))):
+            mean, norm = series_stats_rows(xd)
+            assert mean.dtype == np.float64 and norm.dtype == np.float64
+            np.testing.assert_allclose(mean.get(), m, rtol=1e-12, atol=1e-12 * np.abs(x64).max())
+            np.testing.assert_allclose(norm.get(), norm_ref, rtol=1e-10)
+
+
 BIG = [("rows_adaptive", (1 << 20, 32), "float32", ("mean", "var", "max")),
        ("rows_adaptive", (1 << 20, 32), "float64", ("sum",)),
        ("rows_adaptive", (16, (1 << 24) + 3), "float32", ("mean", "std", "min")),

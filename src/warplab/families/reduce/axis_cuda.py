@@ -232,11 +232,12 @@ def to_native(x2d: Any, op: str, dtype: np.dtype) -> tuple[Any, Callable[[Any], 
     """(``x2d`` in a dtype the kernels take, what turns their result back into ``dtype``'s).
 
     int32/int64/float32/float64 pass through. One conversion pass (a C-contiguous copy) for
-    bool/int8/int16/uint8/uint16 (to int32), uint32 (to int64), float16 (to float32) and uint64
-    mean/var/std (to float64). uint64 sums reinterpret the bits as int64 (two's complement sums
-    wrap identically, no pass); uint64 min/max flip the sign bit (one pass) so that signed order
-    is unsigned order, and flip it back in the result. Works for NumPy arrays too (the CPU
-    tests check the mappings).
+    bool/int8/int16/uint8/uint16 (to int32), uint32 (to int64), float16 (to float32; to float64
+    for ``"stats"``, whose float16 results are float64) and uint64 mean/var/std (to float64).
+    uint64 sums reinterpret the bits as int64 (two's complement sums wrap identically, no
+    pass); uint64 min/max flip the sign bit (one pass) so that signed order is unsigned order,
+    and flip it back in the result. Works for NumPy arrays too (the CPU tests check the
+    mappings).
 
     Performance: none for native dtypes and uint64 sums; otherwise one elementwise pass that
     reads the input and writes a 4- or 8-byte copy (one CuPy launch), plus a cast of the
@@ -253,8 +254,8 @@ def to_native(x2d: Any, op: str, dtype: np.dtype) -> tuple[Any, Callable[[Any], 
         return x2d.astype(_F64, order="C"), ident
     if dtype == np.uint32:
         t = _I64
-    elif dtype == np.float16:
-        t = np.dtype(np.float32)
+    elif dtype == np.float16:  # "stats" returns float64 (series_stats_rows): a float64 kernel
+        t = _F64 if op == "stats" else np.dtype(np.float32)
     else:
         t = np.dtype(np.int32)
     back = (lambda r: r.astype(dtype)) if op in ("min", "max") else ident

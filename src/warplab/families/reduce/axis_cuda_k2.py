@@ -140,6 +140,14 @@ def k2_shared_unrolled(x2d: Any, job: AxisJob) -> Any:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _resident(t: str, mean: str, block: int, device_id: int) -> int:
+    """Resident ``k2_multiblock`` blocks (SMs x occupancy), cached: the occupancy reads the
+    device properties, a slow query, which a call must not repeat."""
+    k = _kernel("k2_multiblock", t, mean, block, device_id)
+    return sm_count(device_id) * occupancy_blocks_per_sm(k, block, 0)
+
+
 def k2_splits(rows: int, n: int, block: int, resident_blocks: int) -> int:
     """Blocks per series of ``k2_multiblock`` (pure: CPU-tested): as many as fill the GPU
     (resident blocks // rows), at least one, at most one per ``block`` values, and within the
@@ -165,7 +173,7 @@ def k2_multiblock(x2d: Any, job: AxisJob) -> Any:
     rows, n, t, mean, dev, out = _setup(x2d, job)
     b = k2_block(n)
     k = _kernel("k2_multiblock", t, mean, b, dev)
-    nb = k2_splits(rows, n, b, sm_count(dev) * occupancy_blocks_per_sm(k, b, 0))
+    nb = k2_splits(rows, n, b, _resident(t, mean, b, dev))
     chunk = -(-n // nb)
     nb = -(-n // chunk)
     partials = _ac._empty(rows * nb if nb > 1 else 1, x2d.dtype)
