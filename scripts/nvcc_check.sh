@@ -27,7 +27,7 @@ for cu in src/warplab/families/*/*.cu src/warplab/bench/*.cu; do
   opts=$(defines "$cu")
   for arch in sm_75 sm_90; do
     # shellcheck disable=SC2086
-    if "$NVCC" -arch=$arch -std=c++17 -DWARPLAB_NVCC_CHECK $opts -Werror all-warnings -Xptxas -v \
+    if "$NVCC" -arch=$arch -std=c++17 -DWARPLAB_NVCC_CHECK -Isrc/warplab/core $opts -Werror all-warnings -Xptxas -v \
          -c "$cu" -o "$tmp/$name-$arch.o" > "$tmp/$name-$arch.log" 2>&1; then
       echo "nvcc_check: $cu ($arch) OK"
     else

@@ -127,3 +127,16 @@ def test_cli_shows_the_traceback_of_a_bug(monkeypatch: pytest.MonkeyPatch, capsy
     assert err.startswith("warplab: error: unknown reduce variant") and err.count("\n") == 1
     with pytest.raises(ValueError):
         cli.main(["--debug", "device"])
+
+
+def test_shared_header_is_included_not_copied() -> None:
+    """Lim / is_nan live once, in core/warplab.cuh; the loader finds it and keys on its hash."""
+    from warplab.core import loader
+
+    assert loader.HEADER.exists() and f"-I{loader.HEADER.parent}" in loader.BASE_OPTIONS
+    from pathlib import Path
+
+    fam = Path(loader.__file__).resolve().parent.parent / "families"
+    for cu in fam.glob("*/*.cu"):
+        text = cu.read_text()
+        assert "struct Lim<int>" not in text, f"{cu.name} copies the shared header"

@@ -16,7 +16,16 @@ from typing import Any, Mapping, Sequence
 
 from .errors import KernelCompileError
 
-BASE_OPTIONS = ("-std=c++17",)
+_CORE = Path(__file__).resolve().parent
+HEADER = _CORE / "warplab.cuh"  # the shared helpers every family's .cu may include
+BASE_OPTIONS = ("-std=c++17", f"-I{_CORE}")
+
+
+@functools.lru_cache(maxsize=1)
+def _header_digest() -> str:
+    """Hash of the shared header: part of every module's options, so that CuPy's on-disk
+    cache (keyed by source and options) never serves a kernel built with an older header."""
+    return hashlib.sha256(HEADER.read_bytes()).hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,7 +65,8 @@ def get_kernel(source: Path, expression: str, *, all_expressions: Sequence[str] 
     names = tuple(all_expressions) or (expression,)
     if expression not in names:
         raise ValueError(f"{expression!r} is not among the module's expressions")
-    mod = _module(source, digest, tuple(options), names, cupy.cuda.Device().id)
+    opts = tuple(options) + (f"-DWARPLAB_HEADER_HASH=0x{_header_digest()}ULL",)
+    mod = _module(source, digest, opts, names, cupy.cuda.Device().id)
     return mod.get_function(expression)
 
 

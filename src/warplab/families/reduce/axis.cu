@@ -11,9 +11,7 @@
 // floating sums and means, long long for integer sums, T for min/max, Mom (shifted moments) for
 // var / std / stats. 64-bit indices throughout.
 
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
+#include "warplab.cuh"  // u64, i64, u32, Lim<A>, is_nan (core/warplab.cuh)
 
 // --- launch constants: the launch plans hold them; defaults only for the nvcc compile check ---
 #ifndef WARPLAB_AXIS_BLOCK
@@ -59,25 +57,6 @@ struct Mom {  // shifted moments of one slice: s1 = sum(x - k), s2 = sum((x - k)
     double s1, s2;
 };
 
-template <class A> struct Lim;
-template <> struct Lim<int> {
-    __device__ static int lowest() { return -2147483647 - 1; }
-    __device__ static int highest() { return 2147483647; }
-};
-template <> struct Lim<i64> {
-    __device__ static i64 lowest() { return (i64)(-9223372036854775807LL - 1); }
-    __device__ static i64 highest() { return 9223372036854775807LL; }
-};
-template <> struct Lim<float> {
-    __device__ static float lowest() { return __int_as_float(0xff800000); }   // -inf
-    __device__ static float highest() { return __int_as_float(0x7f800000); }  // +inf
-};
-template <> struct Lim<double> {
-    __device__ static double lowest() { return __longlong_as_double(0xfff0000000000000ULL); }
-    __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000ULL); }
-};
-
-template <class A> __device__ __forceinline__ bool is_nan(A x) { return x != x; }
 
 // Every policy: SHIFT (reads slice[0] as the shift k), identity<A>(), add(acc, x, k),
 // combine(a, b), store(out, i, acc, n, k, ddof, out2) writing the slice's result(s).

@@ -5,34 +5,13 @@
 // float32 sums in double (accurate: a few ulps of the float64 sum), means in double.
 // Min and max propagate NaN like NumPy.
 
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
+#include "warplab.cuh"  // u64, i64, u32, Lim<A>, is_nan (core/warplab.cuh)
 
 #ifndef WARPLAB_REDUCE_BLOCK
 #error "WARPLAB_REDUCE_BLOCK is passed by the launch plan (-DWARPLAB_REDUCE_BLOCK=..., cuda.py DEFINES)"
 #endif
 constexpr u32 DIM = WARPLAB_REDUCE_BLOCK;  // the lecture's block size
 
-template <class A> struct Lim;
-template <> struct Lim<int> {
-    __device__ static int lowest() { return -2147483647 - 1; }
-    __device__ static int highest() { return 2147483647; }
-};
-template <> struct Lim<i64> {
-    __device__ static i64 lowest() { return (i64)(-9223372036854775807LL - 1); }
-    __device__ static i64 highest() { return 9223372036854775807LL; }
-};
-template <> struct Lim<float> {
-    __device__ static float lowest() { return __int_as_float(0xff800000); }   // -inf
-    __device__ static float highest() { return __int_as_float(0x7f800000); }  // +inf
-};
-template <> struct Lim<double> {
-    __device__ static double lowest() { return __longlong_as_double(0xfff0000000000000ULL); }
-    __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000ULL); }
-};
-
-template <class A> __device__ __forceinline__ bool is_nan(A x) { return x != x; }
 
 struct OpSum {
     template <class A> __device__ static A identity() { return A(0); }
