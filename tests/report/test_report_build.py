@@ -158,10 +158,9 @@ def parse_tables(page: str) -> list[dict[str, Any]]:
 def h100_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     d = tmp_path_factory.mktemp("h100")
     write(d / "h100.json", cuda_doc())
-    write(d / "future.json", {"schema": 2, "meta": meta("SchemaTwoGPU", "cuda", 1.0),
-                              "results": [record("global", 8)]})
-    write(d / "config.json", {"schema": 1, "something": "else"})
-    (d / "broken.json").write_text("{not json")
+    # JSON files of other kinds next to results files (a saved `warplab device` answer, a list)
+    write(d / "device.json", {"backend": "cuda", "name": "DeviceFileGPU", "sms": 1})
+    write(d / "list.json", [1, 2, 3])
     index = build_report(d)
     return index, index.read_text(encoding="utf-8")
 
@@ -181,7 +180,7 @@ def test_index_and_header(h100_report: tuple[Path, str]) -> None:
     assert index == index.parent / "index.html" and index.parent.name == "report"
     assert index.exists()
     assert H100 in page
-    for s in ("9.0", "132", "85.0 GiB", "abc1234", "2025-01-01T00:00:00Z", "3000.0",
+    for s in ("9.0", "132", "85.0 GiB", "abc1234", "2025-01-01 00:00 UTC", "3,000 GB/s",
               "clocks not locked", "a &lt; b &amp; c", "numpy"):
         assert s in page, s
     assert "a < b & c" not in page
@@ -265,11 +264,11 @@ def test_failed_records_not_plotted(tmp_path: Path) -> None:
     assert make_figures(res, tmp_path / "none") == []
 
 
-def test_schema_and_non_results_files_skipped(h100_report: tuple[Path, str]) -> None:
-    index, page = h100_report
-    assert "SchemaTwoGPU" not in page
-    start = page.index("skipped files")
-    for name in ("future.json", "config.json", "broken.json"):
+def test_non_results_files_left_out_and_listed(h100_report: tuple[Path, str]) -> None:
+    _, page = h100_report
+    assert "DeviceFileGPU" not in page
+    start = page.index("Left out, not results files (2)")
+    for name in ("device.json", "list.json"):
         assert name in page[start:]
 
 
@@ -290,11 +289,14 @@ def test_cpu_only_report(tmp_path: Path) -> None:
     index = build_report(f)
     assert index == tmp_path / "report" / "index.html"
     pngs = sorted(p.name for p in index.parent.glob("*.png"))
-    # gbps is null on cpu: no bandwidth figure; no h2d/d2h: phases shows the kernel only
-    assert pngs == ["histogram_phases_bins-bytes_data-uniform.png",
-                    "histogram_speedup_bins-bytes_data-uniform.png",
-                    "histogram_time_bins-bytes_data-uniform.png"]
-    assert CPU in index.read_text(encoding="utf-8")
+    # gbps is null on cpu: no bandwidth figure; no h2d/d2h: no phases figure (kernel only);
+    # every time is ~4 us plus < 1%: the speedups all lie inside the run-to-run range
+    assert pngs == ["histogram_time_bins-bytes_data-uniform.png"]
+    page = index.read_text(encoding="utf-8")
+    assert CPU in page
+    assert "only the kernel phase was timed" in page
+    assert "no verified record with a bandwidth (GB/s)" in page
+    assert "pure noise: at every size the two times behind the speedup vs global overlap" in page
 
 
 def test_other_family_renders(tmp_path: Path) -> None:
@@ -342,6 +344,9 @@ def test_errors(tmp_path: Path) -> None:
     empty.mkdir()
     with pytest.raises(ValueError, match="no warplab results JSON in"):
         build_report(empty)
-    write(empty / "old.json", {"schema": 0, "results": []})
+    write(empty / "device.json", {"name": "not results"})
     with pytest.raises(ValueError, match="no warplab results JSON in"):
+        build_report(empty)
+    write(empty / "old.json", {"schema": 0, "results": []})
+    with pytest.raises(ValueError, match="old.json: schema 0"):
         build_report(empty)

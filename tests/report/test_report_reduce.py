@@ -294,4 +294,4 @@ def test_bandwidth_figure_draws_copy_roof(tmp_path: Path,
                                  order=order, ceilings={GPU: COPY_GBPS},
                                  xlabel="size (elements)")
     assert out is not None and out.read_bytes()[:4] == b"\x89PNG"
-    assert (COPY_GBPS, "measured copy bandwidth") in drawn
+    assert (COPY_GBPS, "measured copy bandwidth (3,000 GB/s)") in drawn

@@ -175,7 +175,7 @@ def test_shape_figure_draws_read_roof(doc_path: Path, tmp_path: Path,
     out = plot_bandwidth_vs_shape(rows, tmp_path / "s.png", title="t", styles={},
                                   order=list(SPEED), read_gbps={GPU: READ_GBPS})
     assert out is not None and out.read_bytes()[:4] == b"\x89PNG"
-    assert (READ_GBPS, "measured read bandwidth") in drawn
+    assert (READ_GBPS, "measured read bandwidth (3,300 GB/s)") in drawn
     assert plot_bandwidth_vs_shape([], tmp_path / "none.png", title="t", styles={}, order=[],
                                    read_gbps={}) is None
 

@@ -76,7 +76,7 @@ def test_malformed_and_failed_records_become_failures(tmp_path: Path) -> None:
 
 
 def test_explicit_non_results_file_raises(tmp_path: Path) -> None:
-    f = write(tmp_path / "x.json", {"schema": 1, "meta": {}})
+    f = write(tmp_path / "x.json", {"name": "a saved device answer"})
     with pytest.raises(ValueError, match="no warplab results JSON in"):
         load_results(f)
     res = load_results([f, write(tmp_path / "y.json", doc([rec("global", 8, 1.0)]))])

@@ -11,9 +11,11 @@ from __future__ import annotations
 from .build import build_report, build_tables
 from .gallery import FigureRef, make_figures
 from .load import Results, Row, Source, load_results
+from .skips import SkippedFigure
+from .summary import Headline, headlines
 from .tables import Table, render_table
 
 __all__ = [
-    "FigureRef", "Results", "Row", "Source", "Table", "build_report", "build_tables",
-    "load_results", "make_figures", "render_table",
+    "FigureRef", "Headline", "Results", "Row", "SkippedFigure", "Source", "Table",
+    "build_report", "build_tables", "headlines", "load_results", "make_figures", "render_table",
 ]

@@ -10,6 +10,7 @@ from .html import render_page
 from .load import Results, load_results
 from .roofline import roofline_table
 from .series import series_tables
+from .skips import SkippedFigure
 from .tables import (
     Table, failures_table, glance_tables, lecture_tables, median_tables, ratio_tables,
     speedup_tables,
@@ -46,9 +47,9 @@ def build_report(src: str | Path | list[Path], out_dir: Path | None = None) -> P
     """Write the report for one or more results files.
 
     Args:
-        src: A directory (every ``*.json`` directly in it; files whose ``schema``
-            is not 1 or without a ``results`` list are skipped), a file, or a
-            list of files.
+        src: A directory (every ``*.json`` directly in it; JSON files that are not
+            results files, e.g. a saved ``warplab device`` answer, are left out and listed
+            on the page), a file, or a list of files.
         out_dir: Where to write PNGs and ``index.html``; defaults to
             ``<dir>/report/`` where ``<dir>`` is ``src`` (a directory) or the
             directory of the (first) file.
@@ -58,15 +59,17 @@ def build_report(src: str | Path | list[Path], out_dir: Path | None = None) -> P
 
     Raises:
         FileNotFoundError: A given path does not exist.
-        ValueError: No usable results JSON was found.
+        ValueError: A results file is unreadable, corrupt or of another schema (the
+            message names it), or no results JSON was found.
     """
     if not isinstance(src, (str, Path)):
         src = [Path(p) for p in src]
     results = load_results(src)
     out = Path(out_dir) if out_dir is not None else _default_out_dir(src)
     out.mkdir(parents=True, exist_ok=True)
-    figures: list[FigureRef] = make_figures(results, out)
-    page = render_page(results, figures, build_tables(results), out)
+    skipped: list[SkippedFigure] = []
+    figures: list[FigureRef] = make_figures(results, out, skipped)
+    page = render_page(results, figures, build_tables(results), out, skipped=skipped)
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
     return index

@@ -1,51 +1,30 @@
 """Matplotlib figures for the report, one function per figure kind.
 
 Figures are drawn on :class:`matplotlib.figure.Figure` objects and saved with
-the Agg renderer; pyplot (and its global backend state) is never used, so
-importing this module does not change the backend of an interactive session.
-Every plotting function only draws rows that are ``ok`` (verified, no error)
-and returns the written PNG path, or None when there is nothing to draw.
+the Agg renderer (:mod:`warplab.report.plotkit`: size, fonts, titles, legends, log2 axes);
+pyplot is never used, so importing this module does not change the backend of an interactive
+session. Every plotting function only draws rows that are ``ok`` (verified, no error) and
+returns the written PNG path, or None when there is nothing to draw.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter
 
 from .groups import BASELINE, fmt_size, largest_size, latest, step_speedups
 from .load import Row
+from .plotkit import (  # noqa: F401  (re-exported: roofline, series and others draw with them)
+    FIGSIZE, TICK_PT, _finish, _log_axes, _minor_label, _new_axes, _text, pow2_label,
+)
+from .units import fmt_bandwidth, fmt_flops, fmt_ms, flops_unit, time_unit
 
 Styles = Mapping[str, Mapping[str, Any]]
 PHASE_COLORS = {"h2d": "#9ecae1", "kernel": "#3182bd", "d2h": "#fdae6b"}
-
-
-def _text(s: str) -> str:
-    """Make a data string safe for matplotlib text (no mathtext, no hidden label)."""
-    s = s.replace("$", r"\$")
-    return " " + s if s.startswith("_") else s
-
-
-def _new_axes(figsize: tuple[float, float] = (8.5, 4.6)) -> tuple[Figure, Any]:
-    fig = Figure(figsize=figsize, dpi=100, layout="constrained")
-    return fig, fig.add_subplot()
-
-
-def _finish(fig: Figure, ax: Any, path: Path, title: str, xlabel: str, ylabel: str,
-            legend: bool = True) -> Path:
-    ax.set_title(_text(title), fontsize=10)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, which="major", alpha=0.3)
-    if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
-    return path
+Points = dict[str, list[tuple[int, float, Row]]]
 
 
 def _points(rows: Sequence[Row], series: str,
@@ -61,44 +40,6 @@ def _points(rows: Sequence[Row], series: str,
     return out
 
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def _pow2_label(x: float, _pos: Any = None) -> str:
-    k = round(math.log2(x)) if x > 0 else 0
-    return "2" + str(k).translate(_SUPERSCRIPT)
-
-
-def _minor_label(ax: Any, v: float) -> str:
-    """Label minor log ticks 2, 3 and 5 only when the y axis spans < 1.5 decades."""
-    lo, hi = ax.get_ylim()
-    if v <= 0 or lo <= 0 or hi / lo > 30:
-        return ""
-    mant = round(v / 10 ** math.floor(math.log10(v) + 1e-9))
-    return f"{v:g}" if mant in (2, 3, 5) else ""
-
-
-def _log_axes(ax: Any, sizes: Sequence[float], logy: bool = True) -> None:
-    """Log2 x axis with plain-text ``2ᵏ`` ticks; optional log10 y axis, plain labels.
-
-    Plain-text tick labels (instead of mathtext) keep rendering fast.
-    """
-    ax.set_xscale("log", base=2)
-    lo, hi = (math.floor(math.log2(min(sizes))), math.ceil(math.log2(max(sizes)))) \
-        if sizes else (0, 1)
-    step = max(1, math.ceil((hi - lo + 1) / 10))
-    ax.xaxis.set_major_locator(FixedLocator([2.0**k for k in range(lo, hi + 1, step)]))
-    ax.xaxis.set_major_formatter(FuncFormatter(_pow2_label))
-    ax.xaxis.set_minor_locator(NullLocator())
-    if logy:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: _minor_label(ax, v)))
-
-
-Points = dict[str, list[tuple[int, float, Row]]]
-
-
 def _collect(rows: Sequence[Row], order: Sequence[str],
              value: Callable[[Row], float | None]) -> Points:
     """Per series (in order) its plottable points; series without points are left out."""
@@ -106,12 +47,12 @@ def _collect(rows: Sequence[Row], order: Sequence[str],
     return {s: p for s, p in out.items() if p}
 
 
-def _draw_lines(ax: Any, pts: Points, styles: Styles) -> list[int]:
-    """Draw one line per series; return every x drawn."""
+def _draw_lines(ax: Any, pts: Points, styles: Styles, scale: float = 1.0) -> list[int]:
+    """Draw one line per series (values times ``scale``); return every x drawn."""
     xs: list[int] = []
     for s, p in pts.items():
         x = [q[0] for q in p]
-        ax.plot(x, [q[1] for q in p], label=_text(s), markersize=3, linewidth=1.3,
+        ax.plot(x, [q[1] * scale for q in p], label=_text(s), markersize=3.5, linewidth=1.4,
                 **dict(styles.get(s, {})))
         xs += x
     return xs
@@ -120,6 +61,9 @@ def _draw_lines(ax: Any, pts: Points, styles: Styles) -> list[int]:
 def plot_time_vs_size(rows: Sequence[Row], path: Path, *, title: str, styles: Styles,
                       order: Sequence[str], xlabel: str = "size (bytes)") -> Path | None:
     """Kernel median time vs size, one line per series, shaded Q10–Q90 band.
+
+    Log axes; every y tick carries its own unit (``10 µs``, ``1 ms``, ``2 s``), so a curve
+    spanning microseconds to seconds reads without exponents.
 
     Args:
         rows: Rows of one config (failed rows are ignored).
@@ -143,7 +87,10 @@ def plot_time_vs_size(rows: Sequence[Row], path: Path, *, title: str, styles: St
         ax.fill_between([q[0] for q in p], lo, hi, color=styles.get(s, {}).get("color"),
                         alpha=0.15, linewidth=0)
     _log_axes(ax, xs)
-    return _finish(fig, ax, path, title, xlabel, "kernel time, median (ms)")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: fmt_ms(v)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _p: fmt_ms(v) if _minor_label(ax, v) else ""))
+    return _finish(fig, ax, path, title, xlabel, "kernel time, median (log scale)")
 
 
 def plot_speedup_vs_baseline(rows: Sequence[Row], path: Path, *, baseline: str, title: str,
@@ -164,7 +111,7 @@ def plot_speedup_vs_baseline(rows: Sequence[Row], path: Path, *, baseline: str, 
     xs = _draw_lines(ax, pts, styles)
     ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
     _log_axes(ax, xs)
-    return _finish(fig, ax, path, title, xlabel, f"speedup vs {baseline} (×)")
+    return _finish(fig, ax, path, title, xlabel, f"speedup vs {_text(baseline)} (×)")
 
 
 def plot_ratio_vs_size(num_rows: Sequence[Row], den_rows: Sequence[Row], path: Path, *,
@@ -186,10 +133,21 @@ def plot_ratio_vs_size(num_rows: Sequence[Row], den_rows: Sequence[Row], path: P
     return _finish(fig, ax, path, title, xlabel, ylabel)
 
 
+def _roof_lines(ax: Any, devices: Sequence[str], roofs: Sequence[tuple[str, Mapping[str, float],
+                str]], fmt: Callable[[float], str], scale: float = 1.0) -> None:
+    """Horizontal roofs: ``(label, device -> value, linestyle)``, one line per device with one."""
+    for label, values, style in roofs:
+        have = [(d, values[d]) for d in devices if values.get(d)]
+        for d, v in have:
+            name = f"{label} ({fmt(v)})" + (f" — {_text(d)}" if len(have) > 1 else "")
+            ax.axhline(v * scale, color="k", linestyle=style, linewidth=1.2, label=name)
+
+
 def plot_bandwidth_vs_size(rows: Sequence[Row], path: Path, *, title: str, styles: Styles,
                            order: Sequence[str], ceilings: Mapping[str, float],
-                           xlabel: str = "size (bytes)") -> Path | None:
-    """Achieved GB/s vs size, with the measured copy bandwidth as a dashed roof.
+                           xlabel: str = "size (bytes)",
+                           read_ceilings: Mapping[str, float] | None = None) -> Path | None:
+    """Achieved GB/s vs size, with the measured bandwidth ceilings as roofs.
 
     Args:
         rows: Rows of one config (failed rows are ignored).
@@ -197,8 +155,10 @@ def plot_bandwidth_vs_size(rows: Sequence[Row], path: Path, *, title: str, style
         title: Figure title.
         styles: Series -> matplotlib line style.
         order: Series in legend order.
-        ceilings: Device name -> copy GB/s; only devices present in ``rows`` are drawn.
+        ceilings: Device name -> copy GB/s (dashed roof "measured copy bandwidth (... GB/s)");
+            only devices present in ``rows`` are drawn.
         xlabel: X-axis label.
+        read_ceilings: Device name -> read GB/s (solid roof "measured read bandwidth").
 
     Returns:
         ``path``, or None when no ok row has a positive ``gbps``.
@@ -209,12 +169,57 @@ def plot_bandwidth_vs_size(rows: Sequence[Row], path: Path, *, title: str, style
     fig, ax = _new_axes()
     xs = _draw_lines(ax, pts, styles)
     devices = sorted({q[2].device for p in pts.values() for q in p})
-    roofs = [(d, ceilings[d]) for d in devices if ceilings.get(d)]
-    for d, c in roofs:
-        label = "measured copy bandwidth" + (f" ({_text(d)})" if len(roofs) > 1 else "")
-        ax.axhline(c, color="k", linestyle="--", linewidth=1.2, label=label)
+    _roof_lines(ax, devices, [("measured read bandwidth", read_ceilings or {}, "-"),
+                              ("measured copy bandwidth", ceilings, "--")], fmt_bandwidth)
     _log_axes(ax, xs)
-    return _finish(fig, ax, path, title, xlabel, "bandwidth (GB/s)")
+    ax.set_ylim(top=ax.get_ylim()[1] * 1.6)  # room above the roofs
+    return _finish(fig, ax, path, title, xlabel, "achieved bandwidth (GB/s)")
+
+
+def plot_throughput_vs_size(rows: Sequence[Row], path: Path, *, title: str, styles: Styles,
+                            order: Sequence[str], roofs: Sequence[tuple[str, float]] = (),
+                            xlabel: str = "matrix size N") -> Path | None:
+    """Achieved FLOP/s vs size (matmul: vs N), the compute ceilings as roofs.
+
+    The unit (GFLOP/s, TFLOP/s, ...) is chosen from the largest value drawn; the y axis is
+    linear unless the values span more than 30x. Plain-integer x labels (N).
+
+    Args:
+        rows: Rows of one config (failed rows are ignored).
+        path: PNG to write.
+        title: Figure title.
+        styles: Series -> matplotlib line style.
+        order: Series in legend order.
+        roofs: ``(label, GFLOP/s)`` horizontal roofs, e.g. ``("measured SGEMM", 51213.0)``.
+        xlabel: X-axis label.
+
+    Returns:
+        ``path``, or None when no ok row has a positive rate.
+    """
+    pts = _collect(rows, order, flops_rate)
+    if not pts:
+        return None
+    values = [q[1] for p in pts.values() for q in p]
+    div, unit = flops_unit(max(values + [v for _, v in roofs]))
+    fig, ax = _new_axes()
+    xs = _draw_lines(ax, pts, styles, 1.0 / div)
+    for (label, v), style in zip(roofs, ("-", "--", ":", "-.")):
+        ax.axhline(v / div, color="k", linestyle=style, linewidth=1.2,
+                   label=f"{label} ({fmt_flops(v)})")
+    logy = max(values) / min(values) > 30
+    _log_axes(ax, xs, logy=logy, plain=True)
+    if not logy:
+        ax.set_ylim(0, max(values + [v for _, v in roofs]) / div * 1.12)
+    return _finish(fig, ax, path, title, xlabel, f"achieved throughput ({unit})")
+
+
+def flops_rate(r: Row) -> float | None:
+    """GFLOP/s of a row: ``gflops``, else ``flops`` over the kernel median; None without."""
+    if r.gflops:
+        return r.gflops
+    if r.flops and r.median:
+        return r.flops / (r.median * 1e-3) / 1e9
+    return None
 
 
 def plot_phases_at_largest(rows: Sequence[Row], path: Path, *, title: str,
@@ -233,15 +238,17 @@ def plot_phases_at_largest(rows: Sequence[Row], path: Path, *, title: str,
     phases = [p for p in PHASE_COLORS if any(at[s].stat(p) is not None for s in names)]
     if not names or not phases:
         return None
-    fig, ax = _new_axes((max(5.0, 0.8 * len(names) + 2.5), 4.6))
+    mult, unit = time_unit(max(sum(at[s].stat(p) or 0.0 for p in phases) for s in names))
+    fig, ax = _new_axes()
     bottom = [0.0] * len(names)
     for p in phases:
-        vals = [at[s].stat(p) or 0.0 for s in names]
+        vals = [(at[s].stat(p) or 0.0) * mult for s in names]
         ax.bar(range(len(names)), vals, bottom=bottom, label=p, color=PHASE_COLORS[p])
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_xticks(range(len(names)), [_text(s) for s in names], rotation=30, ha="right",
-                  fontsize=8)
-    return _finish(fig, ax, path, f"{title} (size {size:,})", "", "median time (ms)")
+                  fontsize=TICK_PT)
+    return _finish(fig, ax, path, f"{title} (size {fmt_size(size)})", "",
+                   f"median time ({unit})")
 
 
 STEP_COLOR = "#3182bd"
@@ -284,7 +291,7 @@ def plot_step_speedup(rows: Sequence[Row], path: Path, *, family: str, title: st
     values = [h for h in heights if h > 0] + [s.cumulative for s in steps if s.cumulative]
     lo, hi = min(values + [1.0]), max(values + [1.0])
     n = len(steps)
-    fig, ax = _new_axes((max(6.0, 0.72 * n + 2.8), 4.8))
+    fig, ax = _new_axes((max(FIGSIZE[0], 0.6 * n + 2.0), FIGSIZE[1] + 0.4))
     ax.set_yscale("log")
     ax.set_ylim(lo / 1.6, hi * 3.5)  # head room for the two-line labels
     xs = list(range(n))
@@ -304,10 +311,10 @@ def plot_step_speedup(rows: Sequence[Row], path: Path, *, family: str, title: st
         else:
             label = ("baseline" if s.row.variant == baseline else "first") + "\n" + cum
         ax.annotate(label, (x, h if h > 0 else lo / 1.6), xytext=(0, 3),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=6.5)
+                    textcoords="offset points", ha="center", va="bottom", fontsize=7.5)
     ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
     ax.set_xticks(xs, [_text(s.row.variant) for s in steps], rotation=35, ha="right",
-                  fontsize=8)
+                  fontsize=TICK_PT)
     ax.set_xlim(-0.6, n - 0.4)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}×"))
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: _minor_label(ax, v)))
@@ -321,6 +328,6 @@ def plot_step_speedup(rows: Sequence[Row], path: Path, *, family: str, title: st
                              label=f"{who}: {baseline} / this one"))
     handles.append(Patch(facecolor="none", edgecolor="none",
                          label=f"cum: {baseline} / this one"))
-    ax.legend(handles=handles, fontsize=7, loc="upper left")
+    ax.legend(handles=handles, fontsize=8, loc="upper left")
     return _finish(fig, ax, path, f"{title} (size {fmt_size(size)})", "", "speedup (×)",
                    legend=False)

@@ -14,16 +14,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .figures import (
-    Styles, plot_bandwidth_vs_size, plot_phases_at_largest, plot_ratio_vs_size,
-    plot_speedup_vs_baseline, plot_step_speedup, plot_time_vs_size,
+    Styles, flops_rate, plot_bandwidth_vs_size, plot_phases_at_largest, plot_ratio_vs_size,
+    plot_speedup_vs_baseline, plot_step_speedup, plot_throughput_vs_size, plot_time_vs_size,
 )
 from .groups import (
     BASELINE, RATIO_PAIR, SERIES_FAMILIES, STEP_FAMILIES, by_config, config_label, config_slug,
-    group_by, ordered_series, slug, sort_key_config, styles_for, without,
+    group_by, ordered_series, slug, sort_key_config, step_speedups, styles_for, without,
 )
-from .load import Results, Row
+from .load import Results, Row, num
 from .roofline import best_points, device_ceilings, plot_roofline
 from .series import series_figures
+from .skips import (
+    SkippedFigure, line_reason, phases_reason, ratio_noise_reason, speedup_reason, step_reason,
+)
 
 Config = tuple[tuple[str, Any], ...]
 
@@ -35,7 +38,8 @@ class FigureRef:
     Attributes:
         family: Family it belongs to.
         kind: ``time``, ``speedup``, ``step`` (step speedups at the largest
-            size; for ``reduce_axis`` one per shape), ``bandwidth``, ``phases``,
+            size; for ``reduce_axis`` one per shape), ``bandwidth``, ``throughput`` (FLOP/s
+            vs size, families with flops: matmul), ``phases``,
             ``ratio``, ``shape`` (``reduce_axis``: bandwidth vs row length at a
             fixed total size) or ``roofline`` (family ``roofline``, config
             ``(("device", name),)``, one per device).
@@ -68,66 +72,139 @@ class _Namer:
         return self.out_dir / f"{name}.png"
 
 
-def make_figures(results: Results, out_dir: Path) -> list[FigureRef]:
-    """Write every figure the results support.
+XLABELS = {"histogram": "input size (bytes)", "reduce": "input size (elements)",
+           "matmul": "matrix size N (N × N times N × N)"}
+# kinds in page order (html.py shows them in this order)
+KIND_ORDER = ("step", "throughput", "bandwidth", "shape", "speedup", "ratio", "time", "phases")
 
-    Per family and config: time vs size, bandwidth vs size, phases at the
-    largest size, and speedup vs the family's baseline (histogram: ``global``,
-    reduce: ``neighbored_gmem``). For families in ``STEP_FAMILIES`` (reduce)
-    also the step speedups at the largest size (per device; none without a
-    baseline row). For histogram also letters/ascii128 ratio vs size per
-    remaining config. The series campaign's families (``SERIES_FAMILIES``) get
-    theirs from :func:`warplab.report.series.series_figures` instead.
-    File names are ``<family>_<kind>_<config>.png``.
+
+def _title(family: str, what: str, config: Config) -> str:
+    return f"{family}: {what}" + (f" — {config_label(config)}" if config else "")
+
+
+def _roof_maps(results: Results) -> tuple[dict[str, float], dict[str, float]]:
+    """Device -> measured copy GB/s, device -> measured read GB/s (newest run's values)."""
+    copy: dict[str, float] = {}
+    read: dict[str, float] = {}
+    for dev in {s.device_name for s in results.sources}:
+        ceil = device_ceilings(results.sources, dev)
+        if (c := num(ceil.get("copy_gbps"))) and c > 0:
+            copy[dev] = c
+        if (r := num(ceil.get("read_gbps"))) and r > 0:
+            read[dev] = r
+    return copy, read
+
+
+def compute_roofs(results: Results, rows: Sequence[Row]) -> list[tuple[str, float]]:
+    """``(label, GFLOP/s)``: the measured SGEMM / DGEMM ceiling of each device and dtype in
+    ``rows`` (float64 rows get DGEMM, every other dtype SGEMM)."""
+    out: list[tuple[str, float]] = []
+    devices = sorted({r.device for r in rows})
+    for dev in devices:
+        ceil = device_ceilings(results.sources, dev)
+        dtypes = sorted({str(r.params.get("dtype")) for r in rows if r.device == dev})
+        keys = sorted({"dgemm" if d == "float64" else "sgemm" for d in dtypes}, reverse=True)
+        for key in keys:
+            v = num(ceil.get(f"{key}_gflops"))
+            if v and v > 0:
+                out.append((f"measured {key.upper()}" + (f" — {dev}" if len(devices) > 1
+                                                         else ""), v))
+    return out
+
+
+def make_figures(results: Results, out_dir: Path,
+                 skipped: list[SkippedFigure] | None = None) -> list[FigureRef]:
+    """Write every figure the results support; note the ones not worth drawing.
+
+    Per family and config: bandwidth vs size with the measured read and copy roofs (matmul:
+    throughput in FLOP/s vs N with the SGEMM / DGEMM roofs), speedup vs the family's baseline
+    (histogram: ``global``, reduce: ``neighbored_gmem``), kernel time vs size, and phases at
+    the largest size. For families in ``STEP_FAMILIES`` (reduce) also the step speedups at the
+    largest size (per device; none without a baseline row). For histogram also letters/ascii128
+    ratio vs size per remaining config. The series campaign's families (``SERIES_FAMILIES``)
+    get theirs from :func:`warplab.report.series.series_figures` instead. A figure with one
+    point per line, one bar, only the kernel phase, or nothing but noise
+    (:mod:`warplab.report.skips`) is not drawn; ``skipped`` receives why.
 
     Args:
         results: Loaded results.
         out_dir: Directory to write PNGs into (created if needed).
+        skipped: When given, a :class:`SkippedFigure` is appended for every figure left out.
 
     Returns:
         The figures written, in page order.
     """
     name = _Namer(out_dir)
-    ceilings = {s.device_name: s.copy_gbps for s in results.sources if s.copy_gbps}
+    copy, read = _roof_maps(results)
+    notes: list[SkippedFigure] = [] if skipped is None else skipped
     refs: list[FigureRef] = []
     for family in results.families():
         if family in SERIES_FAMILIES:
             continue
-        frows = [r for r in results.rows if r.family == family]
-        ok = [r for r in frows if r.ok]
+        ok = [r for r in results.rows if r.family == family and r.ok]
         styles = styles_for(family, ok)
         multi = len({(r.device, r.backend) for r in ok}) > 1
-        xlabel = {"histogram": "size (bytes)", "reduce": "size (elements)"}.get(family, "size")
+        xlabel = XLABELS.get(family, "size")
+        flops = any(r.flops for r in ok)
         for config, crows in by_config(ok):
             order = ordered_series(family, crows)
-            label, cs = config_label(config), config_slug(config)
-            specs: list[tuple[str, str]] = [("time", "kernel time vs size")]
-            if family in BASELINE:
-                specs.append(("speedup", f"speedup vs {BASELINE[family]}"))
-            specs += [("bandwidth", "bandwidth vs size"), ("phases", "phases at largest size")]
-            for kind, what in specs:
-                tt = f"{family}: {what} — {label}"
-                path = name(family, kind, cs)
-                if kind == "time":
-                    out = plot_time_vs_size(crows, path, title=tt, styles=styles, order=order,
-                                            xlabel=xlabel)
-                elif kind == "speedup":
-                    out = plot_speedup_vs_baseline(crows, path, baseline=BASELINE[family],
-                                                   title=tt, styles=styles, order=order,
-                                                   xlabel=xlabel)
-                elif kind == "bandwidth":
-                    out = plot_bandwidth_vs_size(crows, path, title=tt, styles=styles,
-                                                 order=order, ceilings=ceilings, xlabel=xlabel)
-                else:
-                    out = plot_phases_at_largest(crows, path, title=tt, order=order)
-                if out is not None:
-                    refs.append(FigureRef(family, kind, config, tt, out, tuple(order)))
+            cs = config_slug(config)
+            specs = ["throughput"] if flops else ["bandwidth"]
+            specs += (["speedup"] if family in BASELINE else []) + ["time", "phases"]
+            for kind in specs:
+                what = {"throughput": "throughput vs N" if family == "matmul" else
+                        "throughput vs size", "bandwidth": "bandwidth vs size",
+                        "speedup": f"speedup vs {BASELINE.get(family)}",
+                        "time": "kernel time vs " + ("N" if family == "matmul" else "size"),
+                        "phases": "phases at the largest size"}[kind]
+                tt = _title(family, what, config)
+                why = _reason(kind, crows, family)
+                if why is None:
+                    path = name(family, kind, cs)
+                    out = _draw(kind, crows, path, tt, styles, order, xlabel, family, copy,
+                                read, compute_roofs(results, crows))
+                    if out is not None:
+                        refs.append(FigureRef(family, kind, config, tt, out, tuple(order)))
+                        continue
+                    why = "nothing to draw"
+                notes.append(SkippedFigure(family, kind, config, tt, why))
             if family in STEP_FAMILIES and family in BASELINE:
-                refs += _step_figures(family, config, crows, name, multi)
+                refs += _step_figures(family, config, crows, name, multi, notes)
         if family == "histogram":
-            refs += _ratio_figures(ok, name, styles)
+            refs += _ratio_figures(ok, name, styles, notes)
     refs += [FigureRef(*f) for f in series_figures(results, name)]
     return refs + _roofline_figures(results, name)
+
+
+def _reason(kind: str, rows: Sequence[Row], family: str) -> str | None:
+    if kind == "time":
+        return line_reason(rows, lambda r: r.median, "a kernel time")
+    if kind == "bandwidth":
+        return line_reason(rows, lambda r: r.gbps, "a bandwidth (GB/s)")
+    if kind == "throughput":
+        return line_reason(rows, flops_rate, "a FLOP/s rate")
+    if kind == "speedup":
+        return (line_reason(rows, lambda r: r.median, "a kernel time")
+                or speedup_reason(rows, BASELINE[family]))
+    return phases_reason(rows)
+
+
+def _draw(kind: str, rows: Sequence[Row], path: Path, title: str, styles: Styles,
+          order: Sequence[str], xlabel: str, family: str, copy: dict[str, float],
+          read: dict[str, float], compute: list[tuple[str, float]]) -> Path | None:
+    if kind == "time":
+        return plot_time_vs_size(rows, path, title=title, styles=styles, order=order,
+                                 xlabel=xlabel)
+    if kind == "speedup":
+        return plot_speedup_vs_baseline(rows, path, baseline=BASELINE[family], title=title,
+                                        styles=styles, order=order, xlabel=xlabel)
+    if kind == "bandwidth":
+        return plot_bandwidth_vs_size(rows, path, title=title, styles=styles, order=order,
+                                      ceilings=copy, xlabel=xlabel, read_ceilings=read)
+    if kind == "throughput":
+        return plot_throughput_vs_size(rows, path, title=title, styles=styles, order=order,
+                                       roofs=compute, xlabel=xlabel)
+    return plot_phases_at_largest(rows, path, title=title, order=order)
 
 
 def _roofline_figures(results: Results, name: _Namer) -> list[FigureRef]:
@@ -145,13 +222,20 @@ def _roofline_figures(results: Results, name: _Namer) -> list[FigureRef]:
 
 
 def _step_figures(family: str, config: Config, crows: Sequence[Row], name: _Namer,
-                  multi: bool) -> list[FigureRef]:
+                  multi: bool, notes: list[SkippedFigure]) -> list[FigureRef]:
     """Step-speedup bars at the largest size, one figure per device."""
     refs: list[FigureRef] = []
     baseline = BASELINE[family]
-    label, cs = config_label(config), config_slug(config)
+    cs = config_slug(config)
     for device, drows in sorted(group_by(crows, lambda r: r.device).items()):
-        title = f"{family}: step speedup — {label}" + (f" — {device}" if multi else "")
+        title = _title(family, "step speedups", config) + (f" — {device}" if multi else "")
+        size, steps = step_speedups(family, drows, baseline)
+        if size is None:
+            continue  # no baseline row: the speedup notes say so
+        why = step_reason(len(steps))
+        if why is not None:
+            notes.append(SkippedFigure(family, "step", config, title, why))
+            continue
         path = name(family, "step", cs, *([device] if multi else []))
         out = plot_step_speedup(drows, path, family=family, title=title, baseline=baseline)
         if out is not None:
@@ -160,7 +244,8 @@ def _step_figures(family: str, config: Config, crows: Sequence[Row], name: _Name
     return refs
 
 
-def _ratio_figures(ok: Sequence[Row], name: _Namer, styles: Styles) -> list[FigureRef]:
+def _ratio_figures(ok: Sequence[Row], name: _Namer, styles: Styles,
+                   notes: list[SkippedFigure]) -> list[FigureRef]:
     num_b, den_b = RATIO_PAIR
     refs: list[FigureRef] = []
     with_bins = [r for r in ok if any(k == "bins" for k, _ in r.config)]
@@ -172,7 +257,14 @@ def _ratio_figures(ok: Sequence[Row], name: _Namer, styles: Styles) -> list[Figu
         if not num or not den:
             continue
         order = ordered_series("histogram", num + den)
-        title = f"histogram: {num_b} / {den_b} kernel time — {config_label(rest)}"
+        title = _title("histogram", f"{num_b} / {den_b} kernel time", rest)
+        dens = {(r.series, r.size): r for r in den}
+        pairs = [(r, dens[(r.series, r.size)]) for r in num if (r.series, r.size) in dens]
+        why = (line_reason([a for a, _ in pairs], lambda r: r.median, "both mappings")
+               or ratio_noise_reason(pairs, f"{num_b} / {den_b} time ratio"))
+        if why is not None:
+            notes.append(SkippedFigure("histogram", "ratio", rest, title, why))
+            continue
         path = name("histogram", f"ratio-{num_b}-{den_b}", config_slug(rest))
         out = plot_ratio_vs_size(num, den, path, title=title, styles=styles, order=order,
                                  ylabel=f"time({num_b}) / time({den_b})")

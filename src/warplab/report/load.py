@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from ..bench.results import SCHEMA
 from .groups import assign_configs, assign_series
+from .units import parse_timestamp
 
 PHASES: tuple[str, ...] = ("h2d", "kernel", "d2h", "total")
 STATS: tuple[str, ...] = ("min", "q10", "median", "q90", "max", "noise")
@@ -138,9 +139,9 @@ class Results:
     """Merged contents of one or more results files.
 
     Attributes:
-        sources: Files that were loaded, in reading order.
-        rows: All records (ok and failed), in reading order.
-        skipped: ``(path, reason)`` for every file that was not used.
+        sources: Files that were loaded, in run order (see :func:`load_results`).
+        rows: All records (ok and failed), in run order.
+        skipped: ``(path, reason)`` for every JSON file that is not a results file.
     """
 
     sources: list[Source]
@@ -259,23 +260,51 @@ def _candidate_files(src: str | Path | Iterable[str | Path]) -> tuple[list[Path]
 def read_results_file(path: Path) -> tuple[dict[str, Any] | None, str]:
     """Read one file and check that it is a schema-1 results file.
 
+    A JSON document that does not claim to be a results file (not an object, or an object
+    with neither ``schema`` nor ``results``, e.g. a saved ``warplab device`` answer) is not one:
+    ``(None, reason)``. A file that cannot be read or parsed, or that claims to be a results
+    file and is not a readable one, is an error.
+
     Args:
         path: The JSON file.
 
     Returns:
-        ``(document, "")`` when usable, else ``(None, reason)``.
+        ``(document, "")`` when usable, ``(None, reason)`` for a JSON file of another kind.
+
+    Raises:
+        ValueError: The file is unreadable, not JSON, or a corrupt or unsupported results
+            file; the message names the file.
     """
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, f"unreadable: {exc}"
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f"cannot read results file {path}: {exc}"
+        raise ValueError(msg) from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        msg = f"corrupt results file {path}: not valid JSON ({exc})"
+        raise ValueError(msg) from None
     if not isinstance(doc, dict):
-        return None, "not a JSON object"
+        return None, f"not a warplab results file (a JSON {type(doc).__name__})"
+    if "schema" not in doc and "results" not in doc:
+        return None, "not a warplab results file (no 'schema' or 'results' key)"
     if doc.get("schema") != SCHEMA:
-        return None, f"schema {doc.get('schema')!r} is not {SCHEMA}"
+        msg = (f"unsupported results file {path}: schema {doc.get('schema')!r}, this warplab "
+               f"reads schema {SCHEMA}")
+        raise ValueError(msg)
     if not isinstance(doc.get("results"), list):
-        return None, "no 'results' list"
+        msg = f"corrupt results file {path}: no 'results' list"
+        raise ValueError(msg)
     return doc, ""
+
+
+def _run_order(item: tuple[int, Path, dict[str, Any]]) -> tuple[Any, ...]:
+    """Runs in time order (``meta.timestamp``); files without one first, then reading order."""
+    i, _, doc = item
+    meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
+    t = parse_timestamp(meta.get("timestamp"))
+    return (t is not None, t.timestamp() if t else 0.0, i)
 
 
 def load_results(src: str | Path | Iterable[str | Path]) -> Results:
@@ -283,32 +312,38 @@ def load_results(src: str | Path | Iterable[str | Path]) -> Results:
 
     Args:
         src: A directory (every ``*.json`` directly inside it is considered), a
-            file, or a list of files. Files whose ``schema`` is not 1 or that
-            have no ``results`` list are skipped.
+            file, or a list of files. JSON files of another kind (see
+            :func:`read_results_file`) are skipped and listed in ``Results.skipped``.
 
     Returns:
-        The merged results, with ``config`` and ``series`` set on every row.
+        The merged results, with ``config`` and ``series`` set on every row. Sources (and
+        rows) are in run order: by ``meta.timestamp``, files without one first, ties in
+        reading order; so where runs repeat a measurement, the newest one is read last (and
+        wins wherever the report keeps one row per key).
 
     Raises:
         FileNotFoundError: A given path does not exist.
-        ValueError: No usable results file was found.
+        ValueError: A file is unreadable, not JSON, or a corrupt or unsupported results
+            file (the message names it); or no results file was found.
     """
     files, where = _candidate_files(src)
-    sources: list[Source] = []
-    rows: list[Row] = []
+    docs: list[tuple[int, Path, dict[str, Any]]] = []
     skipped: list[tuple[Path, str]] = []
-    for path in files:
+    for i, path in enumerate(files):
         doc, reason = read_results_file(path)
         if doc is None:
             skipped.append((path, reason))
-            continue
+        else:
+            docs.append((i, path, doc))
+    if not docs:
+        raise ValueError(f"no warplab results JSON in {where}")
+    sources: list[Source] = []
+    rows: list[Row] = []
+    for _, path, doc in sorted(docs, key=_run_order):
         meta = doc.get("meta")
         source = Source(path=path, meta=meta if isinstance(meta, dict) else {})
         sources.append(source)
         rows.extend(flatten_record(rec, source) for rec in doc["results"])
-    if not sources:
-        raise ValueError(f"no warplab results JSON in {where}")
     assign_configs(rows)
     assign_series(rows)
     return Results(sources=sources, rows=rows, skipped=skipped)
-

@@ -30,6 +30,7 @@ from .figures import _finish, _new_axes, _text
 from .groups import _COLORS, _MARKERS, config_label, group_by
 from .load import Row, Source, num
 from .tables import Table
+from .units import fmt_bandwidth, fmt_flops
 
 BANDWIDTH_ROOFS = (("copy_gbps", "copy (read + write)"), ("read_gbps", "read"))
 COMPUTE_ROOFS = (("sgemm_gflops", "SGEMM"), ("dgemm_gflops", "DGEMM"))
@@ -61,6 +62,13 @@ class Roof:
     kind: str
     label: str
     value: float
+
+    @property
+    def text(self) -> str:
+        """``"SGEMM 91.0 GFLOP/s"``, ``"copy (read + write) 2,990 GB/s"``: the unit chosen from
+        the value (:mod:`warplab.report.units`)."""
+        value = fmt_bandwidth(self.value) if self.kind == "bandwidth" else fmt_flops(self.value)
+        return f"{self.label} {value}"
 
 
 @dataclass(frozen=True)
@@ -141,7 +149,7 @@ def point_roof(point: RoofPoint, ceilings: Mapping[str, Any]) -> tuple[float, st
 
 
 def device_ceilings(sources: Sequence[Source], device: str) -> dict[str, Any]:
-    """The ceilings of ``device``'s files merged in reading order (a later file's measured
+    """The ceilings of ``device``'s files merged in run order (the newest run's measured
     value wins; absent or null keys never overwrite)."""
     out: dict[str, Any] = {}
     for s in sources:
@@ -181,21 +189,21 @@ def plot_roofline(points: Sequence[RoofPoint], ceilings: Mapping[str, Any], path
     top_c = max((r.value for r in comps), default=None)
     ridges = [ridge(b.value, c.value) for b in bws for c in comps]
     x_lo, x_hi = _axis_range([p.x for p in points] + ridges)
-    fig, ax = _new_axes((9.5, 5.6))
+    fig, ax = _new_axes((12.0, 6.0))  # a full row of the page: many points, a long legend
     for b in bws:
         end = ridge(b.value, top_c) if top_c else x_hi
         ax.plot([x_lo, end], [x_lo * b.value, end * b.value], color="k",
                 linestyle="-" if b.value == top_bw else "--", linewidth=1.2,
-                label=f"roof: {b.label} {b.value:,.0f} GB/s")
+                label=f"roof: {b.text}")
     for c in comps:
         start = ridge(top_bw, c.value) if top_bw else x_lo
         ax.plot([start, x_hi], [c.value, c.value], color="0.35",
                 linestyle="-" if c.value == top_c else "--", linewidth=1.2,
-                label=f"roof: {c.label} {c.value / 1e3:,.1f} TFLOP/s")
+                label=f"roof: {c.text}")
         above = c.value == top_c  # the top roof's label above its line, the others below
-        ax.annotate(f"{c.label} {c.value / 1e3:,.1f} TFLOP/s", (x_hi, c.value),
+        ax.annotate(c.text, (x_hi, c.value),
                     xytext=(-4, 3 if above else -3), textcoords="offset points", ha="right",
-                    va="bottom" if above else "top", fontsize=7, color="0.25")
+                    va="bottom" if above else "top", fontsize=8, color="0.25")
     styles = _point_styles(points)
     for name in sorted(styles):
         pts = [p for p in points if p.name == name]

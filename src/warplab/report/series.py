@@ -30,6 +30,7 @@ from .groups import (
 from .load import Results, Row, num
 from .roofline import device_ceilings
 from .tables import Table, fmt_rel_error
+from .units import fmt_bandwidth
 
 K1 = "k1_thread_per_series"
 K2_BASELINE = "k2_basic"
@@ -270,7 +271,8 @@ def plot_bandwidth_vs_shape(rows: Sequence[Row], path: Path, *, title: str, styl
     devices = sorted({r.device for r in rows if r.ok})
     roofs = [(d, read_gbps[d]) for d in devices if read_gbps.get(d)]
     for d, c in roofs:
-        label = "measured read bandwidth" + (f" ({_text(d)})" if len(roofs) > 1 else "")
+        label = (f"measured read bandwidth ({fmt_bandwidth(c)})"
+                 + (f" — {_text(d)}" if len(roofs) > 1 else ""))
         ax.axhline(c, color="k", linestyle="-", linewidth=1.2, label=label)
     _log_axes(ax, xs)
     return _finish(fig, ax, path, title, xlabel, "bandwidth read (GB/s)")

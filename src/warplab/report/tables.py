@@ -254,19 +254,22 @@ def median_tables(results: Results) -> list[Table]:
 
 
 def failures_table(results: Results) -> Table | None:
-    """All unverified or erroring records, or None when there are none."""
+    """All unverified or erroring records, or None when there are none (the device and
+    backend columns only when the results hold more than one device)."""
     failed = results.failed_rows
     if not failed:
         return None
-    cols = ["family", "variant", "provider", "backend", "device", "params", "size",
-            "verified", "error", "file"]
-    table = Table("Failures", cols, [], "failures",
+    multi = len({(s.device_name, s.device.get("backend")) for s in results.sources}) > 1
+    cols = ["family", "variant", "provider"] + (["backend", "device"] if multi else []) + [
+        "params", "size", "verified", "error", "file"]
+    table = Table(f"Failures ({len(failed)})", cols, [], "failures",
                   note="unverified or erroring records; never plotted or tabulated as speeds.")
     for r in failed:
         params = ", ".join(f"{k}={v}" for k, v in r.params.items()
                            if k not in EXCLUDED_KEYS)
-        table.rows.append([r.family, r.variant, r.provider, r.backend, r.device, params,
-                           fmt_size(r.size), r.verified, r.error or "", r.source])
+        table.rows.append([r.family, r.variant, r.provider] + (
+            [r.backend, r.device] if multi else []) + [
+            params, fmt_size(r.size), r.verified, r.error or "", r.source])
         table.row_keys.append(config_label(r.config))
     return table
 
