@@ -10,8 +10,8 @@ for lo, hi in (("A", "Z"), ("a", "z")):
     lut[ord(lo):ord(hi) + 1] = 2                # letters
 
 data = b"Order 66 shipped on 2026-11-22.\n"
-counts = warplab.histogram(data, bins=lut)
+counts = warplab.byte_histogram(data, bins=lut)
 print(dict(zip(["control", "digit", "letter", "other"], counts.tolist())))
 assert counts.tolist() == [1, 10, 14, 7]
 assert (warplab.bincount(np.frombuffer(data, np.uint8), minlength=256) ==
-        warplab.histogram(data)).all()
+        warplab.byte_histogram(data)).all()

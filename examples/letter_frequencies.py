@@ -5,7 +5,7 @@ Runs on the GPU when one is usable, else on the NumPy backend; the result is the
 import warplab
 
 text = b"The quick brown fox jumps over the lazy dog. " * 1000
-counts = warplab.histogram(text, bins="letters")  # bytes in, NumPy out
+counts = warplab.byte_histogram(text, bins="letters")  # bytes in, NumPy out
 print("backend:", warplab.backend())
 print("other characters:", counts[0])
 for i in range(1, 27):

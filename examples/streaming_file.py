@@ -1,7 +1,7 @@
 """Histogram of a file read in chunks, accumulated into one set of bins (``accumulate=True``).
 
-warplab.histogram(path) does this by itself (memory-mapped, chunked); the loop shows the
-streaming pattern for data that arrives piece by piece, which CUB and CuPy cannot accumulate.
+warplab.byte_histogram(path) does this by itself (memory-mapped, chunked); the loop shows
+the streaming pattern for data that arrives piece by piece, which CUB and CuPy cannot accumulate.
 """
 import os
 import tempfile
@@ -19,8 +19,8 @@ with tempfile.TemporaryDirectory() as tmp:
     bins = np.zeros(256, dtype=np.int64)
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
-            warplab.histogram(chunk, out=bins, accumulate=True)
+            warplab.byte_histogram(chunk, out=bins, accumulate=True)
 
-    whole = warplab.histogram(path)  # the same in one call
+    whole = warplab.byte_histogram(path)  # the same in one call
     assert (bins == whole).all() and bins.sum() == 3_000_001
     print("most frequent byte:", int(bins.argmax()), "count:", int(bins.max()))

@@ -33,7 +33,7 @@ def test_matches_numpy(dtype: str, n: int, hi: int, minlength: int) -> None:
     if dtype == "uint8":
         hi = min(hi, 256)
     x = values(dtype, n, hi)
-    check(warplab.bincount(x, minlength), np.bincount(x, minlength=minlength))
+    check(warplab.bincount(x, None, minlength), np.bincount(x, None, minlength))
     check(warplab.bincount(x, minlength=minlength), np.bincount(x, minlength=minlength))
 
 
@@ -188,5 +188,34 @@ def test_prop_histogram_every_mapping(x: np.ndarray, bins, stride: int) -> None:
     x = x[..., ::stride]
     lut, nbins = _ref_lut(bins)
     want = np.bincount(lut[x.reshape(-1)], minlength=nbins)
-    check(warplab.histogram(x, bins), want)
-    check(warplab.histogram(x.tobytes(), bins), want)
+    check(warplab.byte_histogram(x, bins), want)
+    check(warplab.byte_histogram(x.tobytes(), bins), want)
+
+
+# ------------------------------------------------------------------------------ weights
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "bool", "int32", "int64"])
+def test_weights_positional_like_numpy(dtype: str) -> None:
+    x = values(dtype, 500, 40)
+    w = np.linspace(-1, 1, x.size)
+    got = warplab.bincount(x, w, 50)
+    want = np.bincount(x, w, 50)
+    assert isinstance(got, np.ndarray) and got.dtype == want.dtype == np.float64
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(warplab.bincount(x, weights=w), np.bincount(x, weights=w))
+
+
+def test_weights_length_mismatch() -> None:
+    with pytest.raises(ValueError, match="same length"):
+        warplab.bincount(np.array([0, 1, 2]), [1.0, 2.0])
+
+
+@PROP
+@given(x=hnp.arrays(np.int64, st.integers(0, 1000), elements=st.integers(0, 5000)),
+       minlength=st.integers(0, 6000))
+def test_prop_weighted(x: np.ndarray, minlength: int) -> None:
+    w = np.cos(np.arange(x.size))
+    got, want = warplab.bincount(x, w, minlength), np.bincount(x, w, minlength)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

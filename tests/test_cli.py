@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import warplab
@@ -94,13 +95,125 @@ def test_subprocess_python_m(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- histogram
 
 
-def test_histogram_file(capsys: pytest.CaptureFixture, text_file: Path) -> None:
-    rc, out, err = run_main(capsys, "histogram", text_file, "--bins", "letters",
+GOLDEN_BYTES = """\
+{path}: 15 bytes, bins bytes (256), numpy_chunked (cpu)
+┏━━━━━┳━━━━━━━━━┳━━━━━━━┳━━━━━━━━┓
+┃ bin ┃   label ┃ count ┃      % ┃
+┡━━━━━╇━━━━━━━━━╇━━━━━━━╇━━━━━━━━┩
+│ 108 │   108 l │     3 │ 20.000 │
+│ 122 │   122 z │     3 │ 20.000 │
+│ 111 │   111 o │     2 │ 13.333 │
+│  10 │   10 \\n │     1 │  6.667 │
+│  32 │  32 ' ' │     1 │  6.667 │
+│  72 │    72 H │     1 │  6.667 │
+│  87 │    87 W │     1 │  6.667 │
+│ 100 │   100 d │     1 │  6.667 │
+│ 101 │   101 e │     1 │  6.667 │
+│ 114 │   114 r │     1 │  6.667 │
+└─────┴─────────┴───────┴────────┘
+"""
+
+GOLDEN_LETTERS = """\
+{path}: 15 bytes, bins letters (27), numpy_chunked (cpu)
+┏━━━━━┳━━━━━━━┳━━━━━━━┳━━━━━━━━┓
+┃ bin ┃ label ┃ count ┃      % ┃
+┡━━━━━╇━━━━━━━╇━━━━━━━╇━━━━━━━━┩
+│  12 │   L/l │     3 │ 20.000 │
+│  26 │   Z/z │     3 │ 20.000 │
+│   0 │ other │     2 │ 13.333 │
+└─────┴───────┴───────┴────────┘
+"""
+
+
+def test_histogram_file_golden(capsys: pytest.CaptureFixture, text_file: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``warplab histogram FILE`` counts with the library and prints at once: default bins
+    ``bytes``, no measurement, no ceilings, no results JSON."""
+    from warplab.families.histogram import command
+
+    def no_campaign(*a, **k):
+        raise AssertionError("the plain command must not run the timing campaign")
+
+    monkeypatch.setattr(command, "run_histogram", no_campaign)
+    rc, out, err = run_main(capsys, "histogram", text_file)
+    assert rc == 0, err
+    assert out == GOLDEN_BYTES.format(path=text_file)
+    assert "measuring" not in out + err and "ceiling" not in out + err
+    assert sorted(p.name for p in text_file.parent.iterdir()) == ["in.txt"]
+
+
+def test_histogram_files_letters_top(capsys: pytest.CaptureFixture, text_file: Path,
+                                     tmp_path: Path) -> None:
+    other = tmp_path / "b.bin"
+    other.write_bytes(b"\x00\x00\xff")
+    rc, out, err = run_main(capsys, "histogram", text_file, other, "--bins", "letters",
+                            "--top", "3")
+    assert rc == 0, err
+    first, second = out.split(f"{other}: ")
+    assert first == GOLDEN_LETTERS.format(path=text_file)
+    assert second.startswith("3 bytes, bins letters (27), numpy_chunked (cpu)")
+    assert re.search(r"other\s*[│|]\s*3\b", second)
+
+
+def test_histogram_file_matches_library(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    f = tmp_path / "r.bin"
+    data = np.random.default_rng(3).integers(0, 256, 5000, dtype=np.uint8)
+    f.write_bytes(data.tobytes())
+    rc, out, err = run_main(capsys, "histogram", f, "--top", "0")
+    assert rc == 0, err
+    want = np.bincount(data, minlength=256)
+    rows = re.findall(r"^│\s*(\d+)\s*│[^│]*│\s*(\d+)\s*│", out, flags=re.M)
+    assert len(rows) == np.count_nonzero(want)
+    assert all(want[int(b)] == int(c) for b, c in rows)
+
+
+def test_histogram_file_variant(capsys: pytest.CaptureFixture, text_file: Path) -> None:
+    rc, out, err = run_main(capsys, "histogram", text_file, "--variant", "numpy_chunked")
+    assert rc == 0, err
+    assert "numpy_chunked (cpu)" in out
+
+
+def test_histogram_file_time(capsys: pytest.CaptureFixture, text_file: Path) -> None:
+    """``--time`` runs today's timing lab on the file: the bins and the timing table."""
+    rc, out, err = run_main(capsys, "histogram", text_file, "--time", "--bins", "letters",
                             "--runs", "2", "--warmup", "1")
     assert rc == 0, err
-    assert "numpy_chunked" in out
+    assert "numpy_chunked" in out and "times in ms" in out
     assert "15 bytes" in out
     assert re.search(r"L/l\s*[│|]\s*3\b", out) and re.search(r"Z/z\s*[│|]\s*3\b", out), out
+
+
+@pytest.mark.parametrize("opt", [["--runs", "2"], ["--compare"], ["--variant", "all"],
+                                 ["--pinned"]])
+def test_timing_options_imply_time(capsys: pytest.CaptureFixture, text_file: Path,
+                                   opt: list[str]) -> None:
+    rc, out, err = run_main(capsys, "histogram", text_file, *opt, "--warmup", "0",
+                            "--runs", "2")
+    assert rc == 0, err
+    assert "times in ms" in out
+
+
+def test_histogram_time_needs_one_file(capsys: pytest.CaptureFixture, text_file: Path) -> None:
+    rc, _, err = run_main(capsys, "histogram", text_file, text_file, "--time")
+    assert_user_error(rc, err, "one FILE")
+
+
+def test_histogram_size_without_generate(capsys: pytest.CaptureFixture,
+                                         text_file: Path) -> None:
+    rc, _, err = run_main(capsys, "histogram", text_file, "--size", "1K")
+    assert_user_error(rc, err, "--generate")
+
+
+def test_histogram_unknown_variant_plain(capsys: pytest.CaptureFixture, text_file: Path) -> None:
+    rc, _, err = run_main(capsys, "histogram", text_file, "--variant", "nosuch")
+    assert_user_error(rc, err, "nosuch", "numpy_chunked")
+
+
+def test_histogram_missing_among_files(capsys: pytest.CaptureFixture, text_file: Path,
+                                       tmp_path: Path) -> None:
+    rc, out, err = run_main(capsys, "histogram", text_file, tmp_path / "gone.bin")
+    assert_user_error(rc, err, "gone.bin")
+    assert "a str is taken" not in err  # the CLI's FILE is a path, not text
 
 
 def test_histogram_generate_json(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
@@ -116,8 +229,8 @@ def test_histogram_generate_json(capsys: pytest.CaptureFixture, tmp_path: Path) 
     assert r["verified"] is True and r["error"] is None
     assert r["variant"] == "numpy_chunked" and r["backend"] == "cpu"
     assert r["params"]["size"] == 4096 and r["params"]["data"] == "uniform"
-    assert r["params"]["bins"] == "ascii128"
-    assert r["bytes_moved"] == 4096 + 8 * 128
+    assert r["params"]["bins"] == "bytes"  # the library's default
+    assert r["bytes_moved"] == 4096 + 8 * 256
     assert r["gbps"] > 0
     assert len(r["phases"]["kernel"]["samples"]) == 2
     assert doc["meta"]["device"]["backend"] == "cpu"

@@ -18,7 +18,7 @@ from warplab.core.loader import defines
 def test_record_variants_lists_the_calls_in_order() -> None:
     with warplab.record_variants() as ran:
         warplab.sum(np.arange(10, dtype=np.int32))
-        warplab.histogram(b"abc")
+        warplab.byte_histogram(b"abc")
     assert [(r.family, r.variant, r.backend) for r in ran] == [
         ("reduce", "numpy", "cpu"), ("histogram", "numpy_chunked", "cpu")]
 

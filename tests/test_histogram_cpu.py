@@ -1,4 +1,4 @@
-"""warplab.histogram on the NumPy backend against plain NumPy, and its bad-input paths."""
+"""warplab.byte_histogram on the NumPy backend against plain NumPy, and its bad-input paths."""
 from __future__ import annotations
 
 import functools
@@ -79,7 +79,7 @@ def test_reference_tables_sanity() -> None:
 def test_each_byte_value_lands_in_its_bin(bins: str) -> None:
     lut, nbins = ref_table(bins)
     for c in (0, 1, 64, 65, 90, 91, 96, 97, 122, 123, 127, 128, 129, 193, 225, 255):
-        got = warplab.histogram(np.array([c], dtype=np.uint8), bins)
+        got = warplab.byte_histogram(np.array([c], dtype=np.uint8), bins)
         want = np.zeros(nbins, dtype=np.int64)
         want[lut[c]] = 1
         check(got, want)
@@ -93,7 +93,7 @@ def test_each_byte_value_lands_in_its_bin(bins: str) -> None:
 @pytest.mark.parametrize("size", SIZES)
 def test_matches_numpy(size: int, kind: str, mapping: str) -> None:
     a = sample(kind, size)
-    got = warplab.histogram(a, bins_arg(mapping))
+    got = warplab.byte_histogram(a, bins_arg(mapping))
     check(got, ref_hist(a, bins_arg(mapping)))
     assert int(got.sum()) == size
 
@@ -102,17 +102,17 @@ def test_user_lut_bin_count_is_max_plus_one() -> None:
     lut = np.zeros(256, dtype=np.int32)
     lut[200] = 9  # 10 bins, most of them empty
     a = np.arange(256, dtype=np.uint8)
-    got = warplab.histogram(a, lut)
+    got = warplab.byte_histogram(a, lut)
     want = np.zeros(10, dtype=np.int64)
     want[0], want[9] = 255, 1
     check(got, want)
     # a table given as a plain Python list works the same
-    check(warplab.histogram(a, lut.tolist()), want)
+    check(warplab.byte_histogram(a, lut.tolist()), want)
     # all-zero table: one bin
-    check(warplab.histogram(a, [0] * 256), np.array([256]))
+    check(warplab.byte_histogram(a, [0] * 256), np.array([256]))
     # 256 bins via a table (max value 255) reversing the bytes
     rev = 255 - np.arange(256)
-    check(warplab.histogram(np.array([0, 0, 3], np.uint8), rev), ref_hist(np.array([0, 0, 3]), rev))
+    check(warplab.byte_histogram(np.array([0, 0, 3], np.uint8), rev), ref_hist(np.array([0, 0, 3]), rev))
 
 
 def test_chunk_boundary_counts_every_byte() -> None:
@@ -122,7 +122,7 @@ def test_chunk_boundary_counts_every_byte() -> None:
     a[(1 << 20) - 1] = 7
     a[1 << 20] = 8
     a[-1] = 9
-    got = warplab.histogram(a)
+    got = warplab.byte_histogram(a)
     assert got[0] == n - 3 and got[7] == 1 and got[8] == 1 and got[9] == 1
 
 
@@ -140,15 +140,15 @@ def rnd() -> np.ndarray:
 def test_int8_input(rnd: np.ndarray, mapping: str) -> None:
     a = rnd.view(np.int8)
     assert (a < 0).any()
-    check(warplab.histogram(a, bins_arg(mapping)), ref_hist(rnd, bins_arg(mapping)))
+    check(warplab.byte_histogram(a, bins_arg(mapping)), ref_hist(rnd, bins_arg(mapping)))
 
 
 @pytest.mark.parametrize("mapping", MAPPINGS)
 def test_multidim_input(rnd: np.ndarray, mapping: str) -> None:
     a = rnd.reshape(3, 17, 241)
-    check(warplab.histogram(a, bins_arg(mapping)), ref_hist(rnd, bins_arg(mapping)))
+    check(warplab.byte_histogram(a, bins_arg(mapping)), ref_hist(rnd, bins_arg(mapping)))
     f = np.asfortranarray(a)
-    check(warplab.histogram(f, bins_arg(mapping)), ref_hist(rnd, bins_arg(mapping)))
+    check(warplab.byte_histogram(f, bins_arg(mapping)), ref_hist(rnd, bins_arg(mapping)))
 
 
 @pytest.mark.parametrize("mapping", MAPPINGS)
@@ -156,13 +156,13 @@ def test_non_contiguous_input(rnd: np.ndarray, mapping: str) -> None:
     b = bins_arg(mapping)
     s = rnd[::3]
     assert not s.flags.c_contiguous
-    check(warplab.histogram(s, b), ref_hist(np.ascontiguousarray(s), b))
+    check(warplab.byte_histogram(s, b), ref_hist(np.ascontiguousarray(s), b))
     s2 = rnd.reshape(17, -1)[1:, ::2]
-    check(warplab.histogram(s2, b), ref_hist(np.ascontiguousarray(s2), b))
+    check(warplab.byte_histogram(s2, b), ref_hist(np.ascontiguousarray(s2), b))
     s3 = rnd[::-1]
-    check(warplab.histogram(s3, b), ref_hist(rnd, b))
+    check(warplab.byte_histogram(s3, b), ref_hist(rnd, b))
     s4 = rnd.view(np.int8)[5::7]
-    check(warplab.histogram(s4, b), ref_hist(rnd[5::7], b))
+    check(warplab.byte_histogram(s4, b), ref_hist(rnd[5::7], b))
 
 
 @pytest.mark.parametrize("mapping", MAPPINGS)
@@ -178,7 +178,7 @@ def test_buffer_inputs(rnd: np.ndarray, mapping: str, form: str) -> None:
         x, want = memoryview(raw), rnd
     else:
         x, want = memoryview(raw)[1::2], rnd[1::2]
-    check(warplab.histogram(x, b), ref_hist(want, b))
+    check(warplab.byte_histogram(x, b), ref_hist(want, b))
 
 
 @pytest.mark.parametrize("mapping", MAPPINGS)
@@ -187,8 +187,8 @@ def test_file_path_input(tmp_path: Path, mapping: str) -> None:
     f = tmp_path / "in.txt"
     f.write_bytes(a.tobytes())
     b = bins_arg(mapping)
-    check(warplab.histogram(str(f), b), ref_hist(a, b))
-    check(warplab.histogram(f, b), ref_hist(a, b))
+    check(warplab.byte_histogram(str(f), b), ref_hist(a, b))
+    check(warplab.byte_histogram(f, b), ref_hist(a, b))
 
 
 @pytest.mark.parametrize("mapping", MAPPINGS)
@@ -199,20 +199,20 @@ def test_empty_inputs(tmp_path: Path, mapping: str) -> None:
     f.write_bytes(b"")
     for x in (str(f), f, b"", bytearray(), memoryview(b""), np.zeros(0, np.uint8),
               np.zeros((0, 5), np.int8)):
-        check(warplab.histogram(x, b), np.zeros(nbins, dtype=np.int64))
+        check(warplab.byte_histogram(x, b), np.zeros(nbins, dtype=np.int64))
 
 
 def test_input_not_modified(rnd: np.ndarray) -> None:
     a = rnd.copy()
-    warplab.histogram(a, "letters")
+    warplab.byte_histogram(a, "letters")
     np.testing.assert_array_equal(a, rnd)
 
 
 def test_explicit_cpu_device_and_variant(rnd: np.ndarray) -> None:
     want = ref_hist(rnd, "ascii128")
-    check(warplab.histogram(rnd, "ascii128", device="cpu"), want)
-    check(warplab.histogram(rnd, "ascii128", variant="numpy_chunked"), want)
-    check(warplab.histogram(rnd, "ascii128", variant="numpy_chunked", device="cpu"), want)
+    check(warplab.byte_histogram(rnd, "ascii128", device="cpu"), want)
+    check(warplab.byte_histogram(rnd, "ascii128", variant="numpy_chunked"), want)
+    check(warplab.byte_histogram(rnd, "ascii128", variant="numpy_chunked", device="cpu"), want)
     assert warplab.backend() == "cpu"
 
 
@@ -224,7 +224,7 @@ def test_out_overwrites(rnd: np.ndarray, mapping: str) -> None:
     b = bins_arg(mapping)
     want = ref_hist(rnd, b)
     out = np.full(want.size, 12345, dtype=np.int64)
-    got = warplab.histogram(rnd, b, out=out)
+    got = warplab.byte_histogram(rnd, b, out=out)
     assert got is out
     check(out, want)
 
@@ -235,10 +235,10 @@ def test_accumulate_two_chunks_equals_whole(rnd: np.ndarray, mapping: str) -> No
     want = ref_hist(rnd, b)
     out = np.zeros(want.size, dtype=np.int64)
     cut = 4099
-    r1 = warplab.histogram(rnd[:cut], b, out=out, accumulate=True)
+    r1 = warplab.byte_histogram(rnd[:cut], b, out=out, accumulate=True)
     assert r1 is out
     check(out, ref_hist(rnd[:cut], b))
-    r2 = warplab.histogram(rnd[cut:], b, out=out, accumulate=True)
+    r2 = warplab.byte_histogram(rnd[cut:], b, out=out, accumulate=True)
     assert r2 is out
     check(out, want)
 
@@ -246,13 +246,13 @@ def test_accumulate_two_chunks_equals_whole(rnd: np.ndarray, mapping: str) -> No
 def test_accumulate_adds_to_existing_values(rnd: np.ndarray) -> None:
     want = ref_hist(rnd, "letters")
     out = np.arange(27, dtype=np.int64)
-    warplab.histogram(rnd, "letters", out=out, accumulate=True)
+    warplab.byte_histogram(rnd, "letters", out=out, accumulate=True)
     check(out, want + np.arange(27))
 
 
 def test_accumulate_false_with_out_ignores_old_values() -> None:
     out = np.full(128, -5, dtype=np.int64)
-    warplab.histogram(b"\x01\x01", "ascii128", out=out, accumulate=False)
+    warplab.byte_histogram(b"\x01\x01", "ascii128", out=out, accumulate=False)
     want = np.zeros(128, dtype=np.int64)
     want[0] = 2
     check(out, want)
@@ -264,18 +264,18 @@ def test_accumulate_false_with_out_ignores_old_values() -> None:
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint32", "int64"])
 def test_non_byte_dtype_is_type_error(dtype: str) -> None:
     with pytest.raises(TypeError, match=dtype):
-        warplab.histogram(np.zeros(4, dtype=dtype))
+        warplab.byte_histogram(np.zeros(4, dtype=dtype))
 
 
 def test_float_memoryview_is_type_error() -> None:
     with pytest.raises(TypeError, match="float32"):
-        warplab.histogram(memoryview(np.zeros(4, np.float32)))
+        warplab.byte_histogram(memoryview(np.zeros(4, np.float32)))
 
 
 @pytest.mark.parametrize("name", ["byte", "ASCII128", "letter", "", "lut"])
 def test_unknown_bins_name(name: str) -> None:
     with pytest.raises(ValueError, match="bins"):
-        warplab.histogram(b"abc", name)
+        warplab.byte_histogram(b"abc", name)
 
 
 @pytest.mark.parametrize("lut", [
@@ -284,49 +284,49 @@ def test_unknown_bins_name(name: str) -> None:
 ], ids=["255", "257", "2d", "list255"])
 def test_lut_wrong_length(lut) -> None:
     with pytest.raises(ValueError, match="256"):
-        warplab.histogram(b"abc", lut)
+        warplab.byte_histogram(b"abc", lut)
 
 
 def test_lut_negative_value() -> None:
     lut = np.zeros(256, np.int64)
     lut[3] = -1
     with pytest.raises(ValueError, match="-1"):
-        warplab.histogram(b"abc", lut)
+        warplab.byte_histogram(b"abc", lut)
 
 
 def test_lut_value_256() -> None:
     lut = np.zeros(256, np.int64)
     lut[200] = 256
     with pytest.raises(ValueError, match="256"):
-        warplab.histogram(b"abc", lut)
+        warplab.byte_histogram(b"abc", lut)
 
 
 @pytest.mark.parametrize("lut", [np.zeros(256, np.float64), np.zeros(256, np.float32),
                                  [0.5] * 256])
 def test_lut_of_floats_is_type_error(lut) -> None:
     with pytest.raises(TypeError, match="integer"):
-        warplab.histogram(b"abc", lut)
+        warplab.byte_histogram(b"abc", lut)
 
 
 def test_missing_file(tmp_path: Path) -> None:
     p = tmp_path / "nope.bin"
     with pytest.raises(FileNotFoundError) as ei:
-        warplab.histogram(str(p))
+        warplab.byte_histogram(str(p))
     assert str(p) in str(ei.value)
     with pytest.raises(FileNotFoundError, match="nope.bin"):
-        warplab.histogram(p)
+        warplab.byte_histogram(p)
 
 
 def test_directory_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(OSError) as ei:
-        warplab.histogram(tmp_path)
+        warplab.byte_histogram(tmp_path)
     assert str(tmp_path) in str(ei.value)
     assert not isinstance(ei.value, FileNotFoundError)
 
 
 def test_unknown_variant_lists_valid_names() -> None:
     with pytest.raises(ValueError) as ei:
-        warplab.histogram(b"abc", variant="nosuch")
+        warplab.byte_histogram(b"abc", variant="nosuch")
     msg = str(ei.value)
     assert "nosuch" in msg
     for name in ("numpy_chunked", "lane_private_vec", "global", "private_stride"):
@@ -340,17 +340,17 @@ def test_unknown_variant_lists_valid_names() -> None:
 ], ids=["short", "long", "2d", "int32", "uint64", "float", "strided", "list"])
 def test_bad_out(out) -> None:
     with pytest.raises(ValueError, match="out"):
-        warplab.histogram(b"abc", "bytes", out=out)
+        warplab.byte_histogram(b"abc", "bytes", out=out)
 
 
 def test_out_for_another_mapping_is_rejected() -> None:
     with pytest.raises(ValueError, match="128"):
-        warplab.histogram(b"abc", "ascii128", out=np.zeros(256, np.int64))
+        warplab.byte_histogram(b"abc", "ascii128", out=np.zeros(256, np.int64))
 
 
 def test_accumulate_without_out() -> None:
     with pytest.raises(ValueError, match="out"):
-        warplab.histogram(b"abc", accumulate=True)
+        warplab.byte_histogram(b"abc", accumulate=True)
 
 
 @no_gpu
@@ -358,14 +358,14 @@ def test_accumulate_without_out() -> None:
                                      "lane_private_vec", "warp_private_vec"])
 def test_cuda_variant_without_gpu(variant: str) -> None:
     with pytest.raises(warplab.DeviceUnavailableError, match=variant):
-        warplab.histogram(b"abc", variant=variant)
+        warplab.byte_histogram(b"abc", variant=variant)
 
 
 @no_gpu
 @pytest.mark.parametrize("device", ["cuda", "gpu", "CUDA"])
 def test_cuda_device_without_gpu(device: str) -> None:
     with pytest.raises(warplab.DeviceUnavailableError):
-        warplab.histogram(b"abc", device=device)
+        warplab.byte_histogram(b"abc", device=device)
     assert issubclass(warplab.DeviceUnavailableError, warplab.WarplabError)
 
 
@@ -373,22 +373,22 @@ def test_cuda_device_without_gpu(device: str) -> None:
 def test_env_cuda_without_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WARPLAB_DEVICE", "cuda")
     with pytest.raises(warplab.DeviceUnavailableError):
-        warplab.histogram(b"abc")
+        warplab.byte_histogram(b"abc")
 
 
 def test_cpu_device_with_cuda_variant_is_value_error() -> None:
     with pytest.raises(ValueError, match="global"):
-        warplab.histogram(b"abc", variant="global", device="cpu")
+        warplab.byte_histogram(b"abc", variant="global", device="cpu")
 
 
 def test_bogus_env_device(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WARPLAB_DEVICE", "bogus")
     with pytest.raises(ValueError, match="bogus"):
-        warplab.histogram(b"abc")
+        warplab.byte_histogram(b"abc")
     with pytest.raises(ValueError, match="bogus"):
         warplab.backend()
 
 
 def test_bogus_device_argument() -> None:
     with pytest.raises(ValueError, match="tpu"):
-        warplab.histogram(b"abc", device="tpu")
+        warplab.byte_histogram(b"abc", device="tpu")

@@ -3,8 +3,9 @@ measurement lab that times every run properly.
 
 Public API::
 
-    warplab.histogram(data, bins="bytes", *, variant=None, out=None, accumulate=False)
-    warplab.bincount(x, minlength=0)
+    warplab.histogram(a, bins=10, range=None, density=None, weights=None)   # NumPy's
+    warplab.bincount(x, weights=None, minlength=0)                          # NumPy's
+    warplab.byte_histogram(data, bins="bytes", *, variant=None, out=None, accumulate=False)
     warplab.sum(a, axis=None, dtype=None, keepdims=False) / min / max / mean / var / std
     warplab.reduce(a, op, axis=None, ...)
     warplab.random_walk(m, n, *, start=100.0, eps=1e-3, seed=0, dtype="float32")

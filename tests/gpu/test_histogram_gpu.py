@@ -48,7 +48,7 @@ def test_variant_exact(variant, mapping, size, kind):
     bins = _bins(mapping)
     want = reference(h, bins)
     out = cupy.full(want.size, -987654321, dtype=np.int64)  # poison: unwritten bins fail
-    got = warplab.histogram(cupy.asarray(h), bins, variant=variant, out=out)
+    got = warplab.byte_histogram(cupy.asarray(h), bins, variant=variant, out=out)
     assert last_ran() == variant
     assert got is out
     np.testing.assert_array_equal(cupy.asnumpy(got), want)
@@ -60,7 +60,7 @@ def test_unaligned_views(variant, offset):
     h = host_data("random", 5000)
     d = cupy.asarray(h)
     for end in (offset + 1, offset + 17, 4999):
-        got = warplab.histogram(d[offset:end], "bytes", variant=variant)
+        got = warplab.byte_histogram(d[offset:end], "bytes", variant=variant)
         np.testing.assert_array_equal(got.get(), reference(h[offset:end], "bytes"))
 
 
@@ -69,17 +69,17 @@ def test_accumulate_on_device(variant):
     h = host_data("text", 100_003)
     out = cupy.zeros(27, dtype=np.int64)
     for part in (h[:40_000], h[40_000:]):
-        warplab.histogram(cupy.asarray(part), "letters", variant=variant, out=out,
+        warplab.byte_histogram(cupy.asarray(part), "letters", variant=variant, out=out,
                           accumulate=True)
     np.testing.assert_array_equal(out.get(), reference(h, "letters"))
 
 
 def test_host_input_returns_numpy_and_chunks(monkeypatch):
     h = host_data("uniform", (1 << 20) + 3)
-    whole = warplab.histogram(h, "ascii128")
+    whole = warplab.byte_histogram(h, "ascii128")
     assert isinstance(whole, np.ndarray) and last_ran() == CUDA_VARIANTS[0]
     monkeypatch.setattr(hmod, "MAX_DEVICE_CHUNK", 4099)
-    chunked = warplab.histogram(h, "ascii128")
+    chunked = warplab.byte_histogram(h, "ascii128")
     np.testing.assert_array_equal(whole, reference(h, "ascii128"))
     np.testing.assert_array_equal(chunked, whole)
 
@@ -87,8 +87,8 @@ def test_host_input_returns_numpy_and_chunks(monkeypatch):
 def test_host_out_accumulate():
     h = host_data("random", 70_000)
     out = np.zeros(256, dtype=np.int64)
-    warplab.histogram(h[:30_000], out=out, accumulate=True)
-    warplab.histogram(h[30_000:], out=out, accumulate=True)
+    warplab.byte_histogram(h[:30_000], out=out, accumulate=True)
+    warplab.byte_histogram(h[30_000:], out=out, accumulate=True)
     np.testing.assert_array_equal(out, reference(h, "bytes"))
 
 
@@ -96,21 +96,21 @@ def test_file_input(tmp_path):
     h = host_data("text", 300_001)
     f = tmp_path / "t.txt"
     f.write_bytes(h.tobytes())
-    np.testing.assert_array_equal(warplab.histogram(str(f), "letters"), reference(h, "letters"))
+    np.testing.assert_array_equal(warplab.byte_histogram(str(f), "letters"), reference(h, "letters"))
 
 
 def test_device_out_wrong_kind_rejected():
     with pytest.raises(ValueError):
-        warplab.histogram(cupy.zeros(10, np.uint8), out=np.zeros(256, np.int64))
+        warplab.byte_histogram(cupy.zeros(10, np.uint8), out=np.zeros(256, np.int64))
     with pytest.raises(TypeError, match="float32"):
-        warplab.histogram(cupy.zeros(10, np.float32))
+        warplab.byte_histogram(cupy.zeros(10, np.float32))
 
 
 def test_torch_and_cuda_array_interface_inputs():
     torch = pytest.importorskip("torch")
     h = host_data("random", 12_345)
     t = torch.as_tensor(h).cuda()
-    got = warplab.histogram(t, "bytes")
+    got = warplab.byte_histogram(t, "bytes")
     assert isinstance(got, cupy.ndarray)
     np.testing.assert_array_equal(got.get(), reference(h, "bytes"))
 
@@ -119,7 +119,7 @@ def test_torch_and_cuda_array_interface_inputs():
             self.__cuda_array_interface__ = a.__cuda_array_interface__
 
     d = cupy.asarray(h)
-    np.testing.assert_array_equal(warplab.histogram(CAI(d)).get(), reference(h, "bytes"))
+    np.testing.assert_array_equal(warplab.byte_histogram(CAI(d)).get(), reference(h, "bytes"))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.bool_, np.int32, np.int64])
@@ -161,8 +161,8 @@ def test_large_over_4gib(variant):
     want = cupy.zeros(256, dtype=np.int64)
     for s in range(0, n, 1 << 30):
         want += cupy.bincount(d[s:s + (1 << 30)], minlength=256)
-    got = warplab.histogram(d, "bytes", variant=variant)
+    got = warplab.byte_histogram(d, "bytes", variant=variant)
     np.testing.assert_array_equal(got.get(), want.get())
     d.fill(ord("a"))
-    got = warplab.histogram(d, "letters", variant=variant)
+    got = warplab.byte_histogram(d, "letters", variant=variant)
     assert int(got[1]) == n and int(got.sum()) == n

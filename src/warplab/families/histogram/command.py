@@ -1,4 +1,5 @@
-"""``warplab histogram`` (the byte-histogram lab) and the histogram part of ``warplab bench``."""
+"""``warplab histogram`` (byte histograms of files, printed at once; ``--time`` for the timing
+lab) and the histogram part of ``warplab bench``."""
 from __future__ import annotations
 
 import argparse
@@ -11,23 +12,45 @@ from ...bench.tables import print_table, summary_table, timing_table
 from ...console import (console, finish_bench, json_path, parse_size, progress, settings,
                         timing_args, variant_names)
 from ...core.device import resolve_backend
+from ...core.registry import record_variants
+from .api import byte_histogram
 from .bench import CAMPAIGNS, run_histogram
 from .spec import resolve
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``warplab histogram``."""
-    h = sub.add_parser("histogram", help="histogram of a file or generated data, with timings")
-    h.add_argument("file", nargs="?", help="input file (read via mmap)")
-    h.add_argument("--generate", choices=["uniform", "const", "text", "random"])
+    h = sub.add_parser("histogram", help="byte histogram of files (--time: with timings)",
+                       description="Count the bytes of each FILE (warplab.byte_histogram) and "
+                       "print the most frequent bins. --time measures instead: the variants "
+                       "(and --compare the comparators) on one FILE or generated data, with a "
+                       "timing table; --generate, --compare, --json and the timing options "
+                       "imply --time.")
+    h.add_argument("files", nargs="*", metavar="FILE", help="input files (read via mmap)")
+    h.add_argument("--bins", default="bytes", choices=["bytes", "ascii128", "letters"],
+                   help="bytes: 256 bins (default); ascii128: codes 1..128; letters: A/a..Z/z "
+                   "and other")
+    h.add_argument("--time", action="store_true", help="time the variants (the timing lab) "
+                   "instead of only counting")
+    h.add_argument("--generate", choices=["uniform", "const", "text", "random"],
+                   help="time on generated data (implies --time)")
     h.add_argument("--size", type=parse_size, help="bytes to generate (e.g. 1G, 2^30)")
-    h.add_argument("--bins", default="ascii128", choices=["bytes", "ascii128", "letters"])
-    h.add_argument("--variant", default=None, help="comma-separated names or 'all' (default: "
-                   "the default variant)")
-    h.add_argument("--compare", action="store_true", help="also time the comparators")
-    timing_args(h, runs=20, warmup=3)
+    h.add_argument("--variant", default=None, help="a variant name; with --time also "
+                   "comma-separated names or 'all' (default: the default variant)")
+    h.add_argument("--compare", action="store_true", help="also time the comparators "
+                   "(implies --time)")
+    timing_args(h, runs=None, warmup=None)
     h.add_argument("--top", type=int, default=16, help="bins to print (0 = all)")
-    h.add_argument("--json", dest="json_path", help="write the results JSON here")
+    h.add_argument("--json", dest="json_path", help="write the results JSON here (implies "
+                   "--time)")
+
+
+def _timed(args: argparse.Namespace) -> bool:
+    """True when the options ask for the timing lab."""
+    many = args.variant is not None and (args.variant.strip() == "all" or "," in args.variant)
+    return bool(args.time or args.generate or args.compare or args.json_path or many
+                or args.runs is not None or args.warmup is not None or args.pinned
+                or args.flush_l2)
 
 
 def _label(i: int, bins: str) -> str:
@@ -39,8 +62,30 @@ def _label(i: int, bins: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``warplab histogram``: measure, print the bins and the timing table."""
-    if (args.file is None) == (args.generate is None):
+    """``warplab histogram``: count and print at once, or (``--time``) measure."""
+    if _timed(args):
+        return _run_timed(args)
+    if args.size is not None:
+        raise ValueError("--size goes with --generate KIND (which times the variants)")
+    if not args.files:
+        raise ValueError("give FILE... to count (or --generate KIND --size N to time)")
+    for f in args.files:
+        with record_variants() as ran:
+            counts = byte_histogram(Path(f), args.bins, variant=args.variant,
+                                    device=args.device)
+        how = f", {ran[-1].variant} ({ran[-1].backend})" if ran else ""
+        console.print(f"{f}: {int(counts.sum())} bytes, bins {args.bins} "
+                      f"({resolve(args.bins).nbins}){how}", highlight=False, soft_wrap=True)
+        _print_bins(counts, args.bins, args.top, title=False)
+    return 0
+
+
+def _run_timed(args: argparse.Namespace) -> int:
+    """``warplab histogram --time``: measure, print the bins and the timing table."""
+    if len(args.files) > 1:
+        raise ValueError("--time measures one FILE (or --generate KIND --size N)")
+    file = args.files[0] if args.files else None
+    if (file is None) == (args.generate is None):
         raise ValueError("give either FILE or --generate KIND (with --size)")
     if args.generate and args.size is None:
         raise ValueError("--generate needs --size")
@@ -54,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             sizes=[args.size] if args.size is not None else None,
             kinds=[args.generate] if args.generate else None, bins=[args.bins],
             variant_names=names, with_comparators=args.compare,
-            settings=settings(args, None), file=args.file,
+            settings=settings(args, None), file=file,
             on_input=lambda inp: seen.append(mapping.apply_to_counts(inp.counts256)))
     recs = doc["results"]
     _print_bins(seen[0], args.bins, args.top)
@@ -64,14 +109,15 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r["verified"] for r in recs) else 1
 
 
-def _print_bins(counts: np.ndarray, bins: str, top: int) -> None:
+def _print_bins(counts: np.ndarray, bins: str, top: int, title: bool = True) -> None:
+    counts = np.asarray(counts.get() if hasattr(counts, "get") else counts)
     total = int(counts.sum())
     order = np.argsort(-counts, kind="stable")
     order = order[counts[order] > 0]
     if top:
         order = order[:top]
-    t = Table(title=f"histogram ({bins}), {total} bytes" +
-              (f", top {len(order)}" if top else ""))
+    t = Table(title=(f"histogram ({bins}), {total} bytes" +
+                     (f", top {len(order)}" if top else "")) if title else None)
     for col in ("bin", "label", "count", "%"):
         t.add_column(col, justify="right")
     for i in order:

@@ -1,10 +1,10 @@
 """Histogram comparators: what people use today, timed in the same run as warplab's kernels.
 
-Each provider computes the same function as ``warplab.histogram(d_data, mapping)``: the 256
-byte counts from its own library call, then (for mappings other than ``bytes``) a fold of the
+Each provider computes the same function as ``warplab.byte_histogram(d_data, mapping)``: the
+256 byte counts from its own library call, then (for mappings other than ``bytes``) a fold of the
 256 counts into the mapping's bins, which is what a user of that library would write. The fold
-is one tiny matrix product (two small kernels, no synchronisation) and is timed with the rest. Providers that cannot be imported are skipped
-with a note, never an error.
+is one tiny matrix product (two small kernels, no synchronisation) and is timed with the rest.
+Providers that cannot be imported are skipped with a note, never an error.
 """
 from __future__ import annotations
 

@@ -1,0 +1,449 @@
+// warplab numeric histograms: NumPy's histogram with evenly spaced bins (hist_even), with an
+// edges array (hist_edges), weighted bincount (bincount_w) and the min/max pass that a range
+// from the data needs (minmax_partials). Compiled at run time by NVRTC (cupy.RawModule,
+// -std=c++17); CI compiles this file with nvcc for sm_75 and sm_90 (-DWARPLAB_NVCC_CHECK).
+//
+// Every constant of NumPy's arithmetic comes from the host plan (numeric.py: EvenPlan), passed
+// as raw bits in 64-bit words (from_bits) so that every dtype travels the same way.
+//
+// Types: D the data, E the edges (the data is cast to E), P NumPy's index arithmetic, T the
+// comparison dtype of edges arrays, W the weights (NoWeights: plain counts). float16 is the
+// struct f16 (IEEE binary16 bits); its arithmetic goes through float32 with one rounding to
+// float16 per operation, as NumPy's float16 loops do (float32 has more than 2 * 11 + 2
+// significand bits, so each operation is correctly rounded to float16).
+//
+// Accumulation (template LAYOUT): 0 lane-private shared copies (counter bin * 32 + lane, no two
+// lanes of a warp on one bank), 1 `copies` shared copies chosen by warp, 2 global atomics only.
+// Shared counters are 32-bit (the host sizes the grid so a block sees fewer than 2^31
+// elements), sums are float64; a block merges its copies with one global atomic per non-empty
+// bin. Output bins: 64-bit counts (unsigned long long) or float64 sums.
+
+typedef signed char i8;
+typedef unsigned char u8;
+typedef short i16;
+typedef unsigned short u16;
+typedef int i32;
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+typedef float f32;
+typedef double f64;
+typedef bool b8;
+struct f16 {
+    u16 bits;
+};
+struct NoWeights {};
+
+#ifndef WARPLAB_NUM_BLOCK
+#error "WARPLAB_NUM_BLOCK is passed by the launch plan (-DWARPLAB_NUM_BLOCK=..., numeric_cuda.py DEFINES)"
+#endif
+#ifndef WARPLAB_NUM_UNROLL
+#error "WARPLAB_NUM_UNROLL is passed by the launch plan (-DWARPLAB_NUM_UNROLL=..., numeric_cuda.py DEFINES)"
+#endif
+constexpr int NUM_BLOCK = WARPLAB_NUM_BLOCK;    // threads per block of every kernel here
+constexpr int NUM_UNROLL = WARPLAB_NUM_UNROLL;  // 16-byte loads in flight per thread
+
+// ------------------------------------------------------------------------------ scalar helpers
+
+__device__ __forceinline__ float h2f(f16 h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+    return f;
+}
+__device__ __forceinline__ f16 f2h(float f) {
+    f16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    return h;
+}
+
+template <class T> __device__ __forceinline__ T from_bits(u64 b);
+template <> __device__ __forceinline__ i8 from_bits<i8>(u64 b) { return (i8)(u8)b; }
+template <> __device__ __forceinline__ u8 from_bits<u8>(u64 b) { return (u8)b; }
+template <> __device__ __forceinline__ i16 from_bits<i16>(u64 b) { return (i16)(u16)b; }
+template <> __device__ __forceinline__ u16 from_bits<u16>(u64 b) { return (u16)b; }
+template <> __device__ __forceinline__ i32 from_bits<i32>(u64 b) { return (i32)(u32)b; }
+template <> __device__ __forceinline__ u32 from_bits<u32>(u64 b) { return (u32)b; }
+template <> __device__ __forceinline__ i64 from_bits<i64>(u64 b) { return (i64)b; }
+template <> __device__ __forceinline__ u64 from_bits<u64>(u64 b) { return b; }
+template <> __device__ __forceinline__ f16 from_bits<f16>(u64 b) { return f16{(u16)b}; }
+template <> __device__ __forceinline__ f32 from_bits<f32>(u64 b) { return __int_as_float((int)(u32)b); }
+template <> __device__ __forceinline__ f64 from_bits<f64>(u64 b) { return __longlong_as_double((i64)b); }
+
+// The value a comparison sees (float16 compared as float32: exact).
+__device__ __forceinline__ float cmpval(f16 v) { return h2f(v); }
+template <class T> __device__ __forceinline__ T cmpval(T v) { return v; }
+template <class T> __device__ __forceinline__ bool is_nan(T v) { return cmpval(v) != cmpval(v); }
+template <class T> __device__ __forceinline__ bool lt(T a, T b) { return cmpval(a) < cmpval(b); }
+
+// Casts as NumPy's astype does them: round to nearest even, one rounding.
+template <class T> struct To {
+    template <class D> static __device__ __forceinline__ T from(D v) { return (T)v; }
+    static __device__ __forceinline__ T from(f16 v) { return (T)h2f(v); }
+};
+template <> struct To<f16> {
+    template <class D> static __device__ __forceinline__ f16 from(D v) { return f2h((float)v); }
+    static __device__ __forceinline__ f16 from(f16 v) { return v; }
+};
+
+__device__ __forceinline__ f32 sub_rn(f32 a, f32 b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ f64 sub_rn(f64 a, f64 b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ f16 sub_rn(f16 a, f16 b) { return f2h(__fsub_rn(h2f(a), h2f(b))); }
+__device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ f64 mul_rn(f64 a, f64 b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ f16 mul_rn(f16 a, f16 b) { return f2h(__fmul_rn(h2f(a), h2f(b))); }
+__device__ __forceinline__ f32 div_rn(f32 a, f32 b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ f64 div_rn(f64 a, f64 b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ f16 div_rn(f16 a, f16 b) { return f2h(__fdiv_rn(h2f(a), h2f(b))); }
+// Truncation toward zero (NumPy's astype(np.intp)); the plan keeps f within (-1, nbins + 1).
+__device__ __forceinline__ int trunc_int(f32 f) { return __float2int_rz(f); }
+__device__ __forceinline__ int trunc_int(f64 f) { return __double2int_rz(f); }
+__device__ __forceinline__ int trunc_int(f16 f) { return __float2int_rz(h2f(f)); }
+
+__device__ __forceinline__ double to_f64(f16 v) { return (double)h2f(v); }
+template <class T> __device__ __forceinline__ double to_f64(T v) { return (double)v; }
+
+// ------------------------------------------------------------------------- the element loop
+
+// f(value, index) for every element of x[0, n) on a grid-stride loop: 16-byte streaming loads
+// between the first and last 16-byte boundaries (UNROLL of them in flight), scalar loads for
+// the head and the tail; plain scalar loads when x is not even aligned to its element size.
+template <class D, class F>
+__device__ __forceinline__ void for_each_elem(const D* __restrict__ x, u64 n, F f) {
+    constexpr u32 V = 16 / sizeof(D);
+    const u64 gtid = (u64)blockIdx.x * NUM_BLOCK + threadIdx.x;
+    const u64 gstride = (u64)gridDim.x * NUM_BLOCK;
+    const u64 addr = (u64)x;
+    if (addr % sizeof(D) != 0) {
+        for (u64 i = gtid; i < n; i += gstride) f(x[i], i);
+        return;
+    }
+    u64 head = ((16u - (addr & 15u)) & 15u) / sizeof(D);
+    if (head > n) head = n;
+    const u64 nvec = (n - head) / V;
+    const uint4* __restrict__ vin = reinterpret_cast<const uint4*>(x + head);
+    u64 i = gtid;
+    for (; i + (NUM_UNROLL - 1) * gstride < nvec; i += NUM_UNROLL * gstride) {
+        uint4 r[NUM_UNROLL];
+#pragma unroll
+        for (int u = 0; u < NUM_UNROLL; ++u) r[u] = __ldcs(vin + i + u * gstride);
+#pragma unroll
+        for (int u = 0; u < NUM_UNROLL; ++u) {
+            const D* e = reinterpret_cast<const D*>(&r[u]);
+            const u64 base = head + (i + u * gstride) * V;
+#pragma unroll
+            for (u32 k = 0; k < V; ++k) f(e[k], base + k);
+        }
+    }
+    for (; i < nvec; i += gstride) {
+        const uint4 r = __ldcs(vin + i);
+        const D* e = reinterpret_cast<const D*>(&r);
+        const u64 base = head + i * V;
+#pragma unroll
+        for (u32 k = 0; k < V; ++k) f(e[k], base + k);
+    }
+    const u64 tail = head + nvec * V;
+    if (gtid < head) f(x[gtid], gtid);
+    if (gtid < n - tail) f(x[tail + gtid], tail + gtid);
+}
+
+// ------------------------------------------------------------------- accumulators and merges
+
+template <class W> struct Acc {  // weighted: float64 sums
+    typedef double shared_t;
+    typedef double out_t;
+    static __device__ __forceinline__ double inc(const W* __restrict__ w, u64 i) {
+        return to_f64(w[i]);
+    }
+};
+template <> struct Acc<NoWeights> {  // counts
+    typedef u32 shared_t;
+    typedef u64 out_t;
+    static __device__ __forceinline__ u32 inc(const NoWeights*, u64) { return 1u; }
+};
+
+__device__ __forceinline__ void merge_add(u64* out, u32 v) {
+    if (v) atomicAdd(out, (u64)v);
+}
+__device__ __forceinline__ void merge_add(double* out, double v) {
+    if (v != 0.0) atomicAdd(out, v);
+}
+__device__ __forceinline__ void global_add(u64* out, u32 v) { atomicAdd(out, (u64)v); }
+__device__ __forceinline__ void global_add(double* out, double v) { atomicAdd(out, v); }
+
+// Shared memory of a block: the accumulator copies, then (when the host asks) the edges, at a
+// 16-byte boundary. numeric_cuda.py mirrors this size.
+template <class A, int LAYOUT>
+__device__ __forceinline__ u32 acc_words(u32 nbins, u32 copies) {
+    return LAYOUT == 0 ? nbins * 32u : (LAYOUT == 1 ? nbins * copies : 0u);
+}
+
+template <class A, int LAYOUT>
+__device__ __forceinline__ A* acc_slot(A* acc, u32 nbins, u32 copies) {
+    if constexpr (LAYOUT == 0) {
+        return acc + (threadIdx.x & 31u);
+    } else if constexpr (LAYOUT == 1) {
+        return acc + ((threadIdx.x >> 5) % copies) * nbins;
+    } else {
+        return acc;  // unused: global atomics
+    }
+}
+
+template <class A, int LAYOUT, class O>
+__device__ __forceinline__ void acc_add(A* mine, O* __restrict__ out, int bin, A v) {
+    if constexpr (LAYOUT == 0) {
+        atomicAdd(mine + (u32)bin * 32u, v);
+    } else if constexpr (LAYOUT == 1) {
+        atomicAdd(mine + bin, v);
+    } else {
+        global_add(out + bin, v);
+    }
+}
+
+template <class A, int LAYOUT, class O>
+__device__ __forceinline__ void acc_merge(const A* acc, u32 nbins, u32 copies, O* __restrict__ out) {
+    if constexpr (LAYOUT == 0) {
+        for (u32 b = threadIdx.x; b < nbins; b += NUM_BLOCK) {
+            A s = 0;
+#pragma unroll 8
+            for (u32 j = 0; j < 32u; ++j) s += acc[b * 32u + ((j + b) & 31u)];  // conflict-free
+            merge_add(out + b, s);
+        }
+    } else if constexpr (LAYOUT == 1) {
+        for (u32 b = threadIdx.x; b < nbins; b += NUM_BLOCK) {
+            A s = 0;
+            for (u32 c = 0; c < copies; ++c) s += acc[c * nbins + b];
+            merge_add(out + b, s);
+        }
+    }
+}
+
+// Zero the accumulators, copy `nedges` edges to shared memory when ESMEM; returns the edges.
+template <class A, int LAYOUT, bool ESMEM, class E>
+__device__ __forceinline__ const E* block_setup(unsigned char* smem, u32 nbins, u32 copies,
+                                                const E* __restrict__ edges_g, u32 nedges) {
+    A* acc = reinterpret_cast<A*>(smem);
+    const u32 words = acc_words<A, LAYOUT>(nbins, copies);
+    for (u32 i = threadIdx.x; i < words; i += NUM_BLOCK) acc[i] = 0;
+    if constexpr (ESMEM) {
+        E* es = reinterpret_cast<E*>(smem + ((words * sizeof(A) + 15u) & ~15u));
+        for (u32 i = threadIdx.x; i < nedges; i += NUM_BLOCK) es[i] = edges_g[i];
+        __syncthreads();
+        return es;
+    } else {
+        __syncthreads();
+        return edges_g;
+    }
+}
+
+// ---------------------------------------------------------------------- evenly spaced bins
+
+// NumPy's index (numpy/lib/_histograms_impl.py, histogram's fast path) of one value; -1 when
+// NumPy drops it (outside [lo, hi] in the data's dtype, or NaN).
+template <class D, class E, class P>
+__device__ __forceinline__ int even_bin(D v, D lo, D hi, E first, P denom, P rdenom, bool pow2,
+                                        P n_p, int nbins, const E* edges) {
+    if (!(cmpval(v) >= cmpval(lo) && cmpval(v) <= cmpval(hi))) return -1;
+    const E xe = To<E>::from(v);                            // tmp_a.astype(bin_edges.dtype)
+    const P s = To<P>::from(sub_rn(xe, first));             // _unsigned_subtract(tmp_a, first)
+    const P q = pow2 ? mul_rn(s, rdenom) : div_rn(s, denom);  // / norm_denom
+    int idx = trunc_int(mul_rn(q, n_p));                    // * norm_numerator, astype(intp)
+    if (idx == nbins) idx -= 1;                             // indices == n_equal_bins
+    if (lt(xe, edges[idx])) idx -= 1;                       // decrement
+    if (idx != nbins - 1 && !lt(xe, edges[idx + 1])) idx += 1;  // increment
+    return idx;
+}
+
+template <class D, class E, class P, class W, int LAYOUT, bool ESMEM>
+__global__ void __launch_bounds__(NUM_BLOCK)
+hist_even(const D* __restrict__ x, u64 n, const W* __restrict__ w, const E* __restrict__ edges_g,
+          u32 nbins, u32 copies, u64 lo_b, u64 hi_b, u64 first_b, u64 denom_b, u64 rdenom_b,
+          int pow2, u64 n_b, typename Acc<W>::out_t* __restrict__ out) {
+    typedef typename Acc<W>::shared_t A;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const E* edges = block_setup<A, LAYOUT, ESMEM>(smem, nbins, copies, edges_g, nbins + 1);
+    A* mine = acc_slot<A, LAYOUT>(reinterpret_cast<A*>(smem), nbins, copies);
+    const D lo = from_bits<D>(lo_b), hi = from_bits<D>(hi_b);
+    const E first = from_bits<E>(first_b);
+    const P denom = from_bits<P>(denom_b), rdenom = from_bits<P>(rdenom_b), n_p = from_bits<P>(n_b);
+    for_each_elem(x, n, [&](D v, u64 i) {
+        const int b = even_bin(v, lo, hi, first, denom, rdenom, pow2 != 0, n_p, (int)nbins, edges);
+        if (b >= 0) acc_add<A, LAYOUT>(mine, out, b, Acc<W>::inc(w, i));
+    });
+    __syncthreads();
+    acc_merge<A, LAYOUT>(reinterpret_cast<const A*>(smem), nbins, copies, out);
+}
+
+// ------------------------------------------------------------------------------ edges arrays
+
+// NumPy's searchsorted-based bins: the last j with edges[j] <= t (the last bin closed), -1 for
+// NaN and values outside [edges[0], edges[nbins]]. The host refuses NaN edges.
+template <class T>
+__device__ __forceinline__ int edges_bin(T t, const T* edges, u32 nbins) {
+    if (is_nan(t) || lt(t, edges[0]) || lt(edges[nbins], t)) return -1;
+    u32 lo = 0, hi = nbins + 1;  // edges[lo] <= t < edges[hi] (hi == nbins + 1: past the end)
+    while (hi - lo > 1) {
+        const u32 mid = (lo + hi) >> 1;
+        if (lt(t, edges[mid])) hi = mid; else lo = mid;
+    }
+    return (int)(lo < nbins ? lo : nbins - 1);
+}
+
+template <class D, class T, class W, int LAYOUT, bool ESMEM>
+__global__ void __launch_bounds__(NUM_BLOCK)
+hist_edges(const D* __restrict__ x, u64 n, const W* __restrict__ w, const T* __restrict__ edges_g,
+           u32 nbins, u32 copies, typename Acc<W>::out_t* __restrict__ out) {
+    typedef typename Acc<W>::shared_t A;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const T* edges = block_setup<A, LAYOUT, ESMEM>(smem, nbins, copies, edges_g, nbins + 1);
+    A* mine = acc_slot<A, LAYOUT>(reinterpret_cast<A*>(smem), nbins, copies);
+    for_each_elem(x, n, [&](D v, u64 i) {
+        const int b = edges_bin(To<T>::from(v), edges, nbins);
+        if (b >= 0) acc_add<A, LAYOUT>(mine, out, b, Acc<W>::inc(w, i));
+    });
+    __syncthreads();
+    acc_merge<A, LAYOUT>(reinterpret_cast<const A*>(smem), nbins, copies, out);
+}
+
+// --------------------------------------------------------------------------- weighted bincount
+
+// out[x[i]] += w[i] in float64; the host checked 0 <= x < nbins. Privatised (LAYOUT 0/1: nbins
+// fits the shared budget) or global atomics (LAYOUT 2: nbins up to 2^64).
+template <class I, class W, int LAYOUT>
+__global__ void __launch_bounds__(NUM_BLOCK)
+bincount_w(const I* __restrict__ x, u64 n, const W* __restrict__ w, u64 nbins, u32 copies,
+           double* __restrict__ out) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const u32 sbins = LAYOUT == 2 ? 0u : (u32)nbins;
+    block_setup<double, LAYOUT, false, double>(smem, sbins, copies, nullptr, 0);
+    double* mine = acc_slot<double, LAYOUT>(reinterpret_cast<double*>(smem), sbins, copies);
+    for_each_elem(x, n, [&](I v, u64 i) {
+        const double wv = to_f64(w[i]);
+        if constexpr (LAYOUT == 2) {
+            atomicAdd(out + (u64)v, wv);
+        } else {
+            acc_add<double, LAYOUT>(mine, out, (int)v, wv);
+        }
+    });
+    __syncthreads();
+    acc_merge<double, LAYOUT>(reinterpret_cast<const double*>(smem), sbins, copies, out);
+}
+
+// ------------------------------------------------------------------------------------ min/max
+
+// Per block: min and max of the non-NaN values and flags (bit 0: a value seen, bit 1: a NaN
+// seen). The host reduces the partials (grid of at most a few thousand) with NumPy.
+template <class D>
+__global__ void __launch_bounds__(NUM_BLOCK)
+minmax_partials(const D* __restrict__ x, u64 n, D* __restrict__ pmin, D* __restrict__ pmax,
+                u32* __restrict__ pflags) {
+    __shared__ D s_min[NUM_BLOCK];
+    __shared__ D s_max[NUM_BLOCK];
+    __shared__ u32 s_flags[NUM_BLOCK];
+    D mn = D(), mx = D();
+    u32 flags = 0;
+    for_each_elem(x, n, [&](D v, u64) {
+        if (is_nan(v)) {
+            flags |= 2u;
+        } else if (!(flags & 1u)) {
+            mn = v;
+            mx = v;
+            flags |= 1u;
+        } else {
+            if (lt(v, mn)) mn = v;
+            if (lt(mx, v)) mx = v;
+        }
+    });
+    const u32 t = threadIdx.x;
+    s_min[t] = mn;
+    s_max[t] = mx;
+    s_flags[t] = flags;
+    __syncthreads();
+    for (u32 half = NUM_BLOCK / 2; half > 0; half >>= 1) {
+        if (t < half) {
+            const u32 o = t + half;
+            const u32 fa = s_flags[t], fb = s_flags[o];
+            if (fb & 1u) {
+                if (!(fa & 1u)) {
+                    s_min[t] = s_min[o];
+                    s_max[t] = s_max[o];
+                } else {
+                    if (lt(s_min[o], s_min[t])) s_min[t] = s_min[o];
+                    if (lt(s_max[t], s_max[o])) s_max[t] = s_max[o];
+                }
+            }
+            s_flags[t] = fa | fb;
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        pmin[blockIdx.x] = s_min[0];
+        pmax[blockIdx.x] = s_max[0];
+        pflags[blockIdx.x] = s_flags[0];
+    }
+}
+
+// Explicit instantiations so that nvcc (the CI compile check) builds the kernels; NVRTC builds
+// the ones the host names through name_expressions.
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_EVEN(D, E, P, W)                                                              \
+    template __global__ void hist_even<D, E, P, W, 0, true>(const D*, u64, const W*, const E*, \
+        u32, u32, u64, u64, u64, u64, u64, int, u64, Acc<W>::out_t*);                          \
+    template __global__ void hist_even<D, E, P, W, 1, true>(const D*, u64, const W*, const E*, \
+        u32, u32, u64, u64, u64, u64, u64, int, u64, Acc<W>::out_t*);                          \
+    template __global__ void hist_even<D, E, P, W, 2, false>(const D*, u64, const W*,          \
+        const E*, u32, u32, u64, u64, u64, u64, u64, int, u64, Acc<W>::out_t*);
+#define WARPLAB_EDGES(D, T, W)                                                                 \
+    template __global__ void hist_edges<D, T, W, 0, true>(const D*, u64, const W*, const T*,   \
+        u32, u32, Acc<W>::out_t*);                                                             \
+    template __global__ void hist_edges<D, T, W, 1, false>(const D*, u64, const W*, const T*,  \
+        u32, u32, Acc<W>::out_t*);                                                             \
+    template __global__ void hist_edges<D, T, W, 2, true>(const D*, u64, const W*, const T*,   \
+        u32, u32, Acc<W>::out_t*);
+#define WARPLAB_BINCOUNT(I, W)                                                                 \
+    template __global__ void bincount_w<I, W, 0>(const I*, u64, const W*, u64, u32, double*);  \
+    template __global__ void bincount_w<I, W, 1>(const I*, u64, const W*, u64, u32, double*);  \
+    template __global__ void bincount_w<I, W, 2>(const I*, u64, const W*, u64, u32, double*);
+WARPLAB_EVEN(f32, f32, f32, NoWeights)
+WARPLAB_EVEN(f32, f32, f64, NoWeights)
+WARPLAB_EVEN(f64, f64, f64, NoWeights)
+WARPLAB_EVEN(f16, f16, f16, NoWeights)
+WARPLAB_EVEN(f16, f16, f32, NoWeights)
+WARPLAB_EVEN(f16, f16, f64, NoWeights)
+WARPLAB_EVEN(i8, f16, f16, NoWeights)
+WARPLAB_EVEN(u8, f32, f32, NoWeights)
+WARPLAB_EVEN(i16, f64, f64, NoWeights)
+WARPLAB_EVEN(u16, f32, f64, NoWeights)
+WARPLAB_EVEN(i32, f64, f64, NoWeights)
+WARPLAB_EVEN(u32, f64, f64, NoWeights)
+WARPLAB_EVEN(i64, f64, f64, NoWeights)
+WARPLAB_EVEN(u64, f64, f64, NoWeights)
+WARPLAB_EVEN(f32, f32, f32, f64)
+WARPLAB_EVEN(f32, f32, f32, f32)
+WARPLAB_EVEN(f64, f64, f64, b8)
+WARPLAB_EVEN(i64, f64, f64, i64)
+WARPLAB_EVEN(u8, f64, f64, f16)
+WARPLAB_EDGES(f32, f64, NoWeights)
+WARPLAB_EDGES(f64, f64, NoWeights)
+WARPLAB_EDGES(f16, f16, NoWeights)
+WARPLAB_EDGES(i64, i64, NoWeights)
+WARPLAB_EDGES(u64, f64, NoWeights)
+WARPLAB_EDGES(i32, f32, NoWeights)
+WARPLAB_EDGES(f32, f64, f64)
+WARPLAB_EDGES(u16, i64, u32)
+WARPLAB_BINCOUNT(i64, f64)
+WARPLAB_BINCOUNT(i32, f32)
+WARPLAB_BINCOUNT(u8, b8)
+WARPLAB_BINCOUNT(u64, i64)
+WARPLAB_BINCOUNT(i16, f16)
+template __global__ void minmax_partials<i8>(const i8*, u64, i8*, i8*, u32*);
+template __global__ void minmax_partials<u8>(const u8*, u64, u8*, u8*, u32*);
+template __global__ void minmax_partials<i16>(const i16*, u64, i16*, i16*, u32*);
+template __global__ void minmax_partials<u16>(const u16*, u64, u16*, u16*, u32*);
+template __global__ void minmax_partials<i32>(const i32*, u64, i32*, i32*, u32*);
+template __global__ void minmax_partials<u32>(const u32*, u64, u32*, u32*, u32*);
+template __global__ void minmax_partials<i64>(const i64*, u64, i64*, i64*, u32*);
+template __global__ void minmax_partials<u64>(const u64*, u64, u64*, u64*, u32*);
+template __global__ void minmax_partials<f16>(const f16*, u64, f16*, f16*, u32*);
+template __global__ void minmax_partials<f32>(const f32*, u64, f32*, f32*, u32*);
+template __global__ void minmax_partials<f64>(const f64*, u64, f64*, f64*, u32*);
+#endif

@@ -1,0 +1,438 @@
+"""Launch plans of the numeric histogram kernels (``numeric.cu`` beside this file): NumPy's
+``histogram`` with evenly spaced bins (``hist_even``) and with an edges array (``hist_edges``),
+weighted ``bincount`` (``bincount_w``) and the min/max pass of a range taken from the data
+(``minmax_partials``); the variants of the registry families ``histogram_even``,
+``histogram_edges`` and ``bincount`` on the cuda backend.
+
+Every kernel is one pass over the data on a persistent grid (SMs x resident blocks, fewer for
+small inputs) of ``BLOCK`` threads, 16-byte streaming loads (``UNROLL`` in flight per thread).
+Accumulation (:func:`layout_for`): per-block shared-memory copies of the bins (32-bit counts or
+float64 sums) within ``ACC_BUDGET`` bytes: one copy per lane index (``bin * 32 + lane``: the 32
+lanes of a warp never share a bank) while ``nbins * 32`` accumulators fit (256 bins of counts,
+128 of sums), else up to one copy per warp (at least one: 8192 bins of counts, 4096 of sums);
+each block then adds its non-empty bins to the global int64 / float64 bins, one atomic per bin.
+Beyond the budget: global atomics per element (variants ``*_global``). The edges (``nbins + 1``
+values) sit in shared memory when they fit beside the accumulators (48 KiB a block), else they
+are read through L1.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...core.arrays import to_host
+from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from ...core.registry import register
+from .numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, EdgesPlan, EvenPlan, NumericJob,
+                      NumericProblem, NumericResult, byte_lut, fold_byte_counts,
+                      numeric_bytes_moved)
+from .spec import MAP_LUT, Mapping, resolve
+
+SOURCE = Path(__file__).with_name("numeric.cu")
+BLOCK = 256          # threads per block of every kernel (WARPLAB_NUM_BLOCK)
+UNROLL = 2           # 16-byte loads in flight per thread (WARPLAB_NUM_UNROLL)
+#: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
+DEFINES = {"WARPLAB_NUM_BLOCK": BLOCK, "WARPLAB_NUM_UNROLL": UNROLL}
+ACC_BUDGET = 32 * 1024   # shared bytes of accumulator copies per block
+SMEM_LIMIT = 48 * 1024   # dynamic shared memory a block may use without opting in
+MAX_BLOCK_ELEMS = 1 << 31  # 32-bit shared counters: a block sees fewer elements than this
+
+C_TYPE = {np.dtype(k): v for k, v in (
+    (np.int8, "i8"), (np.uint8, "u8"), (np.int16, "i16"), (np.uint16, "u16"),
+    (np.int32, "i32"), (np.uint32, "u32"), (np.int64, "i64"), (np.uint64, "u64"),
+    (np.float16, "f16"), (np.float32, "f32"), (np.float64, "f64"), (np.bool_, "b8"))}
+_F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
+
+
+def c_type(dtype: Any) -> str:
+    """The numeric.cu name of a dtype (``NoWeights`` for None)."""
+    return "NoWeights" if dtype is None else C_TYPE[np.dtype(dtype)]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Accumulation of one launch: ``layout`` 0 lane copies, 1 warp copies (``copies``),
+    2 global atomics; ``esmem``: edges in shared memory; ``smem``: dynamic shared bytes."""
+
+    layout: int
+    copies: int
+    esmem: bool
+    smem: int
+
+
+def layout_for(nbins: int, weighted: bool, edge_itemsize: int, *, private: bool = True
+               ) -> Layout:
+    """How a block accumulates ``nbins`` bins (mirrors ``block_setup`` in numeric.cu).
+
+    Performance: host arithmetic only."""
+    a = 8 if weighted else 4
+    if private and nbins * 32 * a <= ACC_BUDGET:
+        layout, copies, acc = 0, 1, nbins * 32 * a
+    elif private and nbins * a <= ACC_BUDGET:
+        copies = max(1, min(BLOCK // 32, ACC_BUDGET // (nbins * a)))
+        layout, acc = 1, copies * nbins * a
+    else:
+        layout, copies, acc = 2, 1, 0
+    acc = (acc + 15) & ~15
+    eb = (nbins + 1) * edge_itemsize
+    esmem = edge_itemsize > 0 and acc + eb <= SMEM_LIMIT
+    return Layout(layout, copies, esmem, acc + (eb if esmem else 0))
+
+
+def private_fits(nbins: int, weighted: bool) -> bool:
+    """True when ``nbins`` bins fit the shared accumulator budget."""
+    return layout_for(nbins, weighted, 0).layout != 2
+
+
+def bits(value: Any, dtype: Any) -> np.uint64:
+    """``value`` as ``dtype``, its bytes in a 64-bit word (how numeric.cu's from_bits reads
+    every typed constant)."""
+    if value is None:
+        return np.uint64(0)
+    raw = np.asarray(value, dtype=dtype).tobytes()
+    return np.uint64(int.from_bytes(raw, "little"))
+
+
+def _tf(b: bool) -> str:
+    return "true" if b else "false"
+
+
+@functools.lru_cache(maxsize=None)
+def _even_group(d: str, e: str, p: str, w: str) -> tuple[str, ...]:
+    return tuple(f"hist_even<{d}, {e}, {p}, {w}, {lay}, {_tf(es)}>"
+                 for lay in (0, 1, 2) for es in (True, False))
+
+
+@functools.lru_cache(maxsize=None)
+def _edges_group(d: str, t: str, w: str) -> tuple[str, ...]:
+    return tuple(f"hist_edges<{d}, {t}, {w}, {lay}, {_tf(es)}>"
+                 for lay in (0, 1, 2) for es in (True, False))
+
+
+@functools.lru_cache(maxsize=None)
+def _bincount_group(i: str, w: str) -> tuple[str, ...]:
+    return tuple(f"bincount_w<{i}, {w}, {lay}>" for lay in (0, 1, 2))
+
+
+def _kernel(expr: str, group: tuple[str, ...]) -> Any:
+    return get_kernel(SOURCE, expr, all_expressions=group, options=defines(DEFINES))
+
+
+@functools.lru_cache(maxsize=None)
+def _resident(expr: str, group: tuple[str, ...], smem: int, device_id: int) -> int:
+    import cupy
+
+    sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
+    return sms * occupancy_blocks_per_sm(_kernel(expr, group), BLOCK, smem)
+
+
+def _grid(expr: str, group: tuple[str, ...], smem: int, n: int, itemsize: int) -> int:
+    """Persistent grid, fewer blocks for small inputs, more when a block would see 2^31
+    elements (its 32-bit shared counters)."""
+    import cupy
+
+    full = _resident(expr, group, smem, cupy.cuda.Device().id)
+    needed = -(-n // (BLOCK * (16 // itemsize)))
+    return max(1, min(full, needed), -(-n // MAX_BLOCK_ELEMS))
+
+
+def _launch(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int,
+            args: tuple) -> None:
+    grid = _grid(expr, group, lay.smem, n, itemsize)
+    _kernel(expr, group)((grid,), (BLOCK,), args, shared_mem=lay.smem)
+
+
+@functools.lru_cache(maxsize=64)
+def _device_array(key: bytes, dtype: str, device_id: int) -> Any:
+    import cupy
+
+    return cupy.asarray(np.frombuffer(key, dtype=np.dtype(dtype)))
+
+
+def _on_device(a: np.ndarray) -> Any:
+    import cupy
+
+    return _device_array(a.tobytes(), a.dtype.str, cupy.cuda.Device().id)
+
+
+def _real_parts(d_w: Any) -> list[Any]:
+    """Weights as the kernels take them: real weights as they are; complex weights as their
+    real and imaginary parts (contiguous float copies), one launch each."""
+    import cupy
+
+    if d_w is None or d_w.dtype.kind != "c":
+        return [d_w]
+    return [cupy.ascontiguousarray(d_w.real), cupy.ascontiguousarray(d_w.imag)]
+
+
+def _outputs(job: NumericJob, nbins: int) -> list[Any]:
+    import cupy
+
+    if job.weights is None:
+        return [cupy.zeros(nbins, dtype=_I64)]
+    parts = 2 if job.weights.dtype.kind == "c" else 1
+    return [cupy.zeros(nbins, dtype=_F64) for _ in range(parts)]
+
+
+def _combine(outs: list[Any]) -> Any:
+    return outs[0] if len(outs) == 1 else outs[0] + 1j * outs[1]
+
+
+def _weights_ok(wd: np.dtype | None) -> bool:
+    return wd is None or wd in WEIGHT_DTYPES or wd in (np.dtype(np.complex64),
+                                                       np.dtype(np.complex128))
+
+
+# ------------------------------------------------------------------------------- even bins
+
+
+def _run_even(job: NumericJob, private: bool) -> NumericResult:
+    plan: EvenPlan = job.plan
+    nbins = plan.nbins
+    outs = _outputs(job, nbins)
+    if plan.keep is None:
+        return NumericResult(_combine(outs), plan.edges)
+    weighted = job.weights is not None
+    D, E, P = plan.dtype, plan.e_dtype, plan.p_dtype
+    lay = layout_for(nbins, weighted, E.itemsize, private=private)
+    w_dtype = None
+    d_edges = _on_device(plan.edges)
+    consts = (bits(plan.keep[0], D), bits(plan.keep[1], D), bits(plan.first_e, E),
+              bits(plan.denom_p, P), bits(plan.rdenom_p, P),
+              np.int32(plan.rdenom_p is not None), bits(plan.n_p, P))
+    for d_x, d_w in job.device_chunks():
+        for part, out in zip(_real_parts(d_w), outs):
+            w_dtype = None if part is None else part.dtype
+            group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype))
+            expr = f"hist_even<{c_type(D)}, {c_type(E)}, {c_type(P)}, {c_type(w_dtype)}, " \
+                   f"{lay.layout}, {_tf(lay.esmem)}>"
+            args = (d_x, np.uint64(d_x.size), d_x if part is None else part, d_edges,
+                    np.uint32(nbins), np.uint32(lay.copies), *consts, out)
+            _launch(expr, group, lay, d_x.size, D.itemsize, args)
+    return NumericResult(_combine(outs), plan.edges)
+
+
+def _even_kernel_ok(p: NumericProblem) -> bool:
+    return isinstance(p.plan, EvenPlan) and p.plan.kernel_ok and _weights_ok(p.weights)
+
+
+def _private_ok(p: NumericProblem) -> bool:
+    return private_fits(p.nbins, p.weights is not None)
+
+
+def byte_path_bytes_moved(p: NumericProblem) -> int:
+    """The byte kernels' cost: every data byte read once, every 8-byte bin written once."""
+    return p.size * p.dtype.itemsize + 8 * p.nbins
+
+
+@register(EVEN, "bytes", backend="cuda", bytes_moved=byte_path_bytes_moved,
+          supports=lambda p: p.byte_ok, rank=0)
+def even_bytes(job: NumericJob) -> NumericResult:
+    """1-byte data without weights: the byte-histogram kernels (family ``histogram``).
+
+    With a given range: NumPy's bin of each of the 256 values (:func:`numeric.byte_lut`) as the
+    kernels' lookup table (values NumPy drops counted in one extra bin, cut off), no host sync;
+    ``bins=256, range=(0, 256)`` on uint8 is the identity (mapping ``bytes``). Otherwise
+    (range from the data, more than 255 bins): the 256 byte counts, folded on the host by
+    ``np.histogram`` of the values present weighted by their counts (one sync).
+    Performance: reads the data once; 1 launch (+ 2 KiB D2H for the fold)."""
+    return _run_bytes(job)
+
+
+def _lut_mapping(lut: np.ndarray, nbins: int) -> Mapping | None:
+    """The byte kernels' mapping of a 256-entry bin table (-1: dropped); None when it does
+    not fit their 256 bins."""
+    if nbins == 256 and np.array_equal(lut, np.arange(256)):
+        return resolve("bytes")
+    dropped = lut < 0
+    total = nbins + (1 if dropped.any() else 0)
+    if nbins < 1 or total > 256:
+        return None
+    table = np.where(dropped, nbins, lut).astype(np.uint8)
+    table.flags.writeable = False
+    return Mapping("lut", MAP_LUT, total, table)
+
+
+def _run_bytes(job: NumericJob) -> NumericResult:
+    dtype = job.data.dtype
+    nbins = job.spec.count
+    if job.spec.kind == "edges" or job.range is not None:
+        lut, edges = byte_lut(dtype, job.bins, job.range)
+        mapping = _lut_mapping(lut, nbins)
+        if mapping is not None:
+            return NumericResult(job.count_bytes(mapping)[:nbins], edges)
+    counts256 = to_host(job.count_bytes(resolve("bytes")))
+    hist, edges = fold_byte_counts(dtype, counts256, job.bins, job.range)
+    return NumericResult(hist, edges)
+
+
+@register(EVEN, "even_private", backend="cuda", bytes_moved=numeric_bytes_moved,
+          supports=lambda p: _even_kernel_ok(p) and _private_ok(p), rank=10)
+def even_private(job: NumericJob) -> NumericResult:
+    """Evenly spaced bins, NumPy's index arithmetic, shared-memory bins per block.
+
+    Performance: one pass over the data (and weights), no per-element search: per element a
+    subtraction, a division (a multiplication when the divisor is a power of two), a
+    multiplication, two edge comparisons from shared memory, one shared atomic; nbins global
+    atomics per block; 1 launch per chunk (+ the min/max pass when the range comes from the
+    data)."""
+    return _run_even(job, private=True)
+
+
+@register(EVEN, "even_global", backend="cuda", bytes_moved=numeric_bytes_moved,
+          supports=_even_kernel_ok, rank=20)
+def even_global(job: NumericJob) -> NumericResult:
+    """Evenly spaced bins with one global atomic per counted element (any bin count).
+
+    Performance: as even_private but n global atomics (L2)."""
+    return _run_even(job, private=False)
+
+
+def _numpy_host(job: NumericJob) -> NumericResult:
+    hist, edges = np.histogram(job.host_data(), job.bins, job.range, weights=job.host_weights())
+    return NumericResult(hist, edges, raw=False)
+
+
+@register(EVEN, "numpy_host", backend="cuda", bytes_moved=numeric_bytes_moved, rank=90)
+def even_numpy_host(job: NumericJob) -> NumericResult:
+    """What the kernels do not compute as NumPy (estimator names such as ``"auto"``, complex or
+    object data, plans NumPy itself would fail on): ``np.histogram`` on a host copy.
+
+    Performance: D2H copy of the data (synchronises); NumPy's speed."""
+    return _numpy_host(job)
+
+
+# ------------------------------------------------------------------------------- edges arrays
+
+
+def _run_edges(job: NumericJob, private: bool) -> NumericResult:
+    plan: EdgesPlan = job.plan
+    nbins = plan.nbins
+    outs = _outputs(job, nbins)
+    weighted = job.weights is not None
+    D, T = plan.dtype, plan.t_dtype
+    lay = layout_for(nbins, weighted, T.itemsize, private=private)
+    d_edges = _on_device(plan.edges_t)
+    for d_x, d_w in job.device_chunks():
+        for part, out in zip(_real_parts(d_w), outs):
+            w_dtype = None if part is None else part.dtype
+            group = _edges_group(c_type(D), c_type(T), c_type(w_dtype))
+            expr = f"hist_edges<{c_type(D)}, {c_type(T)}, {c_type(w_dtype)}, {lay.layout}, " \
+                   f"{_tf(lay.esmem)}>"
+            args = (d_x, np.uint64(d_x.size), d_x if part is None else part, d_edges,
+                    np.uint32(nbins), np.uint32(lay.copies), out)
+            _launch(expr, group, lay, d_x.size, D.itemsize, args)
+    return NumericResult(_combine(outs), plan.edges)
+
+
+def _edges_kernel_ok(p: NumericProblem) -> bool:
+    return isinstance(p.plan, EdgesPlan) and p.plan.kernel_ok and _weights_ok(p.weights)
+
+
+@register(EDGES, "bytes", backend="cuda", bytes_moved=byte_path_bytes_moved,
+          supports=lambda p: p.byte_ok, rank=0)
+def edges_bytes(job: NumericJob) -> NumericResult:
+    """1-byte data without weights: the byte-histogram kernels with NumPy's bin of each of the
+    256 values as lookup table (see ``histogram_even``'s ``bytes``)."""
+    return _run_bytes(job)
+
+
+@register(EDGES, "edges_private", backend="cuda", bytes_moved=numeric_bytes_moved,
+          supports=lambda p: _edges_kernel_ok(p) and _private_ok(p), rank=10)
+def edges_private(job: NumericJob) -> NumericResult:
+    """Edges array: binary search over the edges (shared memory), shared-memory bins per block.
+
+    Performance: one pass over the data; log2(nbins + 1) edge comparisons per element; nbins
+    global atomics per block; 1 launch per chunk."""
+    return _run_edges(job, private=True)
+
+
+@register(EDGES, "edges_global", backend="cuda", bytes_moved=numeric_bytes_moved,
+          supports=_edges_kernel_ok, rank=20)
+def edges_global(job: NumericJob) -> NumericResult:
+    """Edges array, binary search, one global atomic per counted element (any bin count)."""
+    return _run_edges(job, private=False)
+
+
+@register(EDGES, "numpy_host", backend="cuda", bytes_moved=numeric_bytes_moved, rank=90)
+def edges_numpy_host(job: NumericJob) -> NumericResult:
+    """What the edges kernels do not take (NaN among the edges, fewer than two edges, dtypes
+    without a kernel): ``np.histogram`` on a host copy. Synchronises."""
+    return _numpy_host(job)
+
+
+# --------------------------------------------------------------------------- weighted bincount
+
+
+def _run_bincount(job: NumericJob, private: bool) -> NumericResult:
+    import cupy
+
+    nbins = int(job.plan)
+    out = cupy.zeros(nbins, dtype=_F64)
+    lay = layout_for(nbins, True, 0, private=private)
+    for d_x, d_w in job.device_chunks():
+        if d_x.dtype == np.bool_:
+            d_x = d_x.view(np.uint8)
+        group = _bincount_group(c_type(d_x.dtype), c_type(d_w.dtype))
+        expr = f"bincount_w<{c_type(d_x.dtype)}, {c_type(d_w.dtype)}, {lay.layout}>"
+        args = (d_x, np.uint64(d_x.size), d_w, np.uint64(nbins), np.uint32(lay.copies), out)
+        _launch(expr, group, lay, d_x.size, d_x.dtype.itemsize, args)
+    return NumericResult(out, None)
+
+
+@register(BINCOUNT, "private_sums", backend="cuda", bytes_moved=numeric_bytes_moved,
+          supports=lambda p: private_fits(p.nbins, True), rank=10)
+def bincount_private(job: NumericJob) -> NumericResult:
+    """Weighted bincount with float64 sums per block in shared memory (up to 4096 bins), one
+    global float64 atomic per non-empty bin and block.
+
+    Performance: one pass over x and the weights (+ the max pass that sizes the result);
+    1 launch per chunk."""
+    return _run_bincount(job, private=True)
+
+
+@register(BINCOUNT, "global_atomics", backend="cuda", bytes_moved=numeric_bytes_moved,
+          rank=20)
+def bincount_global(job: NumericJob) -> NumericResult:
+    """Weighted bincount with one global float64 atomic per element (any bin count: the
+    fallback beyond the shared budget, as CuPy does for every size)."""
+    return _run_bincount(job, private=False)
+
+
+# ------------------------------------------------------------------------------------ min/max
+
+
+def device_min_max(d_x: Any) -> tuple[Any, Any]:
+    """(min, max) of a flat contiguous device array as NumPy scalars of its dtype, NaN for both
+    when it holds a NaN (as NumPy's ``a.min()``, ``a.max()``). One pass; synchronises.
+
+    Raises ``ValueError`` for an empty array (NumPy's message)."""
+    import cupy
+
+    dt = np.dtype(d_x.dtype)
+    n = int(d_x.size)
+    if n == 0:
+        raise ValueError("zero-size array to reduction operation minimum which has no identity")
+    if dt == np.bool_:
+        d_x = d_x.view(np.uint8)
+    c = c_type(d_x.dtype)
+    expr = f"minmax_partials<{c}>"
+    group = (expr,)
+    grid = _grid(expr, group, 0, n, d_x.dtype.itemsize)
+    pmin = cupy.empty(grid, dtype=d_x.dtype)
+    pmax = cupy.empty(grid, dtype=d_x.dtype)
+    pflags = cupy.zeros(grid, dtype=np.uint32)
+    _kernel(expr, group)((grid,), (BLOCK,), (d_x, np.uint64(n), pmin, pmax, pflags))
+    flags = pflags.get()
+    if (flags & 2).any():
+        nan = np.array(np.nan, dtype=dt)[()]
+        return nan, nan
+    ok = (flags & 1) != 0
+    lo, hi = pmin.get()[ok].min(), pmax.get()[ok].max()
+    if dt == np.bool_:
+        lo, hi = np.bool_(lo), np.bool_(hi)
+    return lo, hi
