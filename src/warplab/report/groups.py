@@ -14,10 +14,28 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence, TypeVar
 
-if TYPE_CHECKING:
-    from .load import Row
+
+class Row(Protocol):
+    """What grouping reads of a result row (``load.Row`` has it; this module does not import
+    ``load``, which imports this one)."""
+
+    family: str
+    variant: str
+    provider: str
+    backend: str
+    device: str
+    params: dict[str, Any]
+    size: int | None
+    config: tuple[tuple[str, Any], ...]
+    series: str
+
+    @property
+    def median(self) -> float | None: ...
+
+    @property
+    def ok(self) -> bool: ...
 
 K = TypeVar("K", bound=Hashable)
 

@@ -296,4 +296,3 @@ def _seed(seed: Any) -> int:
     return s
 
 
-from . import walk_cuda  # noqa: E402,F401  (registers the cuda variants; imports this module)
