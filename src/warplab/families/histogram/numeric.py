@@ -292,6 +292,11 @@ def _plan_even(dtype: np.dtype, first_key: tuple, last_key: tuple, nbins: int,
         return refuse(f"edges dtype {e_dtype}")
     if not np.isfinite(edges).all():
         return refuse("non-finite edges")
+    if dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            ends = np.array([first, last], dtype=np.float64).astype(dtype)
+        if not np.isfinite(ends).all():  # e.g. float16 data, range beyond +-65504: NumPy's
+            return refuse("range outside the data dtype's finite values")  # own rules decide
     keep = keep_bounds(dtype, first, last)
     if keep is None:
         return EvenPlan(**base, keep=None, **none, kernel_ok=True)
