@@ -14,8 +14,12 @@ cupy = pytest.importorskip("cupy")
 
 
 @pytest.fixture(scope="module")
-def ceil() -> dict:
-    return ceilings.measure_all("cuda")
+def ceil(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Measured once for the module, into the session's cache folder (the autouse fixture's,
+    which a module fixture runs before), never the user's ~/.cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WARPLAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+        return ceilings.measure_all("cuda")
 
 
 def test_memory_bandwidth_near_datasheet(ceil: dict) -> None:

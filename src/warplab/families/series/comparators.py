@@ -49,8 +49,10 @@ def _cccl_rows(d: Any, op: str) -> Any:
     m, n = d.shape
     starts, ends = _offsets(m, n, cupy.cuda.runtime.getDevice())
     out = cupy.empty(m, dtype=d.dtype)
-    compute.segmented_reduce(d.reshape(-1), out, starts, ends, compute.OpKind.PLUS,
-                             np.zeros((), dtype=d.dtype), m)
+    compute.segmented_reduce(d_in=d.reshape(-1), d_out=out, num_segments=m,
+                             start_offsets_in=starts, end_offsets_in=ends,
+                             op=compute.OpKind.PLUS, h_init=np.zeros(1, dtype=d.dtype),
+                             max_segment_size=n)
     if op == "mean":
         out /= d.dtype.type(n)
     return out
