@@ -1,0 +1,204 @@
+"""``corrcoef``: NumPy's Pearson correlation matrix, on the GPU by the corr variants
+(``cuda.py``: ``tc_gram``, ``tiled_smem``, ``pairwise_direct``) or NumPy (``cpu.py``), whole
+or tile by tile into ``out`` (``tiles.py``); ``nan_policy="pairwise"`` in ``nan.py``."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ...core import registry as _registry
+from ...core.arrays import as_input, to_device, to_host
+from ...core.device import device_errors
+from .nan import pairwise_complete
+from .spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision
+from . import tiles
+from .tiles import full_matrix, warn_invalid
+
+def stack_series(x: Any, y: Any, rowvar: bool, on_device: bool) -> Any:
+    """NumPy's ``cov`` preparation: ``x`` (and ``y``) as 2-D, one series per row, stacked.
+
+    ``ValueError`` for more than 2 dimensions or ``y`` whose series length differs;
+    ``TypeError`` for complex, object or string data."""
+    xp = np if not on_device else __import__("cupy")
+    move = to_device if on_device else to_host
+    parts = []
+    for name, a in (("x", x), ("y", y)):
+        if a is None:
+            continue
+        a = move(a)
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"corrcoef supports real numeric data, got {name} of dtype "
+                            f"{a.dtype}")
+        if a.ndim > 2:
+            raise ValueError(f"corrcoef: {name} has more than 2 dimensions ({a.ndim}-D)")
+        a = a.reshape(1, -1) if a.ndim < 2 else a
+        if not rowvar and a.shape[0] != 1:
+            a = a.T
+        parts.append(a)
+    if len(parts) == 2 and parts[0].shape[1] != parts[1].shape[1]:
+        raise ValueError(f"corrcoef: x and y must have the same number of observations, got "
+                         f"{parts[0].shape[1]} and {parts[1].shape[1]} (shapes after rowvar: "
+                         f"{tuple(parts[0].shape)} and {tuple(parts[1].shape)})")
+    if len(parts) == 1:
+        return parts[0]
+    dt = np.result_type(parts[0].dtype, parts[1].dtype)
+    return xp.concatenate([p.astype(dt, copy=False) for p in parts], axis=0)
+
+
+def result_dtype(data_dtype: Any, dtype: Any) -> np.dtype:
+    """NumPy's: float64 for every real input (``result_type(x, float64)``), else ``dtype``."""
+    if dtype is None:
+        return np.result_type(data_dtype, np.float64)
+    dt = np.dtype(dtype)
+    if dt not in OUT_DTYPES:
+        raise TypeError(f"corrcoef dtype must be float16, float32 or float64, got {dt}")
+    return dt
+
+
+def _check_out(out: Any, m: int, dtype: np.dtype) -> None:
+    if out is None:
+        return
+    if not hasattr(out, "shape") or not hasattr(out, "dtype"):
+        raise ValueError(f"out must be a NumPy or CuPy array of shape ({m}, {m}), got "
+                         f"{type(out).__name__}")
+    if tuple(out.shape) != (m, m) or np.dtype(out.dtype) != dtype:
+        raise ValueError(f"out must have shape ({m}, {m}) and dtype {dtype}, got shape "
+                         f"{tuple(out.shape)} and dtype {out.dtype}")
+    if not isinstance(out, np.ndarray) and not hasattr(out, "__cuda_array_interface__"):
+        raise ValueError("out must be a NumPy array (or memory map) or a CuPy array")
+
+
+def _host_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+@device_errors
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
+             precision: str | None = None, variant: str | None = None, out: Any = None,
+             nan_policy: str = "propagate", device: str | None = None) -> Any:
+    """Pearson correlation coefficients, as ``numpy.corrcoef``.
+
+    Args:
+        x: 1-D or 2-D real data, one series per row (``rowvar=False``: per column); NumPy,
+            CuPy, torch or anything with ``__cuda_array_interface__`` / DLPack. Integers and
+            booleans are converted as NumPy converts them.
+        y: more series, stacked under ``x`` (same number of observations).
+        rowvar: False: series are columns (a single row stays one series, as NumPy).
+        dtype: result dtype (float16/32/64); default float64, as NumPy.
+        precision: what the products run in on the GPU: ``"float64"`` (default; float64 rows,
+            error about 1e-15 sqrt(N)), ``"float32"`` (float32 rows, error below 2e-6),
+            ``"tf32"`` (one TF32 tensor-core pass, error about 1e-3). The cpu backend computes
+            in float64 whatever the precision.
+        variant: ``warplab.variants("corrcoef")``; default ``tc_gram`` on sm_80+ GPUs, else
+            ``tiled_smem``; ``numpy`` on the cpu backend.
+        out: an ``(M, M)`` array of the result dtype, C-contiguous: CuPy, NumPy or a NumPy
+            memory map (also for device input: a result larger than GPU memory is written
+            tile by tile). Returned.
+        nan_policy: ``"propagate"`` (NumPy: a series holding NaN gives NaN in its row and
+            column) or ``"pairwise"`` (pandas' ``DataFrame.corr``: each pair over the
+            observations where both are finite; about 4x the flops, float64, whole matrix).
+        device: ``"cuda"`` or ``"cpu"``; default: the input's home, else automatic.
+
+    Returns:
+        ``(M, M)`` coefficients clipped to [-1, 1] with a diagonal of 1 (M = series of x and
+        y); a single series gives a 0-d 1.0, as NumPy. A constant series (all values equal)
+        gives NaN in its row and column with NumPy's ``RuntimeWarning``. NumPy for host input,
+        CuPy for device input (``out`` when given).
+
+    Raises:
+        ValueError: more than 2-D, ``y`` of another series length, bad ``out``, unknown
+        precision, variant or nan_policy, a device result that does not fit GPU memory
+        without ``out=``.  TypeError: complex or non-numeric data, a non-float ``dtype``.
+
+    Performance:
+        ``M (M + 1) / 2 * N`` multiply-adds (upper triangle only, mirrored); one normalisation
+        pass; one synchronisation (the constant-series check). Host input: one H2D copy of
+        the data, one D2H copy of the result (per tile when tiled).
+    """
+    precision = check_precision(precision)
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
+    ins = [as_input(a) for a in (x, y) if a is not None]
+    on_device = any(i.on_device for i in ins)
+    xs = stack_series(ins[0].array, ins[1].array if y is not None else None, rowvar, on_device)
+    res_dt = result_dtype(xs.dtype, dtype)
+    m, n = (int(s) for s in xs.shape)
+    _check_out(out, m, res_dt)
+    backend = _registry.pick_backend("corrcoef", device, variant, on_device)
+    if m <= 1 or n < 2:  # NumPy's own edge cases (0-d results, degrees of freedom <= 0)
+        r = np.corrcoef(to_host(xs), dtype=res_dt)
+        return _deliver(np.asarray(r, res_dt), out, on_device)
+    if variant == "tc_gram" and backend == "cuda":
+        from .cuda import gram_ok
+
+        ok, why = gram_ok()
+        if not ok:
+            raise ValueError(f"corrcoef variant 'tc_gram' is not available here: {why}; use "
+                             f"variant='tiled_smem'")
+    v = _registry.choose("corrcoef", backend, CorrProblem(m, n, np.dtype(xs.dtype), precision,
+                                                          on_device), variant)
+    _registry.ran(v)
+    data = to_host(xs) if backend == "cpu" else to_device(xs)
+    if nan_policy == "pairwise":
+        r = pairwise_complete(data)
+        return _deliver(r.astype(res_dt, copy=False), out, on_device)
+    eng = v.fn(data, precision)
+    warn_invalid(eng.all_valid)
+    whole = _fits_whole(m, n, res_dt, precision, backend, on_device, out)
+    if whole:
+        return _deliver(full_matrix(eng).astype(res_dt, copy=False), out, on_device)
+    if out is None:  # host input: a host result; device input (small tiles forced): CuPy
+        out = _empty(on_device, (m, m), res_dt)
+    tile = (tiles.device_tile(m, n, 8, tiles.free_device_bytes()) if backend == "cuda"
+            else tiles.cpu_tile(m))
+    return tiles.fill_tiled(eng, out, tile)
+
+
+def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
+                on_device: bool, out: Any) -> bool:
+    """True when the whole matrix is computed at once; False: tile by tile into ``out`` (or a
+    host array). ``ValueError`` when a device result cannot fit GPU memory and no host ``out``
+    was given, or a host result cannot fit host memory."""
+    need = m * m * (8 + res_dt.itemsize)
+    if tiles.TILE_CAP is not None and tiles.TILE_CAP < m:
+        return False
+    if backend == "cpu":
+        host = _host_memory()
+        if out is None and host is not None and m * m * res_dt.itemsize > host:
+            raise ValueError(f"corrcoef: the {m} x {m} {res_dt} result needs "
+                             f"{m * m * res_dt.itemsize / 1e9:.1f} GB, more than this host's "
+                             f"memory; pass out=numpy.memmap(...)")
+        return out is None and need <= tiles.CPU_TILE_BYTES
+    if need <= tiles.DEVICE_SHARE * tiles.free_device_bytes():
+        return True
+    if out is None and on_device:
+        raise ValueError(f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
+                         f"of GPU memory (free: {tiles.free_device_bytes() / 1e9:.1f} GB); "
+                         f"pass out= a host array or numpy.memmap to write it tile by tile")
+    return False
+
+
+def _empty(on_device: bool, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    if not on_device:
+        return np.empty(shape, dtype)
+    import cupy
+
+    return cupy.empty(shape, dtype)
+
+
+def _deliver(r: Any, out: Any, on_device: bool) -> Any:
+    """``r`` as the caller's kind (CuPy for device input), or copied into ``out``."""
+    if out is not None:
+        if isinstance(out, np.ndarray):
+            out[...] = to_host(r)
+        else:
+            out[...] = to_device(r)
+        return out
+    if on_device:
+        return to_device(r)
+    return to_host(r)

@@ -1,0 +1,118 @@
+// Pearson correlation kernels (corr family): row normalisation, the report's one-thread-per-pair
+// coefficient and the GPU lecture's shared-memory tiles on normalised rows. Launch constants
+// come in as -D options from cuda.py (DEFINES); the tensor-core Gram products are gram.cu's.
+#include "warplab.cuh"
+
+#if !defined(CORR_NORM_BLOCK) || !defined(CORR_TILE) || !defined(CORR_PAIR_BLOCK)
+#error "corr.cu needs -DCORR_NORM_BLOCK, -DCORR_TILE and -DCORR_PAIR_BLOCK (see cuda.py)"
+#endif
+
+__device__ __forceinline__ double corr_nan() { return __longlong_as_double(0x7ff8000000000000ULL); }
+
+// Sum of v over the block (every thread gets it). CORR_NORM_BLOCK is a multiple of 32.
+__device__ double block_sum(double v, double* scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    __syncthreads();  // scratch may still be read by a previous call
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < CORR_NORM_BLOCK / 32 ? scratch[lane] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0) scratch[32] = v;
+    }
+    __syncthreads();
+    return scratch[32];
+}
+
+// One block per row (grid-stride over rows): z = (x - mean) / sqrt(sum (x - mean)^2) in
+// float64, stored as TOut. Sums run over d = x - x[0] (exact for float32 input), so a constant
+// row centres to exact zeros; a row whose norm is 0 or not finite gets NaN and valid = false.
+template <class TIn, class TOut>
+__global__ void __launch_bounds__(CORR_NORM_BLOCK)
+corr_normalise_rows(const TIn* __restrict__ x, TOut* __restrict__ z, bool* __restrict__ valid,
+                    i64 m, i64 n) {
+    __shared__ double scratch[33];
+    for (i64 row = blockIdx.x; row < m; row += gridDim.x) {
+        const TIn* xr = x + row * n;
+        TOut* zr = z + row * n;
+        const double x0 = (double)xr[0];
+        double s = 0.0;
+        for (i64 k = threadIdx.x; k < n; k += CORR_NORM_BLOCK) s += (double)xr[k] - x0;
+        const double mean_d = block_sum(s, scratch) / (double)n;
+        double q = 0.0;
+        for (i64 k = threadIdx.x; k < n; k += CORR_NORM_BLOCK) {
+            const double c = ((double)xr[k] - x0) - mean_d;
+            q += c * c;
+        }
+        const double norm = sqrt(block_sum(q, scratch));
+        const bool ok = norm - norm == 0.0 && norm > 0.0;  // finite and non-zero
+        const double inv = ok ? 1.0 / norm : corr_nan();
+        for (i64 k = threadIdx.x; k < n; k += CORR_NORM_BLOCK)
+            zr[k] = (TOut)((((double)xr[k] - x0) - mean_d) * inv);
+        if (threadIdx.x == 0) valid[row] = ok;
+    }
+}
+
+// The Pearson report's steps 3-5 literally: one thread per pair (i, j), i < j, of the block of
+// rows r0 .. r0+rows-1 and columns c0 .. c0+cols-1 (2-D grid of CORR_PAIR_BLOCK^2 threads, rows
+// on grid y). The numerator sum (x_ik - mean_i)(x_jk - mean_j) from the precomputed means, then
+// divided by the two centred norms. Pairs with i >= j are left to the caller (symmetry).
+__global__ void __launch_bounds__(CORR_PAIR_BLOCK * CORR_PAIR_BLOCK)
+corr_pairwise_direct(const double* __restrict__ x, const double* __restrict__ mean,
+                     const double* __restrict__ norm, double* __restrict__ out, i64 n,
+                     int r0, int rows, int c0, int cols) {
+    const int bi = blockIdx.y * CORR_PAIR_BLOCK + threadIdx.y;
+    const int bj = blockIdx.x * CORR_PAIR_BLOCK + threadIdx.x;
+    if (bi >= rows || bj >= cols) return;
+    const i64 i = (i64)r0 + bi, j = (i64)c0 + bj;
+    if (i >= j) return;
+    const double* xi = x + i * n;
+    const double* xj = x + j * n;
+    const double mi = mean[i], mj = mean[j];
+    double s = 0.0;
+    for (i64 k = 0; k < n; ++k) s += (xi[k] - mi) * (xj[k] - mj);
+    out[(i64)bi * cols + bj] = s / (norm[i] * norm[j]);
+}
+
+// The GPU lecture's shared-memory tiles on normalised rows: c[i][j] = sum_k a[i][k] * b[j][k]
+// for a (rows x n) and b (cols x n), both row-major (b's rows loaded along k, coalesced).
+// CORR_TILE x CORR_TILE threads per tile of c; accumulation in T (double for precision float64,
+// float otherwise). symmetric != 0 (a == b): tiles below the diagonal return at once and the
+// caller mirrors the upper triangle.
+template <class T>
+__global__ void __launch_bounds__(CORR_TILE * CORR_TILE)
+corr_tiled_smem(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int rows,
+                int cols, i64 n, int symmetric) {
+    if (symmetric && blockIdx.y > blockIdx.x) return;  // whole block: no barrier is split
+    __shared__ T as[CORR_TILE][CORR_TILE + 1];
+    __shared__ T bs[CORR_TILE][CORR_TILE + 1];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row0 = blockIdx.y * CORR_TILE, col0 = blockIdx.x * CORR_TILE;
+    const int ra = row0 + ty;   // row of a this thread loads
+    const int rb = col0 + ty;   // row of b this thread loads
+    T acc = 0;
+    for (i64 k0 = 0; k0 < n; k0 += CORR_TILE) {
+        const i64 k = k0 + tx;
+        as[ty][tx] = (ra < rows && k < n) ? a[(i64)ra * n + k] : (T)0;
+        bs[ty][tx] = (rb < cols && k < n) ? b[(i64)rb * n + k] : (T)0;
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < CORR_TILE; ++kk) acc += as[ty][kk] * bs[tx][kk];
+        __syncthreads();
+    }
+    const int i = row0 + ty, j = col0 + tx;
+    if (i < rows && j < cols) c[(i64)i * cols + j] = acc;
+}
+
+#ifdef WARPLAB_NVCC_CHECK
+template __global__ void corr_normalise_rows<float, float>(const float*, float*, bool*, i64, i64);
+template __global__ void corr_normalise_rows<float, double>(const float*, double*, bool*, i64, i64);
+template __global__ void corr_normalise_rows<double, float>(const double*, float*, bool*, i64, i64);
+template __global__ void corr_normalise_rows<double, double>(const double*, double*, bool*, i64,
+                                                             i64);
+template __global__ void corr_tiled_smem<float>(const float*, const float*, float*, int, int, i64,
+                                                int);
+template __global__ void corr_tiled_smem<double>(const double*, const double*, double*, int, int,
+                                                 i64, int);
+#endif

@@ -1,0 +1,181 @@
+"""Launch plans of the corrcoef CUDA variants (kernels in ``corr.cu``, tensor-core Gram products
+in ``gram.py``): ``tc_gram`` (the default on sm_80+), ``tiled_smem`` and ``pairwise_direct``.
+
+Every variant returns an engine (``tiles.Engine``) whose blocks the public call finishes (clip,
+diagonal, NaN for constant series) and writes whole or tile by tile.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...core.loader import defines, get_kernel
+from ...core.registry import register
+from ..reduce.axis import series_stats_rows
+from .spec import CorrProblem, corr_flops, direct_bytes, gram_bytes
+from .tiles import mirror_upper
+
+SOURCE = Path(__file__).with_name("corr.cu")
+DEFINES = {"CORR_NORM_BLOCK": 256, "CORR_TILE": 16, "CORR_PAIR_BLOCK": 16}
+#: Rows a block may span: grid y of the 2-D kernels holds at most 65535 tiles of 16.
+MAX_BLOCK_ROWS = 65535 * 16
+_C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_EXPRESSIONS = tuple(f"corr_normalise_rows<{a}, {b}>" for a in ("float", "double")
+                     for b in ("float", "double")) + \
+    ("corr_tiled_smem<float>", "corr_tiled_smem<double>", "corr_pairwise_direct")
+
+
+def _kernel(expression: str) -> Any:
+    return get_kernel(SOURCE, expression, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
+
+
+@functools.lru_cache(maxsize=1)
+def gram_ok() -> tuple[bool, str]:
+    """``(usable, why not)`` for the tensor-core Gram products (``gram.py``, sm_80+)."""
+    try:
+        from .gram import gram_available
+    except ImportError as exc:
+        return False, f"the tensor-core Gram module is missing ({exc})"
+    if not gram_available():
+        return False, "tensor-core Gram products need a GPU of compute capability 8.0 or newer"
+    return True, ""
+
+
+def work_dtype(precision: str) -> np.dtype:
+    """dtype of the normalised rows: float64 for ``"float64"``, float32 otherwise."""
+    return np.dtype(np.float64 if precision == "float64" else np.float32)
+
+
+def normalise_rows(x: Any, out_dtype: np.dtype) -> tuple[Any, Any]:
+    """``(z, valid)`` on the GPU: each row centred and divided by its centred norm (float64
+    arithmetic, stored as ``out_dtype``); NaN rows and ``valid`` False for constant or
+    non-finite series. One launch, one block per row, three passes over the row (the second and
+    third mostly from cache). Needs N >= 1."""
+    import cupy
+
+    if np.dtype(x.dtype) not in _C:
+        x = x.astype(np.float64)
+    x = cupy.ascontiguousarray(x)
+    m, n = x.shape
+    z = cupy.empty((m, n), out_dtype)
+    valid = cupy.empty(m, dtype=bool)
+    k = _kernel(f"corr_normalise_rows<{_C[np.dtype(x.dtype)]}, {_C[np.dtype(out_dtype)]}>")
+    k((min(m, 1 << 20),), (DEFINES["CORR_NORM_BLOCK"],), (x, z, valid, np.int64(m), np.int64(n)))
+    return z, valid
+
+
+class _Engine:
+    """The shared part: the array module, M and the validity of every series."""
+
+    def __init__(self, m: int, valid: Any) -> None:
+        import cupy
+
+        self.xp, self.m, self.valid = cupy, int(m), valid
+        self.all_valid = bool(valid.all())  # one synchronisation per call
+
+
+class TiledEngine(_Engine):
+    """Normalised rows; blocks by ``corr_tiled_smem`` (float64 or float32 accumulation)."""
+
+    def __init__(self, x: Any, precision: str) -> None:
+        self.z, valid = normalise_rows(x, work_dtype(precision))
+        super().__init__(x.shape[0], valid)
+
+    def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
+        sym = r0 == c0 and r1 == c1
+        rows, cols = r1 - r0, c1 - c0
+        t = DEFINES["CORR_TILE"]
+        c = (self.xp.zeros if sym else self.xp.empty)((rows, cols), self.z.dtype)
+        k = _kernel(f"corr_tiled_smem<{_C[np.dtype(self.z.dtype)]}>")
+        k((-(-cols // t), -(-rows // t)), (t, t),
+          (self.z[r0:r1], self.z[c0:c1], c, np.int32(rows), np.int32(cols),
+           np.int64(self.z.shape[1]), np.int32(sym)))
+        return mirror_upper(c, self.xp) if sym else c
+
+
+class DirectEngine(_Engine):
+    """The raw rows in float64 with their means and norms (``series_stats``); blocks by
+    ``corr_pairwise_direct``."""
+
+    def __init__(self, x: Any, precision: str) -> None:
+        import cupy
+
+        self.x = cupy.ascontiguousarray(x, dtype=np.float64)
+        self.mean, self.norm = series_stats_rows(self.x)
+        valid = cupy.isfinite(self.norm) & (self.norm > 0)
+        super().__init__(x.shape[0], valid)
+
+    def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
+        rows, cols = r1 - r0, c1 - c0
+        t = DEFINES["CORR_PAIR_BLOCK"]
+        c = self.xp.zeros((rows, cols), np.float64)
+        _kernel("corr_pairwise_direct")(
+            (-(-cols // t), -(-rows // t)), (t, t),
+            (self.x, self.mean, self.norm, c, np.int64(self.x.shape[1]), np.int32(r0),
+             np.int32(rows), np.int32(c0), np.int32(cols)))
+        return c + c.T if r0 == c0 and r1 == c1 else c
+
+
+class GramEngine(_Engine):
+    """Normalised rows (float64 for precision ``"float64"``, float32 otherwise); blocks by the
+    tensor-core ``gram`` (upper-triangle tiles only on diagonal blocks)."""
+
+    def __init__(self, x: Any, precision: str) -> None:
+        from .gram import gram
+
+        self.gram, self.precision = gram, precision
+        self.z, valid = normalise_rows(x, work_dtype(precision))
+        super().__init__(x.shape[0], valid)
+
+    def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
+        if r0 == c0 and r1 == c1:
+            return self.gram(self.z[r0:r1], precision=self.precision)
+        return self.gram(self.z[r0:r1], self.z[c0:c1], precision=self.precision)
+
+
+def _fits(p: CorrProblem) -> bool:
+    return p.m <= MAX_BLOCK_ROWS
+
+
+def _tc_supports(p: CorrProblem) -> bool:
+    return _fits(p) and gram_ok()[0]
+
+
+@register("corrcoef", "tc_gram", backend="cuda", bytes_moved=gram_bytes, flops=corr_flops,
+          supports=_tc_supports, rank=0)
+def tc_gram(x: Any, precision: str) -> GramEngine:
+    """Centre and normalise rows (own kernel), then their Gram matrix on tensor cores.
+
+    ``float64``: float64 rows, FP64 DMMA (error about 1e-15 sqrt(N)); ``float32``: float32
+    rows, 3xTF32 split (error about 1e-7 from rounding the rows, bound 2e-6); ``tf32``: one
+    TF32 pass (error about 1e-3). Upper-triangle tiles only, mirrored. sm_80+.
+    Performance: ``corr_flops`` on tensor cores; one normalisation launch; one sync.
+    """
+    return GramEngine(x, precision)
+
+
+@register("corrcoef", "tiled_smem", backend="cuda", bytes_moved=gram_bytes, flops=corr_flops,
+          supports=_fits, rank=10, seed=True)
+def tiled_smem(x: Any, precision: str) -> TiledEngine:
+    """The GPU lecture's 16 x 16 shared-memory tiles on normalised rows, upper triangle only.
+
+    ``float64``: float64 rows and accumulation (error about 1e-15 sqrt(N)); ``float32`` and
+    ``tf32``: float32 rows and accumulation (error at most (N + 4) 6e-8).
+    Performance: ``corr_flops`` on the FP64 / FP32 lanes; each row read once per 16 columns.
+    """
+    return TiledEngine(x, precision)
+
+
+@register("corrcoef", "pairwise_direct", backend="cuda", bytes_moved=direct_bytes,
+          flops=corr_flops, supports=_fits, rank=90, seed=True)
+def pairwise_direct(x: Any, precision: str) -> DirectEngine:
+    """The Pearson report's steps 3-5: one thread per pair i < j, float64 numerator from the
+    precomputed means and norms (``series_stats``), then the coefficient.
+
+    Computes in float64 whatever the precision (error about 1e-15 N). The slow baseline.
+    Performance: ``corr_flops``; every thread reads its two whole rows (from cache).
+    """
+    return DirectEngine(x, precision)

@@ -1,0 +1,340 @@
+// warplab gram: C = A B^T on tensor cores (inline PTX mma.sync, sm_80+). A is Ma x N, B is Mb x N,
+// both row-major (a row is one series, k runs along it), C is Ma x Mb row-major. Compiled by
+// NVRTC (cupy.RawModule, -std=c++17); launch plans in gram_cuda.py pass every constant below.
+//
+// Modes (template MODE):
+//   0 "float64": FP64 DMMA m8n8k4, float64 accumulators. float32 input is widened when its
+//     fragments are read from shared memory (products of float32 values are exact in float64).
+//   1 "float32": 3xTF32: x = hi + lo, hi = tf32(x), lo = tf32(x - hi); per 8-deep k step the
+//     products lo*hi + hi*lo + hi*hi go through m16n8k8 into a fresh float32 accumulator, which
+//     is then added into a float64 sum (so the tensor core never accumulates more than 24 terms).
+//   2 "tf32": one m16n8k8 TF32 pass, float32 accumulators over the whole k range.
+//
+// Block: THREADS = 32 WARPS_M WARPS_N threads (per mode, Shape below) compute a TILE x TILE tile of C; each warp a
+// (TILE / WARPS_M) x (TILE / WARPS_N) warp tile made of MT x NT mma tiles. k advances in slices
+// of BK staged through shared memory by cp.async in a STAGES-deep ring (one barrier per slice);
+// slices past N or rows past Ma / Mb are zero-filled by cp.async's src-size operand.
+// Shared memory holds both tiles as [row][k] with rows padded by PAD elements (see the bank
+// notes at the fragment loads): the "col" operand of mma.sync is B^T, i.e. B's rows, so A and
+// B tiles have the same layout and the same loader.
+//
+// SYM (C = A A^T): the grid covers only tiles (bi, bj) with bi <= bj; the epilogue writes each
+// element with i <= j to C[i][j] and C[j][i], so the result is exactly symmetric.
+//
+// PTX ISA fragment layouts relied on (lane = %laneid, g = lane >> 2, t = lane & 3):
+//   m8n8k4 .f64:   A (8x4, row):  a0 = A[g][t]
+//                  B (4x8, col):  b0 = B[t][g]              (= Bt[g][t] with B = Bt^T)
+//                  C (8x8):       c_i = C[g][2t + i], i = 0, 1
+//   m16n8k8 .tf32: A (16x8, row): a_i = A[g + 8 (i % 2)][t + 4 (i / 2)], i = 0..3
+//                  B (8x8, col):  b_i = B[t + 4 i][g], i = 0, 1
+//                  C (16x8):      c_i = C[g + 8 (i / 2)][2t + (i % 2)], i = 0..3
+// tests/test_gram_cpu.py models these index formulas and checks that every product of a block
+// tile is formed exactly once and every element of C written once.
+
+#include "warplab.cuh"  // i64
+
+#if !defined(WARPLAB_GRAM_TILE) || !defined(WARPLAB_GRAM_WARPS_M) || !defined(WARPLAB_GRAM_WARPS_N)
+#error "WARPLAB_GRAM_TILE / WARPS_M / WARPS_N are passed by the launch plan (gram_cuda.py DEFINES)"
+#endif
+#if !defined(WARPLAB_GRAM_F32_WARPS_M) || !defined(WARPLAB_GRAM_F32_WARPS_N)
+#error "WARPLAB_GRAM_F32_WARPS_M / N are passed by the launch plan (gram_cuda.py DEFINES)"
+#endif
+#if !defined(WARPLAB_GRAM_F64_BK) || !defined(WARPLAB_GRAM_TF32_BK) || !defined(WARPLAB_GRAM_PAD)
+#error "WARPLAB_GRAM_F64_BK / TF32_BK / PAD are passed by the launch plan (gram_cuda.py DEFINES)"
+#endif
+#ifndef WARPLAB_GRAM_GROUP
+#error "WARPLAB_GRAM_GROUP is passed by the launch plan (gram_cuda.py DEFINES)"
+#endif
+
+constexpr int TILE = WARPLAB_GRAM_TILE;        // block tile edge (rows of A = rows of B)
+constexpr int PAD = WARPLAB_GRAM_PAD;          // elements of padding per shared-memory row
+constexpr int GROUP = WARPLAB_GRAM_GROUP;      // tile rows per group of the (a, b) block order
+static_assert(TILE % 64 == 0 && PAD % 4 == 0 && GROUP > 0, "launch constants out of range");
+
+template <int MODE> struct Shape;  // the mma instruction and slice depth of each mode
+// M x N x K: the mma instruction; WARPS_M x WARPS_N: the warps of a block over its C tile;
+// Out: the element type of C; Acc: the accumulator registers (mode 1: the float64 sums of the
+// promoted float32 partials, so mode 1 uses more, smaller warp tiles to stay within 128
+// registers a thread).
+template <> struct Shape<0> {
+    static constexpr int M = 8, N = 8, K = 4, BK = WARPLAB_GRAM_F64_BK;
+    static constexpr int WARPS_M = WARPLAB_GRAM_WARPS_M, WARPS_N = WARPLAB_GRAM_WARPS_N;
+    typedef double Out;
+    typedef double Acc;
+};
+struct ShapeTF32 {
+    static constexpr int M = 16, N = 8, K = 8, BK = WARPLAB_GRAM_TF32_BK;
+    typedef float Out;
+};
+template <> struct Shape<1> : ShapeTF32 {
+    static constexpr int WARPS_M = WARPLAB_GRAM_F32_WARPS_M, WARPS_N = WARPLAB_GRAM_F32_WARPS_N;
+    typedef double Acc;
+};
+template <> struct Shape<2> : ShapeTF32 {
+    static constexpr int WARPS_M = WARPLAB_GRAM_WARPS_M, WARPS_N = WARPLAB_GRAM_WARPS_N;
+    typedef float Acc;
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Copy BYTES (4, 8 or 16) from global src to shared dst without blocking; `valid` false writes
+// zeros (src-size 0: nothing is read, src only needs to be a mapped address).
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* dst, const void* src, bool valid) {
+    const int n = valid ? BYTES : 0;
+    if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                     :: "r"(smem_addr(dst)), "l"(src), "r"(n) : "memory");
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
+                     :: "r"(smem_addr(dst)), "l"(src), "n"(BYTES), "r"(n) : "memory");
+    }
+}
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int PENDING> __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(PENDING) : "memory");
+}
+
+// Round to TF32 (10 explicit mantissa bits, nearest, ties away from zero): the low 13 bits of
+// the result are zero.
+__device__ __forceinline__ unsigned to_tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// D = A B + D, m8n8k4, float64.
+__device__ __forceinline__ void mma_f64(double (&c)[2], double a, double b) {
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(c[0]), "+d"(c[1]) : "d"(a), "d"(b));
+}
+
+// D = A B + D, m16n8k8, TF32 operands, float32 accumulators.
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// The tile (bi, bj) of C this block computes. SYM: block L of the T (T + 1) / 2 blocks is the
+// L-th tile of the lower triangle in row order, (r, c) with c <= r, taken as (bi, bj) = (c, r).
+// Otherwise GROUP consecutive tile rows share each column of B tiles (L2 reuse).
+template <bool SYM>
+__device__ __forceinline__ void block_tile(int tiles_m, int tiles_n, int& bi, int& bj) {
+    const i64 L = blockIdx.x;
+    if constexpr (SYM) {
+        i64 r = (i64)((sqrt(8.0 * (double)L + 1.0) - 1.0) * 0.5);
+        while (r * (r + 1) / 2 > L) --r;
+        while ((r + 1) * (r + 2) / 2 <= L) ++r;
+        bi = (int)(L - r * (r + 1) / 2);
+        bj = (int)r;
+    } else {
+        const int per_group = GROUP * tiles_n;
+        const int first = (int)(L / per_group) * GROUP;
+        const int rows_here = min(tiles_m - first, GROUP);
+        const int in_group = (int)(L % per_group);
+        bi = first + in_group % rows_here;
+        bj = in_group / rows_here;
+    }
+}
+
+#endif  // __CUDA_ARCH__ >= 800
+
+// C = A B^T (SYM: A A^T, B == A). T: the input element type (float or double; modes 1 and 2 take
+// float). VEC: 16-byte cp.async (N a multiple of 16 / sizeof(T), A and B 16-byte aligned), else
+// one cp.async per element. Dynamic shared memory: STAGES * 2 * TILE * (BK + PAD) * sizeof(T).
+template <int MODE, class T, int STAGES, bool VEC, bool SYM>
+__global__ void __launch_bounds__(32 * Shape<MODE>::WARPS_M * Shape<MODE>::WARPS_N, 1)
+gram_mma(const T* __restrict__ A, const T* __restrict__ B,
+         typename Shape<MODE>::Out* __restrict__ C, int Ma, int Mb, int N) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    typedef Shape<MODE> S;
+    constexpr int WARPS_M = S::WARPS_M, WARPS_N = S::WARPS_N, THREADS = 32 * WARPS_M * WARPS_N;
+    constexpr int BK = S::BK, LDS = BK + PAD;                 // slice depth, row stride
+    constexpr int WM = TILE / WARPS_M, WN = TILE / WARPS_N;   // warp tile
+    constexpr int MT = WM / S::M, NT = WN / S::N;             // mma tiles per warp
+    constexpr int CH = VEC ? 16 / (int)sizeof(T) : 1;         // elements per cp.async
+    constexpr int COPIES = TILE * BK / CH / THREADS;          // per thread, per operand
+    static_assert(MODE == 0 || sizeof(T) == 4, "TF32 modes take float input");
+    static_assert(MT * S::M == WM && NT * S::N == WN, "warp tile must split into mma tiles");
+    static_assert(BK % S::K == 0 && BK % CH == 0, "slice depth must split into steps and copies");
+    static_assert(COPIES * CH * THREADS == TILE * BK, "a slice must split evenly over threads");
+    static_assert((LDS * sizeof(T)) % 16 == 0, "shared rows must stay 16-byte aligned");
+    static_assert(STAGES >= 2, "the ring needs two stages");
+
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T* As = reinterpret_cast<T*>(smem_raw);                   // [STAGES][TILE][LDS]
+    T* Bs = As + STAGES * TILE * LDS;                         // [STAGES][TILE][LDS]
+
+    const int tiles_m = (Ma + TILE - 1) / TILE, tiles_n = (Mb + TILE - 1) / TILE;
+    int bi, bj;
+    block_tile<SYM>(tiles_m, tiles_n, bi, bj);
+    const int row0 = bi * TILE, col0 = bj * TILE;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+
+    // Slice kt of both tiles into ring stage `stage`: copy p of thread tid is chunk
+    // idx = tid + p THREADS, row idx / (BK / CH), k offset (idx % (BK / CH)) CH.
+    auto load_slice = [&](int stage, int kt) {
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int p = 0; p < COPIES; ++p) {
+            const int idx = tid + p * THREADS;
+            const int r = idx / (BK / CH), c = (idx % (BK / CH)) * CH;
+            const bool k_ok = k0 + c < N;  // VEC: N % CH == 0, so a chunk is all in or all out
+            const int ra = row0 + r, rb = col0 + r;
+            const bool a_ok = k_ok && ra < Ma, b_ok = k_ok && rb < Mb;
+            T* da = As + (stage * TILE + r) * LDS + c;
+            T* db = Bs + (stage * TILE + r) * LDS + c;
+            cp_async<CH * sizeof(T)>(da, a_ok ? A + (i64)ra * N + k0 + c : A, a_ok);
+            cp_async<CH * sizeof(T)>(db, b_ok ? B + (i64)rb * N + k0 + c : B, b_ok);
+        }
+    };
+
+    // Accumulators: mode 0 float64 (2 per mma tile), mode 1 the float64 sums of the promoted
+    // float32 partials (4 per tile), mode 2 float32 (4 per tile).
+    typedef typename S::Acc Acc;
+    constexpr int PER = MODE == 0 ? 2 : 4;
+    Acc acc[MT][NT][PER];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < PER; ++e) acc[i][j][e] = Acc(0);
+
+    // One slice from ring stage `stage`. Fragment reads: lanes read rows g (+ 8) and k columns
+    // t (+ 4) of a row stride LDS = BK + 4 elements: for 4-byte T the 32 lanes hit banks
+    // (g LDS + t) mod 32 = distinct for LDS = 20 or 36; for float64 each half-warp (g < 4 or
+    // g >= 4) hits 2 (g LDS + t) mod 32 = 8g + 2t (LDS = 20): distinct bank pairs. No conflicts.
+    auto compute_slice = [&](int stage) {
+        const T* as = As + (stage * TILE + wm0) * LDS;
+        const T* bs = Bs + (stage * TILE + wn0) * LDS;
+#pragma unroll
+        for (int ks = 0; ks < BK; ks += S::K) {
+            if constexpr (MODE == 0) {
+                double a[MT], b[NT];
+#pragma unroll
+                for (int i = 0; i < MT; ++i) a[i] = (double)as[(i * 8 + g) * LDS + ks + t];
+#pragma unroll
+                for (int j = 0; j < NT; ++j) b[j] = (double)bs[(j * 8 + g) * LDS + ks + t];
+#pragma unroll
+                for (int i = 0; i < MT; ++i)
+#pragma unroll
+                    for (int j = 0; j < NT; ++j) mma_f64(acc[i][j], a[i], b[j]);
+            } else if constexpr (MODE == 2) {
+                unsigned a[MT][4], b[NT][2];
+#pragma unroll
+                for (int i = 0; i < MT; ++i)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        a[i][e] = to_tf32(as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + t + 4 * (e / 2)]);
+#pragma unroll
+                for (int j = 0; j < NT; ++j)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        b[j][e] = to_tf32(bs[(j * 8 + g) * LDS + ks + t + 4 * e]);
+#pragma unroll
+                for (int i = 0; i < MT; ++i)
+#pragma unroll
+                    for (int j = 0; j < NT; ++j) mma_tf32(acc[i][j], a[i], b[j]);
+            } else {  // MODE 1: 3xTF32, promoted to float64 after every k step
+                unsigned bh[NT][2], bl[NT][2];
+#pragma unroll
+                for (int j = 0; j < NT; ++j)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float x = bs[(j * 8 + g) * LDS + ks + t + 4 * e];
+                        bh[j][e] = to_tf32(x);
+                        bl[j][e] = to_tf32(x - __uint_as_float(bh[j][e]));
+                    }
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    unsigned ah[4], al[4];
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const float x = as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + t + 4 * (e / 2)];
+                        ah[e] = to_tf32(x);
+                        al[e] = to_tf32(x - __uint_as_float(ah[e]));
+                    }
+#pragma unroll
+                    for (int j = 0; j < NT; ++j) {
+                        float c[4] = {0.f, 0.f, 0.f, 0.f};
+                        mma_tf32(c, al, bh[j]);  // the small products first
+                        mma_tf32(c, ah, bl[j]);
+                        mma_tf32(c, ah, bh[j]);
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) acc[i][j][e] += (double)c[e];
+                    }
+                }
+            }
+        }
+    };
+
+    // The ring: slices 0 .. STAGES-2 in flight before the loop; at slice kt wait until it has
+    // landed (at most STAGES-2 younger groups pending), one barrier (everyone is done with the
+    // stage computed at kt-1), refill that stage with slice kt+STAGES-1, compute slice kt.
+    const int slices = (N + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < slices) load_slice(s, s);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < slices; ++kt) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        const int next = kt + STAGES - 1;
+        if (next < slices) load_slice(next % STAGES, next);
+        cp_async_commit();
+        compute_slice(kt % STAGES);
+    }
+    cp_async_wait<0>();
+
+    // Epilogue: element e of mma tile (i, j) sits at row g (+ 8) and column 2t (+ 1) of the tile.
+    typedef typename Shape<MODE>::Out Out;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < PER; ++e) {
+                const int gi = row0 + wm0 + i * S::M + g + 8 * (e / 2);
+                const int gj = col0 + wn0 + j * S::N + 2 * t + (e % 2);
+                if (gi >= Ma || gj >= Mb) continue;
+                const Out v = (Out)acc[i][j][e];
+                if constexpr (SYM) {
+                    if (gi > gj) continue;
+                    C[(i64)gi * Mb + gj] = v;
+                    if (gi != gj) C[(i64)gj * Mb + gi] = v;
+                } else {
+                    C[(i64)gi * Mb + gj] = v;
+                }
+            }
+#elif defined(__CUDA_ARCH__)
+    __trap();  // the host refuses devices below sm_80 before launching
+#endif
+}
+
+// Explicit instantiations for the nvcc compile check (NVRTC instantiates what the host names).
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_GRAM(MODE, T, ST, V, SY)                                                       \
+    template __global__ void gram_mma<MODE, T, ST, V, SY>(                                   \
+        const T*, const T*, typename Shape<MODE>::Out*, int, int, int);
+#define WARPLAB_GRAM_ALL(MODE, T)                                                              \
+    WARPLAB_GRAM(MODE, T, 3, true, true) WARPLAB_GRAM(MODE, T, 3, false, false)               \
+    WARPLAB_GRAM(MODE, T, 2, true, false) WARPLAB_GRAM(MODE, T, 2, false, true)
+WARPLAB_GRAM_ALL(0, double)
+WARPLAB_GRAM_ALL(0, float)
+WARPLAB_GRAM_ALL(1, float)
+WARPLAB_GRAM_ALL(2, float)
+#endif

@@ -1,0 +1,73 @@
+"""The Pearson problem and its one cost model, shared by every corrcoef variant.
+
+For M series of N values the matrix of coefficients is symmetric, so every variant computes the
+upper triangle only: ``M (M + 1) / 2 * N`` multiply-adds, counted as 2 flops each for every
+variant (``corr_flops``), whatever the variant really executes (``pairwise_direct`` and the
+mirrored diagonal tiles do a little more). ``bytes_moved``: the compulsory traffic of a variant,
+the input read once (in the dtype the variant reads), the M x M result written once, plus the
+normalised copy of the input where the variant writes and reads one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: ``precision=``: what the Gram products run in (see ``api.corrcoef``).
+PRECISIONS = ("float64", "float32", "tf32")
+NAN_POLICIES = ("propagate", "pairwise")
+#: Output dtypes ``dtype=`` may ask for.
+OUT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+@dataclass(frozen=True)
+class CorrProblem:
+    """What dispatch and the cost models see of one correlation matrix."""
+
+    m: int
+    n: int
+    dtype: np.dtype          # input dtype
+    precision: str
+    on_device: bool
+
+    @property
+    def size(self) -> int:
+        """Elements of the result (the results schema's ``params.size``)."""
+        return self.m * self.m
+
+    def __str__(self) -> str:
+        return f"{self.m} series x {self.n} values {np.dtype(self.dtype).name} ({self.precision})"
+
+
+def check_precision(precision: str | None) -> str:
+    """``precision=`` checked (None means ``"float64"``); ``ValueError`` naming the valid ones."""
+    if precision is None:
+        return "float64"
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+    return precision
+
+
+def work_itemsize(precision: str) -> int:
+    """Bytes per element of the normalised rows the Gram products read."""
+    return 8 if precision == "float64" else 4
+
+
+def corr_flops(p: CorrProblem) -> int:
+    """``M (M + 1) / 2 * N`` multiply-adds (the upper triangle with its diagonal), 2 flops each:
+    the same count for every variant."""
+    return p.m * (p.m + 1) // 2 * p.n * 2
+
+
+def gram_bytes(p: CorrProblem) -> int:
+    """Normalise-then-Gram variants (``tc_gram``, ``tiled_smem``, ``numpy``): the input read
+    once, the normalised rows written and read once, the M x M float64 result written once."""
+    z = p.m * p.n * work_itemsize(p.precision)
+    return p.m * p.n * np.dtype(p.dtype).itemsize + 2 * z + p.m * p.m * 8
+
+
+def direct_bytes(p: CorrProblem) -> int:
+    """``pairwise_direct``: the float64 copy of the input written and read once, the means and
+    norms (2 M float64), the M x M float64 result written once (the report's work split; its
+    per-pair re-reads of two rows are served by the caches and not counted)."""
+    return p.m * p.n * (np.dtype(p.dtype).itemsize + 16) + 16 * p.m + p.m * p.m * 8
