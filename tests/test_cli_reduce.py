@@ -21,7 +21,8 @@ def test_reduce_prints_the_lecture_table(capsys, tmp_path: Path) -> None:
     assert main(["reduce", "--size", "4K", "--dtype", "float32", "--runs", "2", "--warmup", "1",
                  "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "step speedup" in text and "numpy" in text and "4096 float32" in text
+    assert "numpy" in text and "4096 float32" in text
+    assert "step speedup" not in text  # one variant on the cpu: a column of dashes, dropped
     doc = results.read(out)
     (rec,) = doc["results"]
     assert rec["family"] == "reduce" and rec["verified"] and rec["params"]["mode"] == "kernel"

@@ -18,7 +18,7 @@ import argparse
 import linecache
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from . import commands
 from .console import csv, parse_size, timing_args
@@ -28,12 +28,31 @@ from .families import FAMILIES
 _PACKAGE = Path(__file__).resolve().parent
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="warplab", description=__doc__.split("\n\n")[0])
-    p.add_argument("--device", choices=["cuda", "cpu", "gpu"], default=None,
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line on stderr (``PROG: error: MESSAGE (see PROG --help)``)
+    and exit status 2; its subcommand parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
+    """``--device`` and ``--debug``, before or after the subcommand (a subcommand's copy leaves
+    the value given before it alone unless given itself)."""
+    p.add_argument("--device", choices=["cuda", "cpu", "gpu"],
+                   default=None if top else argparse.SUPPRESS,
                    help="backend (default: cuda if usable, else cpu; env WARPLAB_DEVICE)")
-    p.add_argument("--debug", action="store_true", help="show the traceback of every error")
-    sub = p.add_subparsers(dest="cmd", required=True)
+    p.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS,
+                   help="show the traceback of every error")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = _Parser(prog="warplab", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"warplab {__version__}")
+    _global_options(p, top=True)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     d = sub.add_parser("device", help="deviceQuery-style facts and the measured copy bandwidth")
     d.add_argument("--measure", action="store_true", help="measure every ceiling (read, "
@@ -75,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--figure", default=None, metavar="PATH", help="write the B/A figure (PNG)")
     c.add_argument("--json", dest="json_path", default=None, metavar="PATH",
                    help="write the comparison as JSON")
+    for sp in dict.fromkeys(sub.choices.values()):
+        _global_options(sp, top=False)
     return p
 
 
@@ -83,7 +104,7 @@ def is_user_error(exc: BaseException) -> bool:
     ``ValueError``/``TypeError`` that warplab raised on purpose (its innermost frame is a
     ``raise`` statement in warplab's own source). A ``TypeError`` from Python itself or from a
     library inside warplab is a bug, not a user mistake."""
-    if isinstance(exc, (WarplabError, OSError, NotImplementedError)):
+    if isinstance(exc, (WarplabError, OSError, NotImplementedError, MemoryError)):
         return True
     if not isinstance(exc, (ValueError, TypeError)):
         return False
@@ -111,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug or not is_user_error(exc):
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, MemoryError):
+            msg = f"not enough host memory: {msg}"
         print(f"warplab: error: {msg}", file=sys.stderr)
         return 2
 

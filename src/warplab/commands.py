@@ -11,6 +11,7 @@ from types import ModuleType
 from rich.table import Table
 
 from .bench.campaign import device_meta, timestamped
+from .bench.tables import print_table
 from .bench.ceilings import cached_ceilings, comparison_rows, copy_bandwidth, measure_all
 from .console import console, dump_json
 from .core.device import cuda_status, resolve_backend
@@ -42,14 +43,14 @@ def cmd_device(args: argparse.Namespace) -> int:
     for k, v in info.items():
         if stored is None or k not in ceilings:
             t.add_row(k, f"{v:.1f}" if isinstance(v, float) else str(v))
-    console.print(t)
+    print_table(t, console)
     if stored is not None:
         table = _ceilings_table(stored, backend)
         when = stored.get("measured_at", "?")
         table.caption = (f"measured {when}" + ("" if args.measure else
                          " (stored; warplab device --measure measures again)") +
                          (f"; {table.caption}" if table.caption else ""))
-        console.print(table)
+        print_table(table, console)
     return 0
 
 
@@ -59,6 +60,8 @@ def _ceilings_table(ceilings: dict, backend: str) -> Table:
     for col in ("ceiling", "measured", "datasheet", "% of datasheet", "method"):
         t.add_column(col, justify="left" if col in ("ceiling", "method") else "right")
     for label, got, sheet, pct, method in comparison_rows(ceilings):
+        if got is None and sheet is None:  # e.g. host-device transfers on the cpu backend
+            continue
         t.add_row(label, "—" if got is None else f"{got:,.1f}",
                   "—" if sheet is None else f"{sheet:,.1f}",
                   "—" if pct is None else f"{pct:.1f}", method)
@@ -74,9 +77,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     campaign = args.campaign or "quick"
     out = timestamped(args.out)
     ok = True
-    for family in FAMILIES:
-        if args.family in (family, "all"):
-            ok &= family_command(family).bench(args, backend, campaign, out)
+    try:
+        for family in FAMILIES:
+            if args.family in (family, "all"):
+                ok &= family_command(family).bench(args, backend, campaign, out)
+    except BaseException:
+        if not any(out.iterdir()):  # refused before anything was measured: leave nothing
+            out.rmdir()
+        raise
     return 0 if ok else 1
 
 

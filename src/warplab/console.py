@@ -5,18 +5,27 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from .bench.measure import Settings
 from .core import registry
 
-console = Console(width=200)
+console = Console()  # the terminal's width (or COLUMNS; 80 when not a terminal)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -69,8 +78,20 @@ def variant_names(family: str, text: str | None, backend: str) -> list[str] | No
 @contextlib.contextmanager
 def progress(title: str) -> Iterator[Callable[[int, int, dict], None]]:
     """A rich progress bar; yields ``progress(done, total, record)`` (total 0 = unknown)."""
-    cols = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
+    # description, a bar, done/total, elapsed and remaining time always whole; the record being
+    # measured gets what is left of the line (dropped below 8 columns)
+    keep = len(title) + 1 + (6 + 1) * 4 + 4 + 10
+    spare = console.width - keep
+    whole = functools.partial(Column, no_wrap=True)
+    cols: list[Any] = [TextColumn("[bold]{task.description}", table_column=whole()),
+                       BarColumn(bar_width=max(3, min(20, spare - 30 + 10))),
+                       MofNCompleteColumn(table_column=whole()),
+                       TimeElapsedColumn(table_column=whole()),
+                       TextColumn("eta", table_column=whole()),
+                       TimeRemainingColumn(table_column=whole())]
+    if spare >= 8:
+        cols.append(TextColumn("{task.fields[last]}", table_column=whole(
+            overflow="ellipsis", max_width=spare)))
     with Progress(*cols, console=console, transient=False) as prog:
         task = prog.add_task(title, total=None, last="")
 
@@ -78,7 +99,7 @@ def progress(title: str) -> Iterator[Callable[[int, int, dict], None]]:
             p = rec["params"]
             what = " ".join(str(p[k]) for k in ("data", "bins", "dtype", "op", "shape", "size")
                             if k in p)
-            prog.update(task, completed=done, total=total or None,
+            prog.update(task, completed=done, total=max(total, done) or None,
                         last=f"{what} {rec['variant']}")
 
         yield update

@@ -21,7 +21,7 @@ def timing_table(records: Iterable[dict], title: str) -> Table:
     t.add_column("variant")
     for phase in ("h2d", "kernel", "d2h", "total"):
         for q in _Q:
-            t.add_column(f"{phase} {q}" if q == "min" else q, justify="right")
+            t.add_column(f"{phase} {q}", justify="right")
     t.add_column("GB/s", justify="right")
     t.add_column("ok")
     for r in records:
@@ -56,8 +56,68 @@ def summary_table(records: list[dict], title: str, baseline: str = "global") -> 
     return t
 
 
+EMPTY_CELLS = frozenset({"", "-", "—"})
+
+
+def fit(table: Table) -> Table:
+    """``table`` without the columns that carry no information (every cell empty or a dash:
+    e.g. the held and comparator columns of a CPU run), numbers never wrapped: rich then fits
+    the rest to the console's width by wrapping the text columns. Returns the same table."""
+    for col in list(table.columns):
+        cells = [c for c in col.cells if isinstance(c, str)]
+        if len(cells) == len(list(col.cells)) and cells and all(c.strip() in EMPTY_CELLS
+                                                                 for c in cells):
+            table.columns.remove(col)
+        elif col.justify == "right":
+            col.no_wrap = True
+    for i, col in enumerate(table.columns):  # rich pads and measures a column by its _index
+        col._index = i
+    return table
+
+
+def _fits(table: Table, console: Console) -> bool:
+    """``table`` drawn at the console's width cuts nothing (rich marks a cut with an ellipsis)."""
+    with console.capture() as cap:
+        console.print(table)
+    return "…" not in cap.get()
+
+
+def _transposed(table: Table) -> Table:
+    """One column per row of ``table``, one row per column (its header first)."""
+    cols = table.columns
+    t = Table(title=table.title, caption=table.caption, show_header=False)
+    t.add_column(justify="left", style="bold")
+    for _ in range(table.row_count):
+        t.add_column(justify="right", no_wrap=True)
+    for col in cols:
+        t.add_row(str(col.header), *col.cells)
+    return t
+
+
 def print_table(table: Table, console: Console | None = None) -> None:
-    (console or Console(width=240)).print(table)
+    """Print ``table`` (:func:`fit`) on ``console`` (default: one as wide as the terminal, or
+    ``COLUMNS``, or 80 columns when the output is not a terminal), never cutting a number:
+    a table too wide for the console is printed transposed (one column per record), and if
+    that is too wide too, as one small field/value table per record."""
+    console = console or Console()
+    table = fit(table)
+    if _fits(table, console):
+        console.print(table)
+        return
+    t = _transposed(table)
+    if _fits(t, console):
+        console.print(t)
+        return
+    rows = [list(col.cells) for col in table.columns]
+    for i in range(table.row_count):
+        one = Table(title=table.title if i == 0 else None, show_header=False)
+        one.add_column(justify="left", style="bold")
+        one.add_column(justify="right")
+        for col, cells in zip(table.columns, rows):
+            one.add_row(str(col.header), cells[i])
+        console.print(one)
+    if table.caption:
+        console.print(table.caption)
 
 
 def lecture_table(records: list[dict], title: str) -> Table:

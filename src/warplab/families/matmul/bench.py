@@ -281,11 +281,17 @@ def run_matmul(*, campaign: str = "quick", backend: str, json_path: Path | None,
         notes.append(f"cpu backend: campaign sizes capped at {CPU_MATMUL_MAX}")
     ceilings = measure_all(backend)
     records: list[dict] = []
+
+    def runnable_on(p: MatmulProblem) -> list:
+        return [t for t in tgts if isinstance(t, Provider) or t.supports(p)]
+
+    total = sum(len(runnable_on(MatmulProblem(m, n, k, np.dtype(dt), False)))
+                for m, n, k, dt in configs)
     for m, n, k, dtype in configs:
         h_a, h_b = make_operands(m, n, k, dtype)
         ref = reference(h_a, h_b)
         p = MatmulProblem(m, n, k, np.dtype(dtype), False)
-        runnable = [t for t in tgts if isinstance(t, Provider) or t.supports(p)]
+        runnable = runnable_on(p)
         notes += [f"{t.name} skipped on {p}: not supported" for t in tgts if t not in runnable]
         ops = DeviceOperands(h_a, h_b, settings) if backend == "cuda" else None
         config_records = []
@@ -295,7 +301,7 @@ def run_matmul(*, campaign: str = "quick", backend: str, json_path: Path | None,
             config_records.append(rec)
             records.append(rec)
             if progress:
-                progress(len(records), 0, rec)
+                progress(len(records), total, rec)
         add_pct_of_cublas(config_records)
         del ops
     return finish_campaign(backend, ceilings, notes, campaign, records, json_path)

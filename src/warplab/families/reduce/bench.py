@@ -289,11 +289,15 @@ def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
         tgts, notes = targets(variant_names, with_comparators)
     ceilings = measure_all(backend)
     records: list[dict] = []
+    cupy_n = sum(1 for t in tgts if isinstance(t, Provider) and t.library == "cupy")
+    total = sum(len(ops) * (1 if backend == "cpu" else
+                            len(tgts) + (1 + cupy_n if n in c.call_sizes else 0))
+                for n, _ in configs)
 
     def on_record(rec: dict) -> None:
         records.append(rec)
         if progress:
-            progress(len(records), 0, rec)
+            progress(len(records), total, rec)
 
     for n, dtype in configs:
         x = make_input(dtype, n, kind)

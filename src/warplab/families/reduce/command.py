@@ -11,13 +11,16 @@ from ...console import (all_verified, console, csv, finish_bench, json_path, par
 from ...core.device import resolve_backend
 from .bench import REDUCE_CAMPAIGNS, lecture_rows, run_reduce
 
+DTYPES = ("int32", "int64", "float32", "float64")
+OPS = ("sum", "min", "max", "mean")
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``warplab reduce``."""
     rd = sub.add_parser("reduce", help="the reduction lecture's table for one input")
     rd.add_argument("--size", type=parse_size, default=1 << 24, help="elements (default 2^24)")
-    rd.add_argument("--dtype", default="int32", choices=["int32", "int64", "float32", "float64"])
-    rd.add_argument("--op", default="sum", choices=["sum", "min", "max", "mean"])
+    rd.add_argument("--dtype", default="int32", choices=DTYPES)
+    rd.add_argument("--op", default="sum", choices=OPS)
     rd.add_argument("--data", default="random", choices=["random", "equal"])
     rd.add_argument("--variant", default="all", help="comma-separated names or 'all'")
     rd.add_argument("--compare", action="store_true", help="also time the comparators")
@@ -60,6 +63,14 @@ def print_lecture_tables(records: list[dict], backend: str) -> None:
 def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
     """The reduce campaign of ``warplab bench``; True when every record verified."""
     c = REDUCE_CAMPAIGNS[campaign]
+    bad = [d for d in args.dtypes or [] if d not in DTYPES]
+    if bad:
+        raise ValueError(f"bench reduce: --dtypes {','.join(bad)} not supported "
+                         f"(choose from {','.join(DTYPES)})")
+    bad = [o for o in args.ops or [] if o not in OPS]
+    if bad:
+        raise ValueError(f"bench reduce: --ops {','.join(bad)} not supported "
+                         f"(choose from {','.join(OPS)})")
     configs = None
     if args.sizes or args.dtypes:
         dtypes = args.dtypes or sorted({dt for _, dt in c.configs})

@@ -1,0 +1,110 @@
+"""The CLI fits the terminal: every command's output at a narrow (60) and a usual (100) width
+has no line wider than the terminal, no number cut short (rich's ellipsis) and no column
+that is nothing but dashes; and the argument errors, ``--version`` and ``--device`` after the
+subcommand behave as a user expects."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from warplab import cli
+from warplab.console import console
+
+WIDTHS = (60, 100)
+DASH_ONLY = ("-", "—")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("WARPLAB_COMMIT", "test-commit")
+
+
+@pytest.fixture
+def width(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(console, "width", request.param)
+    monkeypatch.setenv("COLUMNS", str(request.param))
+    return request.param
+
+
+def commands(tmp: Path) -> dict[str, list[str]]:
+    data = tmp / "in.txt"
+    data.write_bytes(b"Hello World\nzzz" * 100)
+    quick = ["--runs", "2", "--warmup", "0"]
+    return {
+        "device": ["device"],
+        "histogram-file": ["histogram", str(data)],
+        "histogram-time": ["histogram", "--generate", "uniform", "--size", "64K", "--time",
+                           "--variant", "all", *quick],
+        "reduce": ["reduce", "--size", "64K", "--dtype", "float32", "--variant", "all", *quick],
+        "matmul": ["matmul", "--size", "64", "--variant", "all", *quick],
+        "series": ["series", "--m", "64", "--n", "64", *quick],
+        "bench-reduce": ["bench", "reduce", "--quick", "--sizes", "64K", "--out", str(tmp / "r"),
+                         *quick],
+    }
+
+
+def _table_lines(out: str) -> list[str]:
+    """Output lines without the progress bar's (its record text is cut to fit on purpose)."""
+    return [line for line in out.splitlines() if " eta " not in line]
+
+
+@pytest.mark.parametrize("width", WIDTHS, indirect=True)
+@pytest.mark.parametrize("name", ["device", "histogram-file", "histogram-time", "reduce",
+                                  "matmul", "series", "bench-reduce"])
+def test_output_fits(name: str, width: int, tmp_path: Path,
+                     capsys: pytest.CaptureFixture) -> None:
+    argv = ["--device", "cpu", *commands(tmp_path)[name]]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    lines = _table_lines(out)
+    assert lines, name
+    # a file path is printed whole (the terminal wraps it; copy and paste keep working)
+    too_wide = [line for line in out.splitlines() if len(line) > width and str(tmp_path) not in line]
+    assert not too_wide, (name, width, too_wide[:3])
+    cut = [line for line in lines if "…" in line]
+    assert not cut, (name, width, cut[:3])
+    for line in lines:  # a table row whose every cell is a dash would be a dropped column
+        cells = [c.strip() for c in line.strip("│┃").split("│")]
+        assert not (len(cells) > 2 and all(c in DASH_ONLY for c in cells[1:])), line
+
+
+def test_version(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("warplab ")
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["bogus"], "invalid choice"),
+    ([], "required"),
+    (["reduce", "--bogus"], "--bogus"),
+    (["reduce", "--dtype", "int8"], "int8"),
+    (["bench", "reduce", "--dtypes", "float16"], "float16"),
+    (["bench", "matmul", "--dtypes", "int32"], "int32"),
+    (["bench", "reduce", "--ops", "prod"], "prod"),
+    (["reduce", "--size", "4T"], "memory"),
+])
+def test_mistakes_are_one_line(argv: list[str], needle: str, tmp_path: Path,
+                               capsys: pytest.CaptureFixture) -> None:
+    out_dir = tmp_path / "runs"
+    if argv[:1] == ["bench"]:
+        argv = [*argv, "--out", str(out_dir)]
+    try:
+        rc = cli.main(["--device", "cpu", *argv])
+    except SystemExit as exc:  # argparse
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert len(err.strip().splitlines()) == 1, err
+    assert "error" in err and needle in err, err
+    assert not out_dir.exists() or not any(out_dir.iterdir()), "a run folder was left behind"
+
+
+def test_device_after_the_subcommand(capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["reduce", "--device", "cpu", "--size", "4K", "--runs", "1",
+                     "--warmup", "0"]) == 0
+    assert "(cpu)" in capsys.readouterr().out
