@@ -10,6 +10,8 @@ Public API::
     warplab.reduce(a, op, axis=None, ...)
     warplab.random_walk(m, n, *, start=100.0, eps=1e-3, seed=0, dtype="float32")
     warplab.series_stats(x)            # per-series mean and centred norm, one pass
+    warplab.corrcoef(x, y=None, rowvar=True, *, dtype=None, precision=None, out=None)  # NumPy's
+    warplab.corr_pairs(x, *, threshold=None, top_k=None)   # strong pairs, no M x M matrix
     warplab.matmul(a, b, *, variant=None, out=None)
     warplab.variants("histogram")      # registered strategies, preferred first
     warplab.record_variants()          # which variants the calls in a with-block ran
@@ -24,6 +26,8 @@ from .core import registry as _registry
 from .core.device import cuda_available, resolve_backend
 from .core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, WarplabError
 from .core.registry import Ran, record_variants
+from .families.corr import *  # noqa: F403
+from .families.corr import __all__ as _corr_all
 from .families.histogram import *  # noqa: F403  (each family's __all__)
 from .families.histogram import __all__ as _histogram_all
 from .families.matmul import *  # noqa: F403
@@ -41,6 +45,7 @@ __all__ = [
     *_reduce_all,
     *_matmul_all,
     *_series_all,
+    *_corr_all,
     "variants",
     "record_variants",
     "Ran",

@@ -8,4 +8,4 @@ from . import cpu, cuda  # noqa: F401  (register the variants)
 from .api import corrcoef
 from .pairs import corr_pairs
 
-__all__ = ["corrcoef", "corr_pairs"]
+__all__ = ["corr_pairs", "corrcoef"]

@@ -11,10 +11,11 @@ import numpy as np
 from ...core import registry as _registry
 from ...core.arrays import as_input, to_device, to_host
 from ...core.device import device_errors
+from . import tiles
 from .nan import pairwise_complete
 from .spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision
-from . import tiles
 from .tiles import full_matrix, warn_invalid
+
 
 def stack_series(x: Any, y: Any, rowvar: bool, on_device: bool) -> Any:
     """NumPy's ``cov`` preparation: ``x`` (and ``y``) as 2-D, one series per row, stacked.

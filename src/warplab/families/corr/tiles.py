@@ -11,7 +11,8 @@ statistics) and computes raw coefficient blocks ``block(r0, r1, c0, c1)`` on its
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import numpy as np
 
