@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
+from ...bench import results
 from ...bench.tables import print_table, summary_table, timing_table
 from ...console import (console, finish_bench, json_path, parse_size, progress, settings,
                         timing_args, variant_names)
@@ -102,6 +103,10 @@ def _run_timed(args: argparse.Namespace) -> int:
             settings=settings(args, None), file=file,
             on_input=lambda inp: seen.append(mapping.apply_to_counts(inp.counts256)))
     recs = doc["results"]
+    if json_path(args) is not None:  # the counts too: what the command printed, every bin
+        doc["meta"]["counts"] = {"bins": args.bins,
+                                 "counts": [int(c) for c in np.asarray(seen[0])]}
+        results.write(json_path(args), doc["meta"], recs)
     _print_bins(seen[0], args.bins, args.top)
     p = recs[0]["params"]
     print_table(timing_table(recs, f"{p['data']}, {p['size']} bytes, {args.bins} "
