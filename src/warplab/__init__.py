@@ -13,6 +13,10 @@ Public API::
     warplab.corrcoef(x, y=None, rowvar=True, *, dtype=None, precision=None, out=None)  # NumPy's
     warplab.corr_pairs(x, *, threshold=None, top_k=None)   # strong pairs, no M x M matrix
     warplab.matmul(a, b, *, variant=None, out=None)
+    warplab.copy_batched(srcs, dsts, *, variant=None)  # srcs[i] -> dsts[i], one launch
+    warplab.memcpy_batched(src_ptrs, dst_ptrs, sizes)  # CUB's pointer form, device arrays
+    warplab.concatenate(arrays, axis=0)                 # NumPy's, one batched copy
+    warplab.split(ary, indices_or_sections, axis=0, *, copy=False)  # NumPy's; copy=True
     warplab.variants("histogram")      # registered strategies, preferred first
     warplab.record_variants()          # which variants the calls in a with-block ran
     warplab.backend()                  # "cuda" or "cpu"
@@ -32,6 +36,8 @@ from .families.histogram import *  # noqa: F403  (each family's __all__)
 from .families.histogram import __all__ as _histogram_all
 from .families.matmul import *  # noqa: F403
 from .families.matmul import __all__ as _matmul_all
+from .families.memcpy import *  # noqa: F403
+from .families.memcpy import __all__ as _memcpy_all
 from .families.reduce import *  # noqa: F403
 from .families.reduce import __all__ as _reduce_all
 from .families.series import *  # noqa: F403
@@ -45,6 +51,7 @@ __all__ = [
     *_reduce_all,
     *_matmul_all,
     *_series_all,
+    *_memcpy_all,
     *_corr_all,
     "variants",
     "record_variants",

@@ -1,0 +1,12 @@
+"""Batched memcpy: N buffers of varying size copied in one launch (the batch-memcpy PR's
+TLEV/WLEV/BLEV size classes and the obvious one-launch kernels: ``cuda.py``, ``memcpy.cu``;
+NumPy slice copies: ``cpu.py``), the list form ``copy_batched``, CUB's pointer form
+``memcpy_batched``, and NumPy's ``concatenate`` / ``split`` on top of them (``api.py``); the
+PR's benchmark grid with CUB's ``DeviceMemcpy::Batched`` as comparator (``bench.py``,
+``comparators.py``, ``cub/``)."""
+from __future__ import annotations
+
+from . import cpu, cuda  # noqa: F401  (register the variants)
+from .api import concatenate, copy_batched, memcpy_batched, split
+
+__all__ = ["copy_batched", "memcpy_batched", "concatenate", "split"]

@@ -1,0 +1,165 @@
+"""Launch plans of the CUDA batched-copy variants (kernels in ``memcpy.cu`` beside this file).
+
+Every variant takes a :class:`DeviceBatch`: three device arrays of one entry per buffer
+(source address, destination address, size in bytes; uint64 or int64) and, for the list
+forms, the same three on the host (``host``). Every variant enqueues its work on the current
+CuPy stream and returns without synchronising, except ``loop_memcpy_async`` on the pointer form
+(it must read the addresses on the host: one synchronising D2H copy).
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...core.loader import defines, get_kernel
+from ...core.registry import register
+from .spec import MAX_QUEUED, PR_CLASSES, TUNED_CLASSES, MemcpyProblem, SizeClasses, bytes_moved
+
+SOURCE = Path(__file__).with_name("memcpy.cu")
+BLOCK = 256          # block_per_buffer: threads per buffer
+WARP_BLOCK = 256     # warp_per_buffer: eight warps (buffers) per block
+BLEV_THREADS = 256   # size_classes, second kernel
+BLEV_BLOCKS_PER_SM = 8
+MAX_GRID = 1 << 20   # grid-stride loops cover the rest
+#: The kernels' compile-time constants (their only copy; passed as -D options).
+DEFINES = {
+    "WARPLAB_MEMCPY_UNROLL": 4,               # 16-byte loads in flight per thread
+    "WARPLAB_MEMCPY_BLEV_THREADS": BLEV_THREADS,
+}
+
+
+class DeviceBatch(NamedTuple):
+    """One batch on the device: ``src``, ``dst``, ``sizes`` (CuPy, one entry per buffer),
+    ``count``, and ``host`` = the same three as NumPy arrays when the caller had them."""
+
+    src: Any
+    dst: Any
+    sizes: Any
+    count: int
+    host: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+
+def _tiles_expr(c: SizeClasses) -> str:
+    return (f"memcpy_size_classes_tiles<{c.tile_threads}, {c.buffers_per_thread}, "
+            f"{c.tlev_max}, {c.wlev_max}, {c.chunk}>")
+
+
+_EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
+                *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
+                *(f"memcpy_size_classes_blev<{c.chunk}>" for c in (PR_CLASSES, TUNED_CLASSES)))
+
+
+def _kernel(expr: str) -> Any:
+    return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
+
+
+@functools.lru_cache(maxsize=None)
+def _sms(device_id: int) -> int:
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"])
+
+
+def _args(b: DeviceBatch) -> tuple[Any, Any, Any, np.uint64]:
+    return b.src, b.dst, b.sizes, np.uint64(b.count)
+
+
+@register("memcpy_batched", "loop_memcpy_async", backend="cuda", bytes_moved=bytes_moved,
+          rank=50)
+def loop_memcpy_async(b: DeviceBatch) -> None:
+    """One ``cudaMemcpyAsync`` per buffer on the current stream (what a user writes by hand).
+
+    Performance: one driver call per non-empty buffer (several microseconds each): the
+    baseline every one-launch variant is measured against. The pointer form first copies the
+    three arrays to the host (one synchronisation).
+    """
+    import cupy
+
+    if b.count == 0:
+        return
+    src, dst, sizes = b.host if b.host is not None else (
+        b.src.get(), b.dst.get(), b.sizes.get())
+    stream = cupy.cuda.get_current_stream().ptr
+    copy = cupy.cuda.runtime.memcpyAsync
+    d2d = cupy.cuda.runtime.memcpyDeviceToDevice
+    for s, d, n in zip(src.tolist(), dst.tolist(), sizes.astype(np.int64).tolist()):
+        if n > 0:
+            copy(d, s, n, d2d, stream)
+
+
+@register("memcpy_batched", "block_per_buffer", backend="cuda", bytes_moved=bytes_moved,
+          rank=30)
+def block_per_buffer(b: DeviceBatch) -> None:
+    """One block of 256 threads per buffer (grid-stride), 16-byte stores.
+
+    Performance: one launch; all bytes once plus 24 bytes per buffer. A buffer smaller than
+    4 KiB leaves most of its block idle, so tiny buffers run far below the copy ceiling.
+    """
+    if b.count:
+        _kernel("memcpy_block_per_buffer")((min(b.count, MAX_GRID),), (BLOCK,), _args(b))
+
+
+@register("memcpy_batched", "warp_per_buffer", backend="cuda", bytes_moved=bytes_moved,
+          rank=20)
+def warp_per_buffer(b: DeviceBatch) -> None:
+    """One warp per buffer (grid-stride), 16-byte stores.
+
+    Performance: one launch; all bytes once plus 24 bytes per buffer. Tiny buffers idle most
+    lanes; one huge buffer runs on one warp (no load balance).
+    """
+    if b.count:
+        per = WARP_BLOCK // 32
+        grid = min(-(-b.count // per), MAX_GRID)
+        _kernel("memcpy_warp_per_buffer")((grid,), (WARP_BLOCK,), _args(b))
+
+
+def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
+    """The two launches of the size-class design (see ``memcpy.cu``)."""
+    import cupy
+
+    if b.count == 0:
+        return
+    ws = cupy.empty(1 + b.count + -(-b.count // 2), dtype=np.uint64)  # counter, first, ids
+    counter, first = ws[:1], ws[1:1 + b.count]
+    ids = ws[1 + b.count:].view(np.uint32)
+    counter.data.memset_async(0, 8)
+    tiles = -(-b.count // (c.tile_threads * c.buffers_per_thread))
+    _kernel(_tiles_expr(c))((tiles,), (c.tile_threads,),
+                            (*_args(b), counter, ids, first))
+    grid = BLEV_BLOCKS_PER_SM * _sms(cupy.cuda.Device().id)
+    _kernel(f"memcpy_size_classes_blev<{c.chunk}>")((grid,), (BLEV_THREADS,),
+                                                     (b.src, b.dst, b.sizes, counter, ids, first))
+
+
+def _queue_fits(p: MemcpyProblem) -> bool:
+    return p.count <= MAX_QUEUED
+
+
+@register("memcpy_batched", "size_classes", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=10, seed=True)
+def size_classes(b: DeviceBatch) -> None:
+    """The batch-memcpy PR's design with its thresholds: tiles of 128 x 4 buffers partitioned
+    by a 3-bin histogram and prefix sum into TLEV (<= 32 B, run-length decoded: a byte per
+    thread), WLEV (<= 1 KiB, a warp each) and BLEV (queued; a second kernel copies 8 KiB
+    pieces, blocks in proportion to size).
+
+    Performance: two launches and an 8-byte memset; all bytes once plus 24 bytes per buffer,
+    plus 12 bytes per BLEV buffer through the queue. At most 2^24 - 1 buffers.
+    """
+    _size_classes(b, PR_CLASSES)
+
+
+@register("memcpy_batched", "size_classes_tuned", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=0)
+def size_classes_tuned(b: DeviceBatch) -> None:
+    """The size-class design tuned where CUB sags: tiles of 256 x 1 buffers (twice the warps
+    in flight), warps take buffers up to 8 KiB (no second kernel for 4 KiB buffers), 32 KiB
+    BLEV pieces. The default.
+
+    Performance: as ``size_classes``; predicted, not yet measured: >= 85% of the copy
+    ceiling from 1 KiB buffers up (see benchmarks/NOTES.md).
+    """
+    _size_classes(b, TUNED_CLASSES)

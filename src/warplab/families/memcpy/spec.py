@@ -1,0 +1,188 @@
+"""What dispatch and the cost model see of a batched copy, the size classes of the
+``size_classes`` kernels, and the copy *plan* every public function reduces to.
+
+A plan is five integer arrays of equal length, one entry per buffer: ``src_index`` and
+``src_offset`` (which source array, and the byte offset in it), ``dst_index`` and
+``dst_offset`` (the same for the destination) and ``size`` (bytes). ``copy_batched`` copies
+array i to array i whole; ``concatenate`` and ``split`` copy one row block per (outer index,
+array) pair. The cuda backend turns a plan into three uint64 arrays (source address,
+destination address, size) sent to the GPU in one copy; the cpu backend runs it as slice copies.
+
+Cost model (the batch-memcpy PR's byte counting): every buffer's data is read and written once
+and its source pointer, destination pointer and size (8 bytes each) are read once:
+``bytes_moved = 2 * data + 24 * count``. ``data_bytes = 2 * data`` counts the copied bytes only.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+#: Bytes of metadata read per buffer: source address, destination address, size (uint64 each).
+META_BYTES = 24
+
+
+class SizeClasses(NamedTuple):
+    """The ``size_classes`` kernel's tile shape and size thresholds (bytes): TLEV up to
+    ``tlev_max`` (run-length decoded, a byte per thread), WLEV up to ``wlev_max`` (a warp
+    each), BLEV above (queued; a second kernel copies ``chunk``-byte pieces)."""
+
+    tile_threads: int
+    buffers_per_thread: int
+    tlev_max: int
+    wlev_max: int
+    chunk: int
+
+    def classify(self, sizes: np.ndarray) -> np.ndarray:
+        """Size class per buffer: 0 TLEV, 1 WLEV, 2 BLEV (negative sizes count as 0 bytes)."""
+        s = np.maximum(np.asarray(sizes, dtype=np.int64), 0)
+        return np.where(s <= self.tlev_max, 0, np.where(s <= self.wlev_max, 1, 2))
+
+
+#: The PR's thresholds (TLEV up to 32 bytes, WLEV up to 1 KiB, BLEV above) and CUB's tile of
+#: 128 threads x 4 buffers.
+PR_CLASSES = SizeClasses(128, 4, 32, 1024, 8192)
+#: warplab's default: one buffer per thread in tiles of 256 (eight warps per tile, twice the
+#: warps in flight), warps take buffers up to 8 KiB (CUB queues 4 KiB buffers for a second
+#: kernel: its weak spot), 32 KiB pieces for the large ones.
+TUNED_CLASSES = SizeClasses(256, 1, 32, 8192, 32768)
+#: BLEV queue entries are counted in the top 24 bits of a 64-bit counter.
+MAX_QUEUED = (1 << 24) - 1
+
+
+class MemcpyProblem(NamedTuple):
+    """One batched copy as dispatch sees it. ``data`` and ``largest`` are None when the sizes
+    live on the device only (the pointer form): nothing is synchronised to learn them."""
+
+    count: int
+    data: int | None
+    largest: int | None
+    on_device: bool
+
+
+def bytes_moved(problem: MemcpyProblem) -> int:
+    """All bytes, as the PR counts them: data read + written, 24 bytes of metadata per buffer."""
+    return 2 * int(problem.data or 0) + META_BYTES * problem.count
+
+
+def data_bytes(problem: MemcpyProblem) -> int:
+    """Copied bytes only: data read + written."""
+    return 2 * int(problem.data or 0)
+
+
+class Plan(NamedTuple):
+    """Buffers to copy as (array index, byte offset) pairs: see the module docstring."""
+
+    src_index: np.ndarray
+    src_offset: np.ndarray
+    dst_index: np.ndarray
+    dst_offset: np.ndarray
+    size: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.size.size)
+
+
+def _i64(x: object) -> np.ndarray:
+    return np.asarray(x, dtype=np.int64)
+
+
+def pairwise_plan(sizes: np.ndarray) -> Plan:
+    """Array i copied whole into array i."""
+    idx = np.arange(len(sizes), dtype=np.int64)
+    zero = np.zeros(len(sizes), dtype=np.int64)
+    return Plan(idx, zero, idx, zero.copy(), _i64(sizes))
+
+
+def _rows(shapes: list[tuple[int, ...]], axis: int, itemsize: int) -> tuple[int, np.ndarray]:
+    """(outer count, bytes per row block of each array) of C-contiguous arrays along ``axis``."""
+    outer = int(np.prod(shapes[0][:axis], dtype=np.int64))
+    inner = int(np.prod(shapes[0][axis + 1:], dtype=np.int64))
+    widths = _i64([s[axis] for s in shapes])
+    return outer, widths * inner * itemsize
+
+
+def concat_plan(shapes: list[tuple[int, ...]], axis: int, itemsize: int) -> Plan:
+    """Arrays of ``shapes`` (C-contiguous, equal except along ``axis``) joined along ``axis``
+    into one C-contiguous output (``dst_index`` 0): one buffer per (outer index, array) with
+    bytes to copy, in the output's order."""
+    outer, row = _rows(shapes, axis, itemsize)
+    k = len(shapes)
+    o = np.repeat(np.arange(outer, dtype=np.int64), k)
+    i = np.tile(np.arange(k, dtype=np.int64), outer)
+    start = np.concatenate([[0], np.cumsum(row)[:-1]]).astype(np.int64)
+    keep = row[i] > 0
+    o, i = o[keep], i[keep]
+    return Plan(i, o * row[i], np.zeros_like(i), o * int(row.sum()) + start[i], row[i])
+
+
+def split_plan(shape: tuple[int, ...], axis: int, widths: list[int], itemsize: int) -> Plan:
+    """One C-contiguous array of ``shape`` cut along ``axis`` into pieces of ``widths``
+    (summing to ``shape[axis]``), each piece its own C-contiguous array (``dst_index`` j)."""
+    shapes = [shape[:axis] + (w,) + shape[axis + 1:] for w in widths]
+    p = concat_plan(shapes, axis, itemsize)
+    return Plan(p.dst_index, p.dst_offset, p.src_index, p.src_offset, p.size)
+
+
+def overlap(src_lo: np.ndarray, src_hi: np.ndarray, dst_lo: np.ndarray,
+            dst_hi: np.ndarray) -> bool:
+    """True when a destination interval ``[lo, hi)`` meets a source or another destination
+    (sources may overlap each other; empty intervals never overlap). Sorted sweep, O(n log n):
+    an interval meets an earlier-starting one exactly when it starts before the largest end
+    seen so far (of destinations, for a source; of everything, for a destination)."""
+    lo = np.concatenate([_i64(src_lo), _i64(dst_lo)])
+    hi = np.concatenate([_i64(src_hi), _i64(dst_hi)])
+    is_dst = np.concatenate([np.zeros(len(src_lo), bool), np.ones(len(dst_lo), bool)])
+    keep = hi > lo
+    lo, hi, is_dst = lo[keep], hi[keep], is_dst[keep]
+    if lo.size < 2:
+        return False
+    order = np.argsort(lo, kind="stable")
+    lo, hi, is_dst = lo[order], hi[order], is_dst[order]
+    floor = np.iinfo(np.int64).min
+    end_all = np.maximum.accumulate(np.concatenate([[floor], hi[:-1]]))
+    end_dst = np.maximum.accumulate(np.concatenate([[floor], np.where(is_dst, hi, floor)[:-1]]))
+    return bool(np.any(lo < np.where(is_dst, end_all, end_dst)))
+
+
+def partition_model(sizes: np.ndarray, classes: SizeClasses) -> dict[str, np.ndarray]:
+    """A NumPy model of what the ``size_classes`` tile kernel computes (for the CPU tests):
+    per tile the 3-bin histogram and its exclusive prefix sum, the stable partition of the
+    tile's buffers, the TLEV byte stream's run ends; and the BLEV queue the tiles fill through
+    one packed atomic each, taken here in tile order (the queue is correct in any order as
+    long as each tile's slots and first chunks are reserved together).
+
+    Returns ``tlev`` / ``wlev`` (buffer ids in partition order, all tiles), ``tlev_end`` (each
+    TLEV buffer's inclusive end in its tile's byte stream), ``queue`` (BLEV buffer ids),
+    ``first_chunk`` (their first chunk in the global chunk space) and ``chunks`` (total)."""
+    s = np.maximum(_i64(sizes), 0)
+    cls = classes.classify(s)
+    tile = classes.tile_threads * classes.buffers_per_thread
+    tlev, wlev, tlev_end, queue, first = [], [], [], [], []
+    chunks = 0
+    for t0 in range(0, len(s), tile):
+        ids = np.arange(t0, min(t0 + tile, len(s)))
+        c = cls[ids]
+        hist = np.bincount(c, minlength=3)
+        base = np.concatenate([[0], np.cumsum(hist)[:-1]])  # where each class starts
+        part = np.empty(len(ids), dtype=np.int64)
+        for k in range(3):
+            part[base[k]:base[k] + hist[k]] = ids[c == k]
+        t_ids = part[:hist[0]]
+        tlev += list(t_ids)
+        tlev_end += list(np.cumsum(s[t_ids]))
+        wlev += list(part[hist[0]:hist[0] + hist[1]])
+        b_ids = part[hist[0] + hist[1]:]
+        n_chunks = -(-s[b_ids] // classes.chunk)
+        queue += list(b_ids)
+        first += list(chunks + np.concatenate([[0], np.cumsum(n_chunks)[:-1]]).astype(np.int64))
+        chunks += int(n_chunks.sum())
+    return {"tlev": _i64(tlev), "tlev_end": _i64(tlev_end), "wlev": _i64(wlev),
+            "queue": _i64(queue), "first_chunk": _i64(first), "chunks": np.int64(chunks)}
+
+
+def chunk_owner(first_chunk: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The queue slot that global chunk ``g`` belongs to: the last slot whose first chunk is
+    at most ``g`` (the BLEV kernel's binary search)."""
+    return np.searchsorted(_i64(first_chunk), _i64(g), side="right") - 1

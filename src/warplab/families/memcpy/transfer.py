@@ -1,0 +1,117 @@
+"""The host side of a device batch: array addresses, the checks every list form shares, and
+the one H2D copy of a batch's three uint64 arrays through a small ring of pinned buffers."""
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+from .cuda import DeviceBatch
+from .spec import Plan, overlap
+
+RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
+
+
+def is_host(a: Any) -> bool:
+    return isinstance(a, np.ndarray)
+
+
+def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
+    """The arrays as NumPy (all on the host) or CuPy (all on the current GPU) arrays, and
+    whether they are on the device. ``ValueError`` for a mix, another GPU, or an array that is
+    neither."""
+    if all(is_host(a) for a in arrays):
+        return arrays, False
+    cupy = sys.modules.get("cupy")
+    out = []
+    for i, a in enumerate(arrays):
+        if is_host(a):
+            raise ValueError(f"{what}[{i}] is a host (NumPy) array but others are on the GPU: "
+                             "all arrays of a call must be on the host or all on one GPU")
+        if not hasattr(a, "__cuda_array_interface__"):
+            raise TypeError(f"{what}[{i}] is a {type(a).__name__}, not a NumPy or GPU array")
+        import cupy
+
+        out.append(a if type(a) is cupy.ndarray else cupy.asarray(a))
+    dev = cupy.cuda.Device().id
+    for i, a in enumerate(out):
+        if a.device.id != dev:
+            raise ValueError(f"{what}[{i}] is on GPU {a.device.id}, the current device is "
+                             f"GPU {dev}: every array of a call must be on the current device")
+    return out, True
+
+
+def address(a: Any) -> int:
+    """The address of an array's first byte (host or device)."""
+    return int(a.ctypes.data) if is_host(a) else int(a.data.ptr)
+
+
+def require_contiguous(a: Any, what: str) -> None:
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{what} is not C-contiguous: batched copies take contiguous arrays "
+                         "(make one with ascontiguousarray)")
+
+
+def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(source addresses, destination addresses, sizes) of a plan, uint64, one per buffer."""
+    s_base = np.array([address(a) for a in srcs], dtype=np.uint64)
+    d_base = np.array([address(a) for a in dsts], dtype=np.uint64)
+    src = s_base[plan.src_index] + plan.src_offset.astype(np.uint64)
+    dst = d_base[plan.dst_index] + plan.dst_offset.astype(np.uint64)
+    return src, dst, plan.size.astype(np.uint64)
+
+
+def check_overlap(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray) -> None:
+    """``ValueError`` when a destination overlaps a source or another destination."""
+    s = sizes.astype(np.int64)
+    if overlap(src.astype(np.int64), src.astype(np.int64) + s, dst.astype(np.int64),
+               dst.astype(np.int64) + s):
+        raise ValueError("a destination overlaps a source or another destination; "
+                         "nothing was copied")
+
+
+class _Ring:
+    """Pinned staging buffers reused in turn; each remembers the event after its last copy."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.slots: list[list[Any]] = [[None, None] for _ in range(RING)]  # [buffer, event]
+        self.next = 0
+
+    def send(self, rows: tuple[np.ndarray, ...]) -> Any:
+        """One H2D copy of the rows (uint64, equal length) on the current stream; returns the
+        device array (len(rows), n). Waits only when this slot's previous copy is pending."""
+        import cupy
+        import cupyx
+
+        n = rows[0].size
+        with self.lock:
+            slot = self.slots[self.next]
+            self.next = (self.next + 1) % RING
+            if slot[1] is not None:
+                slot[1].synchronize()
+            if slot[0] is None or slot[0].size < len(rows) * n:
+                slot[0] = cupyx.empty_pinned(max(len(rows) * n, 1024), dtype=np.uint64)
+            h = slot[0][:len(rows) * n].reshape(len(rows), n)
+            for r, row in enumerate(rows):
+                h[r] = row
+            d = cupy.empty((len(rows), n), dtype=np.uint64)
+            d.data.copy_from_host_async(h.ctypes.data, h.nbytes)
+            slot[1] = cupy.cuda.Event(block=False, disable_timing=True)
+            slot[1].record()
+        return d
+
+
+_RINGS: dict[int, _Ring] = {}
+
+
+def send_batch(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray) -> DeviceBatch:
+    """The batch on the current device after one H2D copy (no synchronisation)."""
+    import cupy
+
+    ring = _RINGS.setdefault(cupy.cuda.Device().id, _Ring())
+    d = ring.send((src, dst, sizes))
+    return DeviceBatch(d[0], d[1], d[2], int(sizes.size), (src, dst, sizes))
