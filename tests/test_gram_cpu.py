@@ -1,0 +1,388 @@
+"""CPU tests of the tensor-core Gram kernels (``families/corr/gram*.py``, ``gram.cu``).
+
+No GPU here, so the kernel's index arithmetic is checked by a NumPy model that repeats the
+formulas of ``gram.cu`` line by line (block order, cp.async copies into the shared-memory ring,
+fragment reads, the PTX ISA fragment layouts of m8n8k4 .f64 and m16n8k8 .tf32, the epilogue):
+every product of every tile must be formed exactly once and every element of C written once.
+Plus: launch plans, TF32 rounding, the NumPy reference and the stated error bounds, bad input.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from warplab.core.errors import DeviceUnavailableError
+from warplab.families.corr import gram_cuda as gc
+from warplab.families.corr.gram import (GRAM_PRECISIONS, gram, gram_available, gram_error_bound,
+                                        gram_reference, tf32_round)
+
+# --- the PTX ISA fragment layouts (lane l, g = l >> 2, t = l & 3), as gram.cu's comment states ---
+
+
+def frag_f64(lane: np.ndarray) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """m8n8k4 .f64: (row, col) of each register of A (8x4), B (4x8), C (8x8)."""
+    g, t = lane >> 2, lane & 3
+    return {"a": [(g, t)], "b": [(t, g)], "c": [(g, 2 * t + i) for i in range(2)]}
+
+
+def frag_tf32(lane: np.ndarray) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """m16n8k8 .tf32: (row, col) of each register of A (16x8), B (8x8), C (16x8)."""
+    g, t = lane >> 2, lane & 3
+    return {"a": [(g + 8 * (i % 2), t + 4 * (i // 2)) for i in range(4)],
+            "b": [(t + 4 * i, g) for i in range(2)],
+            "c": [(g + 8 * (i // 2), 2 * t + i % 2) for i in range(4)]}
+
+
+LANES = np.arange(32)
+SHAPES = {0: (8, 8, 4, frag_f64), 1: (16, 8, 8, frag_tf32), 2: (16, 8, 8, frag_tf32)}
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_fragment_layouts_are_bijections(mode: int) -> None:
+    m, n, k, frag = SHAPES[mode]
+    f = frag(LANES)
+    for name, dims in (("a", (m, k)), ("b", (k, n)), ("c", (m, n))):
+        seen = np.zeros(dims, int)
+        for rows, cols in f[name]:
+            np.add.at(seen, (rows, cols), 1)
+        assert (seen == 1).all(), name
+
+
+def mma(frag, regs_a, regs_b, dims) -> list[np.ndarray]:
+    """The warp-wide mma: assemble A and B from the lanes' registers by the PTX layout (each
+    cell exactly once), multiply, hand each lane its C registers."""
+    m, n, k = dims
+    fa, fb = np.full((m, k), np.nan), np.full((k, n), np.nan)
+    layout = frag(LANES)
+    for (r, c), v in zip(layout["a"], regs_a):
+        assert np.isnan(fa[r, c]).all()
+        fa[r, c] = v
+    for (r, c), v in zip(layout["b"], regs_b):
+        assert np.isnan(fb[r, c]).all()
+        fb[r, c] = v
+    assert not np.isnan(fa).any() and not np.isnan(fb).any()
+    d = fa @ fb
+    return [d[r, c] for r, c in layout["c"]]
+
+
+def block_tile(sym: bool, L: int, tiles_m: int, tiles_n: int) -> tuple[int, int]:
+    """gram.cu block_tile."""
+    if sym:
+        r = int((math.sqrt(8.0 * L + 1.0) - 1.0) * 0.5)
+        while r * (r + 1) // 2 > L:
+            r -= 1
+        while (r + 1) * (r + 2) // 2 <= L:
+            r += 1
+        return L - r * (r + 1) // 2, r
+    per_group = gc.GROUP * tiles_n
+    first = (L // per_group) * gc.GROUP
+    rows_here = min(tiles_m - first, gc.GROUP)
+    in_group = L % per_group
+    return first + in_group % rows_here, in_group // rows_here
+
+
+def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
+                 stages: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """gram_mma in NumPy (float64 arithmetic, TF32 rounding of the operands as the kernel's
+    cvt.rna). Returns (C, how often each element of C was written)."""
+    sym = B is None
+    B = A if sym else B
+    itemsize = A.dtype.itemsize
+    m_, n_, k_, frag = SHAPES[mode]
+    bk = gc.slice_depth(mode)
+    lds = bk + gc.PAD
+    wm_, wn_ = gc.F32_WARPS if mode == 1 else gc.WARPS
+    threads = 32 * wm_ * wn_
+    WM, WN = gc.TILE // wm_, gc.TILE // wn_
+    MT, NT = WM // m_, WN // n_
+    ch = 16 // itemsize if vec else 1
+    copies = gc.TILE * bk // ch // threads
+    assert copies * ch * threads == gc.TILE * bk
+    ma, n = A.shape
+    mb = B.shape[0]
+    tiles_m, tiles_n = gc.tiles(ma), gc.tiles(mb)
+    C = np.full((ma, mb), np.nan)
+    writes = np.zeros((ma, mb), int)
+    g, t = LANES >> 2, LANES & 3
+    per = 2 if mode == 0 else 4
+    for L in range(gc.block_count(ma, mb, sym)):
+        bi, bj = block_tile(sym, L, tiles_m, tiles_n)
+        row0, col0 = bi * gc.TILE, bj * gc.TILE
+        As = np.full((stages, gc.TILE, lds), np.nan)   # padding is never read: NaN proves it
+        Bs = np.full((stages, gc.TILE, lds), np.nan)
+
+        def load_slice(stage: int, kt: int) -> None:
+            k0 = kt * bk
+            for p in range(copies):
+                idx = np.arange(threads) + p * threads
+                r, c = idx // (bk // ch), (idx % (bk // ch)) * ch
+                k_ok = k0 + c < n
+                for src, dst, rows, lim in ((A, As, row0 + r, ma), (B, Bs, col0 + r, mb)):
+                    ok = k_ok & (rows < lim)
+                    for e in range(ch):
+                        vals = np.zeros(threads)
+                        vals[ok] = src[rows[ok], k0 + c[ok] + e]
+                        dst[stage, r, c + e] = vals
+
+        acc = np.zeros((wm_ * wn_, MT, NT, per, 32))
+        slices = -(-n // bk)
+        for s in range(stages - 1):
+            if s < slices:
+                load_slice(s, s)
+        for kt in range(slices):
+            nxt = kt + stages - 1
+            if nxt < slices:
+                assert nxt % stages != kt % stages  # never refill the stage being computed
+                load_slice(nxt % stages, nxt)
+            as_, bs_ = As[kt % stages], Bs[kt % stages]
+            for w in range(wm_ * wn_):
+                wm0, wn0 = (w // wn_) * WM, (w % wn_) * WN
+                for ks in range(0, bk, k_):
+                    for i in range(MT):
+                        if mode == 0:
+                            ra = [as_[wm0 + i * 8 + g, ks + t]]
+                        else:
+                            ra = [as_[wm0 + i * 16 + g + 8 * (e % 2), ks + t + 4 * (e // 2)]
+                                  for e in range(4)]
+                        for j in range(NT):
+                            if mode == 0:
+                                rb = [bs_[wn0 + j * 8 + g, ks + t]]
+                            else:
+                                rb = [bs_[wn0 + j * 8 + g, ks + t + 4 * e] for e in range(2)]
+                            dims = (m_, n_, k_)
+                            if mode == 0:
+                                d = mma(frag, ra, rb, dims)
+                            elif mode == 2:
+                                d = mma(frag, [tf32_round(x) for x in ra],
+                                        [tf32_round(x) for x in rb], dims)
+                            else:
+                                ah = [tf32_round(x) for x in ra]
+                                al = [tf32_round(x - h) for x, h in zip(ra, ah)]
+                                bh = [tf32_round(x) for x in rb]
+                                bl = [tf32_round(x - h) for x, h in zip(rb, bh)]
+                                d = [x + y + z for x, y, z in zip(mma(frag, al, bh, dims),
+                                                                  mma(frag, ah, bl, dims),
+                                                                  mma(frag, ah, bh, dims))]
+                            for e in range(per):
+                                acc[w, i, j, e] += d[e]
+        for w in range(wm_ * wn_):
+            wm0, wn0 = (w // wn_) * WM, (w % wn_) * WN
+            for i in range(MT):
+                for j in range(NT):
+                    for e in range(per):
+                        gi = row0 + wm0 + i * m_ + g + 8 * (e // 2)
+                        gj = col0 + wn0 + j * n_ + 2 * t + e % 2
+                        ok = (gi < ma) & (gj < mb)
+                        if sym:
+                            ok &= gi <= gj
+                        v = acc[w, i, j, e]
+                        C[gi[ok], gj[ok]] = v[ok]
+                        np.add.at(writes, (gi[ok], gj[ok]), 1)
+                        if sym:
+                            off = ok & (gi != gj)
+                            C[gj[off], gi[off]] = v[off]
+                            np.add.at(writes, (gj[off], gi[off]), 1)
+    return C, writes
+
+
+def _exact(mode: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """What the model must give: float64 sums of each mode's rounded products."""
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    if mode == 0:
+        return a64 @ b64.T
+    a32, b32 = A.astype(np.float32), B.astype(np.float32)
+    if mode == 2:
+        return tf32_round(a32).astype(np.float64) @ tf32_round(b32).astype(np.float64).T
+    ah, bh = tf32_round(a32), tf32_round(b32)
+    al, bl = tf32_round(a32 - ah), tf32_round(b32 - bh)
+    f = [v.astype(np.float64) for v in (ah, al, bh, bl)]
+    return f[0] @ f[3].T + f[1] @ f[2].T + f[0] @ f[2].T
+
+
+# (ma, mb, n): edges in every dimension, a single row and column, N below, at and above a
+# slice, N a multiple of every chunk (16-byte copies) and not, two tiles in each direction.
+MODEL_CASES = [(1, 1, 1), (1, 2, 5), (3, 3, 3), (17, 33, 36), (130, 129, 40), (129, 257, 7)]
+
+
+MODEL_SYM_CASES = [(1, 1, 1), (3, 3, 3), (130, 130, 40)]
+
+
+@pytest.mark.parametrize("mode,dtype", [(0, np.float64), (0, np.float32), (1, np.float32),
+                                        (2, np.float32)])
+@pytest.mark.parametrize("ma,mb,n,sym", [c + (False,) for c in MODEL_CASES]
+                         + [c + (True,) for c in MODEL_SYM_CASES])
+def test_kernel_model_forms_every_product_once(mode, dtype, ma, mb, n, sym) -> None:
+    rng = np.random.default_rng(ma * 1000 + mb + n)
+    A = rng.standard_normal((ma, n)).astype(dtype)
+    B = None if sym else rng.standard_normal((mb, n)).astype(dtype)
+    vec = gc.vector_copies_ok(n, np.dtype(dtype).itemsize, 0)
+    for v in {vec, False}:
+        C, writes = kernel_model(mode, A, B, v, stages=2 if v else 3)
+        expect = _exact(mode, A, A if sym else B)
+        assert (writes == 1).all()
+        np.testing.assert_allclose(C, expect, rtol=1e-12, atol=1e-12)
+        if sym:
+            assert (C == C.T).all()
+
+
+def test_fragment_reads_are_bank_conflict_free() -> None:
+    """gram.cu's fragment reads with rows padded to BK + PAD elements: 4-byte elements hit 32
+    distinct banks; 8-byte elements (two half-warp phases) hit 16 distinct bank pairs."""
+    g, t = LANES >> 2, LANES & 3
+    for mode, itemsize in ((0, 8), (0, 4), (1, 4), (2, 4)):
+        lds = gc.slice_depth(mode) + gc.PAD
+        if mode == 0:
+            patterns = [g * lds + t]
+        else:
+            patterns = [(g + 8 * (e % 2)) * lds + t + 4 * (e // 2) for e in range(4)]
+            patterns += [g * lds + t + 4 * e for e in range(2)]
+        for elems in patterns:
+            words = elems * (itemsize // 4)
+            if itemsize == 4:
+                assert len(set(words % 32)) == 32, (mode, elems)
+            else:
+                for half in (slice(0, 16), slice(16, 32)):
+                    assert len(set((words[half] // 2) % 16)) == 16, (mode, elems)
+
+
+@pytest.mark.parametrize("t", [1, 2, 3, 7, 64, 300])
+def test_triangular_block_order_covers_upper_tiles_once(t: int) -> None:
+    got = [block_tile(True, L, t, t) for L in range(t * (t + 1) // 2)]
+    assert sorted(got) == [(i, j) for i in range(t) for j in range(t) if i <= j]
+
+
+def test_triangular_block_order_at_large_indices() -> None:
+    for r in (46339, 65535, 65536):  # T(T+1)/2 near 2^31: the float sqrt is corrected
+        for L in (r * (r + 1) // 2, r * (r + 1) // 2 + r, r * (r + 1) // 2 + r // 2):
+            bi, bj = block_tile(True, L, 0, 0)
+            assert (bi, bj) == (L - r * (r + 1) // 2, r)
+
+
+@pytest.mark.parametrize("tm,tn", [(1, 1), (1, 9), (9, 1), (8, 8), (17, 5), (3, 20)])
+def test_grouped_block_order_covers_every_tile_once(tm: int, tn: int) -> None:
+    got = sorted(block_tile(False, L, tm, tn) for L in range(tm * tn))
+    assert got == [(i, j) for i in range(tm) for j in range(tn)]
+
+
+# --- launch plans ---------------------------------------------------------------------------
+
+def test_plan_shapes_and_shared_memory() -> None:
+    p = gc.plan("float64", np.float64, 8192, 8192, 8192, sym=True)
+    assert (p.mode, p.stages, p.vec, p.sym, p.threads) == (0, 3, True, True, 256)
+    assert p.blocks == 64 * 65 // 2
+    assert p.smem == 3 * 2 * 128 * 20 * 8
+    assert p.expression == "gram_mma<0, double, 3, true, true>"
+    q = gc.plan("float32", np.float32, 100, 300, 33, sym=False, pointers=(0, 16))
+    assert (q.mode, q.vec, q.blocks, q.threads) == (1, False, 1 * 3, 512)
+    assert q.expression == "gram_mma<1, float, 3, false, false>"
+    # 99 KiB opt-in (sm_86 / sm_89): a two-stage ring
+    assert gc.plan("float64", np.float64, 10, 10, 8, sym=True, smem_limit=99 * 1024).stages == 2
+    assert gc.plan("tf32", np.float32, 10, 10, 8, sym=True, smem_limit=99 * 1024).stages == 2
+    with pytest.raises(ValueError, match="shared memory"):
+        gc.plan("float64", np.float64, 10, 10, 8, sym=True, smem_limit=48 * 1024)
+    with pytest.raises(ValueError, match="float32 input"):
+        gc.plan("tf32", np.float64, 10, 10, 8, sym=True)
+
+
+def test_vector_copies_need_aligned_rows() -> None:
+    assert gc.vector_copies_ok(8, 4, 0, 256)
+    assert not gc.vector_copies_ok(6, 4, 0)       # rows of 24 bytes
+    assert gc.vector_copies_ok(6, 8, 0)           # rows of 48 bytes
+    assert not gc.vector_copies_ok(5, 8, 0)
+    assert not gc.vector_copies_ok(8, 4, 8)       # base not 16-byte aligned
+
+
+def test_defines_hold_every_constant() -> None:
+    assert set(gc.DEFINES.values()) <= {gc.TILE, *gc.WARPS, *gc.F32_WARPS, gc.F64_BK,
+                                        gc.TF32_BK, gc.PAD, gc.GROUP}
+    assert len(gc.DEFINES) == 9
+
+
+# --- TF32 rounding, the reference and the bounds -------------------------------------------------
+
+def _tf32_by_frexp(x: np.ndarray) -> np.ndarray:
+    """Independent model: 11 significant bits, to nearest, ties away from zero."""
+    m, e = np.frexp(x.astype(np.float64))
+    q = np.sign(m) * np.floor(np.abs(m) * 2.0**11 + 0.5)
+    return np.ldexp(q / 2.0**11, e).astype(np.float32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False,
+                          allow_subnormal=False, min_value=-2.0**120, max_value=2.0**120),
+                min_size=1, max_size=50))
+def test_tf32_round_matches_an_independent_model(values) -> None:
+    x = np.array(values, np.float32)
+    r = tf32_round(x)
+    assert (r.view(np.uint32) & 0x1FFF == 0).all()
+    np.testing.assert_array_equal(r, _tf32_by_frexp(x))
+
+
+def test_tf32_round_ties_away_and_specials() -> None:
+    x = np.array([1 + 2.0**-11, -(1 + 2.0**-11), 1 + 2.0**-12, np.inf, -np.inf, 0.0],
+                 np.float32)
+    r = tf32_round(x)
+    np.testing.assert_array_equal(r[:4], [1 + 2.0**-10, -(1 + 2.0**-10), 1.0, np.inf])
+    assert r[4] == -np.inf and r[5] == 0.0
+    assert np.isnan(tf32_round(np.array([np.nan], np.float32)))[0]
+
+
+def _unit_rows(rng: np.random.Generator, m: int, n: int, walk: bool) -> np.ndarray:
+    x = rng.standard_normal((m, n))
+    if walk:
+        x = np.cumsum(x, axis=1)
+    x -= x.mean(axis=1, keepdims=True)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 20), st.integers(1, 20), st.integers(2, 400), st.booleans(),
+       st.sampled_from(GRAM_PRECISIONS), st.integers(0, 2**32 - 1))
+def test_reference_stays_within_the_stated_bound(ma, mb, n, walk, precision, seed) -> None:
+    rng = np.random.default_rng(seed)
+    a = (_unit_rows(rng, ma, n, walk) * rng.uniform(0.5, 3.0, (ma, 1))).astype(np.float32)
+    b = (_unit_rows(rng, mb, n, walk) * rng.uniform(0.5, 3.0, (mb, 1))).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64).T
+    got = gram_reference(a, b, precision)
+    assert got.dtype == (np.float64 if precision == "float64" else np.float32)
+    bound = gram_error_bound(precision, n, np.linalg.norm(a.astype(np.float64), axis=1),
+                             np.linalg.norm(b.astype(np.float64), axis=1))
+    assert (np.abs(got - exact) <= bound).all()
+
+
+def test_reference_modes_are_distinct_and_symmetric() -> None:
+    rng = np.random.default_rng(5)
+    a = _unit_rows(rng, 30, 500, True).astype(np.float32)
+    exact = a.astype(np.float64) @ a.astype(np.float64).T
+    errs = {p: np.abs(gram_reference(a, None, p) - exact).max() for p in GRAM_PRECISIONS}
+    assert errs["float64"] < 1e-15 < errs["float32"] < 1e-6 < errs["tf32"] < 2e-3
+    for p in GRAM_PRECISIONS:
+        c = gram_reference(a, precision=p)
+        assert (c == c.T).all()
+    with pytest.raises(ValueError, match="precision"):
+        gram_reference(a, precision="float16")
+    with pytest.raises(ValueError, match="equal columns"):
+        gram_reference(a, a[:, :3])
+
+
+def test_error_bounds_scale_with_norms_and_length() -> None:
+    b1 = gram_error_bound("float64", 8192, [1.0], [1.0])
+    assert b1.shape == (1, 1) and b1[0, 0] < 1e-9
+    assert gram_error_bound("float32", 8192, [1.0], [1.0])[0, 0] <= 2e-6
+    assert gram_error_bound("tf32", 8192, [2.0, 1.0], [3.0])[0, 0] == pytest.approx(
+        6 * gram_error_bound("tf32", 8192, [1.0], [1.0])[0, 0])
+    assert gram_error_bound("tf32", 8192, [1], [1]) > gram_error_bound("tf32", 64, [1], [1])
+
+
+# --- the public function without a GPU ---------------------------------------------------------
+
+def test_gram_refuses_without_a_capable_gpu() -> None:
+    with pytest.raises(ValueError, match="unknown precision"):
+        gram(np.zeros((2, 2)), precision="fp16")
+    if not gram_available():
+        with pytest.raises(DeviceUnavailableError, match="compute capability 8.0"):
+            gram(np.zeros((2, 2), np.float32))
