@@ -71,3 +71,31 @@ def direct_bytes(p: CorrProblem) -> int:
     norms (2 M float64), the M x M float64 result written once (the report's work split; its
     per-pair re-reads of two rows are served by the caches and not counted)."""
     return p.m * p.n * (np.dtype(p.dtype).itemsize + 16) + 16 * p.m + p.m * p.m * 8
+
+
+#: The unit roundoff of float32.
+U32 = 2.0**-24
+
+
+def error_bound(variant: str, precision: str, n: int) -> float:
+    """The stated bound on ``|r - r_exact|`` of every coefficient for series of ``n`` values
+    (the GPU tests and the benchmark's verification hold each variant to it).
+
+    - float64 arithmetic (``precision="float64"``, ``numpy``, ``pairwise_direct``, the float64
+      comparators): 1e-9, far above the ``~n 2^-53`` such sums can err by.
+    - ``tc_gram`` ``"float32"``: the Gram module's 3xTF32 bound ``2^-19`` on unit-norm rows plus
+      ``2^-23`` for rounding the normalised rows to float32.
+    - ``tc_gram`` ``"tf32"``: ``2^-10 + (n/8 + 1) 2^-22`` (inputs cut to 10 bits, n/8 chained
+      float32 MMAs) plus ``2^-23``.
+    - float32 accumulation (``tiled_smem`` at ``"float32"``/``"tf32"``, torch, SGEMM):
+      ``(n + 4) 2^-24``: n rounded additions of products whose magnitudes sum to at most 1
+      (Cauchy-Schwarz on unit-norm rows), the products' and the rows' rounding.
+    """
+    if precision == "float64" or variant in ("numpy", "pairwise_direct", "cupy.corrcoef",
+                                             "cublas_dsyrk"):
+        return 1e-9
+    if variant == "tc_gram":
+        if precision == "float32":
+            return 2.0**-19 + 2 * U32
+        return 2.0**-10 + (n / 8 + 1) * 2.0**-22 + 2 * U32
+    return (n + 4) * U32
