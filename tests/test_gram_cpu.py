@@ -17,8 +17,14 @@ from hypothesis import strategies as st
 
 from warplab.core.errors import DeviceUnavailableError
 from warplab.families.corr import gram_cuda as gc
-from warplab.families.corr.gram import (GRAM_PRECISIONS, gram, gram_available, gram_error_bound,
-                                        gram_reference, tf32_round)
+from warplab.families.corr.gram import (
+    GRAM_PRECISIONS,
+    gram,
+    gram_available,
+    gram_error_bound,
+    gram_reference,
+    tf32_round,
+)
 
 # --- the PTX ISA fragment layouts (lane l, g = l >> 2, t = l & 3), as gram.cu's comment states ---
 
@@ -115,7 +121,7 @@ def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
         As = np.full((stages, gc.TILE, lds), np.nan)   # padding is never read: NaN proves it
         Bs = np.full((stages, gc.TILE, lds), np.nan)
 
-        def load_slice(stage: int, kt: int) -> None:
+        def load_slice(stage: int, kt: int, As=As, Bs=Bs, row0=row0, col0=col0) -> None:
             k0 = kt * bk
             for p in range(copies):
                 idx = np.arange(threads) + p * threads
