@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import last_ran
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -17,8 +18,6 @@ from warplab.families.corr.cpu import normalise_rows
 from warplab.families.corr.cuda import DEFINES
 from warplab.families.corr.nan import pairwise_complete
 from warplab.families.corr.tiles import mirror_upper, upper_tiles
-
-from conftest import last_ran
 
 RNG = np.random.default_rng(12)
 
@@ -128,15 +127,15 @@ def test_property_vs_numpy(x: np.ndarray, rowvar: bool) -> None:
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    (dict(x=np.zeros((2, 2, 2))), ValueError, "more than 2 dimensions"),
-    (dict(x=np.zeros((2, 5)), y=np.zeros((2, 4))), ValueError, "same number of observations"),
-    (dict(x=np.zeros((2, 5)), precision="float16"), ValueError, "unknown precision"),
-    (dict(x=np.zeros((2, 5)), variant="nope"), ValueError, "unknown corrcoef variant"),
-    (dict(x=np.zeros((2, 5)), nan_policy="omit"), ValueError, "unknown nan_policy"),
-    (dict(x=np.zeros((2, 5)), out=np.zeros((3, 3))), ValueError, "out must have shape"),
-    (dict(x=np.zeros((2, 5)), out=np.zeros((2, 2), np.float32)), ValueError, "dtype float64"),
-    (dict(x=np.zeros((2, 5), complex)), TypeError, "real numeric"),
-    (dict(x=np.zeros((2, 5)), dtype=np.int32), TypeError, "dtype must be"),
+    ({"x": np.zeros((2, 2, 2))}, ValueError, "more than 2 dimensions"),
+    ({"x": np.zeros((2, 5)), "y": np.zeros((2, 4))}, ValueError, "same number of observations"),
+    ({"x": np.zeros((2, 5)), "precision": "float16"}, ValueError, "unknown precision"),
+    ({"x": np.zeros((2, 5)), "variant": "nope"}, ValueError, "unknown corrcoef variant"),
+    ({"x": np.zeros((2, 5)), "nan_policy": "omit"}, ValueError, "unknown nan_policy"),
+    ({"x": np.zeros((2, 5)), "out": np.zeros((3, 3))}, ValueError, "out must have shape"),
+    ({"x": np.zeros((2, 5)), "out": np.zeros((2, 2), np.float32)}, ValueError, "dtype float64"),
+    ({"x": np.zeros((2, 5), complex)}, TypeError, "real numeric"),
+    ({"x": np.zeros((2, 5)), "dtype": np.int32}, TypeError, "dtype must be"),
 ])
 def test_bad_input(kwargs: dict, err: type, match: str) -> None:
     x = kwargs.pop("x")

@@ -105,15 +105,15 @@ def test_rowvar_and_small_inputs() -> None:
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    (dict(), ValueError, "exactly one"),
-    (dict(threshold=0.5, top_k=2), ValueError, "exactly one"),
-    (dict(threshold=1.5), ValueError, r"in \[0, 1\]"),
-    (dict(threshold=-0.1), ValueError, r"in \[0, 1\]"),
-    (dict(threshold="0.5"), TypeError, "number"),
-    (dict(top_k=0), ValueError, "> 0"),
-    (dict(top_k=2.5), TypeError, "int"),
-    (dict(top_k=True), TypeError, "int"),
-    (dict(top_k=2, precision="half"), ValueError, "unknown precision"),
+    ({}, ValueError, "exactly one"),
+    ({"threshold": 0.5, "top_k": 2}, ValueError, "exactly one"),
+    ({"threshold": 1.5}, ValueError, r"in \[0, 1\]"),
+    ({"threshold": -0.1}, ValueError, r"in \[0, 1\]"),
+    ({"threshold": "0.5"}, TypeError, "number"),
+    ({"top_k": 0}, ValueError, "> 0"),
+    ({"top_k": 2.5}, TypeError, "int"),
+    ({"top_k": True}, TypeError, "int"),
+    ({"top_k": 2, "precision": "half"}, ValueError, "unknown precision"),
 ])
 def test_bad_input(kwargs: dict, err: type, match: str) -> None:
     with pytest.raises(err, match=match):

@@ -18,6 +18,11 @@
 // notes at the fragment loads): the "col" operand of mma.sync is B^T, i.e. B's rows, so A and
 // B tiles have the same layout and the same loader.
 //
+// k pairing (TF32 modes): a dot product does not care in which order its k terms come, as long
+// as A and B agree. So lane t feeds the mma's k columns t and t + 4 from the adjacent stored
+// columns 2t and 2t + 1 of the 8-deep step, in A and in B alike, and reads each pair with one
+// 8-byte shared-memory load instead of two 4-byte loads.
+//
 // SYM (C = A A^T): the grid covers only tiles (bi, bj) with bi <= bj; the epilogue writes each
 // element with i <= j to C[i][j] and C[j][i], so the result is exactly symmetric.
 //
@@ -39,31 +44,35 @@
 #if !defined(WARPLAB_GRAM_F32_WARPS_M) || !defined(WARPLAB_GRAM_F32_WARPS_N)
 #error "WARPLAB_GRAM_F32_WARPS_M / N are passed by the launch plan (gram_cuda.py DEFINES)"
 #endif
-#if !defined(WARPLAB_GRAM_F64_BK) || !defined(WARPLAB_GRAM_TF32_BK) || !defined(WARPLAB_GRAM_PAD)
-#error "WARPLAB_GRAM_F64_BK / TF32_BK / PAD are passed by the launch plan (gram_cuda.py DEFINES)"
+#if !defined(WARPLAB_GRAM_F64_BK) || !defined(WARPLAB_GRAM_TF32_BK)
+#error "WARPLAB_GRAM_F64_BK / TF32_BK are passed by the launch plan (gram_cuda.py DEFINES)"
+#endif
+#if !defined(WARPLAB_GRAM_F64_PAD) || !defined(WARPLAB_GRAM_TF32_PAD)
+#error "WARPLAB_GRAM_F64_PAD / TF32_PAD are passed by the launch plan (gram_cuda.py DEFINES)"
 #endif
 #ifndef WARPLAB_GRAM_GROUP
 #error "WARPLAB_GRAM_GROUP is passed by the launch plan (gram_cuda.py DEFINES)"
 #endif
 
 constexpr int TILE = WARPLAB_GRAM_TILE;        // block tile edge (rows of A = rows of B)
-constexpr int PAD = WARPLAB_GRAM_PAD;          // elements of padding per shared-memory row
 constexpr int GROUP = WARPLAB_GRAM_GROUP;      // tile rows per group of the (a, b) block order
-static_assert(TILE % 64 == 0 && PAD % 4 == 0 && GROUP > 0, "launch constants out of range");
+static_assert(TILE % 64 == 0 && GROUP > 0, "launch constants out of range");
 
 template <int MODE> struct Shape;  // the mma instruction and slice depth of each mode
-// M x N x K: the mma instruction; WARPS_M x WARPS_N: the warps of a block over its C tile;
+// M x N x K: the mma instruction; BK: k-slice depth; PAD: elements of padding per shared-memory
+// row; WARPS_M x WARPS_N: the warps of a block over its C tile;
 // Out: the element type of C; Acc: the accumulator registers (mode 1: the float64 sums of the
 // promoted float32 partials, so mode 1 uses more, smaller warp tiles to stay within 128
 // registers a thread).
 template <> struct Shape<0> {
-    static constexpr int M = 8, N = 8, K = 4, BK = WARPLAB_GRAM_F64_BK;
+    static constexpr int M = 8, N = 8, K = 4, BK = WARPLAB_GRAM_F64_BK, PAD = WARPLAB_GRAM_F64_PAD;
     static constexpr int WARPS_M = WARPLAB_GRAM_WARPS_M, WARPS_N = WARPLAB_GRAM_WARPS_N;
     typedef double Out;
     typedef double Acc;
 };
 struct ShapeTF32 {
     static constexpr int M = 16, N = 8, K = 8, BK = WARPLAB_GRAM_TF32_BK;
+    static constexpr int PAD = WARPLAB_GRAM_TF32_PAD;
     typedef float Out;
 };
 template <> struct Shape<1> : ShapeTF32 {
@@ -158,7 +167,7 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     typedef Shape<MODE> S;
     constexpr int WARPS_M = S::WARPS_M, WARPS_N = S::WARPS_N, THREADS = 32 * WARPS_M * WARPS_N;
-    constexpr int BK = S::BK, LDS = BK + PAD;                 // slice depth, row stride
+    constexpr int BK = S::BK, LDS = BK + S::PAD;              // slice depth, row stride
     constexpr int WM = TILE / WARPS_M, WN = TILE / WARPS_N;   // warp tile
     constexpr int MT = WM / S::M, NT = WN / S::N;             // mma tiles per warp
     constexpr int CH = VEC ? 16 / (int)sizeof(T) : 1;         // elements per cp.async
@@ -213,10 +222,12 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
 #pragma unroll
             for (int e = 0; e < PER; ++e) acc[i][j][e] = Acc(0);
 
-    // One slice from ring stage `stage`. Fragment reads: lanes read rows g (+ 8) and k columns
-    // t (+ 4) of a row stride LDS = BK + 4 elements: for 4-byte T the 32 lanes hit banks
-    // (g LDS + t) mod 32 = distinct for LDS = 20 or 36; for float64 each half-warp (g < 4 or
-    // g >= 4) hits 2 (g LDS + t) mod 32 = 8g + 2t (LDS = 20): distinct bank pairs. No conflicts.
+    // One slice from ring stage `stage`. Fragment reads, banks of 4 bytes (no conflicts):
+    //   mode 0, row g, column t, LDS = 20: 4-byte T hits banks (20g + t) mod 32, 32 distinct;
+    //     8-byte T is served per half-warp (g < 4, g >= 4): bank pairs (20g + t) mod 16 =
+    //     4g + t, 16 distinct;
+    //   TF32 modes, row g (+ 8), the column pair 2t, 2t + 1 as one 8-byte load, LDS = 40: per
+    //     half-warp bank pairs (40g + 2t) / 2 mod 16 = 4g + t, 16 distinct.
     auto compute_slice = [&](int stage) {
         const T* as = As + (stage * TILE + wm0) * LDS;
         const T* bs = Bs + (stage * TILE + wn0) * LDS;
@@ -238,12 +249,12 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
                 for (int i = 0; i < MT; ++i)
 #pragma unroll
                     for (int e = 0; e < 4; ++e)
-                        a[i][e] = to_tf32(as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + t + 4 * (e / 2)]);
+                        a[i][e] = to_tf32(as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + 2 * t + e / 2]);
 #pragma unroll
                 for (int j = 0; j < NT; ++j)
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
-                        b[j][e] = to_tf32(bs[(j * 8 + g) * LDS + ks + t + 4 * e]);
+                        b[j][e] = to_tf32(bs[(j * 8 + g) * LDS + ks + 2 * t + e]);
 #pragma unroll
                 for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -254,7 +265,7 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
                 for (int j = 0; j < NT; ++j)
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        const float x = bs[(j * 8 + g) * LDS + ks + t + 4 * e];
+                        const float x = bs[(j * 8 + g) * LDS + ks + 2 * t + e];
                         bh[j][e] = to_tf32(x);
                         bl[j][e] = to_tf32(x - __uint_as_float(bh[j][e]));
                     }
@@ -263,7 +274,7 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
                     unsigned ah[4], al[4];
 #pragma unroll
                     for (int e = 0; e < 4; ++e) {
-                        const float x = as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + t + 4 * (e / 2)];
+                        const float x = as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + 2 * t + e / 2];
                         ah[e] = to_tf32(x);
                         al[e] = to_tf32(x - __uint_as_float(ah[e]));
                     }
