@@ -9,4 +9,4 @@ from __future__ import annotations
 from . import cpu, cuda  # noqa: F401  (register the variants)
 from .api import concatenate, copy_batched, memcpy_batched, split
 
-__all__ = ["copy_batched", "memcpy_batched", "concatenate", "split"]
+__all__ = ["concatenate", "copy_batched", "memcpy_batched", "split"]

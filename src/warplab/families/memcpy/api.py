@@ -7,17 +7,17 @@ Variants: ``warplab.variants("memcpy_batched")``: ``size_classes_tuned`` (the de
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ...core import registry as _registry
 from ...core.device import device_errors
-from .spec import MemcpyProblem, Plan, concat_plan, pairwise_plan, split_plan
-from .transfer import (check_overlap, host_pointers, require_contiguous, send_batch,
-                       side)
 from .cuda import DeviceBatch
+from .spec import MemcpyProblem, Plan, concat_plan, pairwise_plan, split_plan
+from .transfer import check_overlap, host_pointers, require_contiguous, send_batch, side
 
 FAMILY = "memcpy_batched"
 

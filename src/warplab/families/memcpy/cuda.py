@@ -16,7 +16,14 @@ import numpy as np
 
 from ...core.loader import defines, get_kernel
 from ...core.registry import register
-from .spec import MAX_QUEUED, PR_CLASSES, TUNED_CLASSES, MemcpyProblem, SizeClasses, bytes_moved
+from .spec import (
+    MAX_QUEUED,
+    PR_CLASSES,
+    TUNED_CLASSES,
+    MemcpyProblem,
+    SizeClasses,
+    bytes_moved,
+)
 
 SOURCE = Path(__file__).with_name("memcpy.cu")
 BLOCK = 256          # block_per_buffer: threads per buffer
@@ -56,7 +63,7 @@ def _kernel(expr: str) -> Any:
     return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sms(device_id: int) -> int:
     import cupy
 
@@ -147,7 +154,7 @@ def size_classes(b: DeviceBatch) -> None:
     pieces, blocks in proportion to size).
 
     Performance: two launches and an 8-byte memset; all bytes once plus 24 bytes per buffer,
-    plus 12 bytes per BLEV buffer through the queue. At most 2^24 - 1 buffers.
+    plus 12 bytes per BLEV buffer through the queue. At most 2^32 - 1 buffers.
     """
     _size_classes(b, PR_CLASSES)
 

@@ -10,7 +10,7 @@
 
 typedef unsigned char u8;
 #define FULL_MASK 0xffffffffu
-#define CHUNK_BITS 40  // BLEV counter: queued buffers in the top 24 bits, chunks below
+#define CHUNK_BITS 32  // BLEV counter: queued buffers in the top 32 bits, chunks below
 
 __device__ __forceinline__ u64 size_of(const u64* sizes, u64 i) {
     i64 s = (i64)sizes[i];

@@ -46,8 +46,10 @@ PR_CLASSES = SizeClasses(128, 4, 32, 1024, 8192)
 #: warps in flight), warps take buffers up to 8 KiB (CUB queues 4 KiB buffers for a second
 #: kernel: its weak spot), 32 KiB pieces for the large ones.
 TUNED_CLASSES = SizeClasses(256, 1, 32, 8192, 32768)
-#: BLEV queue entries are counted in the top 24 bits of a 64-bit counter.
-MAX_QUEUED = (1 << 24) - 1
+#: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
+#: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
+#: (32 TiB of 8 KiB pieces).
+MAX_QUEUED = (1 << 32) - 1
 
 
 class MemcpyProblem(NamedTuple):

@@ -2,7 +2,6 @@
 the one H2D copy of a batch's three uint64 arrays through a small ring of pinned buffers."""
 from __future__ import annotations
 
-import sys
 import threading
 from typing import Any
 
@@ -24,7 +23,8 @@ def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
     neither."""
     if all(is_host(a) for a in arrays):
         return arrays, False
-    cupy = sys.modules.get("cupy")
+    import cupy
+
     out = []
     for i, a in enumerate(arrays):
         if is_host(a):
@@ -32,8 +32,6 @@ def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
                              "all arrays of a call must be on the host or all on one GPU")
         if not hasattr(a, "__cuda_array_interface__"):
             raise TypeError(f"{what}[{i}] is a {type(a).__name__}, not a NumPy or GPU array")
-        import cupy
-
         out.append(a if type(a) is cupy.ndarray else cupy.asarray(a))
     dev = cupy.cuda.Device().id
     for i, a in enumerate(out):

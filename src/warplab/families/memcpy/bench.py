@@ -1,0 +1,362 @@
+"""The batch-memcpy PR's benchmark: uniform random sizes in [min, max] (multiples of the
+alignment), CONSECUTIVE or SHUFFLE offsets for input and output, GB/s counting all bytes
+(data read + written and 24 bytes of metadata per buffer) and data bytes only.
+
+Kernel records: the batch is on the device before timing; the kernel phase (held behind a
+blocking kernel) is the variant's or comparator's launches on a non-default stream. Then the
+destination is poisoned (0xA5), the copy runs once more and is verified on the device: every
+byte of a sample of buffers (the first and last 32, 192 at random and the largest) against its
+source, the byte sum of the whole destination region against the source's, and 256 guard bytes
+before and after the region still poisoned. Call records (``params.mode = "call"``): the
+public ``copy_batched`` on a list of device arrays, host-timed until the stream is idle.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...bench.campaign import finish_campaign
+from ...bench.ceilings import measure_all
+from ...bench.comparators import Provider, available
+from ...bench.measure import Settings, time_device_runs
+from ...bench.results import make_result
+from ...bench.stats import summarize
+from ...bench.timing import time_runs
+from ...core import registry as _registry
+from .comparators import MEMCPY_PROVIDERS
+from .cpu import numpy_copy
+from .spec import MemcpyProblem, Plan, bytes_moved, data_bytes
+
+GUARD = 256
+POISON = 0xA5
+LAYOUTS = ("consecutive", "shuffle")
+#: Slow-per-buffer targets run only up to this many buffers (a driver call per buffer).
+PER_BUFFER_LIMIT = {"loop_memcpy_async": 20_000, "cudaMemcpyBatchAsync": 1_000_000}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One cell of the grid: sizes in [lo, hi] bytes, layouts, alignment, total data."""
+
+    lo: int
+    hi: int
+    src_layout: str
+    dst_layout: str
+    align: int
+    total: int
+
+    @property
+    def label(self) -> str:
+        return (f"{self.src_layout[0].upper()}_{self.dst_layout[0].upper()}_{self.lo}_"
+                f"{self.hi}_a{self.align}")
+
+
+def make_sizes(lo: int, hi: int, align: int, total: int, seed: int = 1) -> np.ndarray:
+    """Uniform random multiples of ``align`` in [lo, hi] (zero included when lo is 0), as
+    many as fit in ``total`` bytes on average (at least one)."""
+    if lo < 0 or hi < max(lo, 1) or align < 1 or total < 1:
+        raise ValueError(f"need 0 <= min <= max, max >= 1, align >= 1 and total >= 1, got "
+                         f"{lo}, {hi}, {align}, {total}")
+    a_lo, a_hi = -(-lo // align), hi // align
+    if a_hi < max(a_lo, 1):
+        raise ValueError(f"no multiple of {align} in [{lo}, {hi}]")
+    mean = (a_lo + a_hi) / 2 * align
+    count = max(1, int(total // mean))
+    rng = np.random.default_rng(seed)
+    return rng.integers(a_lo, a_hi + 1, size=count, dtype=np.int64) * align
+
+
+def offsets(sizes: np.ndarray, layout: str, seed: int = 2) -> np.ndarray:
+    """CONSECUTIVE: buffer i right after buffer i-1. SHUFFLE: the same packing in a random
+    order of the buffers (so neighbouring buffers land far apart)."""
+    if layout == "consecutive":
+        order = np.arange(sizes.size)
+    elif layout == "shuffle":
+        order = np.random.default_rng(seed).permutation(sizes.size)
+    else:
+        raise ValueError(f"unknown layout {layout!r}; valid: consecutive, shuffle")
+    packed = np.cumsum(sizes[order]) - sizes[order]
+    out = np.empty_like(sizes)
+    out[order] = packed
+    return out
+
+
+def _params(c: Case, count: int, st: Settings, runs: int, mode: str = "kernel",
+            **extra: Any) -> dict:
+    return {"size": c.total, "min": c.lo, "max": c.hi, "in": c.src_layout,
+            "out": c.dst_layout, "align": c.align, "count": count, "case": c.label,
+            "mode": mode, "runs": runs, "warmup": st.warmup, **extra}
+
+
+def _record(c: Case, problem: MemcpyProblem, name: str, provider: str, backend: str,
+            phases: dict, ok: bool, err: str | None, ceilings: dict, params: dict) -> dict:
+    rec = make_result(family="memcpy", variant=name, provider=provider, backend=backend,
+                      params=params, phases=phases, bytes_moved=bytes_moved(problem),
+                      ceilings=ceilings, verified=ok, error=err)
+    k = phases.get("kernel")
+    rec["data_bytes"] = data_bytes(problem)
+    rec["data_gbps"] = (data_bytes(problem) / (k["median"] * 1e-3) / 1e9
+                        if rec["gbps"] is not None and k else None)
+    return rec
+
+
+class DeviceCase:
+    """A case's buffers on the GPU: source and destination regions (with guards), and the
+    batch (addresses and sizes) on the device and the host."""
+
+    def __init__(self, c: Case) -> None:
+        import cupy
+
+        from .transfer import send_batch
+
+        self.case = c
+        self.sizes = make_sizes(c.lo, c.hi, c.align, c.total)
+        self.src_off = offsets(self.sizes, c.src_layout, seed=2)
+        self.dst_off = offsets(self.sizes, c.dst_layout, seed=3)
+        self.data = int(self.sizes.sum())
+        self.src = cupy.random.RandomState(4).randint(0, 256, size=self.data + 2 * GUARD,
+                                                      dtype=np.uint8)
+        self.dst = cupy.empty(self.data + 2 * GUARD, dtype=np.uint8)
+        s0, d0 = int(self.src.data.ptr) + GUARD, int(self.dst.data.ptr) + GUARD
+        u = np.uint64
+        self.batch = send_batch(self.src_off.astype(u) + u(s0), self.dst_off.astype(u) + u(d0),
+                                self.sizes.astype(u))
+        self.src_sum = int(self.src[GUARD:GUARD + self.data].sum(dtype=np.uint64))
+        rng = np.random.default_rng(5)
+        n = self.sizes.size
+        pick = np.concatenate([np.arange(min(32, n)), np.arange(max(0, n - 32), n),
+                               rng.integers(0, n, size=min(192, n)), [np.argmax(self.sizes)]])
+        pick = np.unique(pick)
+        lens = self.sizes[pick]
+        rel = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+        self.sample_src = cupy.asarray(np.repeat(self.src_off[pick], lens) + rel + GUARD)
+        self.sample_dst = cupy.asarray(np.repeat(self.dst_off[pick], lens) + rel + GUARD)
+        cupy.cuda.get_current_stream().synchronize()
+
+    def verify(self) -> tuple[bool, str | None]:
+        """Check the destination after one poisoned run (see the module docstring)."""
+        import cupy
+
+        bad = int(cupy.count_nonzero(self.dst[self.sample_dst] != self.src[self.sample_src]))
+        if bad:
+            return False, f"{bad} sampled bytes differ from their source"
+        guards = cupy.concatenate([self.dst[:GUARD], self.dst[GUARD + self.data:]])
+        if int(cupy.count_nonzero(guards != POISON)):
+            return False, "a guard byte outside the destination region was written"
+        got = int(self.dst[GUARD:GUARD + self.data].sum(dtype=np.uint64))
+        if got != self.src_sum:
+            return False, "the destination's byte sum differs from the source's"
+        return True, None
+
+
+def measure_target(dc: DeviceCase, target: Any, settings: Settings, ceilings: dict) -> dict:
+    """One kernel record of a cuda variant or a provider on a prepared case."""
+    import cupy
+
+    c, b = dc.case, dc.batch
+    if isinstance(target, Provider):
+        call: Callable[[], None] = lambda: target.run(b)
+        name, provider = target.name, target.library
+    else:
+        call, name, provider = (lambda: target.fn(b)), target.name, "warplab"
+    problem = MemcpyProblem(b.count, dc.data, int(dc.sizes.max()), True)
+
+    def run(rec: Any, held: bool) -> None:
+        with rec.phase("kernel", hold=held):
+            call()
+
+    try:
+        call()  # compile, build, allocate outside any held phase
+        cupy.cuda.get_current_stream().synchronize()
+        samples, held = time_device_runs(run, settings)
+        dc.dst.fill(POISON)
+        call()
+        cupy.cuda.get_current_stream().synchronize()
+        ok, err = dc.verify()
+    except Exception as exc:  # noqa: BLE001  (a failing target is a record, never a crash)
+        return _record(c, problem, name, provider, "cuda", {}, False,
+                       f"{type(exc).__name__}: {exc}", ceilings,
+                       _params(c, b.count, settings, 0))
+    return _record(c, problem, name, provider, "cuda",
+                   {k: summarize(v) for k, v in samples.items()}, ok, err, ceilings,
+                   _params(c, b.count, settings, len(samples["total"]), held=held))
+
+
+def measure_calls(n_arrays: int, settings: Settings, ceilings: dict, seed: int = 6) -> list[dict]:
+    """Host time per public call on ``n_arrays`` device arrays of 1..4096 bytes:
+    ``copy_batched`` (addresses, overlap check, one H2D copy, launches) against a Python loop
+    of CuPy copies (``dst[...] = src`` per array), until the stream is idle."""
+    import cupy
+
+    from .api import copy_batched
+
+    sizes = np.random.default_rng(seed).integers(1, 4097, size=n_arrays)
+    srcs = [cupy.full(int(s), i % 251, dtype=np.uint8) for i, s in enumerate(sizes)]
+    dsts = [cupy.empty(int(s), dtype=np.uint8) for s in sizes]
+    stream = cupy.cuda.get_current_stream()
+
+    def loop() -> None:
+        for s, d in zip(srcs, dsts):
+            d[...] = s
+
+    case = Case(1, 4096, "consecutive", "consecutive", 1, int(sizes.sum()))
+    problem = MemcpyProblem(n_arrays, int(sizes.sum()), int(sizes.max()), True)
+    records = []
+    for name, provider, fn in (("copy_batched", "warplab", lambda: copy_batched(srcs, dsts)),
+                               ("cupy_copy_loop", "cupy", loop)):
+        def run(rec: Any, fn: Callable[[], None] = fn) -> None:
+            with rec.phase("kernel"):
+                fn()
+                stream.synchronize()
+
+        for d in dsts:
+            d.fill(POISON)
+        samples = time_runs(run, warmup=max(settings.warmup, 3), runs=max(settings.runs, 30),
+                            cuda=False, max_seconds=settings.max_seconds)
+        ok = all(bool((d == s).all()) for s, d in zip(srcs[:64], dsts[:64]))
+        rec = _record(case, problem, name, provider, "cuda",
+                      {k: summarize(v) for k, v in samples.items()}, ok,
+                      None if ok else "copied arrays differ", ceilings,
+                      _params(case, n_arrays, settings, len(samples["total"]), mode="call"))
+        rec["gbps"] = rec["pct_of_copy_bw"] = rec["data_gbps"] = None  # a latency
+        records.append(rec)
+    return records
+
+
+def measure_cpu(c: Case, settings: Settings, ceilings: dict) -> dict:
+    """The NumPy variant on host memory, host-timed, every byte verified."""
+    sizes = make_sizes(c.lo, c.hi, c.align, c.total)
+    so, do = offsets(sizes, c.src_layout, 2), offsets(sizes, c.dst_layout, 3)
+    data = int(sizes.sum())
+    src = np.random.default_rng(4).integers(0, 256, size=data + 2 * GUARD, dtype=np.uint8)
+    dst = np.full(data + 2 * GUARD, POISON, dtype=np.uint8)
+    zero = np.zeros(sizes.size, dtype=np.int64)
+    plan = Plan(zero, so + GUARD, zero.copy(), do + GUARD, sizes)
+
+    def run(rec: Any) -> None:
+        with rec.phase("kernel"):
+            numpy_copy([src], [dst], plan)
+
+    samples = time_runs(run, warmup=settings.warmup, runs=settings.runs, cuda=False,
+                        max_seconds=settings.max_seconds)
+    want = np.full_like(dst, POISON)
+    for s, d, n in zip(so.tolist(), do.tolist(), sizes.tolist()):
+        want[GUARD + d:GUARD + d + n] = src[GUARD + s:GUARD + s + n]
+    ok = bool(np.array_equal(dst, want))
+    return _record(c, MemcpyProblem(sizes.size, data, int(sizes.max()), False), "numpy",
+                   "warplab", "cpu", {k: summarize(v) for k, v in samples.items()}, ok,
+                   None if ok else "destination differs from the reference", ceilings,
+                   _params(c, sizes.size, settings, len(samples["total"])))
+
+
+#: The PR's size ranges (min, max): ranges 1-8 .. 1-4096, fixed sizes, and 1-64 KiB.
+PR_SIZES = ((1, 8), (1, 64), (1, 256), (1, 1024), (1, 4096), (16, 16), (64, 64), (256, 256),
+            (1024, 1024), (4096, 4096), (65536, 65536), (1, 65536))
+
+
+@dataclass(frozen=True)
+class MemcpyCampaign:
+    sizes: tuple[tuple[int, int], ...]
+    layouts: tuple[tuple[str, str], ...]
+    aligns: tuple[int, ...]
+    total: int
+    runs: int
+    warmup: int
+    call_arrays: tuple[int, ...]   # list lengths of the public-call records
+
+
+_ALL_LAYOUTS = tuple((a, b) for a in LAYOUTS for b in LAYOUTS)
+MEMCPY_CAMPAIGNS = {
+    "quick": MemcpyCampaign(((1, 8), (1, 64), (256, 256), (4096, 4096), (65536, 65536)),
+                            (("consecutive", "consecutive"),), (1,), 64 << 20, 10, 2, (1000,)),
+    "table": MemcpyCampaign(PR_SIZES, (("consecutive", "consecutive"), ("shuffle", "shuffle")),
+                            (1,), 256 << 20, 10, 2, (100, 1000, 10000)),
+    "full": MemcpyCampaign(PR_SIZES, _ALL_LAYOUTS, (1, 4, 16), 512 << 20, 20, 3,
+                           (100, 1000, 10000)),
+}
+CPU_TOTAL = 1 << 20
+
+
+def cases(c: MemcpyCampaign, total: int | None = None) -> list[Case]:
+    """The campaign's grid; cells whose range holds no multiple of the alignment are left
+    out (as the PR: sizes are multiples of the alignment)."""
+    out = []
+    for lo, hi in c.sizes:
+        for a in c.aligns:
+            if hi // a < max(-(-lo // a), 1):
+                continue
+            for src, dst in c.layouts:
+                out.append(Case(lo, hi, src, dst, a, total or c.total))
+    return out
+
+
+def targets(variant_names: list[str] | None, with_comparators: bool
+            ) -> tuple[list[Any], list[str]]:
+    """cuda variants (named, or all) and the usable comparators, plus skip notes."""
+    vs = ([_registry.get("memcpy_batched", n) for n in variant_names] if variant_names
+          else _registry.variants("memcpy_batched", "cuda"))
+    wrong = [v.name for v in vs if v.backend != "cuda"]
+    if wrong:
+        raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the cuda backend")
+    if not with_comparators:
+        return list(vs), []
+    provs, notes = available(MEMCPY_PROVIDERS)
+    return list(vs) + provs, notes
+
+
+def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
+               grid: list[Case] | None = None, variant_names: list[str] | None = None,
+               with_comparators: bool = True, settings: Settings | None = None,
+               call_arrays: tuple[int, ...] | None = None,
+               progress: Callable[[int, int, dict], None] | None = None) -> dict:
+    """Run a memcpy campaign (or an explicit ``grid``); write ``json_path`` if given."""
+    c = MEMCPY_CAMPAIGNS[campaign]
+    settings = settings or Settings(runs=c.runs, warmup=c.warmup, max_seconds=0.5)
+    notes: list[str] = []
+    if backend == "cpu":
+        if grid is None:
+            grid = cases(c, CPU_TOTAL)
+            notes.append(f"cpu backend: campaign data capped at {CPU_TOTAL} bytes per case")
+        notes.append("cpu backend: comparators (CUB, cudaMemcpyBatchAsync) need the GPU")
+        wrong = [n for n in variant_names or [] if n != "numpy"]
+        if wrong:
+            raise ValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
+                             "(valid on cpu: numpy)")
+    grid = grid if grid is not None else cases(c)
+    ceilings = measure_all(backend)
+    records: list[dict] = []
+
+    def add(rec: dict) -> None:
+        records.append(rec)
+        if progress:
+            progress(len(records), 0, rec)
+
+    if backend == "cpu":
+        for case in grid:
+            add(measure_cpu(case, settings, ceilings))
+        return finish_campaign(backend, ceilings, notes, campaign, records, json_path)
+    import cupy
+
+    tgts, more = targets(variant_names, with_comparators)
+    notes += more
+    skipped: set[str] = set()
+    with cupy.cuda.Stream(non_blocking=True):  # cudaMemcpyBatchAsync refuses the legacy one
+        for case in grid:
+            dc = DeviceCase(case)
+            for t in tgts:
+                limit = PER_BUFFER_LIMIT.get(t.name)
+                if limit is not None and dc.batch.count > limit:
+                    skipped.add(f"{t.name} skipped above {limit} buffers (a call per buffer)")
+                    continue
+                add(measure_target(dc, t, settings, ceilings))
+            del dc
+            cupy.get_default_memory_pool().free_all_blocks()
+        for n in call_arrays if call_arrays is not None else c.call_arrays:
+            for rec in measure_calls(n, settings, ceilings):
+                add(rec)
+    notes += sorted(skipped)
+    return finish_campaign(backend, ceilings, notes, campaign, records, json_path)

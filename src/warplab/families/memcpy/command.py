@@ -1,0 +1,111 @@
+"""``warplab memcpy`` (one cell of the batch-memcpy PR's grid: every variant and, with
+``--compare``, CUB) and the memcpy part of ``warplab bench`` (the PR's grid)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+
+from ...bench.tables import print_table
+from ...console import (
+    all_verified,
+    console,
+    csv,
+    finish_bench,
+    json_path,
+    parse_size,
+    progress,
+    settings,
+    timing_args,
+)
+from ...core.device import resolve_backend
+from .bench import LAYOUTS, MEMCPY_CAMPAIGNS, Case, cases, run_memcpy
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``warplab memcpy``."""
+    m = sub.add_parser("memcpy", help="batched copies: one cell of the batch-memcpy PR's grid")
+    m.add_argument("--min", type=parse_size, default=1, help="smallest buffer, bytes (1)")
+    m.add_argument("--max", type=parse_size, default=64, help="largest buffer, bytes (64)")
+    m.add_argument("--in", dest="src_layout", default="consecutive", choices=LAYOUTS,
+                   help="source offsets (consecutive)")
+    m.add_argument("--out", dest="dst_layout", default="consecutive", choices=LAYOUTS,
+                   help="destination offsets (consecutive)")
+    m.add_argument("--align", type=int, default=1, help="offsets and sizes multiples of (1)")
+    m.add_argument("--total", type=parse_size, default=None,
+                   help="data bytes (default 512M on cuda, 1M on cpu)")
+    m.add_argument("--variant", default="all", help="comma-separated names or 'all'")
+    m.add_argument("--compare", action="store_true", help="also time CUB and the runtime")
+    timing_args(m, runs=20, warmup=3)
+    m.add_argument("--json", dest="json_path", help="write the results JSON here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``warplab memcpy``: time the variants on one cell and print its table."""
+    backend = resolve_backend(args.device)
+    total = args.total or (512 << 20 if backend == "cuda" else 1 << 20)
+    case = Case(args.min, args.max, args.src_layout, args.dst_layout, args.align, total)
+    names = None if args.variant.strip() == "all" else csv(args.variant)
+    if backend == "cpu" and names is None:
+        names = ["numpy"]
+    with progress("memcpy") as update:
+        doc = run_memcpy(campaign="quick", backend=backend, json_path=json_path(args),
+                         grid=[case], variant_names=names, with_comparators=args.compare,
+                         settings=settings(args, None), call_arrays=(), progress=update)
+    print_tables(doc["results"], backend)
+    return 0 if all_verified(doc) else 1
+
+
+def _f(x: float | None, nd: int = 1) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def print_tables(records: list[dict], backend: str) -> None:
+    """One table per grid cell (kernel-phase medians; GB/s of all bytes and of data bytes,
+    % of the measured copy bandwidth, speed relative to CUB), then the call latencies."""
+    cells: dict[str, list[dict]] = {}
+    for r in records:
+        if r["params"].get("mode") != "call":
+            cells.setdefault(r["params"]["case"], []).append(r)
+    for label, rows in cells.items():
+        cub = next((r for r in rows if r["provider"] == "cub" and r["verified"]), None)
+        t = Table(title=f"{label} ({backend}): {rows[0]['params']['count']} buffers")
+        for col in ("variant", "us", "GB/s", "data GB/s", "% copy", "x CUB", "ok"):
+            t.add_column(col, justify="left" if col in ("variant", "ok") else "right")
+        for r in rows:
+            k = r["phases"].get("kernel")
+            med = k["median"] if k and r["verified"] else None
+            ratio = (cub["phases"]["kernel"]["median"] / med if cub and med else None)
+            t.add_row(r["variant"], _f(1e3 * med if med else None), _f(r["gbps"]),
+                      _f(r.get("data_gbps")), _f(r["pct_of_copy_bw"]), _f(ratio, 2),
+                      "yes" if r["verified"] else f"NO: {r['error']}")
+        print_table(t, console)
+    calls = [r for r in records if r["params"].get("mode") == "call"]
+    if calls:
+        t = Table(title="call: host time until the copies are done (us)")
+        for col in ("arrays", "call", "median", "q10", "q90", "ok"):
+            t.add_column(col, justify="left" if col in ("call", "ok") else "right")
+        for r in calls:
+            k = r["phases"]["kernel"]
+            t.add_row(str(r["params"]["count"]), r["variant"], _f(1e3 * k["median"]),
+                      _f(1e3 * k["q10"]), _f(1e3 * k["q90"]),
+                      "yes" if r["verified"] else f"NO: {r['error']}")
+        print_table(t, console)
+
+
+def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
+    """The memcpy campaign of ``warplab bench``; True when every record verified.
+    ``--sizes`` replaces the data bytes per cell."""
+    c = MEMCPY_CAMPAIGNS[campaign]
+    grid = None
+    if args.sizes:
+        grid = [g for total in args.sizes for g in cases(c, total)]
+    path = out / "memcpy.json"
+    with progress(f"memcpy {campaign} ({backend})") as update:
+        doc = run_memcpy(campaign=campaign, backend=backend, json_path=path, grid=grid,
+                         variant_names=args.variant, with_comparators=not args.no_compare,
+                         settings=settings(args, c) if args.runs or args.warmup else None,
+                         progress=update)
+    print_tables(doc["results"], backend)
+    return finish_bench(doc, path)
