@@ -134,13 +134,15 @@ def memcpy_batched(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *, variant: str | N
         No Python loop over buffers, no host synchronisation (without ``check``): the default
         variant's launches read 24 bytes per buffer and every byte once.
     """
-    import cupy
-
-    arrays = []
-    for name, a in (("src_ptrs", src_ptrs), ("dst_ptrs", dst_ptrs), ("sizes", sizes)):
+    given = (("src_ptrs", src_ptrs), ("dst_ptrs", dst_ptrs), ("sizes", sizes))
+    for name, a in given:
         if not hasattr(a, "__cuda_array_interface__"):
             raise TypeError(f"{name} must be a device (CuPy) array, got {type(a).__name__}; "
                             "for host arrays use warplab.copy_batched")
+    import cupy
+
+    arrays = []
+    for name, a in given:
         a = cupy.asarray(a)
         if a.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
@@ -174,6 +176,9 @@ def memcpy_batched(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *, variant: str | N
 
 
 def _homogeneous(arrays: list[Any], what: str) -> tuple[list[Any], bool, Any]:
+    """NumPy's array_likes (lists, scalars) where no array is on the GPU; then :func:`side`."""
+    if not any(hasattr(a, "__cuda_array_interface__") for a in arrays):
+        arrays = [np.asarray(a) for a in arrays]
     arrays, on_device = side(arrays, what)
     if on_device:
         import cupy

@@ -23,16 +23,15 @@ def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
     neither."""
     if all(is_host(a) for a in arrays):
         return arrays, False
-    import cupy
-
-    out = []
     for i, a in enumerate(arrays):
         if is_host(a):
             raise ValueError(f"{what}[{i}] is a host (NumPy) array but others are on the GPU: "
                              "all arrays of a call must be on the host or all on one GPU")
         if not hasattr(a, "__cuda_array_interface__"):
             raise TypeError(f"{what}[{i}] is a {type(a).__name__}, not a NumPy or GPU array")
-        out.append(a if type(a) is cupy.ndarray else cupy.asarray(a))
+    import cupy
+
+    out = [a if type(a) is cupy.ndarray else cupy.asarray(a) for a in arrays]
     dev = cupy.cuda.Device().id
     for i, a in enumerate(out):
         if a.device.id != dev:
