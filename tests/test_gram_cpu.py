@@ -100,7 +100,7 @@ def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
     itemsize = A.dtype.itemsize
     m_, n_, k_, frag = SHAPES[mode]
     bk = gc.slice_depth(mode)
-    lds = bk + gc.PAD
+    lds = gc.row_stride(mode)
     wm_, wn_ = gc.F32_WARPS if mode == 1 else gc.WARPS
     threads = 32 * wm_ * wn_
     WM, WN = gc.TILE // wm_, gc.TILE // wn_
@@ -152,13 +152,13 @@ def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
                         if mode == 0:
                             ra = [as_[wm0 + i * 8 + g, ks + t]]
                         else:
-                            ra = [as_[wm0 + i * 16 + g + 8 * (e % 2), ks + t + 4 * (e // 2)]
+                            ra = [as_[wm0 + i * 16 + g + 8 * (e % 2), ks + 2 * t + e // 2]
                                   for e in range(4)]
                         for j in range(NT):
                             if mode == 0:
                                 rb = [bs_[wn0 + j * 8 + g, ks + t]]
                             else:
-                                rb = [bs_[wn0 + j * 8 + g, ks + t + 4 * e] for e in range(2)]
+                                rb = [bs_[wn0 + j * 8 + g, ks + 2 * t + e] for e in range(2)]
                             dims = (m_, n_, k_)
                             if mode == 0:
                                 d = mma(frag, ra, rb, dims)
@@ -236,23 +236,25 @@ def test_kernel_model_forms_every_product_once(mode, dtype, ma, mb, n, sym) -> N
 
 
 def test_fragment_reads_are_bank_conflict_free() -> None:
-    """gram.cu's fragment reads with rows padded to BK + PAD elements: 4-byte elements hit 32
-    distinct banks; 8-byte elements (two half-warp phases) hit 16 distinct bank pairs."""
+    """gram.cu's fragment reads with rows of ``row_stride`` elements (banks of 4 bytes): 4-byte
+    loads of the 32 lanes hit 32 distinct banks; 8-byte loads (served per half-warp) hit 16
+    distinct bank pairs in each half."""
     g, t = LANES >> 2, LANES & 3
-    for mode, itemsize in ((0, 8), (0, 4), (1, 4), (2, 4)):
-        lds = gc.slice_depth(mode) + gc.PAD
-        if mode == 0:
-            patterns = [g * lds + t]
-        else:
-            patterns = [(g + 8 * (e % 2)) * lds + t + 4 * (e // 2) for e in range(4)]
-            patterns += [g * lds + t + 4 * e for e in range(2)]
-        for elems in patterns:
-            words = elems * (itemsize // 4)
-            if itemsize == 4:
-                assert len(set(words % 32)) == 32, (mode, elems)
-            else:
-                for half in (slice(0, 16), slice(16, 32)):
-                    assert len(set((words[half] // 2) % 16)) == 16, (mode, elems)
+
+    def conflict_free(words: np.ndarray, width: int) -> bool:
+        if width == 1:
+            return len(set(words % 32)) == 32
+        assert (words % 2 == 0).all()  # 8-byte aligned
+        return all(len(set((words[h] // 2) % 16)) == 16 for h in (slice(0, 16), slice(16, 32)))
+
+    lds = gc.row_stride(0)
+    assert conflict_free(g * lds + t, 1)                # float32 input, "float64" mode
+    assert conflict_free(2 * (g * lds + t), 2)          # float64 input
+    lds = gc.row_stride(1)
+    assert lds == gc.row_stride(2)
+    for row in (g, g + 8):                              # A rows g, g + 8; B row g
+        assert conflict_free(row * lds + 2 * t, 2)      # the column pair 2t, 2t + 1
+    assert not conflict_free(g * (gc.TF32_BK + 4) + 2 * t, 2)  # the pad the pairing needs
 
 
 @pytest.mark.parametrize("t", [1, 2, 3, 7, 64, 300])
@@ -281,6 +283,7 @@ def test_plan_shapes_and_shared_memory() -> None:
     assert (p.mode, p.stages, p.vec, p.sym, p.threads) == (0, 3, True, True, 256)
     assert p.blocks == 64 * 65 // 2
     assert p.smem == 3 * 2 * 128 * 20 * 8
+    assert gc.plan("tf32", np.float32, 8, 8, 8, sym=True).smem == 3 * 2 * 128 * 40 * 4
     assert p.expression == "gram_mma<0, double, 3, true, true>"
     q = gc.plan("float32", np.float32, 100, 300, 33, sym=False, pointers=(0, 16))
     assert (q.mode, q.vec, q.blocks, q.threads) == (1, False, 1 * 3, 512)
@@ -304,8 +307,8 @@ def test_vector_copies_need_aligned_rows() -> None:
 
 def test_defines_hold_every_constant() -> None:
     assert set(gc.DEFINES.values()) <= {gc.TILE, *gc.WARPS, *gc.F32_WARPS, gc.F64_BK,
-                                        gc.TF32_BK, gc.PAD, gc.GROUP}
-    assert len(gc.DEFINES) == 9
+                                        gc.TF32_BK, gc.F64_PAD, gc.TF32_PAD, gc.GROUP}
+    assert len(gc.DEFINES) == 10
 
 
 # --- TF32 rounding, the reference and the bounds -------------------------------------------------

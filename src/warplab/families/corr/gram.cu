@@ -133,6 +133,30 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4],
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// The float32 values of a warp's TF32 fragments for the 8-deep k step at column ks of the
+// shared tiles `as` (the warp's MT x 16 rows) and `bs` (its NT x 8 rows), row stride LDS:
+// x[i][e] = a_e of mma row tile i, y[j][e] = b_e of mma column tile j, with the k pairing
+// (mma column t <- stored column 2t, t + 4 <- 2t + 1), each pair one 8-byte load.
+template <int MT, int NT, int LDS>
+__device__ __forceinline__ void tf32_fragments(const float* as, const float* bs, int ks, int g,
+                                               int t, float (&x)[MT][4], float (&y)[NT][2]) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // rows g and g + 8: registers h (k = t) and h + 2 (t + 4)
+            const float2 v =
+                *reinterpret_cast<const float2*>(as + (i * 16 + g + 8 * h) * LDS + ks + 2 * t);
+            x[i][h] = v.x;
+            x[i][h + 2] = v.y;
+        }
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {  // row g of B: registers 0 (k = t) and 1 (t + 4)
+        const float2 v = *reinterpret_cast<const float2*>(bs + (j * 8 + g) * LDS + ks + 2 * t);
+        y[j][0] = v.x;
+        y[j][1] = v.y;
+    }
+}
+
 // The tile (bi, bj) of C this block computes. SYM: block L of the T (T + 1) / 2 blocks is the
 // L-th tile of the lower triangle in row order, (r, c) with c <= r, taken as (bi, bj) = (c, r).
 // Otherwise GROUP consecutive tile rows share each column of B tiles (L2 reuse).
@@ -244,39 +268,39 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
 #pragma unroll
                     for (int j = 0; j < NT; ++j) mma_f64(acc[i][j], a[i], b[j]);
             } else if constexpr (MODE == 2) {
+                float x[MT][4], y[NT][2];
+                tf32_fragments<MT, NT, LDS>(as, bs, ks, g, t, x, y);
                 unsigned a[MT][4], b[NT][2];
 #pragma unroll
                 for (int i = 0; i < MT; ++i)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        a[i][e] = to_tf32(as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + 2 * t + e / 2]);
+                    for (int e = 0; e < 4; ++e) a[i][e] = to_tf32(x[i][e]);
 #pragma unroll
                 for (int j = 0; j < NT; ++j)
 #pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        b[j][e] = to_tf32(bs[(j * 8 + g) * LDS + ks + 2 * t + e]);
+                    for (int e = 0; e < 2; ++e) b[j][e] = to_tf32(y[j][e]);
 #pragma unroll
                 for (int i = 0; i < MT; ++i)
 #pragma unroll
                     for (int j = 0; j < NT; ++j) mma_tf32(acc[i][j], a[i], b[j]);
             } else {  // MODE 1: 3xTF32, promoted to float64 after every k step
+                float x[MT][4], y[NT][2];
+                tf32_fragments<MT, NT, LDS>(as, bs, ks, g, t, x, y);
                 unsigned bh[NT][2], bl[NT][2];
 #pragma unroll
                 for (int j = 0; j < NT; ++j)
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        const float x = bs[(j * 8 + g) * LDS + ks + 2 * t + e];
-                        bh[j][e] = to_tf32(x);
-                        bl[j][e] = to_tf32(x - __uint_as_float(bh[j][e]));
+                        bh[j][e] = to_tf32(y[j][e]);
+                        bl[j][e] = to_tf32(y[j][e] - __uint_as_float(bh[j][e]));
                     }
 #pragma unroll
                 for (int i = 0; i < MT; ++i) {
                     unsigned ah[4], al[4];
 #pragma unroll
                     for (int e = 0; e < 4; ++e) {
-                        const float x = as[(i * 16 + g + 8 * (e % 2)) * LDS + ks + 2 * t + e / 2];
-                        ah[e] = to_tf32(x);
-                        al[e] = to_tf32(x - __uint_as_float(ah[e]));
+                        ah[e] = to_tf32(x[i][e]);
+                        al[e] = to_tf32(x[i][e] - __uint_as_float(ah[e]));
                     }
 #pragma unroll
                     for (int j = 0; j < NT; ++j) {

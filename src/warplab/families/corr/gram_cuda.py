@@ -21,14 +21,16 @@ WARPS = (2, 4)        # warps of a block over its tile, modes "float64" and "tf3
 F32_WARPS = (4, 4)    # mode "float32" (3xTF32, float64 sums): 32 x 32 warp tiles, 128 registers
 F64_BK = 16           # k-slice depth staged in shared memory, mode "float64"
 TF32_BK = 32          # k-slice depth, modes "float32" and "tf32"
-PAD = 4               # elements of padding per shared-memory row (conflict-free fragment reads)
+F64_PAD = 4           # elements of padding per shared-memory row, mode "float64" ...
+TF32_PAD = 8          # ... and the TF32 modes (8-byte fragment reads): conflict-free reads
 GROUP = 8             # tile rows per group of the non-symmetric block order (L2 reuse)
 MAX_STAGES = 3        # cp.async ring depth when shared memory allows (else 2)
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
 DEFINES = {"WARPLAB_GRAM_TILE": TILE, "WARPLAB_GRAM_WARPS_M": WARPS[0],
            "WARPLAB_GRAM_WARPS_N": WARPS[1], "WARPLAB_GRAM_F32_WARPS_M": F32_WARPS[0],
            "WARPLAB_GRAM_F32_WARPS_N": F32_WARPS[1], "WARPLAB_GRAM_F64_BK": F64_BK,
-           "WARPLAB_GRAM_TF32_BK": TF32_BK, "WARPLAB_GRAM_PAD": PAD, "WARPLAB_GRAM_GROUP": GROUP}
+           "WARPLAB_GRAM_TF32_BK": TF32_BK, "WARPLAB_GRAM_F64_PAD": F64_PAD,
+           "WARPLAB_GRAM_TF32_PAD": TF32_PAD, "WARPLAB_GRAM_GROUP": GROUP}
 #: The kernel's MODE template argument of each precision.
 MODES = {"float64": 0, "float32": 1, "tf32": 2}
 _C_TYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -71,14 +73,19 @@ def slice_depth(mode: int) -> int:
     return F64_BK if mode == 0 else TF32_BK
 
 
+def row_stride(mode: int) -> int:
+    """Elements per shared-memory row: the slice depth plus the padding."""
+    return slice_depth(mode) + (F64_PAD if mode == 0 else TF32_PAD)
+
+
 def threads(mode: int) -> int:
     wm, wn = F32_WARPS if mode == 1 else WARPS
     return 32 * wm * wn
 
 
 def smem_bytes(mode: int, itemsize: int, stages: int) -> int:
-    """Dynamic shared memory: ``stages`` slices of both tiles, rows padded by ``PAD``."""
-    return stages * 2 * TILE * (slice_depth(mode) + PAD) * itemsize
+    """Dynamic shared memory: ``stages`` slices of both tiles, rows of :func:`row_stride`."""
+    return stages * 2 * TILE * row_stride(mode) * itemsize
 
 
 def vector_copies_ok(n: int, itemsize: int, *pointers: int) -> bool:
