@@ -13,7 +13,7 @@ from ...core.arrays import as_input, to_device, to_host
 from ...core.device import device_errors
 from . import tiles
 from .nan import pairwise_complete
-from .spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision
+from .spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
 from .tiles import full_matrix, warn_invalid
 
 
@@ -148,9 +148,9 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     if nan_policy == "pairwise":
         r = pairwise_complete(data)
         return _deliver(r.astype(res_dt, copy=False), out, on_device)
+    whole = _fits_whole(m, n, res_dt, precision, backend, on_device, out)
     eng = v.fn(data, precision)
     warn_invalid(eng.all_valid)
-    whole = _fits_whole(m, n, res_dt, precision, backend, on_device, out)
     if whole:
         return _deliver(full_matrix(eng).astype(res_dt, copy=False), out, on_device)
     if out is None:  # host input: a host result; device input (small tiles forced): CuPy
@@ -165,7 +165,8 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
     """True when the whole matrix is computed at once; False: tile by tile into ``out`` (or a
     host array). ``ValueError`` when a device result cannot fit GPU memory and no host ``out``
     was given, or a host result cannot fit host memory."""
-    need = m * m * (8 + res_dt.itemsize)
+    # the block, its mirror temporaries and the cast result, next to the normalised rows
+    need = m * m * (3 * 8 + res_dt.itemsize) + m * n * work_itemsize(precision)
     if tiles.TILE_CAP is not None and tiles.TILE_CAP < m:
         return False
     if backend == "cpu":

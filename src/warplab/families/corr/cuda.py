@@ -105,7 +105,8 @@ class DirectEngine(_Engine):
 
         self.x = cupy.ascontiguousarray(x, dtype=np.float64)
         self.mean, self.norm = series_stats_rows(self.x)
-        valid = cupy.isfinite(self.norm) & (self.norm > 0)
+        # constant exactly when max == min (a rounded mean may leave a tiny non-zero norm)
+        valid = cupy.isfinite(self.norm) & (self.x.max(axis=1) > self.x.min(axis=1))
         super().__init__(x.shape[0], valid)
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:

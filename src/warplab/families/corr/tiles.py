@@ -81,8 +81,8 @@ def finish(b: Any, r0: int, c0: int, eng: Engine) -> Any:
         d = xp.arange(lo, hi)
         b[d - r0, d - c0] = 1
     if not eng.all_valid:
-        b[~eng.valid[r0:r0 + rows], :] = np.nan
-        b[:, ~eng.valid[c0:c0 + cols]] = np.nan
+        b[xp.nonzero(~eng.valid[r0:r0 + rows])[0], :] = np.nan
+        b[:, xp.nonzero(~eng.valid[c0:c0 + cols])[0]] = np.nan
     return b
 
 
