@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import last_ran
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warplab
-from conftest import last_ran
 from warplab import cli
 from warplab.families.memcpy.spec import overlap
 
@@ -102,8 +102,8 @@ interval = st.tuples(st.integers(0, 60), st.integers(0, 12)).map(lambda t: (t[0]
 @settings(max_examples=200, deadline=None)
 @given(st.lists(interval, max_size=8), st.lists(interval, max_size=8))
 def test_overlap_matches_brute_force(src: list, dst: list) -> None:
-    lo = lambda v: np.array([a for a, _ in v], dtype=np.int64)  # noqa: E731
-    hi = lambda v: np.array([b for _, b in v], dtype=np.int64)  # noqa: E731
+    lo = lambda v: np.array([a for a, _ in v], dtype=np.int64)
+    hi = lambda v: np.array([b for _, b in v], dtype=np.int64)
     assert overlap(lo(src), hi(src), lo(dst), hi(dst)) == _brute(src, dst)
 
 

@@ -178,7 +178,7 @@ def partition_model(sizes: np.ndarray, classes: SizeClasses) -> dict[str, np.nda
         b_ids = part[hist[0] + hist[1]:]
         n_chunks = -(-s[b_ids] // classes.chunk)
         queue += list(b_ids)
-        first += list(chunks + np.concatenate([[0], np.cumsum(n_chunks)[:-1]]).astype(np.int64))
+        first += list(chunks + np.cumsum(n_chunks) - n_chunks)
         chunks += int(n_chunks.sum())
     return {"tlev": _i64(tlev), "tlev_end": _i64(tlev_end), "wlev": _i64(wlev),
             "queue": _i64(queue), "first_chunk": _i64(first), "chunks": np.int64(chunks)}

@@ -1,0 +1,155 @@
+"""NumPy models of the memcpy kernels' index math (no GPU): ``copy_bytes`` of memcpy.cu (head
+bytes, 16-byte or shifted 8-byte loads, unrolled and remainder loops, tail), the size-class
+partition and BLEV queue (spec.partition_model) and the benchmark's size and offset
+generators."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases, make_sizes, offsets
+from warplab.families.memcpy.cuda import DEFINES
+from warplab.families.memcpy.spec import (
+    PR_CLASSES,
+    TUNED_CLASSES,
+    chunk_owner,
+    concat_plan,
+    partition_model,
+)
+
+UNROLL = DEFINES["WARPLAB_MEMCPY_UNROLL"]
+
+
+def lane_indices(lanes: int, chunks: int) -> list[int]:
+    """The chunk indices the unrolled loop and its remainder visit, over all lanes."""
+    seen = []
+    for lane in range(lanes):
+        i = lane
+        while i + (UNROLL - 1) * lanes < chunks:
+            seen += [i + k * lanes for k in range(UNROLL)]
+            i += UNROLL * lanes
+        while i < chunks:
+            seen.append(i)
+            i += lanes
+    return seen
+
+
+def copy_bytes_model(mem: np.ndarray, dst: int, src: int, n: int, lanes: int) -> set[int]:
+    """copy_bytes of memcpy.cu on a byte array standing for memory; returns the start
+    addresses of the aligned 8- and 16-byte words it loads (byte loads are not listed)."""
+    loads: set[int] = set()
+    head = min((16 - dst % 16) % 16, n)
+    mem[dst:dst + head] = mem[src:src + head]
+    dst, src, n = dst + head, src + head, n - head
+    chunks = n >> 4
+    word = lambda a: int.from_bytes(mem[a:a + 8].tobytes(), "little")
+    idx = lane_indices(lanes, chunks)
+    assert sorted(idx) == list(range(chunks))  # every 16-byte chunk exactly once
+    out = {}
+    for i in idx:
+        if src % 16 == 0:
+            loads.add(src + 16 * i)
+            out[i] = mem[src + 16 * i:src + 16 * i + 16].copy()
+        else:
+            mis = src & 7
+            base = src - mis
+            a0, a1 = word(base + 16 * i), word(base + 16 * i + 8)
+            loads |= {base + 16 * i, base + 16 * i + 8}
+            if mis == 0:
+                lo, hi = a0, a1
+            else:
+                a2 = word(base + 16 * i + 16)
+                loads.add(base + 16 * i + 16)
+                m = (1 << 64) - 1
+                lo = (a0 >> 8 * mis) | ((a1 << (64 - 8 * mis)) & m)
+                hi = (a1 >> 8 * mis) | ((a2 << (64 - 8 * mis)) & m)
+            out[i] = np.frombuffer(lo.to_bytes(8, "little") + hi.to_bytes(8, "little"),
+                                   dtype=np.uint8)
+    for i, v in out.items():  # stores after loads: sources and destinations do not overlap
+        mem[dst + 16 * i:dst + 16 * i + 16] = v
+    mem[dst + 16 * chunks:dst + n] = mem[src + 16 * chunks:src + n]
+    return loads
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 31), st.integers(0, 31), st.integers(0, 700),
+       st.sampled_from([1, 3, 32, 256]))
+def test_copy_bytes_model_copies_exactly_and_reads_inside(s_off: int, d_off: int, n: int,
+                                                          lanes: int) -> None:
+    size = 2048
+    rng = np.random.default_rng(n)
+    mem = rng.integers(0, 256, size=size, dtype=np.uint8)
+    src, dst = 64 + s_off, 1024 + d_off
+    want = mem.copy()
+    want[dst:dst + n] = mem[src:src + n]
+    loads = copy_bytes_model(mem, dst, src, n, lanes)
+    assert np.array_equal(mem, want)  # the buffer copied, nothing else written
+    for a in loads:  # every wide load holds at least one source byte (never past the word)
+        width = 16 if a % 16 == 0 and (src + min((16 - dst % 16) % 16, n)) % 16 == 0 else 8
+        assert a < src + n and a + width > src, (a, src, n)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 20000)), max_size=1200),
+       st.sampled_from([PR_CLASSES, TUNED_CLASSES]))
+def test_partition_model(sizes: list[int], classes: object) -> None:
+    s = np.array(sizes, dtype=np.int64)
+    m = partition_model(s, classes)
+    cls = classes.classify(s)
+    tile = classes.tile_threads * classes.buffers_per_thread
+    # every buffer in exactly one class, its own
+    ids = np.concatenate([m["tlev"], m["wlev"], m["queue"]])
+    assert sorted(ids.tolist()) == list(range(len(s)))
+    for key, k in (("tlev", 0), ("wlev", 1), ("queue", 2)):
+        assert (cls[m[key]] == k).all()
+        # stable within a tile, tiles in order
+        assert (np.diff(m[key]) > 0).all()
+    # TLEV run ends: per tile an inclusive prefix sum of the sizes, below 2^16
+    for t0 in range(0, len(s), tile):
+        sel = (m["tlev"] >= t0) & (m["tlev"] < t0 + tile)
+        assert np.array_equal(m["tlev_end"][sel], np.cumsum(s[m["tlev"][sel]]))
+        assert (m["tlev_end"][sel] < 1 << 16).all()
+    # BLEV: first chunks increase with the slot; every chunk maps back to its buffer
+    n_chunks = -(-s[m["queue"]] // classes.chunk)
+    assert int(m["chunks"]) == int(n_chunks.sum())
+    assert np.array_equal(m["first_chunk"], np.cumsum(n_chunks) - n_chunks)
+    g = np.arange(int(m["chunks"]))
+    owner = chunk_owner(m["first_chunk"], g)
+    assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
+    off = (g - m["first_chunk"][owner]) * classes.chunk
+    assert (off < s[m["queue"]][owner]).all()
+
+
+def test_concat_plan_covers_the_output_once() -> None:
+    shapes = [(3, 2, 4), (3, 0, 4), (3, 5, 4)]
+    p = concat_plan(shapes, 1, 8)
+    covered = np.zeros(3 * 7 * 4 * 8, dtype=int)
+    for o, n in zip(p.dst_offset, p.size):
+        covered[o:o + n] += 1
+    assert (covered == 1).all() and p.count == 6
+
+
+@pytest.mark.parametrize("lo,hi,align", [(1, 8, 1), (1, 64, 4), (16, 16, 16), (0, 8, 1),
+                                         (1, 65536, 16)])
+@pytest.mark.parametrize("layout", ["consecutive", "shuffle"])
+def test_sizes_and_offsets(lo: int, hi: int, align: int, layout: str) -> None:
+    sizes = make_sizes(lo, hi, align, 1 << 16)
+    assert (sizes >= lo).all() and (sizes <= hi).all() and (sizes % align == 0).all()
+    off = offsets(sizes, layout)
+    assert (off % align == 0).all()
+    order = np.argsort(off, kind="stable")
+    order = order[sizes[order] > 0]
+    ends = off[order] + sizes[order]
+    assert off[order][0] == 0 and (off[order][1:] == ends[:-1]).all()  # packed, no overlap
+    if layout == "consecutive":
+        assert (np.diff(off) >= 0).all()
+
+
+def test_grid_leaves_out_cells_without_aligned_sizes() -> None:
+    full = cases(MEMCPY_CAMPAIGNS["full"])
+    assert not any(c.hi < c.align for c in full)
+    assert len(cases(MEMCPY_CAMPAIGNS["table"])) == 24
+    with pytest.raises(ValueError):
+        make_sizes(1, 8, 16, 1024)
