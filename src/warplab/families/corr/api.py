@@ -97,7 +97,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
             in float64 whatever the precision.
         variant: ``warplab.variants("corrcoef")``; default ``tc_gram`` on sm_80+ GPUs, else
             ``tiled_smem``; ``numpy`` on the cpu backend.
-        out: an ``(M, M)`` array of the result dtype, C-contiguous: CuPy, NumPy or a NumPy
+        out: an ``(M, M)`` array of the result dtype (any layout): CuPy, NumPy or a NumPy
             memory map (also for device input: a result larger than GPU memory is written
             tile by tile). Returned.
         nan_policy: ``"propagate"`` (NumPy: a series holding NaN gives NaN in its row and

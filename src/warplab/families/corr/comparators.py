@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...bench.comparators import Provider, probe_module
+from ..matmul.comparators import _probe_fp32_cublas
 
 #: comparator -> the measured ceiling its arithmetic runs against (``meta.ceilings`` key)
 CEILING = {"cupy.corrcoef": "dgemm_gflops", "torch.corrcoef": "sgemm_gflops",
@@ -76,21 +77,9 @@ def _probe_syrk() -> str | None:
     return why
 
 
-def _probe_fp32() -> str | None:
-    """SGEMM must run in FP32 (CuPy's TF32 mode, CUPY_TF32=1, off)."""
-    why = probe_module("cupy")
-    if why is not None:
-        return why
-    from cupy._core import _routines_linalg as linalg
-
-    if linalg.get_compute_type(np.float32) != linalg.COMPUTE_TYPE_DEFAULT:
-        return "CuPy runs float32 products in TF32 here (CUPY_TF32=1): not an FP32 comparison"
-    return None
-
-
 CORR_PROVIDERS = (
     Provider("cupy.corrcoef", "cupy", lambda: probe_module("cupy"), _cupy_corrcoef),
     Provider("torch.corrcoef", "torch", lambda: probe_module("torch"), _torch_corrcoef),
     Provider("cublas_dsyrk", "cupy", _probe_syrk, _dsyrk),
-    Provider("cublas_sgemm", "cupy", _probe_fp32, _sgemm),
+    Provider("cublas_sgemm", "cupy", _probe_fp32_cublas, _sgemm),
 )
