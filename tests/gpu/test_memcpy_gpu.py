@@ -1,0 +1,216 @@
+"""GPU tests of the memcpy family (``pytest -m gpu`` on the GPU machine): every cuda variant x
+size class x alignment x layout x buffer count against NumPy, in poisoned arenas with guard
+bytes around every buffer; the public functions on CuPy arrays; CUB's helper."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from conftest import clear_ran, last_ran
+
+import warplab
+
+pytestmark = pytest.mark.gpu
+if not warplab.cuda_available():
+    pytest.skip("no usable CUDA GPU", allow_module_level=True)
+cupy = pytest.importorskip("cupy")
+
+VARIANTS = warplab.variants("memcpy_batched", "cuda")
+POISON = 0xA5
+#: size classes: TLEV, WLEV of both thresholds, BLEV, and a log-uniform mix of all
+RANGES = {"tiny": (0, 32), "warp": (33, 1024), "warp_tuned": (1025, 8192),
+          "block": (8193, 40000), "mixed": (0, 70000)}
+COUNTS = (0, 1, 31, 32, 33, 1000, 100_000)
+BIG_COUNT_RANGES = ("tiny",)  # 100,000 buffers only where the data stays small
+
+
+@functools.lru_cache(maxsize=8)
+def layout(rng_name: str, count: int, align: int, shuffled: bool, seed: int
+           ) -> tuple[np.ndarray, np.ndarray, int]:
+    """(sizes, offsets, arena bytes): sizes multiples of ``align``; every buffer starts at a
+    multiple of ``align`` after a guard gap of 1..32 alignment units; shuffled packs the
+    buffers in a random order."""
+    rng = np.random.default_rng(seed)
+    lo, hi = RANGES[rng_name]
+    if rng_name == "mixed":
+        sizes = np.exp(rng.uniform(0, np.log(hi + 1), size=count)).astype(np.int64) - 1
+    else:
+        sizes = rng.integers(lo, hi + 1, size=count)
+    sizes = sizes // align * align
+    gaps = align * rng.integers(1, 33, size=count)
+    order = rng.permutation(count) if shuffled else np.arange(count)
+    ends = np.cumsum(sizes[order] + gaps[order])
+    off = np.empty(count, dtype=np.int64)
+    off[order] = ends - sizes[order]
+    return sizes.astype(np.int64), off, int(ends[-1] + 64) if count else 64
+
+
+def run_case(variants: list[str], rng_name: str, count: int, align: int, src_s: bool,
+             dst_s: bool) -> None:
+    """Every variant on one case (the expected arena built once); failures of all variants
+    are reported together."""
+    sizes, s_off, s_bytes = layout(rng_name, count, align, src_s, 1)
+    _, d_off, d_bytes = layout(rng_name, count, align, dst_s, 2)
+    h_src = np.random.default_rng(3).integers(0, 256, size=s_bytes, dtype=np.uint8)
+    d_src = cupy.asarray(h_src)
+    d_dst = cupy.empty(d_bytes, dtype=np.uint8)
+    base_s, base_d = np.uint64(d_src.data.ptr), np.uint64(d_dst.data.ptr)
+    src_ptrs = cupy.asarray(s_off.astype(np.uint64) + base_s)
+    dst_ptrs = cupy.asarray(d_off.astype(np.uint64) + base_d)
+    d_sizes = cupy.asarray(sizes)
+    want = np.full(d_bytes, POISON, dtype=np.uint8)
+    rel = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
+    failures = []
+    for variant in variants:
+        d_dst.fill(POISON)
+        clear_ran()
+        warplab.memcpy_batched(src_ptrs, dst_ptrs, d_sizes, variant=variant)
+        assert last_ran() == variant
+        bad = np.flatnonzero(d_dst.get() != want)
+        if bad.size:
+            failures.append(f"{variant}: {bad.size} bytes wrong, first at {bad[:5]}")
+    assert not failures, failures
+
+
+CASES = [(r, n, a, s, d) for r in RANGES for n in COUNTS for a in (1, 4, 16)
+         for s, d in ((False, False), (True, True), (False, True))
+         if n < 100_000 or r in BIG_COUNT_RANGES]
+
+
+@pytest.mark.parametrize("rng_name,count,align,src_s,dst_s", CASES)
+def test_variants_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
+                               dst_s: bool) -> None:
+    variants = [v for v in VARIANTS if v != "loop_memcpy_async" or count <= 1000
+                or (align, src_s, rng_name) == (1, True, "tiny")]  # a driver call per buffer
+    run_case(variants, rng_name, count, align, src_s, dst_s)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("shift", [(0, 0), (1, 0), (0, 7), (3, 13), (8, 0), (5, 5)])
+def test_one_large_unaligned_buffer(variant: str, shift: tuple[int, int]) -> None:
+    n = (24 << 20) + 13  # many BLEV chunks, a ragged end
+    src = cupy.random.RandomState(0).randint(0, 256, size=n + 64, dtype=np.uint8)
+    dst = cupy.full(n + 64, POISON, dtype=np.uint8)
+    s, d = shift
+    warplab.memcpy_batched(cupy.asarray([src.data.ptr + s], dtype=np.uint64),
+                           cupy.asarray([dst.data.ptr + d], dtype=np.uint64),
+                           cupy.asarray([n], dtype=np.int64), variant=variant)
+    assert bool((dst[d:d + n] == src[s:s + n]).all())
+    assert int(cupy.count_nonzero(dst[:d] != POISON)) == 0
+    assert int(cupy.count_nonzero(dst[d + n:] != POISON)) == 0
+
+
+def test_copy_batched_cupy_lists_and_dtypes() -> None:
+    rng = np.random.default_rng(0)
+    h = [rng.standard_normal(int(k)).astype(np.float32) for k in rng.integers(0, 3000, 500)]
+    srcs = [cupy.asarray(x) for x in h]
+    dsts = [cupy.empty(x.size * 4, dtype=np.uint8) for x in h]
+    clear_ran()
+    warplab.copy_batched(srcs, dsts)
+    assert last_ran() == VARIANTS[0]
+    for x, d in zip(h, dsts):
+        assert np.array_equal(d.get().view(np.float32), x)
+
+
+def test_copy_batched_errors_write_nothing() -> None:
+    mem = cupy.arange(64, dtype=np.uint8)
+    with pytest.raises(ValueError, match="overlaps"):
+        warplab.copy_batched([mem[:8], cupy.ones(8, np.uint8)], [mem[4:12], mem[32:40]])
+    assert bool((mem == cupy.arange(64, dtype=np.uint8)).all())
+    with pytest.raises(ValueError, match="host"):
+        warplab.copy_batched([mem[:8], np.zeros(8, np.uint8)], [cupy.zeros(8, np.uint8)] * 2)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        warplab.copy_batched([mem[::2]], [cupy.zeros(32, np.uint8)])
+
+
+def test_memcpy_batched_check_and_size_dtypes() -> None:
+    src = cupy.arange(100, dtype=np.uint8)
+    dst = cupy.zeros(100, dtype=np.uint8)
+    p = lambda a, offs: cupy.asarray([a.data.ptr + o for o in offs], dtype=np.uint64)
+    warplab.memcpy_batched(p(src, [0, 10]), p(dst, [50, 0]), cupy.asarray([5, 7], np.int32))
+    assert dst[50:55].tolist() == list(range(5)) and dst[:7].tolist() == list(range(10, 17))
+    dst[:] = 0
+    with pytest.raises(ValueError, match="negative"):
+        warplab.memcpy_batched(p(src, [0]), p(dst, [0]), cupy.asarray([-1]), check=True)
+    with pytest.raises(ValueError, match="overlaps"):
+        warplab.memcpy_batched(p(src, [0, 20]), p(dst, [0, 4]), cupy.asarray([8, 8]),
+                               check=True)
+    assert int(dst.sum()) == 0
+    warplab.memcpy_batched(p(src, [0]), p(dst, [0]), cupy.asarray([-5]))  # copies nothing
+    assert int(dst.sum()) == 0
+    with pytest.raises(ValueError, match="entries"):
+        warplab.memcpy_batched(p(src, [0]), p(dst, [0, 1]), cupy.asarray([1]))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_concatenate_and_split_on_cupy(axis: int | None) -> None:
+    rng = np.random.default_rng(1)
+    h = [rng.integers(0, 100, size=(3, int(k), 5)).astype(np.int16) for k in (0, 1, 7, 300)]
+    if axis in (0, -1):
+        h = [x.reshape(int(x.shape[1]), 3, 5) if axis == 0 else x.transpose(0, 2, 1).copy()
+             for x in h]
+        if axis == -1:
+            h = [x.transpose(0, 2, 1).copy().transpose(0, 2, 1).copy() for x in h]
+            h = [np.ascontiguousarray(np.moveaxis(x, 1, 2)) for x in h]
+    got = warplab.concatenate([cupy.asarray(x) for x in h], axis=axis)
+    want = np.concatenate(h, axis=axis)
+    assert isinstance(got, cupy.ndarray) and np.array_equal(got.get(), want)
+    ax = 0 if axis is None else axis
+    cuts = [1, 3, 3]
+    pieces = warplab.split(cupy.asarray(want), cuts, axis=ax, copy=True)
+    for g, w in zip(pieces, np.split(want, cuts, axis=ax)):
+        assert g.flags.c_contiguous and np.array_equal(g.get(), w)
+
+
+def test_no_host_synchronisation_in_copy_batched() -> None:
+    """A batch queued behind a long kernel returns before the kernel ends."""
+    import time
+
+    from warplab.bench.timing import _stream_hold
+
+    srcs = [cupy.ones(1000, np.uint8) for _ in range(100)]
+    dsts = [cupy.zeros(1000, np.uint8) for _ in range(100)]
+    warplab.copy_batched(srcs, dsts)  # compile, allocate
+    cupy.cuda.get_current_stream().synchronize()
+    hold = _stream_hold()
+    hold.block()
+    t0 = time.perf_counter()
+    warplab.copy_batched(srcs, dsts)
+    elapsed = time.perf_counter() - t0
+    hold.release()
+    cupy.cuda.get_current_stream().synchronize()
+    assert elapsed < 0.9 * hold.TIMEOUT_S, "copy_batched waited for the device"
+    assert all(bool((d == 1).all()) for d in dsts[:5])
+
+
+def test_cub_helper_matches() -> None:
+    from warplab.families.memcpy import cub_helper
+
+    why = cub_helper.probe()
+    if why:
+        pytest.skip(why)
+    sizes = np.random.default_rng(2).integers(0, 5000, size=777)
+    src = cupy.random.RandomState(1).randint(0, 256, size=int(sizes.sum()), dtype=np.uint8)
+    dst = cupy.full(int(sizes.sum()), POISON, dtype=np.uint8)
+    off = (np.cumsum(sizes) - sizes).astype(np.uint64)
+    s = cupy.asarray(off + np.uint64(src.data.ptr))
+    d = cupy.asarray(off + np.uint64(dst.data.ptr))
+    cub_helper.cub_memcpy_batched(s, d, cupy.asarray(sizes.astype(np.uint64)), sizes.size)
+    cupy.cuda.get_current_stream().synchronize()
+    assert bool((dst == src).all())
+
+
+@pytest.mark.large
+def test_buffer_over_4_gib() -> None:
+    n = (1 << 32) + 4099
+    free = cupy.cuda.runtime.memGetInfo()[0]
+    if free < 2 * n + (1 << 30):
+        pytest.skip("not enough device memory")
+    src = cupy.empty(n + 3, dtype=np.uint8)
+    src[-4099:] = 7
+    src[:4096] = 9
+    dst = cupy.zeros(n, dtype=np.uint8)
+    warplab.copy_batched([src[3:]], [dst])
+    assert int(dst[0]) == 9 and bool((dst[-4096:] == 7).all())
