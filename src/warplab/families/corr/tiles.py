@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ...core.arrays import to_device, to_host
+
 #: Tests set this to force small tiles (None: the size free memory allows).
 TILE_CAP: int | None = None
 #: Bytes of the temporaries of one cpu-backend tile.
@@ -103,15 +105,9 @@ def fill_tiled(eng: Engine, out: Any, tile: int) -> Any:
     """Write the finished M x M matrix into ``out`` (NumPy, a memory map, or CuPy) tile by
     tile: each tile above the diagonal once, its transpose below it. Device tiles bound for a
     host ``out`` are copied back one at a time (a synchronising D2H copy per tile)."""
-    host_out = isinstance(out, np.ndarray)
+    move = to_host if isinstance(out, np.ndarray) else to_device
     for r0, r1, c0, c1 in upper_tiles(eng.m, tile):
-        b = finish(eng.block(r0, r1, c0, c1), r0, c0, eng)
-        if host_out and eng.xp is not np:
-            b = b.get()
-        elif not host_out and eng.xp is np:
-            import cupy
-
-            b = cupy.asarray(b)
+        b = move(finish(eng.block(r0, r1, c0, c1), r0, c0, eng))
         out[r0:r1, c0:c1] = b
         if c0 != r0:
             out[c0:c1, r0:r1] = b.T

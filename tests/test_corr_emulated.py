@@ -1,0 +1,128 @@
+"""The cuda engines' host code (launch arguments, grids, slices, mirroring, validity, tiles) run
+on the CPU: CuPy is replaced by NumPy and each kernel of corr.cu by a NumPy model of what it
+computes per thread (checking the grid and block it is launched with), ``gram`` by the Gram
+module's NumPy emulation. Results must match numpy.corrcoef within the stated bounds."""
+from __future__ import annotations
+
+import sys
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import warplab
+from warplab.families.corr import cuda, gram, pairs, tiles
+from warplab.families.corr.spec import PRECISIONS, error_bound
+from warplab.families.corr.tiles import fill_tiled, full_matrix
+
+T, NB, PB = (cuda.DEFINES[k] for k in ("CORR_TILE", "CORR_NORM_BLOCK", "CORR_PAIR_BLOCK"))
+
+
+def _normalise(grid, block, args) -> None:
+    x, z, valid, m, n = args
+    assert block == (NB,) and 1 <= grid[0] <= m and x.shape == z.shape == (m, n)
+    for row in range(int(m)):
+        d = x[row].astype(np.float64) - np.float64(x[row, 0])
+        c = d - d.sum() / n
+        norm = np.sqrt((c * c).sum())
+        ok = bool(np.isfinite(norm) and norm > 0)
+        z[row] = (c * (1.0 / norm if ok else np.nan)).astype(z.dtype)
+        valid[row] = ok
+
+
+def _tiled(grid, block, args) -> None:
+    a, b, c, rows, cols, n, sym = args
+    assert block == (T, T) and grid == (-(-int(cols) // T), -(-int(rows) // T))
+    assert a.shape == (rows, n) and b.shape == (cols, n) and c.shape == (rows, cols)
+    acc = a.astype(c.dtype) @ b.astype(c.dtype).T
+    for by in range(grid[1]):
+        for bx in range(grid[0]):
+            if sym and by > bx:
+                continue
+            c[by * T:(by + 1) * T, bx * T:(bx + 1) * T] = acc[by * T:(by + 1) * T,
+                                                              bx * T:(bx + 1) * T]
+
+
+def _direct(grid, block, args) -> None:
+    x, mean, norm, out, n, r0, rows, c0, cols = args
+    assert block == (PB, PB) and grid == (-(-int(cols) // PB), -(-int(rows) // PB))
+    assert x.shape[1] == n and out.shape == (rows, cols)
+    for bi in range(int(rows)):
+        for bj in range(int(cols)):
+            i, j = r0 + bi, c0 + bj
+            if i < j:
+                s = ((x[i] - mean[i]) * (x[j] - mean[j])).sum()
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[bi, bj] = s / (norm[i] * norm[j])
+
+
+MODELS = {"corr_normalise_rows": _normalise, "corr_tiled_smem": _tiled,
+          "corr_pairwise_direct": _direct}
+
+
+@pytest.fixture(autouse=True)
+def numpy_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.ModuleType("cupy")
+    fake.__getattr__ = lambda name: getattr(np, name)  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(cuda, "_kernel", lambda expr: MODELS[expr.split("<")[0]])
+    monkeypatch.setattr(gram, "gram", lambda a, b=None, *, precision="float64":
+                        gram.gram_reference(a, b, precision))
+
+
+def _data(m: int, n: int, const: bool) -> np.ndarray:
+    x = np.cumsum(np.random.default_rng(m + n).standard_normal((m, n)), axis=1)
+    x = x.astype(np.float32)
+    if const:
+        x[1::4] = np.float32(0.1)
+    return x
+
+
+def _check(got: np.ndarray, x: np.ndarray, bound: float) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.corrcoef(x.astype(np.float64))
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.abs(got[ok] - want[ok]).max() <= bound
+
+
+ENGINES = {"tc_gram": cuda.GramEngine, "tiled_smem": cuda.TiledEngine,
+           "pairwise_direct": cuda.DirectEngine}
+
+
+@pytest.mark.parametrize("const", [False, True])
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_engine_whole_and_tiled(name: str, precision: str, const: bool) -> None:
+    x = _data(37, 45, const)
+    eng = ENGINES[name](x, precision)
+    assert eng.all_valid is not const
+    bound = error_bound(name, precision, 45)
+    _check(np.asarray(full_matrix(eng), np.float64), x, bound)
+    out = np.full((37, 37), np.nan)
+    fill_tiled(eng, out, 10)
+    _check(out, x, bound)
+
+
+def test_device_tile_sizes() -> None:
+    assert tiles.device_tile(200_000, 256, 8, 80 << 30, 16384) == 16384
+    assert tiles.device_tile(1000, 10, 8, 1 << 20) == 256  # at least 256
+    assert tiles.device_tile(100, 10, 8, 1 << 20) == 100  # never more than M
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_pairs_on_engines(name: str) -> None:
+    x = _data(30, 40, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want_above = warplab.corr_pairs(x, threshold=0.6, device="cpu")
+        want_top = warplab.corr_pairs(x, top_k=3, device="cpu")
+    eng = ENGINES[name](x, "float64")
+    got = pairs._above(eng, 0.6, 7)
+    for g, w in zip(got, want_above):
+        np.testing.assert_allclose(g, w, atol=1e-9)
+    top = pairs._top_k(eng, 3, 7)
+    np.testing.assert_array_equal(top.i, want_top.i)
+    np.testing.assert_allclose(np.abs(top.r), np.abs(want_top.r), atol=1e-9)
