@@ -29,7 +29,8 @@ if [[ " $stages " == *" sanitize "* ]]; then  # not part of all: slow (minutes)
   log "compute-sanitizer memcheck / racecheck on the new kernels, small shapes"
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -m gpu -q -p no:cacheprovider \
-      tests/gpu/test_random_walk_gpu.py tests/gpu/test_reduce_axis_gpu.py -k "3x31 or 7x1023 or 999x77" \
+      ${SANITIZE_TESTS:-tests/gpu/test_random_walk_gpu.py tests/gpu/test_reduce_axis_gpu.py} \
+      -k "${SANITIZE_K:-3x31 or 7x1023 or 999x77}" \
       2>&1 | tail -n 15 | tee -a "$OUT/pytest-gpu.log"
   done
 fi

@@ -94,14 +94,15 @@ def _run_timed(args: argparse.Namespace) -> int:
     mapping = resolve(args.bins)
     names = variant_names("histogram", args.variant, backend)
     seen: list[np.ndarray] = []
-    with console.status("measuring"):
+    with progress("measuring") as update:
         doc = run_histogram(
             campaign="quick", backend=backend, json_path=json_path(args),
             sizes=[args.size] if args.size is not None else None,
             kinds=[args.generate] if args.generate else None, bins=[args.bins],
             variant_names=names, with_comparators=args.compare,
             settings=settings(args, None), file=file,
-            on_input=lambda inp: seen.append(mapping.apply_to_counts(inp.counts256)))
+            on_input=lambda inp: seen.append(mapping.apply_to_counts(inp.counts256)),
+            progress=update)
     recs = doc["results"]
     if json_path(args) is not None:  # the counts too: what the command printed, every bin
         doc["meta"]["counts"] = {"bins": args.bins,

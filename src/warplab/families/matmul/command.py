@@ -41,10 +41,11 @@ def run(args: argparse.Namespace) -> int:
     backend = resolve_backend(args.device)
     names = None if args.variant.strip() == "all" else csv(args.variant)
     m, n, k = (args.size if d is None else d for d in (args.m, args.n, args.k))
-    with console.status("measuring"):
+    with progress("measuring") as update:
         doc = run_matmul(campaign="quick", backend=backend, json_path=json_path(args),
                          configs=[(m, n, k, args.dtype)], variant_names=names,
-                         with_comparators=args.compare, settings=settings(args, None))
+                         with_comparators=args.compare, settings=settings(args, None),
+                         progress=update)
     print_matmul_tables(doc["results"], backend)
     for note in doc["meta"]["notes"]:
         console.print(f"note: {note}")

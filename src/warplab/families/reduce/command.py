@@ -32,11 +32,12 @@ def run(args: argparse.Namespace) -> int:
     """``warplab reduce``: time the variants on one input and print the lecture's table."""
     backend = resolve_backend(args.device)
     names = None if args.variant.strip() == "all" else csv(args.variant)
-    with console.status("measuring"):
+    with progress("measuring") as update:
         doc = run_reduce(
             campaign="quick", backend=backend, json_path=json_path(args),
             configs=[(args.size, args.dtype)], ops=[args.op], variant_names=names,
-            with_comparators=args.compare, settings=settings(args, None), kind=args.data)
+            with_comparators=args.compare, settings=settings(args, None), kind=args.data,
+            progress=update)
     print_lecture_tables(doc["results"], backend)
     return 0 if all_verified(doc) else 1
 

@@ -77,11 +77,12 @@ def run(args: argparse.Namespace) -> int:
     m, n = _dim("m", args.m), _dim("n", args.n)
     backend = resolve_backend(args.device)
     names = None if args.variant.strip() == "all" else csv(args.variant)
-    with console.status("measuring"):
+    with progress("measuring") as update:
         doc = run_series(campaign="quick", backend=backend, json_path=json_path(args),
                          shapes=[(m, n)], dtype=args.dtype, op=args.op,
                          parts=("generation", "mean"), variant_names=names,
-                         with_comparators=args.compare, settings=settings(args, None))
+                         with_comparators=args.compare, settings=settings(args, None),
+                         progress=update)
     print_series_tables(doc["results"], backend)
     for note in doc["meta"]["notes"]:
         console.print(f"note: {note}")
