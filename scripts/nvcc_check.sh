@@ -48,4 +48,11 @@ grep -A3 "Compiling entry function '_Z14matmul_regtile" "$tmp/matmul-sm_90.log" 
 if grep -qE "[1-9][0-9]* bytes spill (stores|loads)" "$tmp/matmul-sm_90.log"; then
   echo "nvcc_check: matmul.cu spills registers" >&2; status=1
 fi
+# The memcpy family's CUB comparator helper (built at bench time by cub_helper.py): sm_90.
+if "$NVCC" -arch=sm_90 -std=c++17 -O3 -shared -Xcompiler -fPIC -Werror all-warnings \
+     -o "$tmp/batched_cub.so" src/warplab/families/memcpy/cub/batched_cub.cu > "$tmp/cub.log" 2>&1; then
+  echo "nvcc_check: src/warplab/families/memcpy/cub/batched_cub.cu (sm_90, shared) OK"
+else
+  echo "nvcc_check: src/warplab/families/memcpy/cub/batched_cub.cu FAILED" >&2; cat "$tmp/cub.log" >&2; status=1
+fi
 exit $status

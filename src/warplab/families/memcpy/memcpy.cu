@@ -162,9 +162,10 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
     block_scan2<T>(counts, chunks, total, total_chunks);
     const u32 n_tlev = (u32)(total & 0xffff), n_wlev = (u32)((total >> 16) & 0xffff);
     const u32 n_blev = (u32)((total >> 32) & 0xffff), tlev_bytes = (u32)(total >> 48);
-    if (threadIdx.x == 0 && n_blev)
-        s_base = atomicAdd((unsigned long long*)counter,
-                           ((unsigned long long)n_blev << CHUNK_BITS) | total_chunks);
+    if (threadIdx.x == 0)
+        s_base = n_blev ? atomicAdd((unsigned long long*)counter,
+                                    ((unsigned long long)n_blev << CHUNK_BITS) | total_chunks)
+                        : 0;
     __syncthreads();
     u32 ot = (u32)(counts & 0xffff), ow = (u32)((counts >> 16) & 0xffff);
     u32 ob = (u32)((counts >> 32) & 0xffff), bt = (u32)(counts >> 48);

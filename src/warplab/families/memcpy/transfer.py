@@ -96,7 +96,9 @@ class _Ring:
             for r, row in enumerate(rows):
                 h[r] = row
             d = cupy.empty((len(rows), n), dtype=np.uint64)
-            d.data.copy_from_host_async(h.ctypes.data, h.nbytes)
+            cupy.cuda.runtime.memcpyAsync(d.data.ptr, h.ctypes.data, h.nbytes,
+                                          cupy.cuda.runtime.memcpyHostToDevice,
+                                          cupy.cuda.get_current_stream().ptr)
             slot[1] = cupy.cuda.Event(block=False, disable_timing=True)
             slot[1].record()
         return d
