@@ -219,3 +219,14 @@ def test_cli_bad_range_is_one_line(capsys: pytest.CaptureFixture) -> None:
     assert cli.main(["--device", "cpu", "memcpy", "--min", "9", "--max", "8"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "max" in err
+
+
+def test_host_arrays_run_on_cpu_where_a_gpu_is_usable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import warplab.core.device as dev
+
+    monkeypatch.delenv("WARPLAB_DEVICE", raising=False)
+    monkeypatch.setattr(dev, "cuda_status", lambda: (True, "a GPU, pretended"))
+    dst = np.zeros(3)
+    warplab.copy_batched([np.ones(3)], [dst])
+    assert last_ran() == "numpy" and (dst == 1).all()
+    assert np.array_equal(warplab.concatenate([np.ones(2), np.zeros(1)]), [1, 1, 0])

@@ -29,7 +29,11 @@ def _as_list(x: Any, what: str) -> list[Any]:
 
 
 def _backend(on_device: bool, variant: str | None, device: str | None) -> str:
-    backend = _registry.pick_backend(FAMILY, device, variant, on_device)
+    """The arrays' side decides (host arrays: cpu, GPU arrays: cuda); ``device=`` and a named
+    variant must agree with it."""
+    backend = "cuda" if on_device else "cpu"
+    if variant is not None or device is not None:
+        backend = _registry.pick_backend(FAMILY, device, variant, on_device)
     if on_device and backend == "cpu":
         raise ValueError("the arrays are on the GPU: batched copies of device arrays run on "
                          "the cuda backend (device='cuda' or a cuda variant)")
