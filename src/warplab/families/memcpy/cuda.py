@@ -60,6 +60,14 @@ _EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
 
 
 def _kernel(expr: str) -> Any:
+    import cupy
+
+    return _kernel_on(expr, cupy.cuda.Device().id)
+
+
+@functools.cache
+def _kernel_on(expr: str, device_id: int) -> Any:
+    """The compiled kernel per device (one NVRTC module holds every expression)."""
     return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
 
 
