@@ -7,6 +7,7 @@ synchronising.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,10 +123,17 @@ def plan(precision: str, dtype: Any, ma: int, mb: int, n: int, *, sym: bool,
 
 
 def device_smem_limit() -> int:
-    """Opt-in shared memory per block of the current device (bytes)."""
+    """Opt-in shared memory per block of the current device (bytes; queried once per device)."""
     import cupy
 
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    return _smem_limit(cupy.cuda.Device().id)
+
+
+@functools.cache
+def _smem_limit(device_id: int) -> int:
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(device_id)
     return int(props.get("sharedMemPerBlockOptin", props["sharedMemPerBlock"]))
 
 
