@@ -230,3 +230,25 @@ def test_host_arrays_run_on_cpu_where_a_gpu_is_usable(monkeypatch: pytest.Monkey
     warplab.copy_batched([np.ones(3)], [dst])
     assert last_ran() == "numpy" and (dst == 1).all()
     assert np.array_equal(warplab.concatenate([np.ones(2), np.zeros(1)]), [1, 1, 0])
+
+
+def test_bench_quick_on_cpu_writes_verified_records(tmp_path: object,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    import json
+    from pathlib import Path
+
+    from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS
+
+    out = Path(str(tmp_path)) / "runs"
+    argv = ["--device", "cpu", "bench", "memcpy", "--quick", "--sizes", "64K", "--runs", "1",
+            "--warmup", "0", "--out", str(out)]
+    assert cli.main(argv) == 0
+    (path,) = out.glob("*/memcpy.json")
+    doc = json.loads(path.read_text())
+    recs = doc["results"]
+    assert len(recs) == len(MEMCPY_CAMPAIGNS["quick"].sizes)
+    for r in recs:
+        assert r["verified"] and r["variant"] == "numpy" and r["params"]["size"] == 64 << 10
+        n = r["params"]["count"]
+        assert r["bytes_moved"] == r["data_bytes"] + 24 * n
+    assert "memcpy.json" in capsys.readouterr().out
