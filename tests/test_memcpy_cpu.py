@@ -252,3 +252,11 @@ def test_bench_quick_on_cpu_writes_verified_records(tmp_path: object,
         n = r["params"]["count"]
         assert r["bytes_moved"] == r["data_bytes"] + 24 * n
     assert "memcpy.json" in capsys.readouterr().out
+
+
+def test_object_arrays_are_refused() -> None:
+    a = np.array([object(), object()])
+    with pytest.raises(TypeError, match="object arrays"):
+        warplab.copy_batched([a], [np.empty_like(a)])
+    with pytest.raises(TypeError, match="object arrays"):
+        warplab.concatenate([a, a])

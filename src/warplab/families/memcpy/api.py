@@ -46,6 +46,10 @@ def _backend(on_device: bool, variant: str | None, device: str | None) -> str:
 def _execute(srcs: list[Any], dsts: list[Any], plan: Plan, on_device: bool,
              variant: str | None, device: str | None, check: bool = True) -> None:
     """Run a plan: choose the backend and variant, check for overlap, copy."""
+    for a in (*srcs, *dsts):
+        if np.dtype(a.dtype).hasobject:
+            raise TypeError("object arrays hold references, not bytes: batched copies take "
+                            "numeric, boolean or structured arrays of plain data")
     backend = _backend(on_device, variant, device)
     src, dst, sizes = host_pointers(srcs, dsts, plan)
     if check:
