@@ -123,3 +123,18 @@ def test_bad_input(kwargs: dict, err: type, match: str) -> None:
 def test_three_d_rejected() -> None:
     with pytest.raises(ValueError, match="more than 2"):
         warplab.corr_pairs(np.zeros((2, 3, 4)), threshold=0.5)
+
+
+def test_bench_check_pairs_catches_missing_and_extra() -> None:
+    from warplab.families.corr.bench import CLUSTER_SIZE, check_pairs, clustered
+    from warplab.families.corr.pairs import CorrPairs
+
+    x = clustered(3 * CLUSTER_SIZE, 32, "cpu")
+    res = warplab.corr_pairs(x, threshold=0.9)
+    err, tiles_, checked = check_pairs(x, res, 0.9, 1e-9)
+    assert err < 1e-12 and tiles_ > 0 and checked > 0
+    with pytest.raises(ValueError, match="missing"):
+        check_pairs(x, CorrPairs(res.i[1:], res.j[1:], res.r[1:]), 0.9, 1e-9)
+    low = warplab.corr_pairs(x, threshold=0.5)
+    with pytest.raises(ValueError, match="below the threshold"):
+        check_pairs(x, low, 0.9, 1e-9)
