@@ -107,9 +107,10 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
 
     Returns:
         ``(M, M)`` coefficients clipped to [-1, 1] with a diagonal of 1 (M = series of x and
-        y); a single series gives a 0-d 1.0, as NumPy. A constant series (all values equal)
-        gives NaN in its row and column with NumPy's ``RuntimeWarning``. NumPy for host input,
-        CuPy for device input (``out`` when given).
+        y); a single series gives 1.0 (NumPy's float64 scalar for host input, a 0-d CuPy
+        array for device input). A constant series (all values equal) gives NaN in its row
+        and column with NumPy's ``RuntimeWarning``. NumPy for host input, CuPy for device
+        input (``out`` when given).
 
     Raises:
         ValueError: more than 2-D, ``y`` of another series length, bad ``out``, unknown
@@ -133,6 +134,8 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     backend = _registry.pick_backend("corrcoef", device, variant, on_device)
     if m <= 1 or n < 2:  # NumPy's own edge cases (0-d results, degrees of freedom <= 0)
         r = np.corrcoef(to_host(xs), dtype=res_dt)
+        if out is None and not on_device:
+            return r  # NumPy's own result: a scalar for a single series
         return _deliver(np.asarray(r, res_dt), out, on_device)
     if variant == "tc_gram" and backend == "cuda":
         from .cuda import gram_ok
