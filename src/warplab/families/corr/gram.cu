@@ -10,8 +10,9 @@
 //     is then added into a float64 sum (so the tensor core never accumulates more than 24 terms).
 //   2 "tf32": one m16n8k8 TF32 pass, float32 accumulators over the whole k range.
 //
-// Block: THREADS = 32 WARPS_M WARPS_N threads (per mode, Shape below) compute a TILE x TILE tile of C; each warp a
-// (TILE / WARPS_M) x (TILE / WARPS_N) warp tile made of MT x NT mma tiles. k advances in slices
+// Block: THREADS = 32 WARPS_M WARPS_N threads (per mode, Shape below) compute a TILE x TILE
+// tile of C; each warp a (TILE / WARPS_M) x (TILE / WARPS_N) warp tile made of MT x NT mma
+// tiles. k advances in slices
 // of BK staged through shared memory by cp.async in a STAGES-deep ring (one barrier per slice);
 // slices past N or rows past Ma / Mb are zero-filled by cp.async's src-size operand.
 // Shared memory holds both tiles as [row][k] with rows padded by PAD elements (see the bank

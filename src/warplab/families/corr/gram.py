@@ -30,7 +30,7 @@ __all__ = ["GRAM_PRECISIONS", "gram", "gram_available", "gram_error_bound", "gra
 
 GRAM_PRECISIONS = ("float64", "float32", "tf32")
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_MAX_DIM = 2**31 - 1
+_MAX_DIM = 2**31 - 129  # rows and k rounded up to a tile stay within the kernel's int
 
 
 def gram_available() -> bool:
@@ -58,7 +58,7 @@ def _check_operand(name: str, x: Any, cupy: Any) -> None:
     if not x.flags.c_contiguous:
         raise ValueError(f"gram: {name} must be C-contiguous")
     if max(x.shape) > _MAX_DIM:
-        raise ValueError(f"gram: {name} has a dimension over 2^31 - 1: {x.shape}")
+        raise ValueError(f"gram: {name} has a dimension over {_MAX_DIM}: {x.shape}")
 
 
 @device_errors
