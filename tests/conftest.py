@@ -48,6 +48,13 @@ def last_ran() -> str | None:
     return rec[-1].variant if rec else None
 
 
+def ran_of(family: str) -> str | None:
+    """Name of the newest variant of ``family`` that this test ran (a variant that calls
+    another family's functions, e.g. corrcoef's series statistics, records those after it)."""
+    rec = _RAN[0] if _RAN else []
+    return next((r.variant for r in reversed(rec) if r.family == family), None)
+
+
 def clear_ran() -> None:
     """Forget the calls recorded so far in this test."""
     if _RAN:

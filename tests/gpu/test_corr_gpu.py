@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import last_ran
+from conftest import ran_of
 
 import warplab
 from warplab.families.corr import tiles
@@ -75,7 +75,7 @@ def test_corrcoef_vs_numpy(variant: str, precision: str, shape: tuple[int, int],
         got = warplab.corrcoef(cupy.asarray(h), variant=variant, precision=precision)
     assert isinstance(got, cupy.ndarray) and got.dtype == np.float64
     if m >= 2 and n >= 2:
-        assert last_ran() == variant
+        assert ran_of("corrcoef") == variant
         if data == "const":
             with pytest.warns(RuntimeWarning):
                 warplab.corrcoef(cupy.asarray(h[:3]), variant=variant, precision=precision)
@@ -139,7 +139,7 @@ def test_corr_pairs_tiled_vs_brute(variant: str, precision: str,
     monkeypatch.setattr(tiles, "TILE_CAP", 512)
     x = clustered(3000, 64, "cuda")
     res = warplab.corr_pairs(x, threshold=0.8, variant=variant, precision=precision)
-    assert last_ran() == variant and isinstance(res.i, cupy.ndarray)
+    assert ran_of("corrcoef") == variant and isinstance(res.i, cupy.ndarray)
     bound = error_bound(variant, precision, 64)
     ref = _numpy(cupy.asnumpy(x))
     a = np.abs(np.triu(ref, 1))
@@ -165,5 +165,5 @@ def test_corr_pairs_200k_series() -> None:
     res = warplab.corr_pairs(x, threshold=0.9)
     per_cluster = 200_000 // 1000  # clustered(): 1000 clusters of 200
     assert 0.9 * 1000 * per_cluster * (per_cluster - 1) / 2 < res.i.size
-    err, _, checked = check_pairs(x, res, 0.9, error_bound(last_ran(), "float64", 256))
+    err, _, checked = check_pairs(x, res, 0.9, error_bound(ran_of("corrcoef"), "float64", 256))
     assert checked > 0 and err <= 1e-9
