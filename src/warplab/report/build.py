@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from .corr import all_corr_tables
 from .gallery import FigureRef, make_figures
 from .html import render_page
 from .load import Results, load_results
+from .memcpy import memcpy_tables
 from .roofline import roofline_table
 from .series import series_tables
 from .skips import SkippedFigure
@@ -26,6 +28,8 @@ def build_tables(results: Results) -> list[Table]:
     tables += speedup_tables(results)
     tables += lecture_tables(results)
     tables += series_tables(results)
+    tables += all_corr_tables(results)
+    tables += memcpy_tables(results)
     tables += ratio_tables(results)
     tables += glance_tables(results)
     tables += median_tables(results)

@@ -13,15 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from .corr import corr_figures
 from .figures import (
     Styles, flops_rate, plot_bandwidth_vs_size, plot_phases_at_largest, plot_ratio_vs_size,
     plot_speedup_vs_baseline, plot_step_speedup, plot_throughput_vs_size, plot_time_vs_size,
 )
 from .groups import (
-    BASELINE, RATIO_PAIR, SERIES_FAMILIES, STEP_FAMILIES, by_config, config_label, config_slug,
-    group_by, ordered_series, slug, sort_key_config, step_speedups, styles_for, without,
+    BASELINE, OWN_REPORT_FAMILIES, RATIO_PAIR, STEP_FAMILIES, by_config, config_label,
+    config_slug, group_by, ordered_series, slug, sort_key_config, step_speedups, styles_for,
+    without,
 )
 from .load import Results, Row, num
+from .memcpy import memcpy_figures
 from .roofline import best_points, device_ceilings, plot_roofline
 from .series import series_figures
 from .skips import (
@@ -41,7 +44,8 @@ class FigureRef:
             size; for ``reduce_axis`` one per shape), ``bandwidth``, ``throughput`` (FLOP/s
             vs size, families with flops: matmul), ``phases``,
             ``ratio``, ``shape`` (``reduce_axis``: bandwidth vs row length at a
-            fixed total size) or ``roofline`` (family ``roofline``, config
+            fixed total size), ``time_error`` (corrcoef: time and error per precision, one
+            per shape) or ``roofline`` (family ``roofline``, config
             ``(("device", name),)``, one per device).
         config: Config it shows (for ``ratio``: the config without ``bins``).
         title: Caption text.
@@ -75,7 +79,8 @@ class _Namer:
 XLABELS = {"histogram": "input size (bytes)", "reduce": "input size (elements)",
            "matmul": "matrix size N (N × N times N × N)"}
 # kinds in page order (html.py shows them in this order)
-KIND_ORDER = ("step", "throughput", "bandwidth", "shape", "speedup", "ratio", "time", "phases")
+KIND_ORDER = ("step", "throughput", "bandwidth", "shape", "time_error", "speedup", "ratio", "time",
+              "phases")
 
 
 def _title(family: str, what: str, config: Config) -> str:
@@ -121,9 +126,11 @@ def make_figures(results: Results, out_dir: Path,
     (histogram: ``global``, reduce: ``neighbored_gmem``), kernel time vs size, and phases at
     the largest size. For families in ``STEP_FAMILIES`` (reduce) also the step speedups at the
     largest size (per device; none without a baseline row). For histogram also letters/ascii128
-    ratio vs size per remaining config. The series campaign's families (``SERIES_FAMILIES``)
-    get theirs from :func:`warplab.report.series.series_figures` instead. A figure with one
-    point per line, one bar, only the kernel phase, or nothing but noise
+    ratio vs size per remaining config. The families with a module of their own
+    (``OWN_REPORT_FAMILIES``) get theirs from :func:`warplab.report.series.series_figures`,
+    :func:`warplab.report.corr.corr_figures` (time and error per precision) and
+    :func:`warplab.report.memcpy.memcpy_figures` (bandwidth vs buffer size) instead. A
+    figure with one point per line, one bar, only the kernel phase, or nothing but noise
     (:mod:`warplab.report.skips`) is not drawn; ``skipped`` receives why.
 
     Args:
@@ -139,7 +146,7 @@ def make_figures(results: Results, out_dir: Path,
     notes: list[SkippedFigure] = [] if skipped is None else skipped
     refs: list[FigureRef] = []
     for family in results.families():
-        if family in SERIES_FAMILIES:
+        if family in OWN_REPORT_FAMILIES:
             continue
         ok = [r for r in results.rows if r.family == family and r.ok]
         styles = styles_for(family, ok)
@@ -173,6 +180,8 @@ def make_figures(results: Results, out_dir: Path,
         if family == "histogram":
             refs += _ratio_figures(ok, name, styles, notes)
     refs += [FigureRef(*f) for f in series_figures(results, name)]
+    refs += [FigureRef(*f) for f in corr_figures(results, name, notes)]
+    refs += [FigureRef(*f) for f in memcpy_figures(results, name, notes)]
     return refs + _roofline_figures(results, name)
 
 

@@ -14,7 +14,7 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Hashable, Iterable, NamedTuple, Protocol, Sequence, TypeVar
 
 
 class Row(Protocol):
@@ -60,11 +60,25 @@ CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     # the Pearson report's K2 steps in its order, then warplab's default for rows
     "reduce_axis": ("k2_basic", "k2_shared", "k2_shared_unrolled", "k2_multiblock",
                     "rows_adaptive"),
+    # the Pearson report's steps 3-5 literally, the lecture's tiling, the tensor-core default
+    "corrcoef": ("pairwise_direct", "tiled_smem", "tc_gram"),
+    # one copy call per buffer, the obvious one-launch kernels, the PR's design, the default
+    "memcpy": ("loop_memcpy_async", "block_per_buffer", "warp_per_buffer", "size_classes",
+               "size_classes_tuned"),
 }
 # Families of the series campaign (families/series/bench.py): their records are shapes (M x N),
 # not sizes, so the per-config figures and tables above do not fit them; report/series.py
 # draws their figures and builds their tables, and the generic ones skip them.
 SERIES_FAMILIES = frozenset({"random_walk", "reduce_axis", "series_accuracy", "series_baseline"})
+# The corr campaign (families/corr/bench.py): shapes (M series of N values) measured per
+# precision, with an error column; report/corr.py draws and tabulates them.
+CORR_FAMILIES = frozenset({"corrcoef", "corr_pairs"})
+# The batched-copy campaign (families/memcpy/bench.py): a grid of buffer-size classes x layouts
+# x alignments at a fixed total; report/memcpy.py draws and tabulates it.
+MEMCPY_FAMILIES = frozenset({"memcpy"})
+# Families with a report module of their own: the generic per-size figures, glance and median
+# tables skip them.
+OWN_REPORT_FAMILIES = SERIES_FAMILIES | CORR_FAMILIES | MEMCPY_FAMILIES
 # Families whose canonical order is a chain of optimisation steps: they get the step-speedup
 # figure and the lecture table (each canonical kernel against the one before it).
 STEP_FAMILIES = frozenset({"reduce"})
@@ -290,3 +304,26 @@ def step_speedups(family: str, rows: Sequence[Row],
             prev = r.median
         steps.append(Step(r, step, _ratio(base, r.median), on_chain))
     return size, steps
+
+
+class Pick(NamedTuple):
+    """What a family's own report module (corr, memcpy) picks for the summary's headline row;
+    ``report.summary`` turns it into a ``Headline``.
+
+    Attributes:
+        config: The configuration compared (figure configs are matched against it).
+        size: The size compared at (corrcoef: M; memcpy: the case's total data).
+        best: The warplab row shown, or None.
+        rival: The comparator row shown, or None.
+        spread: ``(lowest, highest, count)`` of the warplab / comparator ratio over every
+            configuration where both ran, or None.
+        where: The "compared at" text, ``"<detail>, <main>"`` (the page shows the part after
+            the last ``", "`` large and the rest under it).
+    """
+
+    config: tuple[tuple[str, Any], ...]
+    size: int | None
+    best: Row | None
+    rival: Row | None
+    spread: tuple[float, float, int] | None
+    where: str

@@ -13,10 +13,12 @@ import struct
 from pathlib import Path
 from typing import Sequence
 
+from .corr import CORR_KINDS
 from .devices import esc, render_devices
 from .gallery import KIND_ORDER, FigureRef
 from .groups import config_label, slug
 from .load import Results
+from .memcpy import MEMCPY_KINDS
 from .roofline import NOTE as ROOFLINE_NOTE
 from .skips import SkippedFigure
 from .summary import (
@@ -64,6 +66,7 @@ KIND_TITLES = {
     "throughput": "Throughput vs size",
     "bandwidth": "Bandwidth vs size",
     "shape": "Bandwidth vs row length at a fixed total size",
+    "time_error": "Time and error per precision",
     "speedup": "Speedup vs baseline",
     "ratio": "letters / ascii128 time ratio",
     "time": "Kernel time vs size",
@@ -177,6 +180,8 @@ def _figure_groups(figures: Sequence[FigureRef], heads: Sequence[Headline],
                    out_dir: Path) -> str:
     """A family's figures. With one configuration: all of them in one grid. With more: the
     headline configuration's figures first, then every kind as a folded group."""
+    if not figures:
+        return ""
     groups = [(k, [f for f in figures if f.kind == k]) for k in KIND_ORDER]
     groups = [(k, refs) for k, refs in groups if refs]
     configs = {f.config for f in figures}
@@ -211,7 +216,8 @@ def _family_section(family: str, figures: Sequence[FigureRef], tables: Sequence[
                     out_dir: Path) -> str:
     fid = slug(family)
     parts = [f'<section id="family-{esc(fid)}" class="family"><h2>{esc(family)}</h2>']
-    main = [t for t in tables if t.kind in ("speedup", "ratio", *SERIES_KINDS)]
+    main = [t for t in tables
+            if t.kind in ("speedup", "ratio", *SERIES_KINDS, *CORR_KINDS, *MEMCPY_KINDS)]
     lecture = [t for t in tables if t.kind == "lecture"]
     if main or lecture:
         parts.append(f'<section id="tables-{esc(fid)}" class="tables">')

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .figures import _finish, _new_axes, _text
-from .groups import _COLORS, _MARKERS, config_label, group_by
+from .groups import _COLORS, _MARKERS, CORR_FAMILIES, config_label, group_by
 from .load import Row, Source, num
 from .tables import Table
 from .units import fmt_bandwidth, fmt_flops
@@ -110,8 +110,8 @@ def ridge(bandwidth_gbps: float, compute_gflops: float) -> float:
 
 def roofline_point(row: Row) -> RoofPoint | None:
     """The point of an ok row, or None where it has no intensity or rate."""
-    if not row.ok or not row.bytes_moved:
-        return None
+    if not row.ok or not row.bytes_moved or row.family in CORR_FAMILIES:
+        return None  # corr: effective flops of half a product; its table gives % of its GEMM
     if row.flops:
         rate = row.gflops
         if rate is None and row.median:

@@ -20,6 +20,14 @@ For each family with a speed (every family but ``series_accuracy`` and ``series_
 - *across configs*: the same ratio at the largest common size of every configuration, min to max.
 
 Without a comparator (a CPU run) the best warplab variant and its % of roof are still given.
+
+Two families pick their own row (their report modules, :mod:`warplab.report.corr` and
+:mod:`warplab.report.memcpy`): ``corrcoef`` one row per precision, the fastest warplab variant
+of that precision against the fastest comparator at the largest M (the public call, rates in
+effective FLOP/s, errors named next to the times; roof: the DGEMM or SGEMM its arithmetic runs
+against); ``memcpy`` the grid's worst case of the default against CUB (GB/s counting all bytes,
+roof: copy), the ratio's spread over the grid, and the share of cases with buffers >= 1 KiB at
+>= 85% of the copy ceiling.
 """
 
 from __future__ import annotations
@@ -27,8 +35,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from . import corr as _corr
+from . import memcpy as _memcpy
 from .gallery import KIND_ORDER, FigureRef
-from .groups import SERIES_FAMILIES, config_label, fmt_size, group_by, latest
+from .groups import (
+    CORR_FAMILIES, MEMCPY_FAMILIES, SERIES_FAMILIES, Pick, config_label, fmt_size, group_by,
+    latest,
+)
 from .load import Results, Row, num
 from .figures import flops_rate
 from .roofline import device_ceilings
@@ -41,7 +54,7 @@ KERNEL_MODES = (None, "kernel")
 _BW_ROOFS = (("read_gbps", "read"), ("copy_gbps", "copy"))
 ROOFS: dict[str, tuple[tuple[str, str], ...]] = {
     "histogram": _BW_ROOFS, "reduce": _BW_ROOFS, "reduce_axis": _BW_ROOFS,
-    "random_walk": (("copy_gbps", "copy"),),
+    "random_walk": (("copy_gbps", "copy"),), "memcpy": (("copy_gbps", "copy"),),
 }
 PREFERRED: dict[str, tuple[tuple[str, Any], ...]] = {
     "histogram": (("data", "uniform"), ("bins", "bytes"), ("bins", "ascii128")),
@@ -69,6 +82,8 @@ class Headline:
         roof: The ceiling in the metric's G-units per second, or None when not measured.
         spread: ``(lowest, highest, configs)`` of the ratio over every configuration where
             both sides ran, or None.
+        where: The "compared at" text of families that pick their own headline (corrcoef,
+            memcpy: :class:`~warplab.report.groups.Pick`); "" for the rest.
     """
 
     family: str
@@ -81,6 +96,7 @@ class Headline:
     roof_name: str
     roof: float | None
     spread: tuple[float, float, int] | None
+    where: str = ""
 
     @property
     def best_rate(self) -> float | None:
@@ -136,6 +152,10 @@ def _roof(results: Results, family: str, device: str, best: Row | None) -> tuple
         key = "dgemm" if best is not None and best.params.get("dtype") == "float64" else "sgemm"
         v = num(ceil.get(f"{key}_gflops"))
         return key.upper(), v if v and v > 0 else None
+    if family == "corrcoef":  # the GEMM its arithmetic runs against (record ``ceiling_key``)
+        key = str(best.extra.get("ceiling_key") or "dgemm_gflops") if best else "dgemm_gflops"
+        v = num(ceil.get(key))
+        return key.split("_")[0].upper(), v if v and v > 0 else None
     for key, name in ROOFS.get(family, _BW_ROOFS):
         v = num(ceil.get(key))
         if v and v > 0:
@@ -177,6 +197,9 @@ def headlines(results: Results) -> list[Headline]:
     for family in results.families():
         if family in NOT_SPEED:
             continue
+        if family in CORR_FAMILIES or family in MEMCPY_FAMILIES:
+            out += _own_headlines(results, family)
+            continue
         rows = [r for r in results.rows if r.family == family and r.ok
                 and r.params.get("mode") in KERNEL_MODES]
         for device, drows in sorted(group_by(rows, lambda r: r.device).items()):
@@ -185,8 +208,37 @@ def headlines(results: Results) -> list[Headline]:
     return out
 
 
+def _own_headlines(results: Results, family: str) -> list[Headline]:
+    """Headlines of the families whose report module picks them: corrcoef (one per precision:
+    the fastest warplab variant against the fastest comparator at the largest M, errors
+    shown), memcpy (the grid's worst case of the default against CUB); corr_pairs has no
+    comparator and no headline."""
+    out: list[Headline] = []
+    rows = [r for r in results.rows if r.family == family and r.ok]
+    for device, drows in sorted(group_by(rows, lambda r: r.device).items()):
+        picks: list[Pick] = []
+        if family == "corrcoef":
+            picks = _corr.headline_picks(drows)
+        elif family == "memcpy":
+            pick = _memcpy.headline_pick(results, device, drows)
+            picks = [pick] if pick is not None else []
+        metric = "gflops" if family == "corrcoef" else "gbps"
+        for p in picks:
+            roof_name, roof = _roof(results, family, device, p.best)
+            out.append(Headline(family, device, metric, p.config, p.size, p.best, p.rival,
+                                roof_name, roof, p.spread, p.where))
+    return out
+
+
+def who(r: Row) -> str:
+    """A headline's row in words: its variant (corrcoef: with precision, time and error)."""
+    return _corr.who(r) if r.family == "corrcoef" else r.variant
+
+
 def size_text(h: Headline) -> str:
     """Where the comparison was made: configuration and size, in words."""
+    if h.where:
+        return h.where
     cfg = dict(h.config)
     if h.family in SERIES_FAMILIES:
         return f"{cfg.get('dtype')} {cfg.get('op') or ''}, {cfg.get('shape')}".replace(" ,", ",")
@@ -221,8 +273,8 @@ def summary_table(heads: Sequence[Headline]) -> Table:
                   if h.spread and h.spread[2] > 1 else "—")
         roof = f"{h.roof_name} {fmt_rate(h.roof, h.metric)}" if h.roof else "not measured"
         t.rows.append([h.family] + ([h.device] if multi else []) + [
-            size_text(h), h.best.variant if h.best else "none",
-            fmt_rate(h.best_rate, h.metric), h.rival.variant if h.rival else "none measured",
+            size_text(h), who(h.best) if h.best else "none",
+            fmt_rate(h.best_rate, h.metric), who(h.rival) if h.rival else "none measured",
             fmt_rate(h.rival_rate, h.metric), fmt_ratio(h.ratio), roof,
             _pct(h.pct_of_roof), spread])
         t.row_keys.append(h.family)
@@ -233,6 +285,9 @@ def _same(h: Headline, f: FigureRef, strict: bool) -> bool:
     """Whether figure ``f`` shows the headline's configuration (series families: its dtype and
     op; strictly, a step chart also its shape)."""
     fc, cfg = dict(f.config), dict(h.config)
+    if h.family in CORR_FAMILIES or h.family in MEMCPY_FAMILIES:  # a figure shows a part of it
+        return (fc.pop("device", h.device) == h.device
+                and all(cfg.get(k) == v for k, v in fc.items()))
     if h.family not in SERIES_FAMILIES:
         return f.config == h.config
     shape = f"{fc.get('m')} x {fc.get('n')}"
@@ -252,7 +307,8 @@ def headline_figure(h: Headline, figures: Sequence[FigureRef]) -> FigureRef | No
     chart of its shape), else the first figure of the family in page order."""
     fam = [f for f in figures if f.family == h.family]
     for strict in (True, False):
-        for kind in ("throughput", "bandwidth", "shape", "step", "speedup", "time"):
+        for kind in ("throughput", "bandwidth", "shape", "time_error", "step", "speedup",
+                     "time"):
             for f in fam:
                 if f.kind == kind and _same(h, f, strict):
                     return f

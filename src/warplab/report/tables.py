@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 from .groups import (
     EXCLUDED_KEYS,
-    BASELINE, RATIO_PAIR, SERIES_FAMILIES, STEP_FAMILIES, by_config, config_label, fmt_size,
-    group_by, largest_size, latest, ordered_series, ordered_variants, sort_key_config,
+    BASELINE, OWN_REPORT_FAMILIES, RATIO_PAIR, STEP_FAMILIES, by_config, config_label,
+    fmt_size, group_by, largest_size, latest, ordered_series, ordered_variants, sort_key_config,
     step_speedups, without,
 )
 from .load import Results, Row
@@ -207,7 +207,7 @@ def glance_tables(results: Results) -> list[Table]:
     tables: list[Table] = []
     for family in results.families():
         ok = _family_ok(results, family)
-        if not ok or family in SERIES_FAMILIES:  # shapes, not sizes: report/series.py
+        if not ok or family in OWN_REPORT_FAMILIES:  # no size axis: series.py, corr.py, memcpy.py
             continue
         multi = _multi_device(ok)
         keys = [k for k, _ in ok[0].config] + (["device"] if multi else [])
@@ -236,7 +236,7 @@ def median_tables(results: Results) -> list[Table]:
     """Kernel median (ms) for every size, one table per family and config."""
     tables: list[Table] = []
     for family in results.families():
-        if family in SERIES_FAMILIES:  # shapes, not sizes: report/series.py
+        if family in OWN_REPORT_FAMILIES:  # no size axis: series.py, corr.py, memcpy.py
             continue
         for config, crows in by_config(_family_ok(results, family)):
             series = ordered_series(family, crows)
