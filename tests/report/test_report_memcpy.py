@@ -261,3 +261,10 @@ def test_page(report: tuple[Path, str]) -> None:
     res = load_results(index.parent.parent / "memcpy.json")
     assert not median_tables(res)
     assert all(t.family != "memcpy" for t in glance_tables(res))
+
+
+def test_default_is_the_registry_default() -> None:
+    from warplab.core import registry
+    from warplab.report.memcpy import DEFAULT
+
+    assert registry.variants("memcpy_batched", "cuda")[0].name == DEFAULT

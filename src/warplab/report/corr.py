@@ -44,6 +44,7 @@ DIRECT = "pairwise_direct"
 CEILING_NAMES = {"dgemm_gflops": "DGEMM", "sgemm_gflops": "SGEMM"}
 PRECISION_COLORS = {"float64": "#08519c", "float32": "#4292c6", "tf32": "#9ecae1"}
 COMPARATOR_COLOR = "#f16913"
+LIGHT = frozenset({PRECISION_COLORS["tf32"]})  # bar colours that take black text
 CORR_KINDS = ("corr", "corr_pairs")
 Shape = tuple[int, int]
 # (family, kind, config, title, path, series): gallery turns these into FigureRefs
@@ -251,19 +252,17 @@ def plot_time_and_error(rows: Sequence[Row], shape: Shape, path: Path, *,
     errs = [error_of(r) for r in ents]
     bounds = [bound_of(r) for r in ents]
     pos = [e for e in errs + bounds if e]
-    floor = min(pos) / 10 if pos else 1e-16
+    floor = min(pos) / 300 if pos else 1e-16  # every bar long enough to hold its value
     ax_e.barh(ys, [max(e or 0.0, floor) for e in errs], color=colors, height=0.7)
-    for y, e, b in zip(ys, errs, bounds):  # at the bar's end, or past a bound close above it
-        at = max(e or 0.0, floor)
-        if b and at <= b < at * 300:
-            at = b
-        ax_e.annotate(fmt_error(e), (at, y), xytext=(6, 0), textcoords="offset points",
-                      va="center", fontsize=TICK_PT - 0.5)
+    for y, e, c in zip(ys, errs, colors):  # inside the bar's end: clear of the bound ticks
+        ax_e.annotate(fmt_error(e), (max(e or 0.0, floor), y), xytext=(-3, 0),
+                      textcoords="offset points", ha="right", va="center",
+                      fontsize=TICK_PT - 0.5, color="k" if c in LIGHT else "w")
     marked = [(y, b) for y, b in zip(ys, bounds) if b]
     ax_e.plot([b for _, b in marked], [y for y, _ in marked], linestyle="none", marker="|",
               markersize=14, markeredgewidth=2.2, color="k")
     ax_e.set_xscale("log")
-    ax_e.set_xlim(floor / 2, max(pos + [floor]) * 100)
+    ax_e.set_xlim(floor / 2, max(pos + [floor]) * 10)
     _bands(ax_t, ax_e, ents, ys)
     ax_t.set_yticks(ys, [_text(label(r, shape)) for r in ents], fontsize=TICK_PT)
     ax_t.set_xlabel("time per call, median (log scale)", fontsize=LABEL_PT)
