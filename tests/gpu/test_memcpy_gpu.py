@@ -28,16 +28,18 @@ BIG_COUNT_RANGES = ("tiny",)  # 100,000 buffers only where the data stays small
 @functools.lru_cache(maxsize=8)
 def layout(rng_name: str, count: int, align: int, shuffled: bool, seed: int
            ) -> tuple[np.ndarray, np.ndarray, int]:
-    """(sizes, offsets, arena bytes): sizes multiples of ``align``; every buffer starts at a
-    multiple of ``align`` after a guard gap of 1..32 alignment units; shuffled packs the
-    buffers in a random order."""
-    rng = np.random.default_rng(seed)
+    """(sizes, offsets, arena bytes): sizes multiples of ``align`` (the same for every
+    ``seed``: source and destination layouts hold the same buffers); every buffer starts at a
+    multiple of ``align`` after a guard gap of 1..32 alignment units (drawn from ``seed``);
+    shuffled packs the buffers in a random order."""
+    rng = np.random.default_rng(0)
     lo, hi = RANGES[rng_name]
     if rng_name == "mixed":
         sizes = np.exp(rng.uniform(0, np.log(hi + 1), size=count)).astype(np.int64) - 1
     else:
         sizes = rng.integers(lo, hi + 1, size=count)
     sizes = sizes // align * align
+    rng = np.random.default_rng(seed)
     gaps = align * rng.integers(1, 33, size=count)
     order = rng.permutation(count) if shuffled else np.arange(count)
     ends = np.cumsum(sizes[order] + gaps[order])
