@@ -102,14 +102,17 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
     dsts, on_dst = side(dsts, "dsts")
     if on_src != on_dst:
         raise ValueError("srcs and dsts must both be on the host or both on the GPU")
+    nbytes = []
     for i, (s, d) in enumerate(zip(srcs, dsts)):
         require_contiguous(s, f"srcs[{i}]")
         require_contiguous(d, f"dsts[{i}]")
-        if s.nbytes != d.nbytes:
-            raise ValueError(f"srcs[{i}] has {s.nbytes} bytes, dsts[{i}] has {d.nbytes}")
+        n = s.nbytes
+        if n != d.nbytes:
+            raise ValueError(f"srcs[{i}] has {n} bytes, dsts[{i}] has {d.nbytes}")
         if not on_dst and not d.flags.writeable:
             raise ValueError(f"dsts[{i}] is read-only")
-    sizes = np.array([s.nbytes for s in srcs], dtype=np.int64)
+        nbytes.append(n)
+    sizes = np.array(nbytes, dtype=np.int64)
     _execute(srcs, dsts, pairwise_plan(sizes), on_src, variant, device)
 
 

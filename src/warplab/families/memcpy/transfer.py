@@ -17,26 +17,41 @@ def is_host(a: Any) -> bool:
     return isinstance(a, np.ndarray)
 
 
+def _cupy_ndarray() -> type | None:
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return cupy.ndarray
+
+
 def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
     """The arrays as NumPy (all on the host) or CuPy (all on the current GPU) arrays, and
     whether they are on the device. ``ValueError`` for a mix, another GPU, or an array that is
     neither."""
     if all(is_host(a) for a in arrays):
         return arrays, False
+    nd = _cupy_ndarray()
+    convert = []
     for i, a in enumerate(arrays):
+        if type(a) is nd:  # the common case first: hasattr below would build the interface dict
+            continue
         if is_host(a):
             raise ValueError(f"{what}[{i}] is a host (NumPy) array but others are on the GPU: "
                              "all arrays of a call must be on the host or all on one GPU")
         if not hasattr(a, "__cuda_array_interface__"):
             raise TypeError(f"{what}[{i}] is a {type(a).__name__}, not a NumPy or GPU array")
+        convert.append(i)
     import cupy
 
-    out = [a if type(a) is cupy.ndarray else cupy.asarray(a) for a in arrays]
-    dev = cupy.cuda.Device().id
+    out = list(arrays)
+    for i in convert:
+        out[i] = cupy.asarray(out[i])
+    dev = cupy.cuda.runtime.getDevice()
     for i, a in enumerate(out):
-        if a.device.id != dev:
-            raise ValueError(f"{what}[{i}] is on GPU {a.device.id}, the current device is "
-                             f"GPU {dev}: every array of a call must be on the current device")
+        if a.data.device_id != dev:
+            raise ValueError(f"{what}[{i}] is on GPU {a.data.device_id}, the current device "
+                             f"is GPU {dev}: every array of a call must be on the current device")
     return out, True
 
 
