@@ -41,6 +41,8 @@ def commands(tmp: Path) -> dict[str, list[str]]:
         "reduce": ["reduce", "--size", "64K", "--dtype", "float32", "--variant", "all", *quick],
         "matmul": ["matmul", "--size", "64", "--variant", "all", *quick],
         "series": ["series", "--m", "64", "--n", "64", *quick],
+        "corr": ["corr", "--m", "64", "--n", "32", *quick],
+        "memcpy": ["memcpy", "--min", "1", "--max", "64", "--total", "1M", *quick],
         "bench-reduce": ["bench", "reduce", "--quick", "--sizes", "64K", "--out", str(tmp / "r"),
                          *quick],
     }
@@ -53,7 +55,7 @@ def _table_lines(out: str) -> list[str]:
 
 @pytest.mark.parametrize("width", WIDTHS, indirect=True)
 @pytest.mark.parametrize("name", ["device", "histogram-file", "histogram-time", "reduce",
-                                  "matmul", "series", "bench-reduce"])
+                                  "matmul", "series", "corr", "memcpy", "bench-reduce"])
 def test_output_fits(name: str, width: int, tmp_path: Path,
                      capsys: pytest.CaptureFixture) -> None:
     argv = ["--device", "cpu", *commands(tmp_path)[name]]

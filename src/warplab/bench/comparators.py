@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..core import registry
+
 
 @dataclass(frozen=True)
 class Provider:
@@ -40,3 +42,25 @@ def available(providers: tuple[Provider, ...]) -> tuple[list[Provider], list[str
         else:
             notes.append(f"comparator {p.name} skipped: {why}")
     return ok, notes
+
+
+def campaign_targets(family: str, backend: str, providers: tuple[Provider, ...],
+                     variant_names: list[str] | None, with_comparators: bool
+                     ) -> tuple[list[Any], list[str]]:
+    """What a campaign of ``family`` times on ``backend``: the named variants (or all of the
+    backend's, preferred first), then on cuda and when asked the usable ``providers``; plus one
+    note per skipped provider. ``ValueError`` for a variant of another backend (naming the
+    valid ones)."""
+    if variant_names:
+        vs = [registry.get(family, n) for n in variant_names]
+        wrong = [v.name for v in vs if v.backend != backend]
+        if wrong:
+            valid = ", ".join(v.name for v in registry.variants(family, backend))
+            raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} "
+                             f"backend (valid there: {valid})")
+    else:
+        vs = registry.variants(family, backend)
+    if backend != "cuda" or not with_comparators:
+        return list(vs), []
+    provs, notes = available(providers)
+    return list(vs) + provs, notes

@@ -21,7 +21,7 @@ from .spec import HistogramProblem, Mapping, histogram_bytes_moved
 from ...bench import data
 from ...bench.campaign import cap_sizes, finish_campaign
 from ...bench.ceilings import measure_all
-from ...bench.comparators import Provider, available
+from ...bench.comparators import Provider, campaign_targets
 from ...core.arrays import map_file
 from . import comparators
 from .cpu import byte_counts
@@ -203,19 +203,9 @@ CPU_QUICK_MAX = 1 << 22  # the NumPy backend's quick campaign stops here
 def targets_for(backend: str, variant_names: list[str] | None, with_comparators: bool
                 ) -> tuple[list[Any], list[str]]:
     """Variants (by name, or all of the backend) and the usable comparators, plus notes."""
-    if variant_names:
-        vs = [_registry.get("histogram", n) for n in variant_names]
-        wrong = [v.name for v in vs if v.backend != backend]
-        if wrong:
-            raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} backend")
-    else:
-        vs = _registry.variants("histogram", backend)
-    notes: list[str] = []
-    targets: list[Any] = list(vs)
-    if backend == "cuda" and with_comparators:
-        provs, notes = available(comparators.HISTOGRAM_PROVIDERS)
-        targets += provs
-    elif backend == "cpu":
+    targets, notes = campaign_targets("histogram", backend, comparators.HISTOGRAM_PROVIDERS,
+                                      variant_names, with_comparators)
+    if backend == "cpu":
         notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
     return targets, notes
 

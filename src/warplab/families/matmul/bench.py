@@ -27,7 +27,7 @@ import numpy as np
 from ...core import registry as _registry
 from .spec import MatmulProblem, compulsory_bytes, intensity, matmul_flops
 from ...bench.ceilings import measure_all
-from ...bench.comparators import Provider, available
+from ...bench.comparators import Provider, campaign_targets
 from ...bench.measure import TOLERANCE, Settings, time_device_runs
 from ...bench.results import make_result
 from ...bench.stats import summarize
@@ -240,24 +240,14 @@ def add_pct_of_cublas(records: list[dict]) -> None:
 def targets(backend: str, variant_names: list[str] | None, with_comparators: bool
             ) -> tuple[list[Any], list[str]]:
     """Variants (named, or all of the backend) and the usable comparators, plus notes."""
-    if variant_names:
-        vs = [_registry.get("matmul", n) for n in variant_names]
-        wrong = [v.name for v in vs if v.backend != backend]
-        if wrong:
-            valid = ", ".join(v.name for v in _registry.variants("matmul", backend))
-            raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} "
-                             f"backend (valid there: {valid})")
-    else:
-        vs = _registry.variants("matmul", backend)
+    tgts, notes = campaign_targets("matmul", backend, MATMUL_PROVIDERS, variant_names,
+                                   with_comparators)
     if backend != "cuda":
-        return list(vs), ["cpu backend: the cublas comparator needs the GPU"]
-    if not with_comparators:
-        return list(vs), []
-    provs, notes = available(MATMUL_PROVIDERS)
-    if provs:
+        return tgts, ["cpu backend: the cublas comparator needs the GPU"]
+    if any(isinstance(t, Provider) for t in tgts):
         notes.append("cublas: cupy.matmul -> cuBLAS SGEMM/DGEMM in full FP32/FP64 arithmetic "
                      "(CuPy's TF32 mode, CUPY_TF32=1, is off; checked before the run)")
-    return list(vs) + provs, notes
+    return tgts, notes
 
 
 def run_matmul(*, campaign: str = "quick", backend: str, json_path: Path | None,

@@ -21,12 +21,11 @@ import numpy as np
 
 from ...bench.campaign import finish_campaign
 from ...bench.ceilings import measure_all
-from ...bench.comparators import Provider, available
+from ...bench.comparators import Provider, campaign_targets
 from ...bench.measure import Settings, time_device_runs
 from ...bench.results import make_result
 from ...bench.stats import summarize
 from ...bench.timing import time_runs
-from ...core import registry as _registry
 from .comparators import MEMCPY_PROVIDERS
 from .cpu import numpy_copy
 from .spec import MemcpyProblem, Plan, bytes_moved, data_bytes
@@ -297,15 +296,8 @@ def cases(c: MemcpyCampaign, total: int | None = None) -> list[Case]:
 def targets(variant_names: list[str] | None, with_comparators: bool
             ) -> tuple[list[Any], list[str]]:
     """cuda variants (named, or all) and the usable comparators, plus skip notes."""
-    vs = ([_registry.get("memcpy_batched", n) for n in variant_names] if variant_names
-          else _registry.variants("memcpy_batched", "cuda"))
-    wrong = [v.name for v in vs if v.backend != "cuda"]
-    if wrong:
-        raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the cuda backend")
-    if not with_comparators:
-        return list(vs), []
-    provs, notes = available(MEMCPY_PROVIDERS)
-    return list(vs) + provs, notes
+    return campaign_targets("memcpy_batched", "cuda", MEMCPY_PROVIDERS, variant_names,
+                            with_comparators)
 
 
 def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,

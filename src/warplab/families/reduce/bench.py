@@ -20,7 +20,7 @@ from .spec import LECTURE_ORDER_HINT, ReduceProblem, ReduceSpec, reduce_bytes_mo
 from .cpu import numpy_reduce
 from ...bench.campaign import finish_campaign
 from ...bench.ceilings import measure_all
-from ...bench.comparators import Provider, available
+from ...bench.comparators import Provider, campaign_targets
 from ...bench.measure import TOLERANCE, Settings, time_device_runs
 from .comparators import REDUCE_PROVIDERS
 from ...bench.results import make_result
@@ -169,16 +169,7 @@ def lecture_rows(records: list[dict]) -> list[dict]:
 
 def targets(variant_names: list[str] | None, with_comparators: bool) -> tuple[list[Any], list[str]]:
     """cuda variants (named, or all) and the usable reduce comparators, plus skip notes."""
-
-    vs = ([_registry.get("reduce", n) for n in variant_names] if variant_names
-          else _registry.variants("reduce", "cuda"))
-    wrong = [v.name for v in vs if v.backend != "cuda"]
-    if wrong:
-        raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the cuda backend")
-    if not with_comparators:
-        return list(vs), []
-    provs, notes = available(REDUCE_PROVIDERS)
-    return list(vs) + provs, notes
+    return campaign_targets("reduce", "cuda", REDUCE_PROVIDERS, variant_names, with_comparators)
 
 
 def measure_cpu(x: np.ndarray, s: ReduceSpec, kind: str, settings: Settings, ceilings: dict,
