@@ -1,0 +1,155 @@
+"""What a user writes in CuPy and in PyTorch for each latency case, on the same device data
+(torch tensors are DLPack views of the CuPy arrays: same memory, no copy), and the floor: an
+empty kernel launch (CuPy ``RawKernel``) with a stream synchronisation, and with a 4-byte copy
+into pinned memory before it.
+
+Each comparator returns a result of the same meaning as warplab's call (``cases.py``): the
+per-case reference checks it. Libraries that do not import are skipped with a note.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ...bench.comparators import probe_module
+
+
+@dataclass(frozen=True)
+class Comparator:
+    """One library's version of a case: ``run(inputs)`` on the case's device inputs as
+    ``library`` holds them (CuPy arrays; for torch their DLPack views: :func:`to_torch`)."""
+
+    name: str
+    library: str
+    run: Callable[[dict], Any]
+
+
+def _cp() -> Any:
+    import cupy
+
+    return cupy
+
+
+def _t() -> Any:
+    import torch
+
+    return torch
+
+
+def _cupy_series_stats(x: Any) -> tuple[Any, Any]:
+    cp = _cp()
+    m = x.mean(axis=1)
+    return m, cp.sqrt(((x - m[:, None]) ** 2).sum(axis=1))
+
+
+def _torch_series_stats(t: Any) -> tuple[Any, Any]:
+    m = t.mean(dim=1)
+    return m, _t().linalg.vector_norm(t - m[:, None], dim=1)
+
+
+def _cupy_copies(d: dict) -> None:
+    for s, t in zip(d["srcs"], d["dsts"]):
+        t[...] = s
+
+
+def _torch_copies(d: dict) -> None:
+    for s, t in zip(d["srcs"], d["dsts"]):
+        t.copy_(s)
+
+
+#: Per case name: the CuPy and the torch call (memcpy_batched's are the copy loops: neither
+#: library takes device addresses, and the copies are the same).
+CALLS: dict[str, tuple[tuple[str, Callable[[dict], Any]], tuple[str, Callable[[dict], Any]]]] = {
+    "byte_hist_4k": (("cupy.bincount", lambda d: _cp().bincount(d["x"], minlength=256)),
+                     ("torch.bincount", lambda d: _t().bincount(d["x"], minlength=256))),
+    "sum_1k": (("cupy.sum", lambda d: _cp().sum(d["x"])),
+               ("torch.sum", lambda d: _t().sum(d["x"]))),
+    "mean_1k": (("cupy.mean", lambda d: _cp().mean(d["x"])),
+                ("torch.mean", lambda d: _t().mean(d["x"]))),
+    "mean_rows_64": (("cupy.mean", lambda d: _cp().mean(d["x"], axis=1)),
+                        ("torch.mean", lambda d: _t().mean(d["x"], dim=1))),
+    "series_stats_64": (("cupy.mean+norm", lambda d: _cupy_series_stats(d["x"])),
+                           ("torch.mean+norm", lambda d: _torch_series_stats(d["x"]))),
+    "corrcoef_8x64": (("cupy.corrcoef", lambda d: _cp().corrcoef(d["x"])),
+                      ("torch.corrcoef", lambda d: _t().corrcoef(d["x"]))),
+    "copy_batched_8": (("cupy.copy_loop", _cupy_copies), ("torch.copy_loop", _torch_copies)),
+    "memcpy_batched_8": (("cupy.copy_loop", _cupy_copies), ("torch.copy_loop", _torch_copies)),
+    "matmul_64": (("cupy.matmul", lambda d: _cp().matmul(d["x"], d["x"])),
+                  ("torch.matmul", lambda d: d["x"] @ d["x"])),
+    "histogram_1k": (("cupy.histogram",
+                      lambda d: _cp().histogram(d["x"], bins=64, range=(0.0, 1.0))[0]),
+                     ("torch.histc", lambda d: _t().histc(d["x"], bins=64, min=0.0, max=1.0))),
+    "bincount_1k": (("cupy.bincount", lambda d: _cp().bincount(d["x"], weights=d["w"])),
+                    ("torch.bincount", lambda d: _t().bincount(d["x"], weights=d["w"]))),
+}
+
+
+def to_torch(inputs: dict) -> dict:
+    """DLPack views of the CuPy inputs (arrays torch cannot view, e.g. uint64 addresses,
+    stay CuPy: no torch call reads them)."""
+    torch = _t()
+
+    def view(a: Any) -> Any:
+        try:
+            return torch.from_dlpack(a)
+        except (TypeError, RuntimeError, BufferError):
+            return a
+
+    return {k: [view(a) for a in v] if isinstance(v, list) else view(v)
+            for k, v in inputs.items()}
+
+
+def comparators(case_name: str, with_comparators: bool) -> tuple[list[Comparator], list[str]]:
+    """The usable comparators of a case and one note per library skipped."""
+    if not with_comparators or case_name not in CALLS:
+        return [], []
+    out, notes = [], []
+    for (name, run), lib in zip(CALLS[case_name], ("cupy", "torch")):
+        why = probe_module(lib)
+        if why is None:
+            out.append(Comparator(name, lib, run))
+        else:
+            notes.append(f"comparator {name} skipped: {why}")
+    return out, notes
+
+
+class Floor:
+    """The bare launch: an empty ``RawKernel`` on the current stream, then a synchronisation
+    (``sync``), or a 4-byte device-to-host copy into pinned memory and a synchronisation
+    (``d2h``). ``launch`` / ``launch_d2h`` are the parts without the synchronisation."""
+
+    def __init__(self) -> None:
+        import cupy
+        import cupyx
+        import numpy as np
+
+        self.kernel = cupy.RawKernel('extern "C" __global__ void latency_empty() {}',
+                                     "latency_empty")
+        self.d_word = cupy.full(1, 42, dtype=np.int32)
+        self.h_word = cupyx.empty_pinned(1, dtype=np.int32)
+        self.h_word[0] = 0
+        self.stream = cupy.cuda.get_current_stream()
+        self._copy = cupy.cuda.runtime.memcpyAsync
+        self._kind = cupy.cuda.runtime.memcpyDeviceToHost
+
+    def launch(self) -> None:
+        self.kernel((1,), (1,), ())
+
+    def launch_d2h(self) -> None:
+        self.kernel((1,), (1,), ())
+        self._copy(self.h_word.ctypes.data, self.d_word.data.ptr, 4, self._kind,
+                   self.stream.ptr)
+
+    def sync(self) -> None:
+        self.launch()
+        self.stream.synchronize()
+
+    def d2h(self) -> None:
+        self.launch_d2h()
+        self.stream.synchronize()
+
+    def verified(self) -> bool:
+        """The pinned word holds the device word after a ``d2h``."""
+        self.h_word[0] = 0
+        self.d2h()
+        return int(self.h_word[0]) == 42
