@@ -21,9 +21,10 @@ On the cpu backend only warplab's calls run, on NumPy input (no comparators, no 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from ...bench.campaign import finish_campaign
 from ...bench.ceilings import cached_ceilings
 from ...bench.results import make_result
 from ...bench.stats import summarize
-from .cases import Case, check, host, nbytes, poison, select, to_device, to_host
+from .cases import Case, check, host, nbytes, poison, select, to_device
 from .comparators import Floor, comparators, to_torch
 
 FLOOR_CASE = "floor"
@@ -72,16 +73,21 @@ class Impl:
 
 
 def _impl(case: Case, variant: str, provider: str, code: str, fn: Callable[[dict], Any],
-          inputs: dict, ref: Any) -> Impl:
+          inputs: dict, ref: Any, sync: Callable[[], None]) -> Impl:
+    """The timed calls of one implementation: its result read to the host (:func:`host`), or
+    for a copy the stream synchronised."""
     def verify() -> tuple[bool, str | None]:
         poison(inputs)
         result = fn(inputs)
-        got = host(inputs["dsts"]) if case.copies else host(result)
-        to_host(None)
-        return check(case, got, ref)
+        sync()
+        return check(case, host(inputs["dsts"]) if case.copies else host(result), ref)
 
-    return Impl(variant, provider, code, lambda: to_host(fn(inputs)), lambda: fn(inputs),
-                verify)
+    def copy_done() -> None:
+        fn(inputs)
+        sync()
+
+    full = copy_done if case.copies else (lambda: host(fn(inputs)))
+    return Impl(variant, provider, code, full, lambda: fn(inputs), verify)
 
 
 def case_impls(case: Case, backend: str, with_comparators: bool
@@ -94,14 +100,15 @@ def case_impls(case: Case, backend: str, with_comparators: bool
     if backend == "cpu":
         kw = {"device": "cpu"}
         return [_impl(case, case.function, "warplab", case.code,
-                      lambda d: case.call(d, kw), h_inputs, ref)], size, []
+                      lambda d: case.call(d, kw), h_inputs, ref, _sync(backend))], size, []
     d_inputs = to_device(h_inputs)
+    sync = _sync(backend)
     impls = [_impl(case, case.function, "warplab", case.code, lambda d: case.call(d, {}),
-                   d_inputs, ref)]
+                   d_inputs, ref, sync)]
     comps, notes = comparators(case.name, with_comparators)
     for c in comps:
         inputs = to_torch(d_inputs) if c.library == "torch" else d_inputs
-        impls.append(_impl(case, c.name, c.library, c.name, c.run, inputs, ref))
+        impls.append(_impl(case, c.name, c.library, c.name, c.run, inputs, ref, sync))
     return impls, size, notes
 
 

@@ -4,20 +4,19 @@ float64 reference of the answer and the tolerance a result must meet.
 
 A call's *answer* is what a user reads on the host: ``float(...)`` of a scalar, the host copy
 of an array (``.get()``), nothing for a copy (the stream synchronised; the answer is then the
-destination buffers, read back only to verify). :func:`to_host` makes any implementation's
+destination buffers, read back only to verify). :func:`host` makes any implementation's
 result usable on the host that way; the comparators (``comparators.py``) return results of the
 same meaning so that one reference checks them all.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 POISON = 0xA5
-#: A call that runs on the GPU and is not warplab's: (inputs converted for it) -> result.
-Call = Callable[[dict], Any]
 
 
 @dataclass(frozen=True)
@@ -160,40 +159,28 @@ def to_device(inputs: dict) -> dict:
 
 
 def host(x: Any) -> Any:
-    """A result as host data: Python floats for scalars, NumPy for arrays, tuples of those;
-    None stays None. Reads a GPU array back (one synchronisation)."""
-    if x is None:
-        return None
+    """A result as host data: Python floats for scalars, NumPy for arrays, tuples of those.
+    Reads a GPU array back (one synchronisation). The library is told by the type's module
+    (cheaper than asking for ``__cuda_array_interface__``, which CuPy builds on each read)."""
     if isinstance(x, (tuple, list)):
         return tuple(host(v) for v in x)
-    if isinstance(x, (int, float)):
-        return float(x)
-    if type(x).__module__.startswith("torch"):
-        return x.item() if x.dim() == 0 else x.cpu().numpy()
-    if hasattr(x, "get") and hasattr(x, "__cuda_array_interface__"):
+    mod = type(x).__module__
+    if mod.startswith("cupy"):
         return float(x) if x.ndim == 0 else x.get()
+    if mod.startswith("torch"):
+        return x.item() if x.dim() == 0 else x.cpu().numpy()
     x = np.asarray(x)
     return float(x) if x.ndim == 0 else x
 
 
-def to_host(x: Any) -> Any:
-    """What the timed call ends with: the result usable on the host (:func:`host`); a call
-    without a result (a copy) waits for the current stream instead."""
-    if x is None:
-        try:
-            import cupy
-        except ImportError:
-            return None
-        if cupy.cuda.is_available():
-            cupy.cuda.get_current_stream().synchronize()
-        return None
-    return host(x)
-
-
 def poison(inputs: dict) -> None:
-    """Fill the destination buffers of a copy case (before the verifying call)."""
+    """Fill the destination buffers of a copy case (before the verifying call); CuPy and
+    NumPy arrays or torch tensors."""
     for a in inputs.get("dsts", ()):
-        a.fill(POISON)
+        if hasattr(a, "fill_"):
+            a.fill_(POISON)
+        else:
+            a.fill(POISON)
 
 
 def check(case: Case, got: Any, ref: Any) -> tuple[bool, str | None]:

@@ -8,8 +8,9 @@ per-case reference checks it. Libraries that do not import are skipped with a no
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ...bench.comparators import probe_module
 

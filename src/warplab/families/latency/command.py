@@ -1,0 +1,109 @@
+"""``warplab latency`` (a quick look: the quick campaign, or the cases named) and the latency
+part of ``warplab bench`` (``--quick``, ``--table``, ``--full``)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+
+from ...bench.tables import print_table
+from ...console import all_verified, console, csv, finish_bench, json_path, progress
+from ...core.device import resolve_backend
+from .bench import FLOOR_CASE, MODES, run_latency
+from .cases import CASE_NAMES
+
+_TITLES = {"call_latency": "call latency (us)", "host_per_call": "host time per call (us)"}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``warplab latency``."""
+    p = sub.add_parser("latency", help="small calls: call latency and host time per call, "
+                       "next to CuPy, PyTorch and the bare launch")
+    p.add_argument("--case", default=None,
+                   help=f"comma-separated cases or function names (default: all: "
+                        f"{', '.join(CASE_NAMES)})")
+    p.add_argument("--runs", type=int, default=None, help="timed calls per round (100)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed calls first (20)")
+    p.add_argument("--no-compare", action="store_true", help="skip CuPy and PyTorch")
+    p.add_argument("--json", dest="json_path", help="write the results JSON here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``warplab latency``: the quick campaign, printed."""
+    backend = resolve_backend(args.device)
+    with progress(f"latency ({backend})") as update:
+        doc = run_latency(campaign="quick", backend=backend, json_path=json_path(args),
+                          names=csv(args.case) if args.case else None,
+                          with_comparators=not args.no_compare, calls=args.runs,
+                          warmup=args.warmup, progress=update)
+    print_tables(doc["results"], backend)
+    for note in doc["meta"]["notes"]:
+        console.print(f"note: {note}")
+    return 0 if all_verified(doc) else 1
+
+
+def _us(r: dict | None) -> str:
+    if r is None:
+        return "-"
+    if r["phases"]["total"] is None:
+        return "err"
+    v = f"{1e3 * r['phases']['total']['median']:.1f}"
+    return v if r["verified"] else v + "!"
+
+
+def print_tables(records: list[dict], backend: str) -> None:
+    """Per mode a table: one row per case, warplab's / CuPy's / PyTorch's median (us), the
+    ratio warplab / PyTorch; the floor in a line below. ``!``: a result that differs from
+    the reference; ``err``: the call failed (the JSON holds the error)."""
+    by: dict[tuple[str, str, str], dict] = {}
+    for r in records:
+        p = r["params"]
+        key = r["variant"] if p["case"] == FLOOR_CASE else r["provider"]
+        by[(p["mode"], p["case"], key)] = r
+    libs = [lib for lib in ("cupy", "torch")
+            if any(k[2] == lib and k[1] != FLOOR_CASE for k in by)]
+    cases = list(dict.fromkeys(r["params"]["case"] for r in records
+                               if r["params"]["case"] != FLOOR_CASE))
+    for mode in MODES:
+        t = Table(title=f"{_TITLES[mode]} ({backend})")
+        t.add_column("case")
+        for col in ("warplab", *libs, *(["w/torch"] if "torch" in libs else [])):
+            t.add_column(col, justify="right")
+        for case in cases:
+            cells = [by.get((mode, case, lib)) for lib in ("warplab", *libs)]
+            row = [case, *(_us(r) for r in cells)]
+            if "torch" in libs:
+                w, tr = cells[0], cells[-1]
+                ok = w and tr and w["phases"]["total"] and tr["phases"]["total"]
+                row.append(f"{w['phases']['total']['median'] / tr['phases']['total']['median']:.2f}"
+                           if ok else "-")
+            t.add_row(*row)
+        print_table(t, console)
+        floor = [by.get((mode, FLOOR_CASE, v)) for v in ("floor", "floor_d2h")]
+        if all(f and f["phases"]["total"] for f in floor):
+            console.print(f"floor (empty launch): {_us(floor[0])} us, with a 4-byte D2H to "
+                          f"pinned {_us(floor[1])} us"
+                          + (" (+ sync)" if mode == MODES[0] else " (no sync)"))
+    console.print("medians; call latency: the call and its result on the host; host time per "
+                  "call: back-to-back calls, no wait for the device")
+    if any(not r["verified"] for r in records):
+        console.print("!: result differs from the reference; err: the call failed (see JSON)")
+
+
+def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
+    """The latency campaign of ``warplab bench``; True when every warplab record verified.
+    ``--variant`` names cases or functions; ``--runs``/``--warmup`` replace the campaign's
+    calls per round and warm-up calls; the size, data and dtype options do not apply."""
+    path = out / "latency.json"
+    with progress(f"latency {campaign} ({backend})") as update:
+        doc = run_latency(campaign=campaign, backend=backend, json_path=path,
+                          names=args.variant, with_comparators=not args.no_compare,
+                          calls=args.runs, warmup=args.warmup, progress=update)
+    if args.family == "latency" and (args.sizes or args.dtypes or args.data or args.bins
+                                     or args.ops):
+        doc["meta"]["notes"].append("latency: --sizes/--dtypes/--data/--bins/--ops ignored "
+                                    "(the cases' inputs are fixed)")
+    print_tables(doc["results"], backend)
+    return finish_bench(doc, path)
+
