@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
 from rich.table import Table
 
+from ...bench.stats import paired_ratio
 from ...bench.tables import print_table
 from ...console import all_verified, console, csv, finish_bench, json_path, progress
 from ...core.device import resolve_backend
 from .bench import FLOOR_CASE, MODES, run_latency
 from .cases import CASE_NAMES
 
-_TITLES = {"call_latency": "call latency (us)", "host_per_call": "host time per call (us)"}
+_TITLES = {"call_latency": "call latency, us", "host_per_call": "host time per call, us"}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,9 +54,30 @@ def _us(r: dict | None) -> str:
     return v if r["verified"] else v + "!"
 
 
+def _per_round(r: dict) -> list[float]:
+    """Per-round medians of a record's samples (call latency: ``calls`` samples per round;
+    host time per call: one sample per burst, a burst per round)."""
+    samples = np.asarray(r["phases"]["total"]["samples"])
+    per = r["params"].get("calls", 1) if r["params"]["mode"] == MODES[0] else 1
+    if per < 1 or samples.size % per:
+        return [float(np.median(samples))]
+    return [float(m) for m in np.median(samples.reshape(-1, per), axis=1)]
+
+
+def _paired(a: dict | None, b: dict | None) -> float | None:
+    """a / b: the median of the per-round ratios (the rounds were interleaved, so host drift
+    cancels in each); the ratio of the medians where the rounds do not pair up."""
+    if not (a and b and a["phases"]["total"] and b["phases"]["total"]):
+        return None
+    ratio = paired_ratio(_per_round(a), _per_round(b))
+    if ratio is None:
+        return a["phases"]["total"]["median"] / b["phases"]["total"]["median"]
+    return ratio
+
+
 def print_tables(records: list[dict], backend: str) -> None:
     """Per mode a table: one row per case, warplab's / CuPy's / PyTorch's median (us), the
-    ratio warplab / PyTorch; the floor in a line below. ``!``: a result that differs from
+    ratio warplab / PyTorch (paired per round); the floor in a line below. ``!``: a result that differs from
     the reference; ``err``: the call failed (the JSON holds the error)."""
     by: dict[tuple[str, str, str], dict] = {}
     for r in records:
@@ -74,10 +97,8 @@ def print_tables(records: list[dict], backend: str) -> None:
             cells = [by.get((mode, case, lib)) for lib in ("warplab", *libs)]
             row = [case, *(_us(r) for r in cells)]
             if "torch" in libs:
-                w, tr = cells[0], cells[-1]
-                ok = w and tr and w["phases"]["total"] and tr["phases"]["total"]
-                row.append(f"{w['phases']['total']['median'] / tr['phases']['total']['median']:.2f}"
-                           if ok else "-")
+                ratio = _paired(cells[0], cells[-1])
+                row.append("-" if ratio is None else f"{ratio:.2f}")
             t.add_row(*row)
         print_table(t, console)
         floor = [by.get((mode, FLOOR_CASE, v)) for v in ("floor", "floor_d2h")]
