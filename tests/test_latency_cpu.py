@@ -205,3 +205,20 @@ def test_ratio_is_paired_per_round() -> None:
     w, t = rec([10, 10, 10, 40, 40, 40]), rec([5, 5, 5, 10, 10, 10])
     assert _paired(w, t) == pytest.approx(3.0)  # rounds 2x and 4x; pooled medians: 3.33
     assert _paired(w, None) is None
+
+
+def test_bench_all_leaves_other_variant_names_alone(tiny: None, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    import argparse
+
+    from warplab.families.latency.command import bench
+
+    args = argparse.Namespace(family="all", variant=["numpy", "sum"], no_compare=True,
+                              runs=2, warmup=0, sizes=None, dtypes=None, data=None, bins=None,
+                              ops=None)
+    assert bench(args, "cpu", "quick", tmp_path)
+    assert {r["params"]["case"] for r in read(tmp_path / "latency.json")["results"]} == {"sum_1k"}
+    args.family = "latency"
+    with pytest.raises(ValueError, match="unknown latency case.*numpy"):
+        bench(args, "cpu", "quick", tmp_path)

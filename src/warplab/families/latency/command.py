@@ -13,7 +13,7 @@ from ...bench.tables import print_table
 from ...console import all_verified, console, csv, finish_bench, json_path, progress
 from ...core.device import resolve_backend
 from .bench import FLOOR_CASE, MODES, run_latency
-from .cases import CASE_NAMES
+from .cases import CASE_NAMES, CASES
 
 _TITLES = {"call_latency": "call latency, us", "host_per_call": "host time per call, us"}
 
@@ -114,17 +114,19 @@ def print_tables(records: list[dict], backend: str) -> None:
 
 def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
     """The latency campaign of ``warplab bench``; True when every warplab record verified.
-    ``--variant`` names cases or functions; ``--runs``/``--warmup`` replace the campaign's
-    calls per round and warm-up calls; the size, data and dtype options do not apply."""
+    ``--variant`` names cases or functions (under ``bench all``, names that are neither are
+    left to the other families); ``--runs``/``--warmup`` replace the campaign's
+    calls per round and warm-up calls; ``--sizes``, ``--data``, ``--bins``,
+    ``--dtypes`` and ``--ops`` do not apply (ignored: the cases' inputs are fixed)."""
     path = out / "latency.json"
+    names = args.variant
+    if args.family == "all" and names:  # other families' variant names: not ours to refuse
+        known = {*CASE_NAMES, *(c.function for c in CASES)}
+        names = [n for n in names if n in known] or None
     with progress(f"latency {campaign} ({backend})") as update:
         doc = run_latency(campaign=campaign, backend=backend, json_path=path,
-                          names=args.variant, with_comparators=not args.no_compare,
+                          names=names, with_comparators=not args.no_compare,
                           calls=args.runs, warmup=args.warmup, progress=update)
-    if args.family == "latency" and (args.sizes or args.dtypes or args.data or args.bins
-                                     or args.ops):
-        doc["meta"]["notes"].append("latency: --sizes/--dtypes/--data/--bins/--ops ignored "
-                                    "(the cases' inputs are fixed)")
     print_tables(doc["results"], backend)
     return finish_bench(doc, path)
 

@@ -25,70 +25,71 @@ class Comparator:
     run: Callable[[dict], Any]
 
 
-def _cp() -> Any:
-    import cupy
-
-    return cupy
-
-
-def _t() -> Any:
-    import torch
-
-    return torch
-
-
-def _cupy_series_stats(x: Any) -> tuple[Any, Any]:
-    cp = _cp()
-    m = x.mean(axis=1)
-    return m, cp.sqrt(((x - m[:, None]) ** 2).sum(axis=1))
-
-
-def _torch_series_stats(t: Any) -> tuple[Any, Any]:
-    m = t.mean(dim=1)
-    return m, _t().linalg.vector_norm(t - m[:, None], dim=1)
-
-
-def _cupy_copies(d: dict) -> None:
+def _copies(d: dict) -> None:
     for s, t in zip(d["srcs"], d["dsts"]):
         t[...] = s
 
 
-def _torch_copies(d: dict) -> None:
-    for s, t in zip(d["srcs"], d["dsts"]):
-        t.copy_(s)
+def _cupy_calls() -> dict[str, tuple[str, Callable[[dict], Any]]]:
+    """Per case: the CuPy call (memcpy_batched's is the copy loop: no CuPy call takes device
+    addresses, and the copies are the same). The module is bound once, not looked up per call."""
+    import cupy as cp
+
+    def series_stats(x: Any) -> tuple[Any, Any]:
+        m = x.mean(axis=1)
+        return m, cp.sqrt(((x - m[:, None]) ** 2).sum(axis=1))
+
+    return {
+        "byte_hist_4k": ("cupy.bincount", lambda d: cp.bincount(d["x"], minlength=256)),
+        "sum_1k": ("cupy.sum", lambda d: cp.sum(d["x"])),
+        "mean_1k": ("cupy.mean", lambda d: cp.mean(d["x"])),
+        "mean_rows_64": ("cupy.mean", lambda d: cp.mean(d["x"], axis=1)),
+        "series_stats_64": ("cupy.mean+norm", lambda d: series_stats(d["x"])),
+        "corrcoef_8x64": ("cupy.corrcoef", lambda d: cp.corrcoef(d["x"])),
+        "copy_batched_8": ("cupy.copy_loop", _copies),
+        "memcpy_batched_8": ("cupy.copy_loop", _copies),
+        "matmul_64": ("cupy.matmul", lambda d: cp.matmul(d["x"], d["x"])),
+        "histogram_1k": ("cupy.histogram",
+                         lambda d: cp.histogram(d["x"], bins=64, range=(0.0, 1.0))[0]),
+        "bincount_1k": ("cupy.bincount", lambda d: cp.bincount(d["x"], weights=d["w"])),
+    }
 
 
-#: Per case name: the CuPy and the torch call (memcpy_batched's are the copy loops: neither
-#: library takes device addresses, and the copies are the same).
-CALLS: dict[str, tuple[tuple[str, Callable[[dict], Any]], tuple[str, Callable[[dict], Any]]]] = {
-    "byte_hist_4k": (("cupy.bincount", lambda d: _cp().bincount(d["x"], minlength=256)),
-                     ("torch.bincount", lambda d: _t().bincount(d["x"], minlength=256))),
-    "sum_1k": (("cupy.sum", lambda d: _cp().sum(d["x"])),
-               ("torch.sum", lambda d: _t().sum(d["x"]))),
-    "mean_1k": (("cupy.mean", lambda d: _cp().mean(d["x"])),
-                ("torch.mean", lambda d: _t().mean(d["x"]))),
-    "mean_rows_64": (("cupy.mean", lambda d: _cp().mean(d["x"], axis=1)),
-                        ("torch.mean", lambda d: _t().mean(d["x"], dim=1))),
-    "series_stats_64": (("cupy.mean+norm", lambda d: _cupy_series_stats(d["x"])),
-                           ("torch.mean+norm", lambda d: _torch_series_stats(d["x"]))),
-    "corrcoef_8x64": (("cupy.corrcoef", lambda d: _cp().corrcoef(d["x"])),
-                      ("torch.corrcoef", lambda d: _t().corrcoef(d["x"]))),
-    "copy_batched_8": (("cupy.copy_loop", _cupy_copies), ("torch.copy_loop", _torch_copies)),
-    "memcpy_batched_8": (("cupy.copy_loop", _cupy_copies), ("torch.copy_loop", _torch_copies)),
-    "matmul_64": (("cupy.matmul", lambda d: _cp().matmul(d["x"], d["x"])),
-                  ("torch.matmul", lambda d: d["x"] @ d["x"])),
-    "histogram_1k": (("cupy.histogram",
-                      lambda d: _cp().histogram(d["x"], bins=64, range=(0.0, 1.0))[0]),
-                     ("torch.histc", lambda d: _t().histc(d["x"], bins=64, min=0.0, max=1.0))),
-    "bincount_1k": (("cupy.bincount", lambda d: _cp().bincount(d["x"], weights=d["w"])),
-                    ("torch.bincount", lambda d: _t().bincount(d["x"], weights=d["w"]))),
-}
+def _torch_calls() -> dict[str, tuple[str, Callable[[dict], Any]]]:
+    """Per case: the PyTorch call on DLPack views of the CuPy inputs."""
+    import torch
+
+    def series_stats(t: Any) -> tuple[Any, Any]:
+        m = t.mean(dim=1)
+        return m, torch.linalg.vector_norm(t - m[:, None], dim=1)
+
+    def copies(d: dict) -> None:
+        for s, t in zip(d["srcs"], d["dsts"]):
+            t.copy_(s)
+
+    return {
+        "byte_hist_4k": ("torch.bincount", lambda d: torch.bincount(d["x"], minlength=256)),
+        "sum_1k": ("torch.sum", lambda d: torch.sum(d["x"])),
+        "mean_1k": ("torch.mean", lambda d: torch.mean(d["x"])),
+        "mean_rows_64": ("torch.mean", lambda d: torch.mean(d["x"], dim=1)),
+        "series_stats_64": ("torch.mean+norm", lambda d: series_stats(d["x"])),
+        "corrcoef_8x64": ("torch.corrcoef", lambda d: torch.corrcoef(d["x"])),
+        "copy_batched_8": ("torch.copy_loop", copies),
+        "memcpy_batched_8": ("torch.copy_loop", copies),
+        "matmul_64": ("torch.matmul", lambda d: d["x"] @ d["x"]),
+        "histogram_1k": ("torch.histc",
+                         lambda d: torch.histc(d["x"], bins=64, min=0.0, max=1.0)),
+        "bincount_1k": ("torch.bincount", lambda d: torch.bincount(d["x"], weights=d["w"])),
+    }
+
+
+_TABLES = {"cupy": _cupy_calls, "torch": _torch_calls}
 
 
 def to_torch(inputs: dict) -> dict:
     """DLPack views of the CuPy inputs (arrays torch cannot view, e.g. uint64 addresses,
     stay CuPy: no torch call reads them)."""
-    torch = _t()
+    import torch
 
     def view(a: Any) -> Any:
         try:
@@ -102,15 +103,16 @@ def to_torch(inputs: dict) -> dict:
 
 def comparators(case_name: str, with_comparators: bool) -> tuple[list[Comparator], list[str]]:
     """The usable comparators of a case and one note per library skipped."""
-    if not with_comparators or case_name not in CALLS:
+    if not with_comparators:
         return [], []
     out, notes = [], []
-    for (name, run), lib in zip(CALLS[case_name], ("cupy", "torch")):
+    for lib, table in _TABLES.items():
         why = probe_module(lib)
-        if why is None:
+        if why is not None:
+            notes.append(f"comparator {lib} skipped: {why}")
+        elif case_name in (calls := table()):
+            name, run = calls[case_name]
             out.append(Comparator(name, lib, run))
-        else:
-            notes.append(f"comparator {name} skipped: {why}")
     return out, notes
 
 
