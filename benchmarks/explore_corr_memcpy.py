@@ -15,6 +15,7 @@ import sys
 
 import cupy
 import numpy as np
+from explore_axis_rows import kernel_ms as event_ms  # CUDA-event median (same folder)
 
 import warplab
 from warplab.core.loader import defines, get_kernel
@@ -25,28 +26,14 @@ from warplab.families.memcpy.bench import make_sizes, offsets
 from warplab.families.memcpy.spec import SizeClasses
 
 
-def event_ms(fn, runs: int = 5, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(runs):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop))
-    return float(np.median(times))
-
-
 def corr_split() -> None:
     x = warplab.random_walk(8192, 8192, seed=1)
     for precision in ("float64", "float32", "tf32"):
         z, _ = corr_cuda.normalise_rows(x, corr_cuda.work_dtype(precision))
         t_norm = event_ms(lambda p=precision: corr_cuda.normalise_rows(
-            x, corr_cuda.work_dtype(p)))
-        t_gram = event_ms(lambda z=z, p=precision: gram(z, precision=p))
-        t_call = event_ms(lambda p=precision: warplab.corrcoef(x, precision=p))
+            x, corr_cuda.work_dtype(p)), runs=5, warmup=2)
+        t_gram = event_ms(lambda z=z, p=precision: gram(z, precision=p), runs=5, warmup=2)
+        t_call = event_ms(lambda p=precision: warplab.corrcoef(x, precision=p), runs=5, warmup=2)
         print(f"corrcoef 8192^2 {precision}: public call {t_call:.2f} ms = gram {t_gram:.2f} + "
               f"normalise {t_norm:.2f} + rest {t_call - t_gram - t_norm:.2f}", flush=True)
 
@@ -104,7 +91,7 @@ def memcpy_sweep(total: int = 64 << 20) -> None:
             if not row:  # the default writes the reference
                 run(cupy.asarray(do.astype(np.uint64) + base_r))
             d_dst = cupy.asarray(do.astype(np.uint64) + base_d)
-            ms = event_ms(lambda d=d_dst, r=run: r(d), runs=10)
+            ms = event_ms(lambda d=d_dst, r=run: r(d), runs=10, warmup=2)
             ok = bool((dst == ref).all())
             dst.fill(0)
             row.append(f"{all_bytes / ms / 1e6:>7.0f}{'' if ok else ' WRONG':6s}")
