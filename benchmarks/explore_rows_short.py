@@ -1,0 +1,161 @@
+"""What a 1M x 32 float32 row mean can reach (GPU machine; not part of the package's API).
+
+Session 6 measured ``rows_adaptive`` on 1M x 32 at 2.61 TB/s held (85% of the 1 GiB read
+ceiling) and found its launch knobs exhausted (explore_axis_rows.py). Two questions:
+
+1. What does the read ceiling itself reach on this many bytes? ``read_words`` (the kernel behind
+   ``read_gbps``) over 1 GiB, 256 MiB and the 128 MiB of this shape: the fixed cost of a launch
+   (ramp-up, tail) weighs twice as much on 128 MiB as on 256 MiB.
+2. Do more bytes in flight per warp or fully coalesced warp loads beat the plan's G = 2 group?
+   Experimental kernels, 32 float32 columns only:
+   - ``g2_p{P}``: 2 lanes per row, each warp takes 16 P consecutive rows per step, so a lane
+     has 4 P 16-byte loads in flight (the plan's kernel is P = 1);
+   - ``coal_p{P}``: the warp reads its 2 P KiB with 16-byte loads, lane l taking word
+     32 j + l (one 512-byte segment per instruction), sums the 8 lanes of each row by xor
+     shuffles and gathers the 16 row results into one store per 16 rows.
+
+Timing: ``REPS`` launches back to back between two CUDA events, per launch = elapsed / REPS
+(the launch overhead overlaps the previous kernel, as in a held measurement), median of 15.
+Every kernel's result is checked against the float64 mean.
+Usage: PYTHONPATH=src python3 benchmarks/explore_rows_short.py
+"""
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+import warplab
+from warplab.bench import ceilings
+
+REPS, RUNS = 20, 15
+SOURCE = r"""
+typedef unsigned long long u64;
+__device__ __forceinline__ float hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+
+template <int P>
+__global__ void __launch_bounds__(256) g2(const float4* __restrict__ in, u64 rows,
+                                           float* __restrict__ out) {
+    const unsigned lane = threadIdx.x & 31u, sub = lane & 1u;
+    const u64 warp = ((u64)blockIdx.x * 256 + threadIdx.x) >> 5;
+    const u64 step = ((u64)gridDim.x * 256 >> 5) * 16 * P;
+    for (u64 r0 = warp * 16 * P; r0 < rows; r0 += step) {
+        float4 q[P][4];
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            const u64 r = r0 + p * 16 + lane / 2;
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                q[p][j] = r < rows ? __ldg(in + r * 8 + sub + 2 * j) : make_float4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            float s = (hsum(q[p][0]) + hsum(q[p][1])) + (hsum(q[p][2]) + hsum(q[p][3]));
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            const u64 r = r0 + p * 16 + lane / 2;
+            if (r < rows && sub == 0) out[r] = s * (1.0f / 32.0f);
+        }
+    }
+}
+
+template <int P>
+__global__ void __launch_bounds__(256) coal(const float4* __restrict__ in, u64 rows,
+                                             float* __restrict__ out) {
+    const unsigned lane = threadIdx.x & 31u;
+    const u64 warp = ((u64)blockIdx.x * 256 + threadIdx.x) >> 5;
+    const u64 step = ((u64)gridDim.x * 256 >> 5) * 16 * P;
+    const u64 words = rows * 8;
+    for (u64 r0 = warp * 16 * P; r0 < rows; r0 += step) {
+        float4 q[4 * P];
+#pragma unroll
+        for (int j = 0; j < 4 * P; ++j) {
+            const u64 w = r0 * 8 + 32 * j + lane;
+            q[j] = w < words ? __ldg(in + w) : make_float4(0, 0, 0, 0);
+        }
+        float s[4 * P];
+#pragma unroll
+        for (int j = 0; j < 4 * P; ++j) {
+            s[j] = hsum(q[j]);
+            s[j] += __shfl_xor_sync(0xffffffffu, s[j], 1);
+            s[j] += __shfl_xor_sync(0xffffffffu, s[j], 2);
+            s[j] += __shfl_xor_sync(0xffffffffu, s[j], 4);
+        }
+        // row 4 j + lane / 8 of the step sits in s[j]; lane t < 16 stores row 16 h + t.
+#pragma unroll
+        for (int h = 0; h < P; ++h) {
+            float mine = 0.0f;
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) {
+                const float v = __shfl_sync(0xffffffffu, s[4 * h + jj], 8 * (lane & 3u));
+                if (lane / 4 == (unsigned)jj) mine = v;
+            }
+            const u64 r = r0 + 16 * h + lane;
+            if (lane < 16 && r < rows) out[r] = mine * (1.0f / 32.0f);
+        }
+    }
+}
+"""
+NAMES = ["g2<1>", "g2<2>", "g2<4>", "coal<1>", "coal<2>"]
+
+
+def per_launch_ms(fn) -> float:
+    for _ in range(3):
+        fn()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(RUNS):
+        start.record()
+        for _ in range(REPS):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop) / REPS)
+    return float(np.median(times))
+
+
+def read_words_gbps(nbytes: int) -> float:
+    from pathlib import Path
+
+    from warplab.core.loader import get_kernel
+
+    words = cupy.ones(nbytes // 4, np.uint32)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    sums = cupy.empty(8 * sms, np.uint32)
+    k = get_kernel(Path(ceilings.__file__).with_name("ceilings.cu"), "read_words")
+    ms = per_launch_ms(lambda: k((8 * sms,), (256,), (words, np.uint64(nbytes // 16), sums)))
+    return nbytes / ms / 1e6
+
+
+def main() -> None:
+    read = ceilings.measure_all("cuda")["read_gbps"]
+    rows = 1 << 20
+    x = cupy.random.standard_normal((rows, 32), dtype=np.float32)
+    nbytes = x.nbytes + rows * 4
+    ref = x.astype(np.float64).mean(axis=1)
+    print(f"read ceiling (stored, 1 GiB): {read:.0f} GB/s")
+    for nb in (1 << 30, 256 << 20, x.nbytes):
+        print(f"read_words over {nb >> 20:5d} MiB: {read_words_gbps(nb):6.0f} GB/s")
+    same = read_words_gbps(x.nbytes)
+    warplab.mean(x, axis=1)
+    ms = per_launch_ms(lambda: warplab.mean(x, axis=1))
+    print(f"warplab.mean(x, axis=1) back to back: {ms * 1e3:6.1f} us {nbytes / ms / 1e6:6.0f} GB/s "
+          f"{100 * nbytes / ms / 1e6 / read:5.1f}% of 1 GiB read, "
+          f"{100 * nbytes / ms / 1e6 / same:5.1f}% of same-size read")
+    cms = per_launch_ms(lambda: cupy.mean(x, axis=1))
+    print(f"cupy.mean back to back: {cms * 1e3:6.1f} us {nbytes / cms / 1e6:6.0f} GB/s")
+    mod = cupy.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=NAMES)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    out = cupy.empty(rows, np.float32)
+    for name in NAMES:
+        k = mod.get_function(name)
+        for label, grid in (("persistent", 8 * sms), ("x4", 32 * sms)):
+            out.fill(np.nan)
+            ms = per_launch_ms(lambda k=k, g=grid: k((g,), (256,), (x, np.uint64(rows), out)))
+            err = float(cupy.abs(out.astype(np.float64) - ref).max())
+            gbps = nbytes / ms / 1e6
+            print(f"  {name:8s} {label:10s}: {ms * 1e3:6.1f} us {gbps:6.0f} GB/s "
+                  f"{100 * gbps / read:5.1f}% of read, {100 * gbps / same:5.1f}% of same-size, "
+                  f"{gbps / (nbytes / cms / 1e6):4.2f}x cupy  err {err:.1e}")
+
+
+if __name__ == "__main__":
+    main()
