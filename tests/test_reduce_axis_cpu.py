@@ -425,6 +425,19 @@ def test_plan_rows_targets() -> None:
     assert (long.chunk * (long.splits - 1)) < 1 << 24
 
 
+def test_plan_rows_packed() -> None:
+    short = axis_cuda.plan_rows(1 << 20, 32, 4, **H100, packed=True)
+    assert (short.kernel, short.group, short.vec) == ("packed", 8, True)
+    assert short.grid == axis_cuda.PACKED_GRID * 132 * 8  # 8192 warp steps of 16 rows: more
+    assert axis_cuda.plan_rows(1000, 32, 8, **H100, packed=True)[:2] == ("packed", 16)
+    assert axis_cuda.plan_rows(5, 4, 4, **H100, packed=True)[:3] == ("packed", 1, True)
+    assert axis_cuda.plan_rows(5, 4, 4, **H100, packed=True).grid == 1
+    # rows of 512 B or more, or not a power of two of 16-byte words: the other kernels
+    for rows, cols, isz in ((1 << 20, 128, 4), (1000, 24, 4), (1000, 33, 4), (10, 3, 4)):
+        assert axis_cuda.plan_rows(rows, cols, isz, **H100, packed=True).kernel != "packed"
+    assert axis_cuda.plan_rows(1 << 20, 32, 4, **H100, packed=False).kernel == "group"
+
+
 @pytest.mark.parametrize("rows,cols", [(1, 1), (1, 5), (7, 1), (3, 31), (7, 1023), (1000, 1025),
                                        (1 << 20, 32), (16, (1 << 24) + 3), (1, 1 << 26),
                                        (3000, 3000), (100, 100000)])

@@ -347,3 +347,43 @@ def test_plans_seen_by_dispatch() -> None:
     assert p.layout == "rows" and p.view
     p = plan_2d(x.shape, x.strides, x.itemsize, (0,))
     assert p.layout == "cols" and p.view
+
+
+# Rows of 16 L bytes back to back run the packed kernel (L lanes per row): every L, row counts
+# that leave a partial warp step (a step is 4 * 32 / L rows), and the same rows from a base
+# that is not 16-byte aligned (the group kernel then) must agree with NumPy.
+PACKED = [(rows, lanes * 16 // isz, dt) for dt, isz in (("float32", 4), ("float64", 8))
+          for lanes in axis_cuda.PACKED_LANES if lanes * 16 // isz >= 1
+          for rows in (1, 5, 1000, 4099)]
+
+
+@pytest.mark.parametrize("rows,cols,dtype", PACKED, ids=lambda v: str(v))
+def test_packed_rows(rows: int, cols: int, dtype: str) -> None:
+    t = np.dtype(dtype)
+    plan = axis_cuda.plan_rows(rows, cols, t.itemsize, 132, 8, 8, packed=True)
+    assert (plan.kernel, plan.group) == ("packed", cols * t.itemsize // 16)
+    for kind in KINDS:
+        x = host(kind, dtype, rows, cols)
+        flat = cupy.zeros(rows * cols + 1, t)
+        for off in (0, 1):  # off 1: base not 16-byte aligned, the group kernel
+            flat[off:off + rows * cols] = cupy.asarray(x.ravel())
+            xd = flat[off:off + rows * cols].reshape(rows, cols)
+            for op in OPS:
+                clear_ran()
+                got = reduce_axis(xd, op, 1, variant="rows_adaptive")
+                assert last_ran() == "rows_adaptive"
+                compare(got.get(), x, op, U[np.dtype(np.float64)])
+            if cols > 1:
+                for op in ("var", "std"):
+                    compare(reduce_axis(xd, op, 1, variant="rows_adaptive", ddof=1).get(), x,
+                            op, U[np.dtype(np.float64)], ddof=1)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_packed_rows_integers(dtype: str) -> None:
+    x = np.random.default_rng(5).integers(-1000, 1000, (3001, 64 // np.dtype(dtype).itemsize),
+                                          dtype=dtype)
+    xd = cupy.asarray(x)
+    np.testing.assert_array_equal(reduce_axis(xd, "sum", 1).get(), x.sum(axis=1))
+    np.testing.assert_array_equal(reduce_axis(xd, "max", 1).get(), x.max(axis=1))
+    np.testing.assert_allclose(reduce_axis(xd, "mean", 1).get(), x.mean(axis=1), rtol=1e-15)

@@ -126,16 +126,20 @@ def mean_tables(results: Results) -> list[Table]:
         t = Table(f"reduce_axis: {op}(axis=1) — {dtype} {shape_label(*shape)}"
                   f"{_suffix(ok, device)}",
                   ["variant", "time (ms)", "step speedup", "cumulative speedup", "GB/s read",
-                   "% of read BW", "rel. error", "held"], [], "series_mean", "reduce_axis",
-                  {1: ".4g", 2: ".2f", 3: ".2f", 4: ".1f", 5: ".1f"},
+                   "% of read BW", "% of read BW, same bytes", "rel. error", "held"], [],
+                  "series_mean", "reduce_axis",
+                  {1: ".4g", 2: ".2f", 3: ".2f", 4: ".1f", 5: ".1f", 6: ".1f"},
                   note=f"kernel median; step: previous kernel in the report's order "
                        f"({' -> '.join(CANONICAL_ORDER['reduce_axis'])}) / this one; "
                        f"cumulative: {K2_BASELINE} / this one; comparators get the cumulative "
                        "only; GB/s = M N itemsize bytes read / median; % of the measured read "
-                       "ceiling; rel. error: max over series of |mean - float64 mean| / |float64 "
+                       "ceiling (1 GiB), and of the same read kernel over this input's bytes "
+                       "(inputs from 16 MiB; a shorter read pays the same ramp-up and tail); "
+                       "rel. error: max over series of |mean - float64 mean| / |float64 "
                        "mean|.")
         for r, step, cum in items:
             t.rows.append([r.variant, r.median, step, cum, r.gbps, _pct_read(r, read),
+                           num(r.extra.get("pct_of_read_same_bytes")),
                            fmt_rel_error(r.rel_error), r.params.get("held")])
             t.row_keys.append(shape_label(*shape))
         tables.append(t)

@@ -252,6 +252,50 @@ axis_rows_group(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, R* __restr
 }
 
 // =============================================================================================
+// rows_adaptive, packed short rows: every row is exactly L 16-byte words (L = 1..16, a power of
+// two) and the rows lie back to back (ld == cols, 16-byte aligned base), so together they are
+// one run of words. A warp step takes UNR * 32 consecutive words: load j of lane l is word
+// w0 + 32 j + l, so every warp instruction reads one whole 512-byte segment (the group kernel's
+// G lanes per row read 16 rows' words at a stride instead). The L lanes holding a row's words
+// combine by xor shuffles and the first of them stores the row's result.
+// =============================================================================================
+template <class T, class A, class R, class OP, int L>
+__global__ void __launch_bounds__(BS)
+axis_rows_packed(const T* __restrict__ in, u64 rows, u64 cols, R* __restrict__ out, double ddof,
+                 u64 out2) {
+    static_assert(L >= 1 && L <= 16 && (L & (L - 1)) == 0, "L: a power of two up to 16");
+    constexpr int PER = 16 / sizeof(T);
+    const u32 lane = threadIdx.x & 31u;
+    const u64 words = rows * L;
+    const uint4* __restrict__ v = reinterpret_cast<const uint4*>(in);
+    const u64 warp = ((u64)blockIdx.x * BS + threadIdx.x) >> 5;
+    const u64 step = ((u64)gridDim.x * BS >> 5) * (32u * UNR);
+    for (u64 w0 = warp * (32u * UNR); w0 < words; w0 += step) {
+        Pack<T, PER> q[UNR];
+#pragma unroll
+        for (int j = 0; j < UNR; ++j) {
+            const u64 w = w0 + 32u * j + lane;
+            q[j].u = w < words ? __ldg(v + w) : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int j = 0; j < UNR; ++j) {
+            const u64 w = w0 + 32u * j + lane;  // words is a multiple of L: a row's L lanes
+            const u64 r = w / L;                // are all in range or all out
+            A acc = OP::template identity<A>();
+            double k = 0.0;
+            if (w < words) {
+                if (OP::SHIFT) k = shift_of(in + r * cols);
+#pragma unroll
+                for (int e = 0; e < PER; ++e) acc = OP::add(acc, q[j].v[e], k);
+            }
+#pragma unroll
+            for (int m = L / 2; m > 0; m >>= 1) acc = OP::combine(acc, shfl_xor(acc, m));
+            if (w < words && (lane & (L - 1)) == 0) OP::store(out, r, acc, cols, k, ddof, out2);
+        }
+    }
+}
+
+// =============================================================================================
 // rows_adaptive, few long rows: S blocks per row (grid rows * S), block s reads elements
 // [s * chunk, (s + 1) * chunk) of its row; with S > 1 each block leaves a partial, and the
 // block that draws a row's last ticket (atomicInc wraps the row's counter back to 0) combines

@@ -37,6 +37,11 @@ K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
 DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK, "WARPLAB_K2_BLOCK": K2_BLOCK}
 GROUPS = (1, 2, 4, 8, 16, 32)
+#: Lanes per row of the packed kernel (rows of 16 L bytes, back to back).
+PACKED_LANES = (1, 2, 4, 8, 16)
+#: The packed kernel's grid in resident blocks (H100, 1M x 32 float32, explore_rows_short.py:
+#: 49.9 us with four times the resident blocks, 50.3 us with one).
+PACKED_GRID = 4
 #: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
 #: stays under ~3% of the input for float32 data and float64 partials).
 COLS_MIN_ROWS = 128
@@ -80,6 +85,7 @@ def targs(op: str, t: np.dtype) -> str:
 def _expressions(args: str) -> tuple[str, ...]:
     """One module per (T, op): every group size, both load paths, split and columns kernels."""
     out = [f"axis_rows_group<{args}, {g}, {v}>" for g in GROUPS for v in ("true", "false")]
+    out += [f"axis_rows_packed<{args}, {lanes}>" for lanes in PACKED_LANES]
     out += [f"axis_rows_split<{args}, {v}>" for v in ("true", "false")]
     out += [f"axis_cols<{args}, {v}>" for v in ("true", "false")]
     return tuple(out)
@@ -128,9 +134,9 @@ def _pow2_ceil(v: int) -> int:
 
 
 class RowsPlan(NamedTuple):
-    """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, persistent grid) or
-    "split" (S blocks per row of ``chunk`` elements each, grid rows * S); ``vec`` 16-byte
-    loads."""
+    """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, persistent grid),
+    "packed" (``group`` = L lanes per row of back-to-back rows) or "split" (S blocks per row of
+    ``chunk`` elements each, grid rows * S); ``vec`` 16-byte loads."""
 
     kernel: str
     group: int
@@ -150,7 +156,7 @@ def group_size(cols: int, itemsize: int) -> tuple[bool, int]:
 
 
 def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
-              split_bps: int) -> RowsPlan:
+              split_bps: int, packed: bool = False) -> RowsPlan:
     """Choose the ``rows_adaptive`` launch from the shape and the device (pure: CPU-tested).
 
     16-byte loads when a row holds at least 64 bytes. The group size G is the smallest power of
@@ -161,12 +167,22 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
     one wave) but at least one round of ``UNROLL`` loads per thread and block.
     ``group_bps``/``split_bps``: resident blocks per SM of the two kernels.
 
+    ``packed``: the rows lie back to back from a 16-byte aligned base (ld == cols). Then rows of
+    16, 32, ..., 256 bytes run the packed kernel instead (L = row bytes / 16 lanes per row, each
+    warp instruction one 512-byte segment; 1M x 32 float32: L = 8), on ``PACKED_GRID`` times the
+    resident blocks (``group_bps`` stands in for its occupancy: same block, similar registers).
+
     Performance: host arithmetic only.
     """
     vec, g = group_size(cols, itemsize)
     per = 16 // itemsize if vec else 1
     units = -(-cols // per)
     resident_g = sms * group_bps
+    lanes = cols * itemsize // 16
+    if packed and cols * itemsize == 16 * lanes and lanes in PACKED_LANES:
+        warps = -(-rows * lanes // (32 * UNROLL))
+        return RowsPlan("packed", lanes, True,
+                        max(1, min(PACKED_GRID * resident_g, -(-warps * 32 // BLOCK))), 1, cols)
     if g < 32 or rows * 64 >= resident_g * BLOCK:
         warps = -(-rows // (32 // g))
         return RowsPlan("group", g, vec, max(1, min(resident_g, -(-warps * 32 // BLOCK))),
@@ -309,9 +325,15 @@ def _launch_rows(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
     vec, g = group_size(cols, t.itemsize)
     vs = "true" if vec else "false"
     eg, es = f"axis_rows_group<{args}, {g}, {vs}>", f"axis_rows_split<{args}, {vs}>"
+    ld_el = _ld(x2d)
     p = plan_rows(rows, cols, t.itemsize, sms, _occupancy(eg, args, dev, BLOCK),
-                  _occupancy(es, args, dev, BLOCK))
-    ld, fd = np.uint64(_ld(x2d)), np.float64(ddof)
+                  _occupancy(es, args, dev, BLOCK),
+                  packed=(ld_el == cols or rows == 1) and x2d.data.ptr % 16 == 0)
+    ld, fd = np.uint64(ld_el), np.float64(ddof)
+    if p.kernel == "packed":
+        _kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev)((p.grid,), (BLOCK,), (
+            x2d, np.uint64(rows), np.uint64(cols), out, fd, np.uint64(out2)))
+        return
     if p.kernel == "group":
         _kernel(eg, args, dev)((p.grid,), (BLOCK,), (x2d, np.uint64(rows), np.uint64(cols), ld,
                                                      out, fd, np.uint64(out2)))

@@ -21,7 +21,10 @@ back to back between two CUDA events, per-call time = elapsed / calls: what user
 verification bound: max(TOLERANCE of the result dtype, 4 N u) with u the unit roundoff of the
 accumulator ``params.acc``: the K2 seeds and the comparators sum in the input type, so float32
 gets N 2^-24 4, warplab's default and NumPy's reference float64), ``pct_of_read_bw`` (GB/s as %
-of the measured read ceiling ``meta.ceilings.read_gbps``; GB/s = ``axis_bytes_moved`` / median).
+of the measured read ceiling ``meta.ceilings.read_gbps``; GB/s = ``axis_bytes_moved`` / median),
+``read_gbps_same_bytes`` (the same read kernel over the input's own bytes, for inputs of at
+least ``SAME_BYTES_MIN``; None below: ``bench/ceilings.read_bandwidth`` says why it is lower than
+the 1 GiB ceiling) and ``pct_of_read_same_bytes``.
 
 ``series_accuracy`` (the accuracy table): per (M, N, eps) of ``ACCURACY_TABLE``, the SUMS of the
 M series (the report compared sums) by each case of ``CUDA_CASES`` (cpu: ``CPU_CASES``) against
@@ -49,7 +52,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...bench.campaign import finish_campaign
-from ...bench.ceilings import measure_all
+from ...bench.ceilings import measure_all, read_bandwidth
 from ...bench.comparators import Provider, available
 from ...bench.measure import Settings
 from ...bench.results import make_result
@@ -79,6 +82,7 @@ from .walk import WalkParams, WalkProblem, random_walk, reference_rows, walk_byt
 CHECK_ELEMENTS = 1 << 21      # generated values checked against the NumPy reference, per record
 CALLS = 32                    # public calls between two events
 CPU_MAX_ELEMENTS = 1 << 24    # the cpu backend's campaign shapes stop here (asked ones do not)
+SAME_BYTES_MIN = 1 << 24      # inputs from 16 MiB get the read ceiling at their own size too
 REPORT_SHAPE: Shape = (8192, 8192)
 TARGET_SHAPES: tuple[Shape, ...] = ((1 << 20, 32), (16, 1 << 24))
 SWEEP: tuple[Shape, ...] = tuple((1 << (28 - k), 1 << k) for k in range(5, 25))  # 2^28 values
@@ -209,6 +213,8 @@ def measure_means(x: Any, x_host: np.ndarray, op: str, targets: Sequence[Any], b
     if op == "mean":
         ref = ref / n
     read = ceilings.get("read_gbps")
+    same = read_bandwidth(backend, nbytes=x_host.nbytes)["read_gbps"] if (
+        x_host.nbytes >= SAME_BYTES_MIN) else None
     out_dt = dt  # float sums and means keep the input type
 
     def record(name: str, provider: str, phases: dict, got: Any, extra: dict) -> dict:
@@ -223,7 +229,9 @@ def measure_means(x: Any, x_host: np.ndarray, op: str, targets: Sequence[Any], b
                           phases=phases, bytes_moved=axis_bytes_moved(problem),
                           ceilings=ceilings, verified=ok, error=err)
         rec.update(rel_error=rel, tolerance=tol, pct_of_read_bw=(
-            100.0 * rec["gbps"] / read if rec["gbps"] and read else None))
+            100.0 * rec["gbps"] / read if rec["gbps"] and read else None),
+            read_gbps_same_bytes=same, pct_of_read_same_bytes=(
+                100.0 * rec["gbps"] / same if rec["gbps"] and same else None))
         return rec
 
     for t in targets:
