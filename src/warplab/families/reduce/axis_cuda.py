@@ -39,9 +39,6 @@ DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
 GROUPS = (1, 2, 4, 8, 16, 32)
 #: Lanes per row of the packed kernel (rows of 16 L bytes, back to back).
 PACKED_LANES = (1, 2, 4, 8, 16)
-#: The packed kernel's grid in resident blocks (H100, 1M x 32 float32, explore_rows_short.py:
-#: 49.9 us with four times the resident blocks, 50.3 us with one).
-PACKED_GRID = 4
 #: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
 #: stays under ~3% of the input for float32 data and float64 partials).
 COLS_MIN_ROWS = 128
@@ -169,8 +166,9 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
 
     ``packed``: the rows lie back to back from a 16-byte aligned base (ld == cols). Then rows of
     16, 32, ..., 256 bytes run the packed kernel instead (L = row bytes / 16 lanes per row, each
-    warp instruction one 512-byte segment; 1M x 32 float32: L = 8), on ``PACKED_GRID`` times the
-    resident blocks (``group_bps`` stands in for its occupancy: same block, similar registers).
+    warp instruction one 512-byte segment; 1M x 32 float32: L = 8), one warp step per warp (on
+    the H100 the full grid beat 4x and 1x the resident blocks by 1% and 3%,
+    benchmarks/explore_rows_short.py).
 
     Performance: host arithmetic only.
     """
@@ -181,8 +179,8 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
     lanes = cols * itemsize // 16
     if packed and cols * itemsize == 16 * lanes and lanes in PACKED_LANES:
         warps = -(-rows * lanes // (32 * UNROLL))
-        return RowsPlan("packed", lanes, True,
-                        max(1, min(PACKED_GRID * resident_g, -(-warps * 32 // BLOCK))), 1, cols)
+        return RowsPlan("packed", lanes, True, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
+                        1, cols)
     if g < 32 or rows * 64 >= resident_g * BLOCK:
         warps = -(-rows // (32 // g))
         return RowsPlan("group", g, vec, max(1, min(resident_g, -(-warps * 32 // BLOCK))),
