@@ -171,6 +171,8 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(numeric_cuda, "_kernel", lambda expr, group: _MinMax())
     monkeypatch.setattr(numeric_cuda, "_grid", lambda *a: 3)
     monkeypatch.setattr(api, "_run_cuda", _model_run_cuda)
+    # the pinned read of the min/max partials: plain host copies of the "device" arrays
+    monkeypatch.setattr(numeric_cuda, "read_small", lambda *arrays: [a.get() for a in arrays])
     LAUNCHES.clear()
     BYTE_RUNS.clear()
     yield real_pick

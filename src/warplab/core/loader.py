@@ -14,11 +14,14 @@ import hashlib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from . import fastpath
 from .errors import KernelCompileError
 
 _CORE = Path(__file__).resolve().parent
 HEADER = _CORE / "warplab.cuh"  # the shared helpers every family's .cu may include
 BASE_OPTIONS = ("-std=c++17", f"-I{_CORE}")
+_KERNELS = fastpath.PlanCache("kernels", maxsize=4096)
+_DEFINES = fastpath.PlanCache("defines")
 
 
 @functools.lru_cache(maxsize=1)
@@ -58,16 +61,30 @@ def get_kernel(source: Path, expression: str, *, all_expressions: Sequence[str] 
 
     ``all_expressions`` lists every template instantiation the module should hold, so that one
     NVRTC compilation serves all of them; ``expression`` must be among them when given.
+
+    Performance: after the first call per (source, expression, options, expressions, device)
+    one dict lookup (cache ``kernels`` of :mod:`~warplab.core.fastpath`): no source is read
+    or hashed and CuPy's ``get_function`` (a new kernel object and a driver lookup) is not
+    called again.
     """
     import cupy
 
+    key = (source, expression, tuple(options), tuple(all_expressions),
+           cupy.cuda.runtime.getDevice())
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        kernel = _KERNELS.put(key, _build_kernel(*key))
+    return kernel
+
+
+def _build_kernel(source: Path, expression: str, options: tuple[str, ...],
+                  all_expressions: tuple[str, ...], device_id: int) -> Any:
     _, digest = _source(source)
-    names = tuple(all_expressions) or (expression,)
+    names = all_expressions or (expression,)
     if expression not in names:
         raise ValueError(f"{expression!r} is not among the module's expressions")
-    opts = tuple(options) + (f"-DWARPLAB_HEADER_HASH=0x{_header_digest()}ULL",)
-    mod = _module(source, digest, opts, names, cupy.cuda.Device().id)
-    return mod.get_function(expression)
+    opts = options + (f"-DWARPLAB_HEADER_HASH=0x{_header_digest()}ULL",)
+    return _module(source, digest, opts, names, device_id).get_function(expression)
 
 
 def occupancy_blocks_per_sm(kernel: Any, block: int, dynamic_smem: int) -> int:
@@ -93,5 +110,9 @@ def defines(values: Mapping[str, int]) -> tuple[str, ...]:
     """``-D`` options for a source's compile-time constants (``{"WARPLAB_X": 8}`` ->
     ``("-DWARPLAB_X=8",)``). A family's launch plan holds each constant once, in a ``DEFINES``
     dict, and compiles its kernels with these options; the ``.cu`` refuses to compile without
-    them."""
-    return tuple(f"-D{k}={int(v)}" for k, v in sorted(values.items()))
+    them. Cached per the dict's items (launch plans call this per launch)."""
+    key = tuple(values.items())
+    opts = _DEFINES.get(key)
+    if opts is None:
+        opts = _DEFINES.put(key, tuple(f"-D{k}={int(v)}" for k, v in sorted(values.items())))
+    return opts

@@ -23,6 +23,7 @@ from ...core.outputs import check_out, cupy as _cupy
 from .numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, KERNEL_DTYPES, NumericJob,
                       NumericProblem, NumericResult, bool_as_uint8, even_edges, host_range,
                       outer_edges, parse_bins, plan_edges, plan_even)
+from .cuda import device_default
 from .spec import HistogramProblem, Mapping, resolve
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
@@ -82,6 +83,10 @@ def byte_histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None
         Reads every byte once; host input is copied to the GPU (in chunks of at most half the
         free memory) and the bins copied back, which synchronises. Device input: no host sync.
     """
+    if variant is None and out is None and device is None and not accumulate:
+        counts = device_default(data, bins)
+        if counts is not None:
+            return counts
     mapping = resolve(bins)
     inp = _as_input(data)
     h_or_d = _byte_view(inp)

@@ -6,14 +6,16 @@ stream without synchronising.
 """
 from __future__ import annotations
 
-import functools
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .spec import Mapping, histogram_bytes_moved
-from ...core.registry import register
+from .spec import MAP_LUT, Mapping, histogram_bytes_moved, resolve
+from ...core import fastpath
+from ...core.arrays import is_flat
+from ...core.registry import preferred_for_all, ran, register
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
 SEED_BLOCK = 256          # the report's nThreadsPerBlock
@@ -43,18 +45,44 @@ def _kernel(expr: str) -> Any:
     return get_kernel(SOURCE, expr, all_expressions=EXPRESSIONS, options=defines(DEFINES))
 
 
-@functools.lru_cache(maxsize=None)
-def _device_lut(mapping_key: bytes, device_id: int) -> Any:
+class _Plan:
+    """What a launch of one kernel for one mapping needs beyond the input, built once per
+    (kernel expression, mapping, dynamic shared memory, device): the kernel, the device copy
+    of the mapping's table, the bin count as the kernel takes it, the persistent grid."""
+
+    __slots__ = ("kernel", "lut", "nbins", "full", "smem")
+
+    def __init__(self, expr: str, mapping: Mapping, smem: int, device_id: int) -> None:
+        import cupy
+
+        self.kernel = _kernel(expr)
+        self.lut = cupy.asarray(mapping.lut)
+        self.nbins = np.uint32(mapping.nbins)
+        self.smem = smem
+        sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
+        self.full = sms * occupancy_blocks_per_sm(self.kernel, VEC_BLOCK, smem) if smem else 0
+
+
+#: (expression, mapping key, smem, device id) -> plan; a named mapping's key is its name, a
+#: table's its 256 bytes
+_PLANS = fastpath.PlanCache("histogram.launch")
+
+
+def _plan(expr: str, mapping: Mapping, smem: int = 0) -> _Plan:
     import cupy
 
-    return cupy.asarray(np.frombuffer(mapping_key, dtype=np.uint8))
+    dev = cupy.cuda.runtime.getDevice()
+    mkey = mapping.name if mapping.map_id != MAP_LUT else mapping.lut.tobytes()
+    key = (expr, mkey, smem, dev)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _Plan(expr, mapping, smem, dev))
+    return plan
 
 
-def _args(data: Any, bins: Any, mapping: Mapping) -> tuple:
-    import cupy
-
-    lut = _device_lut(mapping.lut.tobytes(), cupy.cuda.Device().id)
-    return (data, np.uint64(data.size), bins, np.uint32(mapping.nbins), lut)
+def _launch(plan: _Plan, grid: int, block: int, data: Any, bins: Any) -> None:
+    plan.kernel((grid,), (block,), (data, np.uint64(data.size), bins, plan.nbins, plan.lut),
+                shared_mem=plan.smem)
 
 
 def _launch_one_per_thread(kernel: str, data: Any, bins: Any, mapping: Mapping) -> None:
@@ -62,14 +90,14 @@ def _launch_one_per_thread(kernel: str, data: Any, bins: Any, mapping: Mapping) 
     if n == 0:
         return
     grid = (n + SEED_BLOCK - 1) // SEED_BLOCK
-    _kernel(f"{kernel}<{mapping.map_id}>")((grid,), (SEED_BLOCK,), _args(data, bins, mapping))
+    _launch(_plan(f"{kernel}<{mapping.map_id}>", mapping), grid, SEED_BLOCK, data, bins)
 
 
 def _launch_fixed_grid(kernel: str, data: Any, bins: Any, mapping: Mapping) -> None:
     if data.size == 0:
         return
-    _kernel(f"{kernel}<{mapping.map_id}>")((SEED_STRIDE_GRID,), (SEED_BLOCK,),
-                                           _args(data, bins, mapping))
+    _launch(_plan(f"{kernel}<{mapping.map_id}>", mapping), SEED_STRIDE_GRID, SEED_BLOCK, data,
+            bins)
 
 
 _SEED = dict(backend="cuda", bytes_moved=histogram_bytes_moved, seed=True)
@@ -112,14 +140,6 @@ def private_stride(data: Any, bins: Any, mapping: Mapping) -> None:
     _launch_fixed_grid("hist_private_stride", data, bins, mapping)
 
 
-@functools.lru_cache(maxsize=None)
-def _persistent_grid(expr: str, smem: int, device_id: int) -> int:
-    import cupy
-
-    sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
-    return sms * occupancy_blocks_per_sm(_kernel(expr), VEC_BLOCK, smem)
-
-
 def vec_shared_bytes(layout: int) -> int:
     """Dynamic shared memory of ``hist_privatized_vec`` for a layout (mirrors the .cu)."""
     words = 256 * LANE_STRIDE if layout == 1 else (VEC_BLOCK // 32) * 256
@@ -127,18 +147,14 @@ def vec_shared_bytes(layout: int) -> int:
 
 
 def _launch_vec(name: str, data: Any, bins: Any, mapping: Mapping) -> None:
-    import cupy
-
     n = data.size
     if n == 0:
         return
     layout, runs = _VEC_KERNELS[name]
-    expr = f"hist_privatized_vec<{layout}, {runs}, {mapping.map_id}>"
-    smem = vec_shared_bytes(layout)
-    full = _persistent_grid(expr, smem, cupy.cuda.Device().id)
+    plan = _plan(f"hist_privatized_vec<{layout}, {runs}, {mapping.map_id}>", mapping,
+                 vec_shared_bytes(layout))
     needed = (n // 16 + VEC_BLOCK - 1) // VEC_BLOCK
-    grid = max(1, min(full, needed))
-    _kernel(expr)((grid,), (VEC_BLOCK,), _args(data, bins, mapping), shared_mem=smem)
+    _launch(plan, max(1, min(plan.full, needed)), VEC_BLOCK, data, bins)
 
 
 _VEC = dict(backend="cuda", bytes_moved=histogram_bytes_moved)
@@ -174,3 +190,30 @@ def warp_private_vec(data: Any, bins: Any, mapping: Mapping) -> None:
     """
     _launch_vec("warp_private_vec", data, bins, mapping)
 
+
+#: bins name -> its Mapping (the short path's; fastpath.clear empties it)
+_NAMED = fastpath.PlanCache("histogram.named")
+
+
+def device_default(data: Any, bins: Any) -> Any:
+    """The default call's short path: a flat CuPy array of bytes (uint8, int8, bool) and a
+    named mapping run the cuda backend's preferred variant when it supports every problem
+    (what dispatch would choose), without building a problem. None where it does not apply;
+    the full path then decides (and raises what it raises)."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None or type(data) is not cupy.ndarray or type(bins) is not str \
+            or data.dtype.char not in _BYTE_CHARS or not is_flat(data):
+        return None
+    v = preferred_for_all("histogram", "cuda")
+    if v is None:
+        return None
+    mapping = _NAMED.get(bins)
+    if mapping is None:
+        mapping = _NAMED.put(bins, resolve(bins))
+    ran(v)
+    counts = cupy.zeros(mapping.nbins, dtype=np.int64)
+    v.fn(data if data.dtype.char == "B" else data.view(np.uint8), counts, mapping)
+    return counts
+
+
+_BYTE_CHARS = ("B", "b", "?")  # uint8, int8, bool

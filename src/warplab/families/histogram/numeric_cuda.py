@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import to_host
+from ...core.fastpath import read_small
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core.registry import register
 from .numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, EdgesPlan, EvenPlan, NumericJob,
@@ -427,12 +428,12 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
     pmax = cupy.empty(grid, dtype=d_x.dtype)
     pflags = cupy.zeros(grid, dtype=np.uint32)
     _kernel(expr, group)((grid,), (BLOCK,), (d_x, np.uint64(n), pmin, pmax, pflags))
-    flags = pflags.get()
+    flags, h_min, h_max = read_small(pflags, pmin, pmax)  # one pinned copy, one sync
     if (flags & 2).any():
         nan = np.array(np.nan, dtype=dt)[()]
         return nan, nan
     ok = (flags & 1) != 0
-    lo, hi = pmin.get()[ok].min(), pmax.get()[ok].max()
+    lo, hi = h_min[ok].min(), h_max[ok].max()
     if dt == np.bool_:
         lo, hi = np.bool_(lo), np.bool_(hi)
     return lo, hi

@@ -76,7 +76,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
     _registry.ran(v)
     if backend == "cpu":
         c = np.empty((m, n), dtype) if out is None or on_device else out
-        _run(v, _operand(to_host(x), dtype, c), _operand(to_host(y), dtype, c), c)
+        mine = None if out is None or on_device else c
+        _run(v, _operand(to_host(x), dtype, mine), _operand(to_host(y), dtype, mine), c)
         if not on_device:
             return c
         if out is None:
@@ -85,18 +86,23 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
         return out
     import cupy
 
-    c = out if out is not None and on_device else cupy.empty((m, n), dtype)
-    _run(v, _operand(to_device(x), dtype, c), _operand(to_device(y), dtype, c), c)
+    mine = out if out is not None and on_device else None
+    c = mine if mine is not None else cupy.empty((m, n), dtype)
+    _run(v, _operand(to_device(x), dtype, mine), _operand(to_device(y), dtype, mine), c)
     if on_device:
         return c
     return c.get(out=out) if out is not None else c.get()
 
 
-def _operand(arr: Any, dtype: np.dtype, c: Any) -> Any:
-    """``arr`` as a C-contiguous array of ``dtype`` that does not overlap the output ``c``."""
+def _operand(arr: Any, dtype: np.dtype, out: Any) -> Any:
+    """``arr`` as a C-contiguous array of ``dtype`` that does not overlap the caller's ``out``
+    (None: the result is a fresh allocation, which nothing overlaps; a contiguous operand of
+    ``dtype`` then passes as it is, without the overlap test)."""
+    if out is None and arr.dtype == dtype and arr.flags.c_contiguous:
+        return arr
     xp = np if isinstance(arr, np.ndarray) else _cupy()
     arr = xp.ascontiguousarray(arr.astype(dtype, copy=False))
-    return arr.copy() if xp.may_share_memory(arr, c) else arr
+    return arr.copy() if out is not None and xp.may_share_memory(arr, out) else arr
 
 
 def _run(v: _registry.Variant, a: Any, b: Any, c: Any) -> None:

@@ -98,10 +98,10 @@ def vector_loads_ok(a: Any, b: Any, c: Any) -> bool:
 def launch_regtile(tile: RegTile, a: Any, b: Any, c: Any,
                    module: Sequence[str] = _EXPRESSIONS) -> Any:
     """``c = a @ b`` with ``tile`` (any m, n, k; one launch, grouped tile order)."""
-    m, n, _ = _dims(a, b)
+    dims = _dims(a, b)
     kernel = _kernel(tile.expression(a.dtype, vector_loads_ok(a, b, c)), module)
-    blocks = -(-int(m) // tile.bm) * -(-int(n) // tile.bn)
-    kernel((blocks,), (tile.threads,), (a, b, c, *_dims(a, b)))
+    blocks = -(-int(dims[0]) // tile.bm) * -(-int(dims[1]) // tile.bn)
+    kernel((blocks,), (tile.threads,), (a, b, c, *dims))
     return c
 
 

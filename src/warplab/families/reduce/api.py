@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import registry as _registry
+from ...core import fastpath, registry as _registry
 from ...core.device import device_errors
 from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
 from .axis import reduce_axis
@@ -121,7 +121,7 @@ def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: b
         r = to_device(np.asarray(r, dtype=s.out)) if inp.on_device else r
     else:
         r = v.fn(x if inp.on_device else to_device(x), s)
-        r = r if inp.on_device else s.out.type(r.get()[()])
+        r = r if inp.on_device else s.out.type(fastpath.read_small(r)[0][()])
     if dtype is not None and op in ("sum", "mean") and r.dtype != x.dtype:
         # integer sums wrap the same whether accumulated in int64 or in the narrower dtype
         r = r.astype(x.dtype) if inp.on_device else x.dtype.type(r)

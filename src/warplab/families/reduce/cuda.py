@@ -8,6 +8,7 @@ as the lecture did (so they synchronise); the single-pass ones finish on the dev
 from __future__ import annotations
 
 import functools
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from .spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
                            reduce_bytes_moved, spec)
+from ...core import fastpath
 from ...core.registry import register
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
@@ -172,14 +174,16 @@ class _ResultSlab:
     def __init__(self) -> None:
         self._mem: Any = None
         self._next = self.SLOTS
+        self._lock = threading.Lock()  # two threads on one stream share the plan
 
     def take(self, dtype: np.dtype) -> Any:
         import cupy
 
-        if self._next == self.SLOTS:
-            self._mem, self._next = cupy.cuda.alloc(8 * self.SLOTS), 0
-        mem = self._mem + 8 * self._next
-        self._next += 1
+        with self._lock:
+            if self._next == self.SLOTS:
+                self._mem, self._next = cupy.cuda.alloc(8 * self.SLOTS), 0
+            mem = self._mem + 8 * self._next
+            self._next += 1
         return cupy.ndarray((), dtype, mem)
 
 
@@ -211,7 +215,8 @@ def vec_grid(n: int, per_block: int, full: int) -> int:
     return 1 if n <= VEC_ACC * per_block else min(full, -(-n // per_block))
 
 
-_VEC_PLANS: dict[tuple[ReduceSpec, int, int], _VecPlan] = {}
+#: (spec, device id, stream) -> plan; the spec carries op and dtype (fastpath.clear empties it)
+_VEC_PLANS = fastpath.PlanCache("reduce.persistent_vec")
 
 
 def _vec_plan(s: ReduceSpec) -> _VecPlan:
@@ -221,7 +226,7 @@ def _vec_plan(s: ReduceSpec) -> _VecPlan:
     key = (s, dev, cupy.cuda.get_current_stream().ptr)
     plan = _VEC_PLANS.get(key)
     if plan is None:
-        plan = _VEC_PLANS[key] = _VecPlan(s, dev)
+        plan = _VEC_PLANS.put(key, _VecPlan(s, dev))
     return plan
 
 

@@ -1,0 +1,168 @@
+"""The small-call fast path's caches: what a public call on small device input computes once
+and then only looks up, how those caches are keyed, and how to clear or bypass them.
+
+What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
+
+* ``kernels`` (``loader.get_kernel``): the launchable kernel per (source file, template
+  expression, ``-D`` options, the module's expressions, device id). A hit is one dict lookup
+  instead of CuPy's ``RawModule.get_function`` (a new ``RawKernel`` and a driver
+  ``cuModuleGetFunction`` per call); ``defines``: the ``-D`` options per constants dict.
+* the families' launch plans: ``reduce.persistent_vec`` (kernel, persistent grid, scratch,
+  result slab per reduction spec, device, stream), ``histogram.launch`` (kernel, device
+  lookup table, persistent grid per kernel, mapping, device), ``histogram.named`` (the named
+  byte mappings of the short path).
+* ``pinned`` (:func:`read_small`): a page-locked host buffer per device that small results are
+  copied through (one asynchronous copy per array and one synchronisation, instead of a
+  pageable copy and a synchronisation per array).
+
+Keys never hold data values. Every plan a device decides has the device id in its key
+(``cupy.cuda.runtime.getDevice()``), so after ``cupy.cuda.Device(1).use()`` a call builds its
+own; dtype, op, bins and kernel (hence variant) are in the keys of the plans that depend on
+them. The one environment override dispatch reads, ``WARPLAB_DEVICE``, decides the backend of
+host input only and is read on every such call (device input runs on cuda whatever it says):
+no cached plan depends on it.
+
+Thread safety: a lookup is one ``dict.get`` (atomic in CPython); a miss builds the plan
+outside any lock and publishes it with ``setdefault`` under :data:`LOCK`, so two threads that
+miss together use the one plan published first. Plans hold no per-call state except the
+result slabs and the pinned buffers, which take their own locks.
+
+Tests and experiments::
+
+    warplab.core.fastpath.clear()           # forget every plan; the next calls rebuild them
+    with warplab.core.fastpath.bypassed():  # plans built per call, none stored or used
+        ...
+
+``WARPLAB_FASTPATH=0`` in the environment (read once, at import) bypasses them for the
+process. Compiled modules stay cached either way (``loader``'s NVRTC cache is not a plan).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from typing import Any, Hashable, Iterator
+
+import numpy as np
+
+#: Plans are published under this lock (lookups take none).
+LOCK = threading.Lock()
+
+_CACHES: list["PlanCache"] = []
+_STATE = {"enabled": os.environ.get("WARPLAB_FASTPATH", "1").strip() not in ("0", "off", "no")}
+
+
+class PlanCache:
+    """A bounded, thread-safe ``key -> plan`` map, emptied by :func:`clear`.
+
+    Args:
+        name: what the plans are of (the key of :func:`stats`).
+        maxsize: entries kept; when full the map is emptied and refills (plans are cheap to
+            rebuild and a program's working set is small).
+    """
+
+    def __init__(self, name: str, maxsize: int = 1024) -> None:
+        self.name = name
+        self.maxsize = maxsize
+        self._plans: dict[Hashable, Any] = {}
+        with LOCK:
+            _CACHES.append(self)
+
+    def get(self, key: Hashable) -> Any:
+        """The plan of ``key``; None when never built or while bypassed."""
+        if not _STATE["enabled"]:
+            return None
+        return self._plans.get(key)
+
+    def put(self, key: Hashable, plan: Any) -> Any:
+        """Publish ``plan`` unless another thread published one first; returns the plan to
+        use (while bypassed: ``plan``, not stored)."""
+        if not _STATE["enabled"]:
+            return plan
+        with LOCK:
+            if len(self._plans) >= self.maxsize:
+                self._plans.clear()
+            return self._plans.setdefault(key, plan)
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def clear(self) -> None:
+        with LOCK:
+            self._plans.clear()
+
+
+def clear() -> None:
+    """Forget every plan (results never change; the next call of each kind rebuilds)."""
+    with LOCK:
+        caches = list(_CACHES)
+    for cache in caches:
+        cache.clear()
+
+
+def enabled() -> bool:
+    """False inside :func:`bypassed` (and with ``WARPLAB_FASTPATH=0``)."""
+    return _STATE["enabled"]
+
+
+@contextmanager
+def bypassed() -> Iterator[None]:
+    """Run the block with every plan cache ignored: plans built per call, none stored.
+    Process-wide: for tests and comparisons, not while other threads rely on the caches."""
+    before = _STATE["enabled"]
+    _STATE["enabled"] = False
+    try:
+        yield
+    finally:
+        _STATE["enabled"] = before
+
+
+def stats() -> dict[str, int]:
+    """Entries per cache, by name."""
+    return {c.name: len(c) for c in _CACHES}
+
+
+class _Pinned:
+    """A page-locked host buffer of one device, grown on demand, used under its own lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.host: np.ndarray | None = None
+
+    def buffer(self, nbytes: int) -> np.ndarray:
+        import cupy
+
+        if self.host is None or self.host.nbytes < nbytes:
+            size = max(256, 1 << (nbytes - 1).bit_length())
+            self.host = np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
+        return self.host
+
+
+_PINNED = PlanCache("pinned", maxsize=64)
+
+
+def read_small(*arrays: Any) -> list[np.ndarray]:
+    """Host copies of small device arrays (a 0-d result, a few partials) through this
+    device's pinned buffer: one asynchronous copy per array on the current stream, then one
+    synchronisation of that stream. NumPy arrays of the arrays' shapes and dtypes (copies:
+    the buffer is reused). Thread-safe: one lock per device's buffer."""
+    import cupy
+
+    dev = cupy.cuda.runtime.getDevice()
+    pinned = _PINNED.get(dev)
+    if pinned is None:
+        pinned = _PINNED.put(dev, _Pinned())
+    stream = cupy.cuda.get_current_stream()
+    offsets, total = [], 0
+    for a in arrays:
+        offsets.append(total)
+        total += -(-a.nbytes // 16) * 16
+    with pinned.lock:
+        host = pinned.buffer(total)
+        for a, off in zip(arrays, offsets):
+            if a.nbytes:
+                src = a if a.flags.c_contiguous else cupy.ascontiguousarray(a)
+                src.data.copy_to_host_async(host[off:].ctypes.data, a.nbytes, stream)
+        stream.synchronize()
+        return [host[off:off + a.nbytes].view(a.dtype).reshape(a.shape).copy()
+                for a, off in zip(arrays, offsets)]
