@@ -190,7 +190,7 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
         for (; i + (UNR - 1) * nt < nvec; i += UNR * nt) {
             Pack<T, PER> q[UNR];
 #pragma unroll
-            for (int j = 0; j < UNR; ++j) q[j].u = ld_stream(v + i + j * nt);
+            for (int j = 0; j < UNR; ++j) q[j].u = __ldg(v + i + j * nt);
 #pragma unroll
             for (int j = 0; j < UNR; ++j)
 #pragma unroll
@@ -198,7 +198,7 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
         }
         for (; i < nvec; i += nt) {
             Pack<T, PER> q;
-            q.u = ld_stream(v + i);
+            q.u = __ldg(v + i);
 #pragma unroll
             for (int e = 0; e < PER; ++e) acc[0] = OP::add(acc[0], q.v[e], k);
         }
