@@ -247,7 +247,9 @@ def is_file_source(x: Any) -> bool:
 
 
 def open_source(data: Any, direct: bool = False) -> ArraySource | FileSource:
-    """The source of ``data``: a NumPy array, a path, a file object or a list of paths."""
+    """The source of ``data``: a NumPy array, a path, a file object or a list of paths
+    (``direct``, or ``WARPLAB_STREAM_DIRECT=1``: files through ``O_DIRECT`` too)."""
+    direct = direct or os.environ.get("WARPLAB_STREAM_DIRECT", "").strip() == "1"
     if isinstance(data, np.ndarray):
         return ArraySource(data)
     if isinstance(data, io.BytesIO):

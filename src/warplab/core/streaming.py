@@ -26,6 +26,7 @@ phases (read, H2D, kernel) per chunk for the stream campaign.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections import deque
 from concurrent.futures import Future, wait
@@ -95,13 +96,17 @@ def stream(data: Any, chunk_fn: Callable[[Any, int], Any], combine: Callable[[li
             ``WARPLAB_STREAM_CHUNK``).
         host: cuda, host arrays: ``"stage"`` (threads copy into pinned buffers), ``"register"``
             (page-lock the array in place for the call, copy from it directly) or ``"auto"``
-            (stage; arrays already pinned are copied from directly in every mode).
-        direct: files: read through ``O_DIRECT`` too (see ``sources.FileSource``).
+            (``WARPLAB_STREAM_HOST`` if set, else stage: measured faster, see
+            docs/streaming.md); arrays already pinned are copied from directly in every mode.
+        direct: files: read through ``O_DIRECT`` too (see ``sources.FileSource``;
+            ``WARPLAB_STREAM_DIRECT=1`` turns it on for every stream).
 
     Performance:
         cuda: host bytes cross the bus once, overlapped with the staging and the kernels;
         one host synchronisation at the end (the copy stream), none per chunk.
     """
+    if host == "auto":
+        host = os.environ.get("WARPLAB_STREAM_HOST", "").strip() or "auto"
     if host not in HOST_MODES:
         raise ValueError(f"host must be one of {', '.join(HOST_MODES)}, not {host!r}")
     own = not isinstance(data, (ArraySource, FileSource))
