@@ -40,6 +40,8 @@ from .staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_poo
                       stream_min_bytes, threads)
 
 RING = 4
+#: Smallest piece of a chunk one worker fills (smaller chunks take fewer workers).
+PIECE = 1 << 20
 HOST_MODES = ("auto", "stage", "register")
 _OBSERVER: ContextVar[Callable[[int, int], None] | None] = ContextVar("warplab_stream_observer",
                                                                      default=None)
@@ -260,8 +262,9 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
     def submit_fill(i: int) -> None:
         a, b = bounds[i]
         dst = h_bufs[i % nbuf][:(b - a) * itemsize].view(src.dtype)
+        pieces = max(1, min(threads(), (b - a) * itemsize // PIECE))
         fills[i] = [executor().submit(_fill_part, src, dst[lo - a:hi - a], lo, copied[i % nbuf])
-                    for lo, hi in split(a, b, threads(), unit, align)]
+                    for lo, hi in split(a, b, pieces, unit, align)]
 
     def event() -> Any:
         return cupy.cuda.Event(disable_timing=not timed)

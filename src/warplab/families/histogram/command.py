@@ -92,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _bytes_progress(name: str) -> Iterator[None]:
-    """A progress bar of the bytes streamed, with the rate so far (GB/s); on stderr, gone
-    when done."""
+    """A progress bar of the bytes streamed, with the rate so far (GB/s); on stderr when it
+    is a terminal, gone when done."""
+    if not err_console.is_terminal:
+        yield
+        return
     t0 = time.perf_counter()
     cols = (TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
             TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
