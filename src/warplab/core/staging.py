@@ -206,7 +206,7 @@ def _h2d_gbps(h_buf: np.ndarray, nbytes: int) -> float:
     for _ in range(4):
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
         start.record(stream)
-        d_buf.data.copy_from_host_async(h_buf.ctypes.data, nbytes, stream=stream)
+        cupy.cuda.runtime.memcpyAsync(d_buf.data.ptr, h_buf.ctypes.data, nbytes, 1, stream.ptr)
         stop.record(stream)
         stop.synchronize()
         best = min(best, cupy.cuda.get_elapsed_time(start, stop) * 1e-3)
@@ -259,4 +259,5 @@ def is_pinned(address: Any) -> bool:
         attrs = cupy.cuda.runtime.pointerGetAttributes(address)
     except Exception:
         return False
-    return int(getattr(attrs, "type", 0)) == 1  # cudaMemoryTypeHost
+    kind = getattr(attrs, "type", getattr(attrs, "memoryType", 0))
+    return int(kind) == 1  # cudaMemoryTypeHost

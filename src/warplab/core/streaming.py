@@ -42,6 +42,7 @@ from .staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_poo
 RING = 4
 #: Smallest piece of a chunk one worker fills (smaller chunks take fewer workers).
 PIECE = 1 << 20
+H2D = 1  # cudaMemcpyHostToDevice
 HOST_MODES = ("auto", "stage", "register")
 _OBSERVER: ContextVar[Callable[[int, int], None] | None] = ContextVar("warplab_stream_observer",
                                                                      default=None)
@@ -290,7 +291,8 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
                 copy_stream.wait_event(consumed[slot])
             c0 = event()
             c0.record(copy_stream)
-            d_bufs[slot].data.copy_from_host_async(h_ptr, nbytes, stream=copy_stream)
+            cupy.cuda.runtime.memcpyAsync(d_bufs[slot].data.ptr, h_ptr, nbytes, H2D,
+                                          copy_stream.ptr)
             copied[slot] = event()
             copied[slot].record(copy_stream)
             compute.wait_event(copied[slot])
