@@ -21,4 +21,4 @@ Adding a family: a folder with these parts and its name in ``FAMILIES`` (the CLI
 """
 from __future__ import annotations
 
-FAMILIES = ("histogram", "reduce", "matmul", "series", "corr", "memcpy", "latency")
+FAMILIES = ("histogram", "reduce", "matmul", "series", "corr", "memcpy", "latency", "stream")

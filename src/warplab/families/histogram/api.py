@@ -25,6 +25,8 @@ from .numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, KERNEL_DTYPES, Numeric
                       outer_edges, parse_bins, plan_edges, plan_even)
 from .cuda import device_default
 from .spec import HistogramProblem, Mapping, resolve
+from . import streamed
+from ...core.sources import is_file_source
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
 MAX_DEVICE_CHUNK: int | None = None
@@ -88,24 +90,40 @@ def byte_histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None
         if counts is not None:
             return counts
     mapping = resolve(bins)
+    if is_file_source(data):  # a path, an open binary file, a list of paths: streamed
+        _check_accumulate(out, accumulate, mapping, False)
+        return _deliver(_stream_files(data, mapping, variant, device), out, accumulate, False)
     inp = _as_input(data)
     h_or_d = _byte_view(inp)
-    if accumulate and out is None:
-        raise ValueError("accumulate=True needs out= to add into")
-    check_out(out, (mapping.nbins,), np.int64, inp.on_device)
+    _check_accumulate(out, accumulate, mapping, inp.on_device)
     backend = _registry.pick_backend("histogram", device, variant, inp.on_device)
     problem = HistogramProblem(h_or_d.size, mapping.nbins, mapping.name, inp.on_device)
     v = _registry.choose("histogram", backend, problem, variant)
     _registry.ran(v)
     if backend == "cpu":
-        counts = np.zeros(mapping.nbins, dtype=np.int64)
-        v.fn(to_host(h_or_d), counts, mapping)
+        counts = streamed.host_byte_counts(v, to_host(h_or_d), mapping)
         return _deliver(counts, out, accumulate, inp.on_device)
     if inp.on_device:
         if out is not None and not accumulate:
             out.fill(0)
         return _run_cuda(v, h_or_d, mapping, out)
     return _deliver(_run_cuda(v, h_or_d, mapping, None).get(), out, accumulate, False)
+
+
+def _check_accumulate(out: Any, accumulate: bool, mapping: Mapping, on_device: bool) -> None:
+    if accumulate and out is None:
+        raise ValueError("accumulate=True needs out= to add into")
+    check_out(out, (mapping.nbins,), np.int64, on_device)
+
+
+def _stream_files(files: Any, mapping: Mapping, variant: str | None, device: str | None) -> Any:
+    """A path, an open binary file or a list of paths, streamed (``streamed.py``)."""
+    try:
+        return streamed.file_byte_counts(files, mapping, variant, device)
+    except FileNotFoundError:
+        if isinstance(files, str):
+            raise FileNotFoundError(f"no such file: {files!r} ({STR_IS_A_PATH})") from None
+        raise
 
 
 def _chunk_bytes() -> int:
@@ -123,15 +141,7 @@ def _run_cuda(v: _registry.Variant, data: Any, mapping: Mapping, d_out: Any) -> 
     if isinstance(data, cupy.ndarray):
         v.fn(data, bins, mapping)
         return bins
-    chunk = _chunk_bytes()
-    chunk = min(chunk, max(1, data.size))
-    d_buf = cupy.empty(chunk, dtype=np.uint8)
-    for start in range(0, data.size, chunk):
-        part = data[start:start + chunk]
-        d_part = d_buf[:part.size]
-        d_part.set(part)
-        v.fn(d_part, bins, mapping)
-    return bins
+    return streamed.device_byte_counts(v, data, mapping, bins)
 
 
 def _deliver(counts: np.ndarray, out: Any, accumulate: bool, on_device: bool) -> Any:
@@ -247,13 +257,13 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
 
     job = NumericJob(arr, w, bins, rng, spec, plan, on_device, count_bytes=count_bytes,
                      max_chunk_bytes=_chunk_bytes() if not on_device else 0)
-    return _finish(v.fn(job), wd, density, on_device)
+    return _finish(streamed.numeric_histogram(v, job), wd, density, on_device)
 
 
 def _min_max(arr: Any, on_device: bool) -> tuple[Any, Any]:
     """The data's (min, max) as NumPy gives them: NumPy on the host, one kernel on device."""
     if not on_device:
-        return arr.min(), arr.max()
+        return streamed.host_min_max(arr)
     from .numeric_cuda import device_min_max
 
     return device_min_max(arr)

@@ -3,9 +3,14 @@ lab) and the histogram part of ``warplab bench``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import time
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ...bench import results
@@ -14,9 +19,12 @@ from ...console import (console, finish_bench, json_path, parse_size, progress, 
                         timing_args, variant_names)
 from ...core.device import resolve_backend
 from ...core.registry import record_variants
+from ...core.streaming import observe
 from .api import byte_histogram
 from .bench import CAMPAIGNS, run_histogram
 from .spec import resolve
+
+err_console = Console(stderr=True)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "(and --compare the comparators) on one FILE or generated data, with a "
                        "timing table; --generate, --compare, --json and the timing options "
                        "imply --time.")
-    h.add_argument("files", nargs="*", metavar="FILE", help="input files (read via mmap)")
+    h.add_argument("files", nargs="*", metavar="FILE", help="input files (streamed: read by "
+                   "threads into pinned buffers, copies overlapped with the kernel)")
     h.add_argument("--bins", default="bytes", choices=["bytes", "ascii128", "letters"],
                    help="bytes: 256 bins (default); ascii128: codes 1..128; letters: A/a..Z/z "
                    "and other")
@@ -71,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.files:
         raise ValueError("give FILE... to count (or --generate KIND --size N to time)")
     for f in args.files:
-        with record_variants() as ran:
+        with record_variants() as ran, _bytes_progress(f):
             counts = byte_histogram(Path(f), args.bins, variant=args.variant,
                                     device=args.device)
         how = f", {ran[-1].variant} ({ran[-1].backend})" if ran else ""
@@ -79,6 +88,28 @@ def run(args: argparse.Namespace) -> int:
                       f"({resolve(args.bins).nbins}){how}", highlight=False, soft_wrap=True)
         _print_bins(counts, args.bins, args.top, title=False)
     return 0
+
+
+@contextlib.contextmanager
+def _bytes_progress(name: str) -> Iterator[None]:
+    """A progress bar of the bytes streamed, with the rate so far (GB/s); on stderr when it
+    is a terminal, gone when done."""
+    if not err_console.is_terminal:
+        yield
+        return
+    t0 = time.perf_counter()
+    cols = (TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
+            TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
+    with Progress(*cols, console=err_console, transient=True) as prog:
+        task = prog.add_task(name, total=None, rate="")
+
+        def update(done: int, total: int) -> None:
+            dt = time.perf_counter() - t0
+            prog.update(task, completed=done, total=total,
+                        rate=f"{done / dt / 1e9:.1f} GB/s" if dt > 0 else "")
+
+        with observe(update):
+            yield
 
 
 def _run_timed(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 from ...core import fastpath, registry as _registry
 from ...core.device import device_errors
 from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
-from .axis import reduce_axis
+from . import streamed
 from .spec import DTYPES, OPS, ReduceProblem, spec
 
 
@@ -100,11 +100,11 @@ def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: b
                          f"{', '.join(v.name for v in names)}")
     if axis is not None or keepdims or ddof != 0 or op not in OPS or \
             (variant is not None and not _registry.has("reduce", variant)):
-        return reduce_axis(a, op, axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
-                           variant=variant, device=device)
+        return streamed.axis(a, op, axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
+                             variant=variant, device=device)
     inp = as_input(a)
     if np.dtype(dtype if dtype is not None else inp.array.dtype) not in DTYPES:
-        return reduce_axis(inp.array, op, None, dtype=dtype, variant=variant, device=device)
+        return streamed.axis(inp.array, op, None, dtype=dtype, variant=variant, device=device)
     inp = as_input(a)
     x = flat_contiguous(inp.array)
     if dtype is not None:  # as NumPy: elements converted to dtype, the result of that dtype
@@ -120,7 +120,7 @@ def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: b
         r = v.fn(to_host(x), s)
         r = to_device(np.asarray(r, dtype=s.out)) if inp.on_device else r
     else:
-        r = v.fn(x if inp.on_device else to_device(x), s)
+        r = v.fn(x, s) if inp.on_device else streamed.whole(v.fn, x, s)
         r = r if inp.on_device else s.out.type(fastpath.read_small(r)[0][()])
     if dtype is not None and op in ("sum", "mean") and r.dtype != x.dtype:
         # integer sums wrap the same whether accumulated in int64 or in the narrower dtype

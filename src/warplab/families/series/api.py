@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.device import device_errors
-from ..reduce.axis import series_stats_rows
+from ..reduce.streamed import series_stats as _series_stats
 from .walk import random_walk
 
 __all__ = ["random_walk", "series_stats"]
@@ -40,7 +40,7 @@ def series_stats(x: Any, *, device: str | None = None) -> tuple[Any, Any]:
         launch), 2 M results written; host input adds one H2D and one D2H copy. cpu: NumPy,
         two passes in float64.
     """
-    return series_stats_rows(x, device=device)
+    return _series_stats(x, device=device)
 
 
 random_walk = device_errors(random_walk)

@@ -1,0 +1,263 @@
+"""The host side of streaming: the staging-buffer pool, the worker threads, the measured rates
+and the chunk plan.
+
+* :class:`StagingPool`: page-aligned host buffers (pinned on the cuda backend, plain on the
+  cpu backend) in power-of-two size classes, reused across calls; its accounting
+  (``allocated_bytes``, ``in_use``) is what the tests watch on every error path.
+* :func:`rates`: the two bandwidths a chunk size is chosen from, measured once per process on
+  the pool's own buffers (one pinned H2D copy timed with events, the method of
+  ``bench/ceilings.py``'s ``h2d_pinned``; a threaded ``np.copyto`` into pinned memory) unless
+  :func:`set_rates` gave them (the stream campaign passes its measured ceilings).
+* :func:`plan_chunk`: the chunk size (see its docstring); ``WARPLAB_STREAM_CHUNK`` overrides.
+"""
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+PAGE = 4096
+MIN_CLASS = 1 << 16
+MIN_CHUNK = 1 << 20
+MAX_CHUNK = 256 << 20
+#: Host time one chunk costs beyond its bytes (a thread-pool round trip, events, launches):
+#: the model's one constant, checked by the stream campaign (small chunks vs large).
+CHUNK_OVERHEAD_S = 100e-6
+#: Free staging buffers kept for the next call, per pool (bytes).
+CACHE_BYTES = 1 << 30
+#: Host inputs smaller than this take the one-shot path (``WARPLAB_STREAM_MIN`` overrides).
+STREAM_MIN_BYTES = 8 << 20
+_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def env_bytes(name: str) -> int | None:
+    """An environment variable as bytes (``4096``, ``64K``, ``1M``, ``2G``); None if unset."""
+    text = os.environ.get(name, "").strip().lower().rstrip("b").rstrip("i")
+    if not text:
+        return None
+    num, suffix = (text[:-1], text[-1]) if text[-1] in _SUFFIX else (text, "")
+    try:
+        value = int(num) * _SUFFIX[suffix]
+    except ValueError:
+        raise ValueError(f"{name}={os.environ[name]!r} is not a size (e.g. 4096, 64K, 1M)") \
+            from None
+    if value < 0:
+        raise ValueError(f"{name} must not be negative")
+    return value
+
+
+def stream_min_bytes() -> int:
+    """Host inputs of at least this many bytes are streamed on the cuda backend."""
+    v = env_bytes("WARPLAB_STREAM_MIN")
+    return STREAM_MIN_BYTES if v is None else v
+
+
+def threads() -> int:
+    """Worker threads (``WARPLAB_STREAM_THREADS``, else the CPU count, at most 32)."""
+    v = os.environ.get("WARPLAB_STREAM_THREADS")
+    return max(1, int(v)) if v else max(1, min(32, os.cpu_count() or 1))
+
+
+_EXECUTOR: ThreadPoolExecutor | None = None
+_EXECUTOR_LOCK = threading.Lock()
+
+
+def executor() -> ThreadPoolExecutor:
+    """The process's streaming worker threads (created on first use)."""
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(threads(), thread_name_prefix="warplab-stream")
+        return _EXECUTOR
+
+
+def _size_class(nbytes: int) -> int:
+    return max(MIN_CLASS, 1 << max(0, nbytes - 1).bit_length())
+
+
+def _aligned_host(nbytes: int) -> np.ndarray:
+    raw = np.empty(nbytes + PAGE, np.uint8)
+    off = (-raw.ctypes.data) % PAGE
+    return raw[off:off + nbytes]
+
+
+def _pinned_host(nbytes: int) -> np.ndarray:
+    import cupyx
+
+    return cupyx.empty_pinned(nbytes, np.uint8)
+
+
+class StagingPool:
+    """Page-aligned uint8 host buffers by power-of-two size class, reused across calls.
+
+    ``allocated_bytes``: bytes of every buffer the pool holds (free or lent); ``in_use``:
+    buffers lent and not yet returned. At most :data:`CACHE_BYTES` of free buffers are kept.
+    """
+
+    def __init__(self, alloc: Callable[[int], np.ndarray]) -> None:
+        self._alloc = alloc
+        self._free: list[np.ndarray] = []
+        self._lock = threading.Lock()
+        self.allocated_bytes = 0
+        self.in_use = 0
+
+    def acquire(self, nbytes: int) -> np.ndarray:
+        """A buffer of at least ``nbytes`` (its size class); give it back with :meth:`release`."""
+        size = _size_class(nbytes)
+        with self._lock:
+            for i, b in enumerate(self._free):
+                if b.size == size:
+                    self.in_use += 1
+                    return self._free.pop(i)
+            self.allocated_bytes += size
+            self.in_use += 1
+        try:
+            return self._alloc(size)
+        except BaseException:
+            with self._lock:
+                self.allocated_bytes -= size
+                self.in_use -= 1
+            raise
+
+    def release(self, buf: np.ndarray) -> None:
+        """Take a buffer back; the oldest free ones are dropped beyond :data:`CACHE_BYTES`."""
+        with self._lock:
+            self.in_use -= 1
+            self._free.append(buf)
+            while sum(b.size for b in self._free) > CACHE_BYTES:
+                self.allocated_bytes -= self._free.pop(0).size
+
+    def clear(self) -> None:
+        """Drop every free buffer."""
+        with self._lock:
+            self.allocated_bytes -= sum(b.size for b in self._free)
+            self._free.clear()
+
+
+_POOLS: dict[str, StagingPool] = {}
+
+
+def staging_pool(backend: str) -> StagingPool:
+    """The staging pool of ``backend`` (pinned buffers for cuda, plain ones for cpu)."""
+    if backend not in _POOLS:
+        _POOLS[backend] = StagingPool(_pinned_host if backend == "cuda" else _aligned_host)
+    return _POOLS[backend]
+
+
+class Rates(NamedTuple):
+    """Measured bandwidths (GB/s) a chunk size is planned from, and how they were obtained."""
+
+    h2d_gbps: float
+    stage_gbps: float
+    source: str
+
+
+_RATES: dict[str, Rates] = {}
+
+
+def set_rates(backend: str, h2d_gbps: float, stage_gbps: float, source: str) -> None:
+    """Use these rates for ``backend`` from now on (e.g. the campaign's measured ceilings)."""
+    _RATES[backend] = Rates(float(h2d_gbps), float(stage_gbps), source)
+
+
+def rates(backend: str) -> Rates:
+    """The rates of ``backend``: given by :func:`set_rates`, else measured now (once per
+    process: about 20 ms on a GPU machine). The cpu backend has no bus: its rate is the
+    staging copy's."""
+    if backend not in _RATES:
+        _RATES[backend] = _measure(backend)
+    return _RATES[backend]
+
+
+def _measure(backend: str, nbytes: int = 32 << 20) -> Rates:
+    pool = staging_pool(backend)
+    h_buf = pool.acquire(nbytes)
+    try:
+        h_src = np.ones(nbytes, np.uint8)
+        parts = np.array_split(np.arange(nbytes // PAGE) * PAGE, threads())
+        def stage() -> float:
+            t0 = time.perf_counter()
+            list(executor().map(lambda p: np.copyto(h_buf[p[0]:p[-1] + PAGE],
+                                                    h_src[p[0]:p[-1] + PAGE]),
+                                [p for p in parts if p.size]))
+            return time.perf_counter() - t0
+        stage()
+        stage_gbps = nbytes / min(stage() for _ in range(3)) / 1e9
+        if backend != "cuda":
+            return Rates(stage_gbps, stage_gbps, "measured: threaded np.copyto (cpu)")
+        return Rates(_h2d_gbps(h_buf, nbytes), stage_gbps,
+                     f"measured: {nbytes >> 20} MiB pinned cudaMemcpyAsync H2D, threaded "
+                     "np.copyto into pinned memory")
+    finally:
+        pool.release(h_buf)
+
+
+def _h2d_gbps(h_buf: np.ndarray, nbytes: int) -> float:
+    import cupy
+
+    d_buf = cupy.empty(nbytes, np.uint8)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    best = math.inf
+    for _ in range(4):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(stream)
+        cupy.cuda.runtime.memcpyAsync(d_buf.data.ptr, h_buf.ctypes.data, nbytes, 1, stream.ptr)
+        stop.record(stream)
+        stop.synchronize()
+        best = min(best, cupy.cuda.get_elapsed_time(start, stop) * 1e-3)
+    return nbytes / best / 1e9
+
+
+def plan_chunk(total_bytes: int, unit_bytes: int, backend: str, rate: Rates | None = None,
+               override: int | None = None) -> int:
+    """Bytes per chunk: a multiple of ``unit_bytes`` (at least one unit).
+
+    cuda: the pipeline's time is about ``total / min(rates) + chunk * (1/stage + 1/h2d)`` (the
+    first chunk's staging and the last one's copy are not overlapped) ``+ chunks *``
+    :data:`CHUNK_OVERHEAD_S`; the chunk that minimises it is
+    ``sqrt(total * overhead / (1/stage + 1/h2d))``, rounded down to a power of two and held
+    within [1 MiB, 256 MiB]. cpu (threads over chunks): four chunks per worker thread, within
+    the same bounds. ``override`` (or ``WARPLAB_STREAM_CHUNK``) replaces the choice (tests
+    force tiny chunks with it).
+    """
+    if unit_bytes < 1:
+        raise ValueError("unit_bytes must be >= 1")
+    forced = override if override is not None else env_bytes("WARPLAB_STREAM_CHUNK")
+    if forced is not None:
+        chunk = max(1, forced)
+    elif backend == "cuda":
+        r = rate or rates(backend)
+        per_byte = 1 / (r.stage_gbps * 1e9) + 1 / (r.h2d_gbps * 1e9)
+        best = math.sqrt(max(1, total_bytes) * CHUNK_OVERHEAD_S / per_byte)
+        chunk = 1 << int(math.log2(min(MAX_CHUNK, max(MIN_CHUNK, best))))
+    else:
+        per = -(-max(1, total_bytes) // (4 * threads()))
+        chunk = 1 << int(math.log2(min(MAX_CHUNK, max(MIN_CHUNK, per))))
+    return max(unit_bytes, chunk // unit_bytes * unit_bytes)
+
+
+def chunk_bounds(size: int, chunk: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` of ``size`` elements in chunks of ``chunk`` (the last shorter)."""
+    if chunk < 1:
+        raise ValueError("chunk must be >= 1")
+    return [(a, min(a + chunk, size)) for a in range(0, size, chunk)]
+
+
+def is_pinned(address: Any) -> bool:
+    """True when host ``address`` lies in page-locked memory CUDA knows (cudaHostAlloc'ed or
+    registered): such memory is copied from directly, without staging."""
+    if address is None:
+        return False
+    import cupy
+
+    try:
+        attrs = cupy.cuda.runtime.pointerGetAttributes(address)
+    except Exception:
+        return False
+    kind = getattr(attrs, "type", getattr(attrs, "memoryType", 0))
+    return int(kind) == 1  # cudaMemoryTypeHost

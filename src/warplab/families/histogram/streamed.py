@@ -1,0 +1,123 @@
+"""Host data streamed through the histogram kernels (``core/streaming.py``): the byte
+histograms of host arrays and files, NumPy's ``histogram`` of large host arrays, and the
+min/max pass an automatic range needs.
+
+Each function is one call into the core with a chunk kernel and a combine; ``api.py`` calls
+them where host data meets the device (or, for files and large arrays, the cpu backend's
+threads over chunks). Results are the one-shot path's: counts are integers (sums of per-chunk
+counts are exact), min/max combine exactly.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ...core import registry as _registry
+from ...core.sources import open_source
+from ...core.streaming import stream, worth_streaming
+from .numeric import KERNEL_DTYPES, NumericJob, NumericResult
+from .spec import HistogramProblem, Mapping
+
+
+def _sum_counts(nbins: int) -> Any:
+    def combine(parts: list) -> np.ndarray:
+        return np.sum(parts, axis=0, dtype=np.int64) if parts else np.zeros(nbins, np.int64)
+    return combine
+
+
+def _cpu_counts(v: _registry.Variant, mapping: Mapping) -> Any:
+    def chunk(h_part: np.ndarray, start: int) -> np.ndarray:
+        counts = np.zeros(mapping.nbins, dtype=np.int64)
+        v.fn(h_part, counts, mapping)
+        return counts
+    return chunk
+
+
+def device_byte_counts(v: _registry.Variant, h_data: np.ndarray, mapping: Mapping,
+                       d_bins: Any) -> Any:
+    """Add the byte counts of host uint8 ``h_data`` into device ``d_bins`` with cuda variant
+    ``v``: streamed when large (pinned ring, copies overlapped with the kernel), else one copy.
+    Returns ``d_bins``."""
+    import cupy
+
+    if not worth_streaming(h_data.nbytes):
+        if h_data.size:
+            v.fn(cupy.asarray(h_data), d_bins, mapping)
+        return d_bins
+    return stream(h_data, lambda d_part, start: v.fn(d_part, d_bins, mapping),
+                  lambda parts: d_bins, backend="cuda")
+
+
+def host_byte_counts(v: _registry.Variant, h_data: np.ndarray, mapping: Mapping) -> np.ndarray:
+    """The cpu variant ``v`` on host uint8 ``h_data``: threads over chunks when large."""
+    if not worth_streaming(h_data.nbytes):
+        counts = np.zeros(mapping.nbins, dtype=np.int64)
+        v.fn(h_data, counts, mapping)
+        return counts
+    return stream(h_data, _cpu_counts(v, mapping), _sum_counts(mapping.nbins), backend="cpu")
+
+
+def file_byte_counts(files: Any, mapping: Mapping, variant: str | None, device: str | None
+                     ) -> np.ndarray:
+    """Byte counts (host int64) of a path, an open binary file or a list of paths (one
+    histogram over all of them), read by the worker threads straight into staging buffers
+    (pinned on cuda); dispatch as ``byte_histogram`` does for host data."""
+    backend = _registry.pick_backend("histogram", device, variant, False)
+    src = open_source(files)
+    try:
+        problem = HistogramProblem(src.size, mapping.nbins, mapping.name, False)
+        v = _registry.choose("histogram", backend, problem, variant)
+        _registry.ran(v)
+        if backend == "cpu":
+            return stream(src, _cpu_counts(v, mapping), _sum_counts(mapping.nbins),
+                          backend="cpu")
+        import cupy
+
+        d_bins = cupy.zeros(mapping.nbins, dtype=np.int64)
+        stream(src, lambda d_part, start: v.fn(d_part, d_bins, mapping), lambda parts: None,
+               backend="cuda")
+        return d_bins.get()
+    finally:
+        src.close()
+
+
+def numeric_histogram(v: _registry.Variant, job: NumericJob) -> NumericResult:
+    """Run ``histogram``'s cuda variant ``v`` on ``job``: large unweighted host data with a
+    kernel plan (a given range, an edges array, or the range from :func:`host_min_max`) is
+    streamed, the variant running on each device chunk and the chunks' counts added on the
+    device; everything else runs as one job (the byte path streams inside ``count_bytes``)."""
+    plan = job.plan
+    if (job.on_device or job.weights is not None or plan is None
+            or not getattr(plan, "kernel_ok", False) or v.name == "numpy_host"
+            or not worth_streaming(job.data.nbytes)):
+        return v.fn(job)
+
+    def chunk(d_part: Any, start: int) -> NumericResult:
+        return v.fn(replace(job, data=d_part, on_device=True))
+
+    def combine(parts: list[NumericResult]) -> NumericResult:
+        total = parts[0].hist
+        for p in parts[1:]:
+            total = total + p.hist
+        return NumericResult(total, parts[0].edges, parts[0].raw)
+
+    return stream(job.data, chunk, combine, backend="cuda")
+
+
+def host_min_max(h_x: np.ndarray) -> tuple[Any, Any]:
+    """(min, max) of a flat host array as NumPy's ``a.min()``, ``a.max()`` give them: large
+    arrays of the kernels' dtypes in a streamed pass on the device (NaN for both when any
+    element is NaN), others with NumPy."""
+    if h_x.size == 0 or np.dtype(h_x.dtype) not in KERNEL_DTYPES or \
+            not worth_streaming(h_x.nbytes):
+        return h_x.min(), h_x.max()
+    from .numeric_cuda import device_min_max
+
+    def combine(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        lo = np.array([p[0] for p in parts], dtype=h_x.dtype)
+        hi = np.array([p[1] for p in parts], dtype=h_x.dtype)
+        return lo.min(), hi.max()
+
+    return stream(h_x, lambda d_part, start: device_min_max(d_part), combine, backend="cuda")
