@@ -27,6 +27,7 @@ import warplab
 from warplab.core import registry
 from warplab.families.histogram import api, numeric, numeric_cuda
 from warplab.families.histogram.cpu import byte_counts
+from warplab.families.histogram.numeric_fast import even_fast_bins_reference
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("cupy") is not None,
                                 reason="a real CuPy is present: the GPU tests cover this")
@@ -88,9 +89,14 @@ def _model_launch(expr, group, lay, n, itemsize, args) -> None:
     name, targs = _template(expr)
     assert expr in group
     assert lay.smem <= numeric_cuda.SMEM_LIMIT and lay.copies >= 1
-    assert targs[-1 if name == "bincount_w" else -2] == str(lay.layout)
+    assert targs[-1 if name.startswith("bincount") else -2] == str(lay.layout)
     LAUNCHES.append((name, lay))
-    if name == "hist_even":
+    if name in ("hist_even", "hist_even_fast"):
+        fast = None
+        if name == "hist_even_fast":
+            *args, scale, offset, delta, out_ = args
+            args = (*args, out_)
+            fast = (scale, offset, delta)
         (x, n_, w, edges, nbins, copies, lo, hi, first, denom, rdenom, pow2, n_b, out) = args
         D, E, P = (NAMES[t] for t in targs[:3])
         plan = SimpleNamespace(
@@ -100,6 +106,9 @@ def _model_launch(expr, group, lay, n, itemsize, args) -> None:
             nbins=int(nbins), edges=np.asarray(edges))
         assert np.asarray(edges).dtype == E and np.asarray(edges).size == int(nbins) + 1
         idx = numeric.even_bins_reference(np.asarray(x)[:int(n_)], plan)
+        if fast is not None:
+            assert all(isinstance(c, np.float32) for c in fast)
+            idx = even_fast_bins_reference(np.asarray(x)[:int(n_)], plan, fast)
     elif name == "hist_edges":
         (x, n_, w, edges, nbins, copies, out) = args
         D, T = (NAMES[t] for t in targs[:2])
@@ -113,11 +122,12 @@ def _model_launch(expr, group, lay, n, itemsize, args) -> None:
     x = np.asarray(x)
     assert x.flags.c_contiguous and x.dtype.itemsize == itemsize and x.size == n == int(n_)
     keep = idx >= 0
-    weighted = targs[-3 if name != "bincount_w" else -2] != "NoWeights"
+    bc = name.startswith("bincount")
+    weighted = targs[-3 if not bc else -2] != "NoWeights"
     out = np.asarray(out)
     if weighted:
         wv = np.asarray(w)
-        assert wv.size == x.size and wv.dtype == NAMES[targs[-3 if name != "bincount_w" else -2]]
+        assert wv.size == x.size and wv.dtype == NAMES[targs[-3 if not bc else -2]]
         assert out.dtype == np.float64
         np.add.at(out, idx[keep], wv[keep].astype(np.float64))
     else:
@@ -129,6 +139,15 @@ class _MinMax:
     """minmax_partials on 3 blocks."""
 
     def __call__(self, grid, block, args, shared_mem=0):
+        if len(args) == 3:  # minmax_atomic: the keys of the minimum (complemented), maximum
+            x, n, res = args
+            x = np.asarray(x)[:int(n)]
+            nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.size, bool)
+            ok = x[~nan]
+            res[0] = ~np.uint64(_order_key(ok.min())) if ok.size else 0
+            res[1] = _order_key(ok.max()) if ok.size else 0
+            res[2] = 2 if nan.any() else 0
+            return
         x, n, pmin, pmax, pflags = args
         x = np.asarray(x)[:int(n)]
         for b, part in enumerate(np.array_split(x, len(pflags))):
@@ -137,6 +156,16 @@ class _MinMax:
             pflags[b] = (1 if ok.size else 0) | (2 if nan.any() else 0)
             if ok.size:
                 pmin[b], pmax[b] = ok.min(), ok.max()
+
+
+def _order_key(v: np.generic) -> int:
+    """numeric.cu's order_key: the values' order as unsigned integers."""
+    width = 8 * v.dtype.itemsize
+    b = int.from_bytes(np.array(v).tobytes(), "little")
+    sign = 1 << (width - 1)
+    if v.dtype.kind == "f":
+        return b ^ ((1 << width) - 1) if b & sign else b ^ sign
+    return b ^ sign if v.dtype.kind == "i" else b
 
 
 BYTE_RUNS: list[str] = []
@@ -382,6 +411,20 @@ def test_device_input_gives_device_output() -> None:
     assert ("reduce" not in str(ran())) and LAUNCHES[-1][0] == "hist_even"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint16"])
+def test_even_fast_and_atomic_min_max(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numeric_cuda, "MINMAX", "atomic")
+    a = sample(dtype, 5001, 3)
+    if a.dtype.kind == "f":
+        a = a[np.isfinite(a)]
+    for nbins, r in ((256, (-4, 4)), (100, (-2.5, 7.25)), (256, None), (4096, (-5.0, 5.0))):
+        same_as_numpy(lambda: warplab.histogram(_dev(a), nbins, r, variant="even_fast"),
+                      lambda: np.histogram(a, nbins, r))
+        assert ran()[-1][1] == "even_fast" and LAUNCHES[-1][0] == "hist_even_fast"
+    lo, hi = numeric_cuda.device_min_max(_dev(a))
+    assert (lo, hi) == (a.min(), a.max()) and lo.dtype == a.dtype
+
+
 def test_device_min_max_model_nan_and_values() -> None:
     a = np.array([3, -7, 12, 5], np.int16)
     lo, hi = numeric_cuda.device_min_max(_dev(a))
@@ -543,3 +586,17 @@ def test_bincount_weighted_device_and_chunks(monkeypatch: pytest.MonkeyPatch) ->
     got = warplab.bincount(_dev(x), _dev(w), minlength=60)
     assert isinstance(got, Dev) and got.shape == (60,)
     np.testing.assert_allclose(got.get(), np.bincount(x, w, 60), rtol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["private_sums_vec", "global_atomics_vec"])
+def test_bincount_weighted_vec_variants(variant: str) -> None:
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 3000, 4001).astype(np.int32)
+    w = rng.integers(0, 4, x.size).astype(np.float64)
+    dx, dw = _dev(x), _dev(w)
+    for xs, ws in ((dx, dw), (dx[1:], dw[1:])):  # aligned: bincount_wvec; not: bincount_w
+        LAUNCHES.clear()
+        got = warplab.bincount(xs, ws, variant=variant)
+        np.testing.assert_array_equal(got.get(), np.bincount(xs.get(), ws.get()))
+        aligned = all(a.__cuda_array_interface__["data"][0] % 16 == 0 for a in (xs, ws))
+        assert LAUNCHES[-1][0] == ("bincount_wvec" if aligned else "bincount_w")

@@ -145,10 +145,11 @@ def test_variant_names() -> None:
 def test_registry_families() -> None:
     assert warplab.variants("histogram_even", "cpu") == ["numpy"]
     assert warplab.variants("histogram_even", "cuda") == [
-        "bytes", "even_private", "even_global", "numpy_host"]
+        "bytes", "even_private", "even_fast", "even_global", "numpy_host"]
     assert warplab.variants("histogram_edges", "cuda") == [
         "bytes", "edges_private", "edges_global", "numpy_host"]
-    assert warplab.variants("bincount") == ["numpy", "private_sums", "global_atomics"]
+    assert warplab.variants("bincount") == ["numpy", "private_sums", "private_sums_vec",
+                                            "global_atomics", "global_atomics_vec"]
     assert {"byte_histogram", "histogram", "bincount"} <= set(warplab.__all__)
 
 
@@ -414,7 +415,8 @@ def test_bits() -> None:
 
 def test_kernel_names_in_source() -> None:
     src = (Path(numeric_cuda.__file__).with_name("numeric.cu")).read_text()
-    for name in ("hist_even", "hist_edges", "bincount_w", "minmax_partials"):
+    for name in ("hist_even", "hist_even_fast", "hist_edges", "bincount_w", "bincount_wvec",
+                 "minmax_partials", "minmax_atomic"):
         assert f"{name}(" in src
     for c in numeric_cuda.C_TYPE.values():
         assert "typedef" in src and (f" {c};" in src or c == "f16")

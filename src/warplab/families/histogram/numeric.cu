@@ -40,8 +40,14 @@ struct NoWeights {};
 #ifndef WARPLAB_NUM_UNROLL
 #error "WARPLAB_NUM_UNROLL is passed by the launch plan (-DWARPLAB_NUM_UNROLL=..., numeric_cuda.py DEFINES)"
 #endif
+#ifndef WARPLAB_NUM_PREFETCH
+#error "WARPLAB_NUM_PREFETCH is passed by the launch plan (-DWARPLAB_NUM_PREFETCH=..., numeric_cuda.py DEFINES)"
+#endif
 constexpr int NUM_BLOCK = WARPLAB_NUM_BLOCK;    // threads per block of every kernel here
 constexpr int NUM_UNROLL = WARPLAB_NUM_UNROLL;  // 16-byte loads in flight per thread
+// 1: the element loops load the next UNROLL vectors before working on the current ones
+// (twice the registers, loads in flight while the bins are counted); 0: load, then count.
+constexpr bool NUM_PREFETCH = WARPLAB_NUM_PREFETCH != 0;
 
 // ------------------------------------------------------------------------------ scalar helpers
 
@@ -122,16 +128,42 @@ __device__ __forceinline__ void for_each_elem(const D* __restrict__ x, u64 n, F 
     const u64 nvec = (n - head) / V;
     const uint4* __restrict__ vin = reinterpret_cast<const uint4*>(x + head);
     u64 i = gtid;
-    for (; i + (NUM_UNROLL - 1) * gstride < nvec; i += NUM_UNROLL * gstride) {
-        uint4 r[NUM_UNROLL];
-#pragma unroll
-        for (int u = 0; u < NUM_UNROLL; ++u) r[u] = __ldcs(vin + i + u * gstride);
+    const u64 step = (u64)NUM_UNROLL * gstride;
+    auto work = [&](const uint4* r, u64 at) {
 #pragma unroll
         for (int u = 0; u < NUM_UNROLL; ++u) {
             const D* e = reinterpret_cast<const D*>(&r[u]);
-            const u64 base = head + (i + u * gstride) * V;
+            const u64 base = head + (at + u * gstride) * V;
 #pragma unroll
             for (u32 k = 0; k < V; ++k) f(e[k], base + k);
+        }
+    };
+    if constexpr (NUM_PREFETCH) {
+        if (i + (NUM_UNROLL - 1) * gstride < nvec) {
+            uint4 cur[NUM_UNROLL];
+#pragma unroll
+            for (int u = 0; u < NUM_UNROLL; ++u) cur[u] = __ldcs(vin + i + u * gstride);
+            for (;;) {
+                const u64 nxt = i + step;
+                const bool more = nxt + (NUM_UNROLL - 1) * gstride < nvec;
+                uint4 r[NUM_UNROLL];
+                if (more) {
+#pragma unroll
+                    for (int u = 0; u < NUM_UNROLL; ++u) r[u] = __ldcs(vin + nxt + u * gstride);
+                }
+                work(cur, i);
+                i = nxt;
+                if (!more) break;
+#pragma unroll
+                for (int u = 0; u < NUM_UNROLL; ++u) cur[u] = r[u];
+            }
+        }
+    } else {
+        for (; i + (NUM_UNROLL - 1) * gstride < nvec; i += step) {
+            uint4 r[NUM_UNROLL];
+#pragma unroll
+            for (int u = 0; u < NUM_UNROLL; ++u) r[u] = __ldcs(vin + i + u * gstride);
+            work(r, i);
         }
     }
     for (; i < nvec; i += gstride) {
@@ -253,11 +285,19 @@ __device__ __forceinline__ int even_bin(D v, D lo, D hi, E first, P denom, P rde
     return idx;
 }
 
-template <class D, class E, class P, class W, int LAYOUT, bool ESMEM>
-__global__ void __launch_bounds__(NUM_BLOCK)
-hist_even(const D* __restrict__ x, u64 n, const W* __restrict__ w, const E* __restrict__ edges_g,
-          u32 nbins, u32 copies, u64 lo_b, u64 hi_b, u64 first_b, u64 denom_b, u64 rdenom_b,
-          int pow2, u64 n_b, typename Acc<W>::out_t* __restrict__ out) {
+// ------------------------------------------------------------- evenly spaced bins, one FMA
+
+__device__ __forceinline__ float to_f32(f16 v) { return h2f(v); }
+template <class T> __device__ __forceinline__ float to_f32(T v) { return (float)v; }
+
+// The body of hist_even (FAST false) and hist_even_fast (FAST true: scale, offset, delta used).
+template <class D, class E, class P, class W, int LAYOUT, bool ESMEM, bool FAST>
+__device__ __forceinline__ void even_body(const D* __restrict__ x, u64 n, const W* __restrict__ w,
+                                          const E* __restrict__ edges_g, u32 nbins, u32 copies,
+                                          u64 lo_b, u64 hi_b, u64 first_b, u64 denom_b,
+                                          u64 rdenom_b, int pow2, u64 n_b, float scale,
+                                          float offset, float delta,
+                                          typename Acc<W>::out_t* __restrict__ out) {
     typedef typename Acc<W>::shared_t A;
     extern __shared__ __align__(16) unsigned char smem[];
     const E* edges = block_setup<A, LAYOUT, ESMEM>(smem, nbins, copies, edges_g, nbins + 1);
@@ -265,12 +305,55 @@ hist_even(const D* __restrict__ x, u64 n, const W* __restrict__ w, const E* __re
     const D lo = from_bits<D>(lo_b), hi = from_bits<D>(hi_b);
     const E first = from_bits<E>(first_b);
     const P denom = from_bits<P>(denom_b), rdenom = from_bits<P>(rdenom_b), n_p = from_bits<P>(n_b);
+    const float top = __fsub_rn((float)nbins, delta);
+    constexpr float MAGIC = 12582912.0f;  // 1.5 * 2^23: t + MAGIC rounds t to an integer
     for_each_elem(x, n, [&](D v, u64 i) {
-        const int b = even_bin(v, lo, hi, first, denom, rdenom, pow2 != 0, n_p, (int)nbins, edges);
+        int b = -1;
+        if constexpr (FAST) {
+            const float t = __fmaf_rn(to_f32(v), scale, offset);
+            const float tb = __fadd_rn(t, MAGIC);
+            const float d = __fsub_rn(t, __fsub_rn(tb, MAGIC));  // t - nearest integer, exact
+            if (t > delta && t < top && fabsf(d) > delta && !lt(v, lo) && !lt(hi, v)) {
+                b = (__float_as_int(tb) - 0x4B400000) - (d < 0.0f ? 1 : 0);
+            } else {
+                b = even_bin(v, lo, hi, first, denom, rdenom, pow2 != 0, n_p, (int)nbins, edges);
+            }
+        } else {
+            b = even_bin(v, lo, hi, first, denom, rdenom, pow2 != 0, n_p, (int)nbins, edges);
+        }
         if (b >= 0) acc_add<A, LAYOUT>(mine, out, b, Acc<W>::inc(w, i));
     });
     __syncthreads();
     acc_merge<A, LAYOUT>(reinterpret_cast<const A*>(smem), nbins, copies, out);
+}
+
+template <class D, class E, class P, class W, int LAYOUT, bool ESMEM>
+__global__ void __launch_bounds__(NUM_BLOCK)
+hist_even(const D* __restrict__ x, u64 n, const W* __restrict__ w, const E* __restrict__ edges_g,
+          u32 nbins, u32 copies, u64 lo_b, u64 hi_b, u64 first_b, u64 denom_b, u64 rdenom_b,
+          int pow2, u64 n_b, typename Acc<W>::out_t* __restrict__ out) {
+    even_body<D, E, P, W, LAYOUT, ESMEM, false>(x, n, w, edges_g, nbins, copies, lo_b, hi_b,
+                                                first_b, denom_b, rdenom_b, pow2, n_b, 0.0f,
+                                                0.0f, 0.0f, out);
+}
+
+// hist_even's result with less work per element: t = value * scale + offset in float32 (one
+// FMA), its nearest integer from the 1.5 * 2^23 trick (no conversion instruction). The host
+// (numeric.py: fast_constants) proved |t - p| <= err_t for every kept value, p the exact
+// position (x - first) / denom * nbins, and delta = err_t + max(NumPy's own error on p, the
+// largest distance of an edge's position from its integer). So when t lies in
+// (delta, nbins - delta) and more than delta from every integer, NumPy's index, both edge
+// corrections included, is floor(t); every other value (a fraction ~2 * delta of them, and NaN,
+// inf, values outside the range) takes NumPy's arithmetic (even_bin). Counts bit for bit.
+template <class D, class E, class P, class W, int LAYOUT, bool ESMEM>
+__global__ void __launch_bounds__(NUM_BLOCK)
+hist_even_fast(const D* __restrict__ x, u64 n, const W* __restrict__ w,
+               const E* __restrict__ edges_g, u32 nbins, u32 copies, u64 lo_b, u64 hi_b,
+               u64 first_b, u64 denom_b, u64 rdenom_b, int pow2, u64 n_b, float scale,
+               float offset, float delta, typename Acc<W>::out_t* __restrict__ out) {
+    even_body<D, E, P, W, LAYOUT, ESMEM, true>(x, n, w, edges_g, nbins, copies, lo_b, hi_b,
+                                               first_b, denom_b, rdenom_b, pow2, n_b, scale,
+                                               offset, delta, out);
 }
 
 // ------------------------------------------------------------------------------ edges arrays
@@ -324,6 +407,64 @@ bincount_w(const I* __restrict__ x, u64 n, const W* __restrict__ w, u64 nbins, u
             acc_add<double, LAYOUT>(mine, out, (int)v, wv);
         }
     });
+    __syncthreads();
+    acc_merge<double, LAYOUT>(reinterpret_cast<const double*>(smem), sbins, copies, out);
+}
+
+// (x, weights) pairs read together: x in 16-byte vectors, the weights of the same elements in
+// one vector of V * sizeof(W) bytes (16-byte pieces; smaller ones in one load), UNROLL pairs in
+// flight; x and w start 16-byte aligned (the host checks), the last n % V elements one by one.
+template <int B> struct alignas(B < 16 ? B : 16) Raw { unsigned char b[B]; };
+
+template <class I, class W, int LAYOUT>
+__global__ void __launch_bounds__(NUM_BLOCK)
+bincount_wvec(const I* __restrict__ x, u64 n, const W* __restrict__ w, u64 nbins, u32 copies,
+              double* __restrict__ out) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    constexpr u32 V = 16 / sizeof(I);
+    typedef Raw<V * sizeof(W)> WV;
+    const u32 sbins = LAYOUT == 2 ? 0u : (u32)nbins;
+    block_setup<double, LAYOUT, false, double>(smem, sbins, copies, nullptr, 0);
+    double* mine = acc_slot<double, LAYOUT>(reinterpret_cast<double*>(smem), sbins, copies);
+    auto add = [&](I v, W wv) {
+        if constexpr (LAYOUT == 2) {
+            atomicAdd(out + (u64)v, to_f64(wv));
+        } else {
+            acc_add<double, LAYOUT>(mine, out, (int)v, to_f64(wv));
+        }
+    };
+    const u64 gtid = (u64)blockIdx.x * NUM_BLOCK + threadIdx.x;
+    const u64 gstride = (u64)gridDim.x * NUM_BLOCK;
+    const u64 nvec = n / V;
+    const uint4* __restrict__ vx = reinterpret_cast<const uint4*>(x);
+    const WV* __restrict__ vw = reinterpret_cast<const WV*>(w);
+    u64 i = gtid;
+    for (; i + (NUM_UNROLL - 1) * gstride < nvec; i += (u64)NUM_UNROLL * gstride) {
+        uint4 rx[NUM_UNROLL];
+        WV rw[NUM_UNROLL];
+#pragma unroll
+        for (int u = 0; u < NUM_UNROLL; ++u) {
+            rx[u] = __ldcs(vx + i + u * gstride);
+            rw[u] = vw[i + u * gstride];
+        }
+#pragma unroll
+        for (int u = 0; u < NUM_UNROLL; ++u) {
+            const I* e = reinterpret_cast<const I*>(&rx[u]);
+            const W* f = reinterpret_cast<const W*>(&rw[u]);
+#pragma unroll
+            for (u32 k = 0; k < V; ++k) add(e[k], f[k]);
+        }
+    }
+    for (; i < nvec; i += gstride) {
+        const uint4 rx = __ldcs(vx + i);
+        const WV rw = vw[i];
+        const I* e = reinterpret_cast<const I*>(&rx);
+        const W* f = reinterpret_cast<const W*>(&rw);
+#pragma unroll
+        for (u32 k = 0; k < V; ++k) add(e[k], f[k]);
+    }
+    const u64 tail = nvec * V;
+    if (gtid < n - tail) add(x[tail + gtid], w[tail + gtid]);
     __syncthreads();
     acc_merge<double, LAYOUT>(reinterpret_cast<const double*>(smem), sbins, copies, out);
 }
@@ -382,6 +523,95 @@ minmax_partials(const D* __restrict__ x, u64 n, D* __restrict__ pmin, D* __restr
     }
 }
 
+// One pass, one set of atomics per block: res[0] the largest complement of the order key of
+// the block minima (so that zeros initialise it), res[1] the largest key of the maxima, res[2]
+// bit 1 when a NaN was seen. Keys (order_key) are unsigned integers in the order of the values
+// (floats: sign-magnitude bits made ordered; NaN skipped); the host decodes them.
+__device__ __forceinline__ u64 order_key(f32 v) {
+    const u32 b = __float_as_uint(v);
+    return (u64)(b ^ ((b >> 31) ? 0xFFFFFFFFu : 0x80000000u));
+}
+__device__ __forceinline__ u64 order_key(f64 v) {
+    const u64 b = (u64)__double_as_longlong(v);
+    return b ^ ((b >> 63) ? ~0ull : 0x8000000000000000ull);
+}
+__device__ __forceinline__ u64 order_key(f16 v) {
+    const u32 b = v.bits;
+    return (u64)(b ^ ((b >> 15) ? 0xFFFFu : 0x8000u));
+}
+__device__ __forceinline__ u64 order_key(i8 v) { return (u64)((u8)v ^ 0x80u); }
+__device__ __forceinline__ u64 order_key(i16 v) { return (u64)((u16)v ^ 0x8000u); }
+__device__ __forceinline__ u64 order_key(i32 v) { return (u64)((u32)v ^ 0x80000000u); }
+__device__ __forceinline__ u64 order_key(i64 v) { return (u64)v ^ 0x8000000000000000ull; }
+template <class T> __device__ __forceinline__ u64 order_key(T v) { return (u64)v; }  // unsigned
+
+// The identities of min (top) and max (bottom) of each type.
+template <class T> struct Lim {  // integers
+    static constexpr bool SIGNED = T(-1) < T(0);
+    static __device__ __forceinline__ T top() {
+        return SIGNED ? (T)((1ull << (8 * sizeof(T) - 1)) - 1) : (T)~0ull;
+    }
+    static __device__ __forceinline__ T bottom() { return SIGNED ? (T)(-top() - 1) : (T)0; }
+};
+template <> struct Lim<f32> {
+    static __device__ __forceinline__ f32 top() { return __int_as_float(0x7F800000); }
+    static __device__ __forceinline__ f32 bottom() { return __int_as_float((int)0xFF800000u); }
+};
+template <> struct Lim<f64> {
+    static __device__ __forceinline__ f64 top() { return __longlong_as_double(0x7FF0000000000000ll); }
+    static __device__ __forceinline__ f64 bottom() { return __longlong_as_double((i64)0xFFF0000000000000ull); }
+};
+template <> struct Lim<f16> {
+    static __device__ __forceinline__ f16 top() { return f16{0x7C00}; }
+    static __device__ __forceinline__ f16 bottom() { return f16{0xFC00}; }
+};
+__device__ __forceinline__ f32 vmin(f32 a, f32 b) { return fminf(a, b); }
+__device__ __forceinline__ f32 vmax(f32 a, f32 b) { return fmaxf(a, b); }
+__device__ __forceinline__ f64 vmin(f64 a, f64 b) { return fmin(a, b); }
+__device__ __forceinline__ f64 vmax(f64 a, f64 b) { return fmax(a, b); }
+template <class T> __device__ __forceinline__ T vmin(T a, T b) { return lt(a, b) ? a : b; }
+template <class T> __device__ __forceinline__ T vmax(T a, T b) { return lt(a, b) ? b : a; }
+
+template <class D>
+__global__ void __launch_bounds__(NUM_BLOCK)
+minmax_atomic(const D* __restrict__ x, u64 n, u64* __restrict__ res) {
+    __shared__ u64 s_lo[NUM_BLOCK / 32], s_hi[NUM_BLOCK / 32];
+    __shared__ u32 s_flags[NUM_BLOCK / 32];
+    D mn = Lim<D>::top(), mx = Lim<D>::bottom();
+    bool nan = false;
+    for_each_elem(x, n, [&](D v, u64) {  // NaN: vmin/vmax keep the other operand
+        mn = vmin(v, mn);
+        mx = vmax(v, mx);
+        nan |= is_nan(v);
+    });
+    u64 klo = ~order_key(mn), khi = order_key(mx);
+    u32 flags = nan ? 2u : 0u;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const u64 a = __shfl_xor_sync(0xFFFFFFFFu, klo, o), b = __shfl_xor_sync(0xFFFFFFFFu, khi, o);
+        klo = a > klo ? a : klo;
+        khi = b > khi ? b : khi;
+        flags |= __shfl_xor_sync(0xFFFFFFFFu, flags, o);
+    }
+    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+        s_lo[warp] = klo;
+        s_hi[warp] = khi;
+        s_flags[warp] = flags;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (u32 j = 1; j < NUM_BLOCK / 32; ++j) {
+            klo = s_lo[j] > klo ? s_lo[j] : klo;
+            khi = s_hi[j] > khi ? s_hi[j] : khi;
+            flags |= s_flags[j];
+        }
+        atomicMax(res, klo);
+        atomicMax(res + 1, khi);
+        if (flags) atomicOr(res + 2, (u64)flags);
+    }
+}
+
 // Explicit instantiations so that nvcc (the CI compile check) builds the kernels; NVRTC builds
 // the ones the host names through name_expressions.
 #ifdef WARPLAB_NVCC_CHECK
@@ -402,8 +632,23 @@ minmax_partials(const D* __restrict__ x, u64 n, D* __restrict__ pmin, D* __restr
 #define WARPLAB_BINCOUNT(I, W)                                                                 \
     template __global__ void bincount_w<I, W, 0>(const I*, u64, const W*, u64, u32, double*);  \
     template __global__ void bincount_w<I, W, 1>(const I*, u64, const W*, u64, u32, double*);  \
-    template __global__ void bincount_w<I, W, 2>(const I*, u64, const W*, u64, u32, double*);
+    template __global__ void bincount_w<I, W, 2>(const I*, u64, const W*, u64, u32, double*);  \
+    template __global__ void bincount_wvec<I, W, 0>(const I*, u64, const W*, u64, u32, double*); \
+    template __global__ void bincount_wvec<I, W, 1>(const I*, u64, const W*, u64, u32, double*); \
+    template __global__ void bincount_wvec<I, W, 2>(const I*, u64, const W*, u64, u32, double*);
 WARPLAB_EVEN(f32, f32, f32, NoWeights)
+template __global__ void hist_even_fast<f32, f32, f64, NoWeights, 0, true>(const f32*, u64,
+    const NoWeights*, const f32*, u32, u32, u64, u64, u64, u64, u64, int, u64, float, float,
+    float, u64*);
+template __global__ void hist_even_fast<f32, f32, f32, NoWeights, 1, true>(const f32*, u64,
+    const NoWeights*, const f32*, u32, u32, u64, u64, u64, u64, u64, int, u64, float, float,
+    float, u64*);
+template __global__ void hist_even_fast<f16, f16, f32, f64, 0, true>(const f16*, u64,
+    const f64*, const f16*, u32, u32, u64, u64, u64, u64, u64, int, u64, float, float, float,
+    double*);
+template __global__ void hist_even_fast<i64, f64, f64, NoWeights, 2, false>(const i64*, u64,
+    const NoWeights*, const f64*, u32, u32, u64, u64, u64, u64, u64, int, u64, float, float,
+    float, u64*);
 WARPLAB_EVEN(f32, f32, f64, NoWeights)
 WARPLAB_EVEN(f64, f64, f64, NoWeights)
 WARPLAB_EVEN(f16, f16, f16, NoWeights)
@@ -446,4 +691,15 @@ template __global__ void minmax_partials<u64>(const u64*, u64, u64*, u64*, u32*)
 template __global__ void minmax_partials<f16>(const f16*, u64, f16*, f16*, u32*);
 template __global__ void minmax_partials<f32>(const f32*, u64, f32*, f32*, u32*);
 template __global__ void minmax_partials<f64>(const f64*, u64, f64*, f64*, u32*);
+template __global__ void minmax_atomic<i8>(const i8*, u64, u64*);
+template __global__ void minmax_atomic<u8>(const u8*, u64, u64*);
+template __global__ void minmax_atomic<i16>(const i16*, u64, u64*);
+template __global__ void minmax_atomic<u16>(const u16*, u64, u64*);
+template __global__ void minmax_atomic<i32>(const i32*, u64, u64*);
+template __global__ void minmax_atomic<u32>(const u32*, u64, u64*);
+template __global__ void minmax_atomic<i64>(const i64*, u64, u64*);
+template __global__ void minmax_atomic<u64>(const u64*, u64, u64*);
+template __global__ void minmax_atomic<f16>(const f16*, u64, u64*);
+template __global__ void minmax_atomic<f32>(const f32*, u64, u64*);
+template __global__ void minmax_atomic<f64>(const f64*, u64, u64*);
 #endif

@@ -1,11 +1,13 @@
 """Launch plans of the numeric histogram kernels (``numeric.cu`` beside this file): NumPy's
 ``histogram`` with evenly spaced bins (``hist_even``) and with an edges array (``hist_edges``),
-weighted ``bincount`` (``bincount_w``) and the min/max pass of a range taken from the data
-(``minmax_partials``); the variants of the registry families ``histogram_even``,
+weighted ``bincount`` (``bincount_w``, ``bincount_wvec``) and the min/max pass of a range taken
+from the data (``minmax_partials``, ``minmax_atomic``); the variants of the registry families
+``histogram_even`` (also ``hist_even_fast``: the one-FMA bin of ``numeric_fast``),
 ``histogram_edges`` and ``bincount`` on the cuda backend.
 
 Every kernel is one pass over the data on a persistent grid (SMs x resident blocks, fewer for
-small inputs) of ``BLOCK`` threads, 16-byte streaming loads (``UNROLL`` in flight per thread).
+small inputs) of ``DEFINES``' block of threads, 16-byte streaming loads (its unroll in flight
+per thread, optionally prefetched one step ahead; :func:`launch_config` changes them).
 Accumulation (:func:`layout_for`): per-block shared-memory copies of the bins (32-bit counts or
 float64 sums) within ``ACC_BUDGET`` bytes: one copy per lane index (``bin * 32 + lane``: the 32
 lanes of a warp never share a bank) while ``nbins * 32`` accumulators fit (256 bins of counts,
@@ -17,10 +19,11 @@ are read through L1.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -31,15 +34,20 @@ from ...core.registry import register
 from .numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, EdgesPlan, EvenPlan, NumericJob,
                       NumericProblem, NumericResult, byte_lut, fold_byte_counts,
                       numeric_bytes_moved)
+from .numeric_fast import fast_constants
 from .spec import MAP_LUT, Mapping, resolve
 
 SOURCE = Path(__file__).with_name("numeric.cu")
-BLOCK = 256          # threads per block of every kernel (WARPLAB_NUM_BLOCK)
-UNROLL = 2           # 16-byte loads in flight per thread (WARPLAB_NUM_UNROLL)
-#: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
-DEFINES = {"WARPLAB_NUM_BLOCK": BLOCK, "WARPLAB_NUM_UNROLL": UNROLL}
+#: The kernels' compile-time constants: this dict is their only copy (passed as -D options):
+#: threads per block of every kernel, 16-byte loads in flight per thread, and whether the
+#: element loops load the next vectors before counting the current ones (1) or not (0).
+DEFINES = {"WARPLAB_NUM_BLOCK": 256, "WARPLAB_NUM_UNROLL": 2, "WARPLAB_NUM_PREFETCH": 0}
 ACC_BUDGET = 32 * 1024   # shared bytes of accumulator copies per block
 SMEM_LIMIT = 48 * 1024   # dynamic shared memory a block may use without opting in
+#: How device_min_max reads the data's range: "partials" (per-block minima, maxima and flags
+#: reduced on the host, three reads back) or "atomic" (one set of 64-bit atomics per block into
+#: three words, one read back).
+MINMAX = "partials"
 MAX_BLOCK_ELEMS = 1 << 31  # 32-bit shared counters: a block sees fewer elements than this
 
 C_TYPE = {np.dtype(k): v for k, v in (
@@ -65,6 +73,34 @@ class Layout:
     smem: int
 
 
+def block() -> int:
+    """Threads per block of every kernel (``DEFINES``)."""
+    return DEFINES["WARPLAB_NUM_BLOCK"]
+
+
+@contextlib.contextmanager
+def launch_config(block: int | None = None, unroll: int | None = None,
+                  prefetch: int | None = None, acc_budget: int | None = None) -> Iterator[None]:
+    """Launch the kernels with other compile-time constants or another shared accumulator
+    budget (above 48 KiB a block opts in to more shared memory) inside the ``with`` block: the
+    tuning sweep's switch (``benchmarks/explore_histogram_numeric.py``). Not thread safe."""
+    global ACC_BUDGET, SMEM_LIMIT
+    saved = dict(DEFINES), ACC_BUDGET, SMEM_LIMIT
+    for key, v in (("WARPLAB_NUM_BLOCK", block), ("WARPLAB_NUM_UNROLL", unroll),
+                   ("WARPLAB_NUM_PREFETCH", prefetch)):
+        if v is not None:
+            DEFINES[key] = int(v)
+    if acc_budget is not None:
+        ACC_BUDGET = int(acc_budget)
+        SMEM_LIMIT = max(SMEM_LIMIT, ACC_BUDGET + 16 * 1024)
+    try:
+        yield
+    finally:
+        DEFINES.clear()
+        DEFINES.update(saved[0])
+        ACC_BUDGET, SMEM_LIMIT = saved[1], saved[2]
+
+
 def layout_for(nbins: int, weighted: bool, edge_itemsize: int, *, private: bool = True
                ) -> Layout:
     """How a block accumulates ``nbins`` bins (mirrors ``block_setup`` in numeric.cu).
@@ -74,7 +110,7 @@ def layout_for(nbins: int, weighted: bool, edge_itemsize: int, *, private: bool 
     if private and nbins * 32 * a <= ACC_BUDGET:
         layout, copies, acc = 0, 1, nbins * 32 * a
     elif private and nbins * a <= ACC_BUDGET:
-        copies = max(1, min(BLOCK // 32, ACC_BUDGET // (nbins * a)))
+        copies = max(1, min(block() // 32, ACC_BUDGET // (nbins * a)))
         layout, acc = 1, copies * nbins * a
     else:
         layout, copies, acc = 2, 1, 0
@@ -103,8 +139,8 @@ def _tf(b: bool) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _even_group(d: str, e: str, p: str, w: str) -> tuple[str, ...]:
-    return tuple(f"hist_even<{d}, {e}, {p}, {w}, {lay}, {_tf(es)}>"
+def _even_group(d: str, e: str, p: str, w: str, kernel: str = "hist_even") -> tuple[str, ...]:
+    return tuple(f"{kernel}<{d}, {e}, {p}, {w}, {lay}, {_tf(es)}>"
                  for lay in (0, 1, 2) for es in (True, False))
 
 
@@ -115,8 +151,8 @@ def _edges_group(d: str, t: str, w: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def _bincount_group(i: str, w: str) -> tuple[str, ...]:
-    return tuple(f"bincount_w<{i}, {w}, {lay}>" for lay in (0, 1, 2))
+def _bincount_group(i: str, w: str, kernel: str = "bincount_w") -> tuple[str, ...]:
+    return tuple(f"{kernel}<{i}, {w}, {lay}>" for lay in (0, 1, 2))
 
 
 def _kernel(expr: str, group: tuple[str, ...]) -> Any:
@@ -124,11 +160,12 @@ def _kernel(expr: str, group: tuple[str, ...]) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
-def _resident(expr: str, group: tuple[str, ...], smem: int, device_id: int) -> int:
+def _resident(expr: str, group: tuple[str, ...], smem: int, device_id: int,
+              options: tuple[str, ...]) -> int:
     import cupy
 
     sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
-    return sms * occupancy_blocks_per_sm(_kernel(expr, group), BLOCK, smem)
+    return sms * occupancy_blocks_per_sm(_kernel(expr, group), block(), smem)
 
 
 def _grid(expr: str, group: tuple[str, ...], smem: int, n: int, itemsize: int) -> int:
@@ -136,15 +173,18 @@ def _grid(expr: str, group: tuple[str, ...], smem: int, n: int, itemsize: int) -
     elements (its 32-bit shared counters)."""
     import cupy
 
-    full = _resident(expr, group, smem, cupy.cuda.Device().id)
-    needed = -(-n // (BLOCK * (16 // itemsize)))
+    full = _resident(expr, group, smem, cupy.cuda.Device().id, defines(DEFINES))
+    needed = -(-n // (block() * (16 // itemsize)))
     return max(1, min(full, needed), -(-n // MAX_BLOCK_ELEMS))
 
 
 def _launch(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int,
             args: tuple) -> None:
+    k = _kernel(expr, group)
+    if lay.smem > 48 * 1024:  # opt in (launch_config's larger budgets)
+        k.max_dynamic_shared_size_bytes = lay.smem
     grid = _grid(expr, group, lay.smem, n, itemsize)
-    _kernel(expr, group)((grid,), (BLOCK,), args, shared_mem=lay.smem)
+    k((grid,), (block(),), args, shared_mem=lay.smem)
 
 
 @functools.lru_cache(maxsize=64)
@@ -191,7 +231,7 @@ def _weights_ok(wd: np.dtype | None) -> bool:
 # ------------------------------------------------------------------------------- even bins
 
 
-def _run_even(job: NumericJob, private: bool) -> NumericResult:
+def _run_even(job: NumericJob, private: bool, fast: bool = False) -> NumericResult:
     plan: EvenPlan = job.plan
     nbins = plan.nbins
     outs = _outputs(job, nbins)
@@ -200,16 +240,18 @@ def _run_even(job: NumericJob, private: bool) -> NumericResult:
     weighted = job.weights is not None
     D, E, P = plan.dtype, plan.e_dtype, plan.p_dtype
     lay = layout_for(nbins, weighted, E.itemsize, private=private)
-    w_dtype = None
     d_edges = _on_device(plan.edges)
     consts = (bits(plan.keep[0], D), bits(plan.keep[1], D), bits(plan.first_e, E),
               bits(plan.denom_p, P), bits(plan.rdenom_p, P),
               np.int32(plan.rdenom_p is not None), bits(plan.n_p, P))
+    kernel = "hist_even"
+    if fast:
+        kernel, consts = "hist_even_fast", consts + fast_constants(plan)
     for d_x, d_w in job.device_chunks():
         for part, out in zip(_real_parts(d_w), outs):
             w_dtype = None if part is None else part.dtype
-            group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype))
-            expr = f"hist_even<{c_type(D)}, {c_type(E)}, {c_type(P)}, {c_type(w_dtype)}, " \
+            group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype), kernel)
+            expr = f"{kernel}<{c_type(D)}, {c_type(E)}, {c_type(P)}, {c_type(w_dtype)}, " \
                    f"{lay.layout}, {_tf(lay.esmem)}>"
             args = (d_x, np.uint64(d_x.size), d_x if part is None else part, d_edges,
                     np.uint32(nbins), np.uint32(lay.copies), *consts, out)
@@ -282,6 +324,21 @@ def even_private(job: NumericJob) -> NumericResult:
     atomics per block; 1 launch per chunk (+ the min/max pass when the range comes from the
     data)."""
     return _run_even(job, private=True)
+
+
+@register(EVEN, "even_fast", backend="cuda", bytes_moved=numeric_bytes_moved,
+          supports=lambda p: (_even_kernel_ok(p) and _private_ok(p)
+                              and fast_constants(p.plan) is not None), rank=12)
+def even_fast(job: NumericJob) -> NumericResult:
+    """Evenly spaced bins, each from one float32 FMA where that is provably NumPy's index
+    (``numeric_fast``), NumPy's arithmetic for the values near an edge; shared-memory bins per
+    block as ``even_private``.
+
+    Performance: one pass over the data; per element an FMA, three additions, compares, one
+    shared atomic (no conversion instruction, no edge read) for all but a fraction ~2 delta
+    of the values (3e-4 for float32 data, 256 bins over (-4, 4)); nbins global atomics per
+    block; 1 launch per chunk (+ the min/max pass when the range comes from the data)."""
+    return _run_even(job, private=True, fast=True)
 
 
 @register(EVEN, "even_global", backend="cuda", bytes_moved=numeric_bytes_moved,
@@ -369,7 +426,12 @@ def edges_numpy_host(job: NumericJob) -> NumericResult:
 # --------------------------------------------------------------------------- weighted bincount
 
 
-def _run_bincount(job: NumericJob, private: bool) -> NumericResult:
+def _pairs_aligned(d_x: Any, d_w: Any) -> bool:
+    """x and the weights both start at a 16-byte boundary (bincount_wvec's vector loads)."""
+    return all(a.__cuda_array_interface__["data"][0] % 16 == 0 for a in (d_x, d_w))
+
+
+def _run_bincount(job: NumericJob, private: bool, vec: bool = False) -> NumericResult:
     import cupy
 
     nbins = int(job.plan)
@@ -378,8 +440,9 @@ def _run_bincount(job: NumericJob, private: bool) -> NumericResult:
     for d_x, d_w in job.device_chunks():
         if d_x.dtype == np.bool_:
             d_x = d_x.view(np.uint8)
-        group = _bincount_group(c_type(d_x.dtype), c_type(d_w.dtype))
-        expr = f"bincount_w<{c_type(d_x.dtype)}, {c_type(d_w.dtype)}, {lay.layout}>"
+        kernel = "bincount_wvec" if vec and _pairs_aligned(d_x, d_w) else "bincount_w"
+        group = _bincount_group(c_type(d_x.dtype), c_type(d_w.dtype), kernel)
+        expr = f"{kernel}<{c_type(d_x.dtype)}, {c_type(d_w.dtype)}, {lay.layout}>"
         args = (d_x, np.uint64(d_x.size), d_w, np.uint64(nbins), np.uint32(lay.copies), out)
         _launch(expr, group, lay, d_x.size, d_x.dtype.itemsize, args)
     return NumericResult(out, None)
@@ -394,6 +457,25 @@ def bincount_private(job: NumericJob) -> NumericResult:
     Performance: one pass over x and the weights (+ the max pass that sizes the result);
     1 launch per chunk."""
     return _run_bincount(job, private=True)
+
+
+@register(BINCOUNT, "private_sums_vec", backend="cuda", bytes_moved=numeric_bytes_moved,
+          supports=lambda p: private_fits(p.nbins, True), rank=12)
+def bincount_private_vec(job: NumericJob) -> NumericResult:
+    """``private_sums`` reading x and the weights together in 16-byte vectors (``UNROLL``
+    pairs in flight per thread) when both start 16-byte aligned, else as ``private_sums``.
+
+    Performance: as private_sums; no scalar weight loads."""
+    return _run_bincount(job, private=True, vec=True)
+
+
+@register(BINCOUNT, "global_atomics_vec", backend="cuda", bytes_moved=numeric_bytes_moved,
+          rank=22)
+def bincount_global_vec(job: NumericJob) -> NumericResult:
+    """``global_atomics`` with x and the weights read together in 16-byte vectors.
+
+    Performance: one global float64 atomic (L2) per element; the loads as private_sums_vec."""
+    return _run_bincount(job, private=False, vec=True)
 
 
 @register(BINCOUNT, "global_atomics", backend="cuda", bytes_moved=numeric_bytes_moved,
@@ -421,13 +503,24 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
     if dt == np.bool_:
         d_x = d_x.view(np.uint8)
     c = c_type(d_x.dtype)
+    if MINMAX == "atomic":
+        expr = f"minmax_atomic<{c}>"
+        grid = _grid(expr, (expr,), 0, n, d_x.dtype.itemsize)
+        d_res = cupy.zeros(3, dtype=np.uint64)
+        _kernel(expr, (expr,))((grid,), (block(),), (d_x, np.uint64(n), d_res))
+        res = d_res.get()
+        if res[2] & 2:
+            nan = np.array(np.nan, dtype=dt)[()]
+            return nan, nan
+        lo, hi = (from_order_key(k, d_x.dtype) for k in (~res[0], res[1]))
+        return (np.bool_(lo), np.bool_(hi)) if dt == np.bool_ else (lo, hi)
     expr = f"minmax_partials<{c}>"
     group = (expr,)
     grid = _grid(expr, group, 0, n, d_x.dtype.itemsize)
     pmin = cupy.empty(grid, dtype=d_x.dtype)
     pmax = cupy.empty(grid, dtype=d_x.dtype)
     pflags = cupy.zeros(grid, dtype=np.uint32)
-    _kernel(expr, group)((grid,), (BLOCK,), (d_x, np.uint64(n), pmin, pmax, pflags))
+    _kernel(expr, group)((grid,), (block(),), (d_x, np.uint64(n), pmin, pmax, pflags))
     flags, h_min, h_max = read_small(pflags, pmin, pmax)  # one pinned copy, one sync
     if (flags & 2).any():
         nan = np.array(np.nan, dtype=dt)[()]
@@ -437,3 +530,18 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
     if dt == np.bool_:
         lo, hi = np.bool_(lo), np.bool_(hi)
     return lo, hi
+
+
+def from_order_key(key: Any, dtype: Any) -> Any:
+    """The value of ``dtype`` whose ``order_key`` (numeric.cu) is ``key`` (a 64-bit word, its
+    low bytes the key): floats' ordered bits back to sign-magnitude, signed integers' offset
+    removed."""
+    dt = np.dtype(dtype)
+    width = 8 * dt.itemsize
+    k = int(key) & ((1 << width) - 1)
+    sign = 1 << (width - 1)
+    if dt.kind == "f":
+        k = k ^ sign if k & sign else k ^ ((1 << width) - 1)
+    elif dt.kind == "i":
+        k ^= sign
+    return np.frombuffer(k.to_bytes(dt.itemsize, "little"), dtype=dt)[0]
