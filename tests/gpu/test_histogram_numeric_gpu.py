@@ -204,23 +204,6 @@ def test_even_fast_launch_options() -> None:
             assert_numpy(warplab.histogram(cupy.asarray(h), 256, (-4, 4)), want)
 
 
-def test_minmax_atomic_all_dtypes() -> None:
-    numeric_cuda.MINMAX = "atomic"
-    try:
-        for dt in DTYPES:
-            h = data(dt, 70_001, 9, specials=False)
-            lo, hi = numeric_cuda.device_min_max(cupy.asarray(h))
-            assert lo == h.min() and hi == h.max() and lo.dtype == h.dtype
-        f = data("float32", 70_001, 10)
-        lo, hi = numeric_cuda.device_min_max(cupy.asarray(f))
-        assert np.isnan(lo) and np.isnan(hi)
-        for v in (np.array([-np.inf, 1.0], np.float32), np.array([-0.0, 0.0], np.float64)):
-            lo, hi = numeric_cuda.device_min_max(cupy.asarray(v))
-            assert lo == v.min() and hi == v.max()
-    finally:
-        numeric_cuda.MINMAX = "partials"
-
-
 # --------------------------------------------------------------------------- the byte path
 
 
@@ -347,7 +330,9 @@ def test_bincount_weighted_errors() -> None:
     assert got.dtype == np.int64 and got.tolist() == [0, 0, 0]
 
 
-def test_device_min_max() -> None:
+@pytest.mark.parametrize("method", ["partials", "atomic"])
+def test_device_min_max(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numeric_cuda, "MINMAX", method)
     for dt in DTYPES:
         h = data(dt, 70_001, 9, specials=False)
         lo, hi = numeric_cuda.device_min_max(cupy.asarray(h))
@@ -355,6 +340,10 @@ def test_device_min_max() -> None:
     f = data("float32", 70_001, 10)
     lo, hi = numeric_cuda.device_min_max(cupy.asarray(f))
     assert np.isnan(lo) and np.isnan(hi)
+    for v in (np.array([-np.inf, 1.0], np.float32), np.array([-0.0, 0.0], np.float64),
+              np.array([True, True])):
+        lo, hi = numeric_cuda.device_min_max(cupy.asarray(v))
+        assert lo == v.min() and hi == v.max()
 
 
 # --------------------------------------------------------------------------- throughput
