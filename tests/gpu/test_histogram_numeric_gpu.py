@@ -165,6 +165,45 @@ def test_weights_even() -> None:
             assert ran_all()[-1][1] == ("even_private" if nbins <= 4096 else "even_global")
 
 
+@pytest.mark.parametrize("rng_", [(-3, 3), (-2.5, 7.25), "f32", (0, 1), None], ids=str)
+@pytest.mark.parametrize("nbins", NBINS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint16", "int64"])
+def test_even_fast_bit_for_bit(dtype: str, nbins: int, rng_) -> None:
+    """even_fast (the one-FMA bin) on random data plus every edge and its neighbouring values:
+    NumPy's counts; where its bound does not hold the variant refuses (ValueError)."""
+    h = data(dtype, 100_003, nbins)
+    if rng_ == "f32":
+        rng_ = (np.float32(-1.5), np.float32(2.0))
+    if h.dtype.kind == "f":
+        h = h[np.isfinite(h)] if rng_ is None else h
+        e = np.histogram_bin_edges(h, nbins, rng_).astype(h.dtype)
+        h = np.concatenate([h, e, np.nextafter(e, h.dtype.type(np.inf)),
+                            np.nextafter(e, h.dtype.type(-np.inf))])
+    want = np.histogram(h, nbins, rng_)
+    for minmax in ("partials", "atomic"):
+        numeric_cuda.MINMAX = minmax
+        try:
+            clear_ran()
+            got = warplab.histogram(cupy.asarray(h), nbins, rng_, variant="even_fast")
+        except ValueError as e:
+            assert "does not support" in str(e)
+            return
+        finally:
+            numeric_cuda.MINMAX = "partials"
+        assert_numpy(got, want)
+        assert ran_all() == [("histogram_even", "even_fast", "cuda")]
+
+
+def test_even_fast_launch_options() -> None:
+    h = data("float32", (1 << 22) + 5, 11)
+    want = np.histogram(h, 256, (-4, 4))
+    for cfg in ({"unroll": 4, "prefetch": 1}, {"block": 512}, {"unroll": 8}):
+        with numeric_cuda.launch_config(**cfg):
+            assert_numpy(warplab.histogram(cupy.asarray(h), 256, (-4, 4), variant="even_fast"),
+                         want)
+            assert_numpy(warplab.histogram(cupy.asarray(h), 256, (-4, 4)), want)
+
+
 # --------------------------------------------------------------------------- the byte path
 
 
@@ -254,6 +293,20 @@ def test_bincount_weighted(xdtype: str, wdtype: str, hi: int) -> None:
                               "global_atomics", "cuda")]
 
 
+@pytest.mark.parametrize("variant", ["private_sums_vec", "global_atomics_vec"])
+@pytest.mark.parametrize("xdtype", ["uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("wdtype", ["float64", "float32", "float16", "int64", "bool"])
+def test_bincount_weighted_vec(variant: str, xdtype: str, wdtype: str) -> None:
+    rng = np.random.default_rng(7)
+    hi = 255 if xdtype == "uint8" else 4095
+    x = rng.integers(0, hi, 300_007, endpoint=True).astype(xdtype)
+    w = rng.integers(0, 4, x.size).astype(wdtype)
+    dx, dw = cupy.asarray(x), cupy.asarray(w)
+    for off in (0, 1, 3):  # aligned (vector loads) and not (the scalar kernel)
+        got = warplab.bincount(dx[off:], dw[off:], variant=variant)
+        np.testing.assert_array_equal(got.get(), np.bincount(x[off:], w[off:]))
+
+
 def test_bincount_weighted_random_floats_and_host() -> None:
     rng = np.random.default_rng(4)
     x = rng.integers(0, 1000, 1_000_000)
@@ -277,7 +330,9 @@ def test_bincount_weighted_errors() -> None:
     assert got.dtype == np.int64 and got.tolist() == [0, 0, 0]
 
 
-def test_device_min_max() -> None:
+@pytest.mark.parametrize("method", ["partials", "atomic"])
+def test_device_min_max(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numeric_cuda, "MINMAX", method)
     for dt in DTYPES:
         h = data(dt, 70_001, 9, specials=False)
         lo, hi = numeric_cuda.device_min_max(cupy.asarray(h))
@@ -285,6 +340,10 @@ def test_device_min_max() -> None:
     f = data("float32", 70_001, 10)
     lo, hi = numeric_cuda.device_min_max(cupy.asarray(f))
     assert np.isnan(lo) and np.isnan(hi)
+    for v in (np.array([-np.inf, 1.0], np.float32), np.array([-0.0, 0.0], np.float64),
+              np.array([True, True])):
+        lo, hi = numeric_cuda.device_min_max(cupy.asarray(v))
+        assert lo == v.min() and hi == v.max()
 
 
 # --------------------------------------------------------------------------- throughput
@@ -309,14 +368,33 @@ def test_throughput_report(capsys: pytest.CaptureFixture) -> None:
     for r in (None, (-4, 4), (-4.0, 4.0), (np.float32(-4), np.float32(4))):
         g = _gbps(lambda: warplab.histogram(d, 256, r), n * 4)
         lines.append(f"histogram float32 1 GiB bins=256 range={r}: {g:.0f} GB/s")
+    g = _gbps(lambda: warplab.histogram(d, 256, (-4, 4), variant="even_fast"), n * 4)
+    lines.append(f"histogram float32 1 GiB bins=256 range=(-4, 4) even_fast: {g:.0f} GB/s")
+    numeric_cuda.MINMAX = "atomic"
+    try:
+        g = _gbps(lambda: warplab.histogram(d, 256, variant="even_fast"), n * 4)
+    finally:
+        numeric_cuda.MINMAX = "partials"
+    lines.append(f"histogram float32 1 GiB bins=256 range=None even_fast + atomic min/max: "
+                 f"{g:.0f} GB/s (2 reads)")
     g = _gbps(lambda: cupy.histogram(d, 256, (-4, 4)), n * 4, reps=3)
     lines.append(f"cupy.histogram same (range=(-4, 4)): {g:.0f} GB/s")
+    try:
+        from warplab.families.histogram.comparators import cccl_histogram_even_range
+
+        g = _gbps(lambda: cccl_histogram_even_range(d, 256, -4.0, 4.0), n * 4, reps=3)
+        lines.append(f"cuda.compute.histogram_even same: {g:.0f} GB/s")
+    except ImportError as exc:
+        lines.append(f"cuda.compute.histogram_even skipped: {exc}")
     x = cupy.random.default_rng(1).integers(0, 100, n // 2, dtype=cupy.int32)
     w = cupy.random.default_rng(2).random(n // 2, dtype=cupy.float64)
     for hi in (100, 4096, 1 << 20):
         xs = x if hi == 100 else cupy.random.default_rng(3).integers(0, hi, n // 2,
                                                                        dtype=cupy.int32)
         g = _gbps(lambda: warplab.bincount(xs, w), xs.nbytes + w.nbytes, reps=5)
+        v = "private_sums_vec" if hi <= 4096 else "global_atomics_vec"
+        gv = _gbps(lambda: warplab.bincount(xs, w, variant=v), xs.nbytes + w.nbytes, reps=5)
+        lines.append(f"bincount {hi} bins {v}: {gv:.0f} GB/s")
         gc = _gbps(lambda: cupy.bincount(xs, w), xs.nbytes + w.nbytes, reps=3)
         lines.append(f"bincount int32+float64 weights, {hi} bins: warplab {g:.0f} GB/s, "
                      f"cupy {gc:.0f} GB/s")
