@@ -20,8 +20,7 @@ from dask.array.utils import meta_from_array
 
 import warplab
 
-from .chunking import (array_from_tree, as_dask, check_chunk, fan_in, kind, require_known,
-                       tree, xp_of)
+from .chunking import array_from_tree, as_dask, check_chunk, fan_in, kind, tree, xp_of
 from .reductions import max as _max, min as _min
 
 __all__ = ["byte_histogram", "histogram", "bincount"]
@@ -87,6 +86,8 @@ def _auto_range(mn: Any, mx: Any) -> tuple[Any, Any]:
     """The data's (min, max) as host scalars of the data's dtype; NumPy's error if either is
     not finite."""
     lo, hi = (np.asarray(v.get() if hasattr(v, "get") else v)[()] for v in (mn, mx))
+    if lo > hi:  # every chunk was empty (sizes unknown until computed): NumPy's (0, 1)
+        return lo.dtype.type(0), lo.dtype.type(1)
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
     return lo, hi
@@ -143,10 +144,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
         if nbins < 1:
             raise ValueError("`bins` must be positive, when an integer")
     rng: Any = range
-    if range is None and not edges_given:
-        require_known(x, "histogram with range=None")
-        if x.size:
-            rng = dask.delayed(_auto_range)(_min(x), _max(x))
+    if range is None and not edges_given and x.size != 0:  # NaN (unknown sizes) too
+        rng = dask.delayed(_auto_range)(_min(x), _max(x))
     probe = rng if not isinstance(rng, Delayed) else \
         (x.dtype.type(0), x.dtype.type(1))
     edge_dt = warplab.histogram(np.zeros(0, x.dtype), bins, range=probe,
