@@ -21,4 +21,5 @@ Adding a family: a folder with these parts and its name in ``FAMILIES`` (the CLI
 """
 from __future__ import annotations
 
-FAMILIES = ("histogram", "reduce", "matmul", "series", "corr", "memcpy", "latency", "stream")
+FAMILIES = ("histogram", "reduce", "matmul", "series", "corr", "memcpy", "latency", "stream",
+            "dask")

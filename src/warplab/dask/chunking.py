@@ -1,0 +1,185 @@
+"""What every ``warplab.dask`` function shares: the chunk kind (NumPy or CuPy) and its checks,
+the chunking rule for fast GPU tasks (:func:`plan`, :func:`rechunk`), the number of workers,
+and a small tree of combine tasks for results whose length the graph cannot know.
+
+The chunking rule (docs/dask.md): Dask costs about a millisecond per task and tens of
+milliseconds per ``compute()`` on a distributed cluster, while a GPU pass over 1 GiB takes
+half a millisecond. So: **one task per worker**, split further only where a chunk would
+exceed ``max_chunk_bytes`` (default 4 GiB of GPU data, 256 MiB of host data); the tree of
+partial results combines ``split_every = tasks per worker`` partials first (one worker's
+partials, as Dask places a combine next to most of its inputs), then the workers' partials.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import dask.array as da
+from dask.highlevelgraph import HighLevelGraph
+
+#: Largest chunk :func:`plan` makes, per chunk kind (bytes).
+MAX_CHUNK_BYTES = {"cupy": 4 << 30, "numpy": 256 << 20}
+
+
+def module_of(a: Any) -> str:
+    """``"numpy"`` or ``"cupy"``: the array module of one chunk (or meta). ``TypeError`` for
+    anything else (masked arrays, sparse matrices, pandas objects)."""
+    if type(a) is np.ndarray or isinstance(a, np.generic):
+        return "numpy"
+    if type(a).__module__.split(".")[0] == "cupy":
+        return "cupy"
+    raise TypeError(f"warplab.dask: chunks must be NumPy or CuPy arrays, got "
+                    f"{type(a).__module__}.{type(a).__name__}")
+
+
+def kind(x: da.Array) -> str:
+    """The chunk kind of a dask array, from its meta (``"numpy"`` or ``"cupy"``)."""
+    return module_of(x._meta)
+
+
+def xp_of(k: str) -> Any:
+    """The array module of a chunk kind (CuPy imported only when asked for)."""
+    if k == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
+def check_chunk(block: Any, k: str) -> Any:
+    """``block`` if it is of kind ``k``; ``TypeError`` naming both kinds otherwise (a dask
+    array whose chunks mix NumPy and CuPy: its meta says one, a chunk is the other)."""
+    got = module_of(block)
+    if got != k:
+        raise TypeError(f"warplab.dask: mixed chunk types: a {got} chunk in an array whose "
+                        f"meta says {k}; make every chunk one kind first, e.g. "
+                        f"x.map_blocks({k}.asarray)")
+    return block
+
+
+def as_dask(x: Any) -> da.Array:
+    """A dask array as it is; a NumPy or CuPy array as a dask array of one chunk."""
+    if isinstance(x, da.Array):
+        kind(x)
+        return x
+    module_of(x)
+    return da.from_array(x, chunks=x.shape or (), asarray=False)
+
+
+def require_known(x: da.Array, what: str, axes: Sequence[int] | None = None) -> None:
+    """``ValueError`` when the chunk sizes of ``axes`` (default all) are unknown (NaN)."""
+    for ax in range(x.ndim) if axes is None else axes:
+        if any(math.isnan(c) for c in x.chunks[ax]):
+            raise ValueError(f"{what}: the array has unknown chunk sizes along axis {ax} "
+                             f"(NaN); call x.compute_chunk_sizes() first")
+
+
+def n_workers() -> int:
+    """Workers of the current ``distributed`` client; 1 without one (the local scheduler)."""
+    if "distributed" not in sys.modules:
+        return 1
+    from distributed import default_client
+
+    try:
+        return max(1, len(default_client().scheduler_info()["workers"]))
+    except ValueError:  # no client
+        return 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A chunking for ``nbytes`` of data on ``workers`` workers: ``tasks`` chunks of at most
+    ``chunk_bytes``, and the fan-in ``split_every`` of the tree combining their partials."""
+
+    chunk_bytes: int
+    tasks: int
+    split_every: int
+    workers: int
+
+
+def plan(nbytes: int, *, workers: int | None = None, chunk_kind: str = "cupy",
+         max_chunk_bytes: int | None = None) -> Plan:
+    """The chunking rule: one task per worker, more only where a chunk would exceed
+    ``max_chunk_bytes`` (default ``MAX_CHUNK_BYTES[chunk_kind]``); ``split_every`` = tasks per
+    worker (at least 2), so the first level of the tree combines one worker's partials.
+
+    Args:
+        nbytes: bytes of the data.
+        workers: default: the current client's workers (1 without a client).
+        chunk_kind: ``"cupy"`` (GPU tasks) or ``"numpy"``.
+        max_chunk_bytes: the largest chunk (GPU memory per task is bounded by it).
+    """
+    workers = max(1, workers or n_workers())
+    cap = max(1, int(max_chunk_bytes or MAX_CHUNK_BYTES[chunk_kind]))
+    per_worker = max(1, -(-int(nbytes) // workers))
+    per = -(-per_worker // cap)  # tasks per worker
+    chunk = -(-per_worker // per)
+    return Plan(chunk_bytes=chunk, tasks=workers * per, split_every=max(2, per),
+                workers=workers)
+
+
+def rechunk(x: Any, *, workers: int | None = None, max_chunk_bytes: int | None = None
+            ) -> da.Array:
+    """``x`` rechunked by :func:`plan`: chunks of whole trailing axes (whole rows of a 2-D
+    array: what ``series_stats``, ``corrcoef`` and ``corr_pairs`` want), split along axis 0
+    only. A 1-D array is split into ``plan().tasks`` near-equal pieces."""
+    x = as_dask(x)
+    require_known(x, "rechunk")
+    if x.ndim == 0 or x.size == 0:
+        return x
+    p = plan(x.nbytes, workers=workers, chunk_kind=kind(x), max_chunk_bytes=max_chunk_bytes)
+    row = max(1, x.nbytes // x.shape[0])
+    rows = max(1, min(x.shape[0], p.chunk_bytes // row))
+    return x.rechunk({0: rows, **{ax: -1 for ax in range(1, x.ndim)}})
+
+
+def fan_in(nblocks: int, given: int | None = None) -> int:
+    """The tree fan-in for ``nblocks`` partials: ``given``, else the blocks per worker of the
+    current client (at least 2)."""
+    if given is not None:
+        if int(given) < 2:
+            raise ValueError(f"split_every must be >= 2, got {given}")
+        return int(given)
+    return max(2, -(-max(1, nblocks) // n_workers()))
+
+
+def tree(name: str, leaves: list[tuple], fn: Callable[..., Any], fan_in: int
+         ) -> tuple[dict, tuple]:
+    """The tasks of a tree combining the outputs of the tasks ``leaves`` with ``fn(*parts)``
+    ``fan_in`` at a time; returns (graph dict, key of the root). One leaf gets one task too."""
+    dsk: dict = {}
+    level, keys = 0, list(leaves)
+    while True:
+        groups = [keys[i:i + fan_in] for i in range(0, len(keys), fan_in)] or [[]]
+        keys = []
+        for g, group in enumerate(groups):
+            key = (f"{name}-l{level}", g)
+            dsk[key] = (fn, *group)
+            keys.append(key)
+        level += 1
+        if len(keys) == 1:
+            return dsk, keys[0]
+
+
+def array_from_tree(name: str, dsk: dict, root: tuple, deps: list[da.Array], meta: Any,
+                    ndim: int = 1) -> da.Array:
+    """A dask array of one chunk of unknown length: the output of ``root`` in ``dsk``."""
+    out = (name,) + (0,) * ndim
+    dsk = {**dsk, out: root}
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)
+    return da.Array(graph, name, chunks=((math.nan,),) * ndim, meta=meta)
+
+
+def concat_nested(parts: Any, axes: Sequence[int], xp: Any) -> Any:
+    """The partials of ``da.reduction(..., concatenate=False)`` (lists nested once per
+    reduced axis) concatenated along those axes."""
+    if not isinstance(parts, list):
+        return parts
+    if len(axes) == 0:  # dask nests no deeper than the axes; a bare list is one level
+        return xp.concatenate(parts)
+    return xp.concatenate([concat_nested(p, axes[1:], xp) for p in parts], axis=axes[0])
+

@@ -1,0 +1,127 @@
+"""GPU tests of warplab.dask: CuPy chunks on the threaded scheduler and on a
+``dask_cuda.LocalCUDACluster`` (one worker per GPU; skipped where dask_cuda is not
+importable), against the single-GPU functions on the whole CuPy array; mixed NumPy/CuPy
+chunks raise. Run with ``pytest -m gpu`` on the GPU machine."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import warplab
+
+pytestmark = pytest.mark.gpu
+if not warplab.cuda_available():
+    pytest.skip("no usable CUDA GPU", allow_module_level=True)
+cupy = pytest.importorskip("cupy")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import dask  # noqa: E402
+
+import warplab.dask as wd  # noqa: E402
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.fixture(scope="module")
+def cuda_cluster():
+    dask_cuda = pytest.importorskip("dask_cuda")
+    n = cupy.cuda.runtime.getDeviceCount()
+    with dask_cuda.LocalCUDACluster(n_workers=min(n, 2), dashboard_address=None) as c, \
+            distributed.Client(c, set_as_default=False) as client:
+        yield client
+
+
+@pytest.fixture(params=["threads", "cuda_cluster"])
+def compute(request):
+    if request.param == "threads":
+        return lambda *a: dask.compute(*a, scheduler="threads")
+    client = request.getfixturevalue("cuda_cluster")
+    return lambda *a: dask.compute(*a, scheduler=client.get)
+
+
+def _d(h, chunks):
+    return da.from_array(cupy.asarray(h), chunks=chunks, asarray=False)
+
+
+def _check(got, exp, rtol=1e-6):
+    assert isinstance(got, cupy.ndarray), type(got)
+    assert got.dtype == exp.dtype and got.shape == exp.shape
+    np.testing.assert_allclose(cupy.asnumpy(got), cupy.asnumpy(exp), rtol=rtol,
+                               atol=1e-9, equal_nan=True)
+
+
+@pytest.mark.parametrize("chunks", [((300, 0, 701), (64, 64)), ((1001,), (128,))])
+def test_reductions_and_series(compute, chunks):
+    h = RNG.normal(size=(1001, 128)).astype(np.float32)
+    x, d = _d(h, chunks), cupy.asarray(h)
+    lazy, exp = [], []
+    for op in ("sum", "mean", "min", "max", "var", "std"):
+        for axis in (None, 0, 1):
+            lazy.append(getattr(wd, op)(x, axis=axis))
+            exp.append(getattr(warplab, op)(d, axis=axis))
+    lazy += list(wd.series_stats(x))
+    exp += list(warplab.series_stats(d))
+    for g, e in zip(compute(*lazy), exp):
+        _check(g, cupy.asarray(e), rtol=1e-5)
+
+
+@pytest.mark.parametrize("chunks", [(1 << 20, 0, 3 << 20, 12345), ((4 << 20) + 12345,)])
+def test_histograms(compute, chunks):
+    n = (4 << 20) + 12345
+    h = RNG.integers(0, 256, n, dtype=np.uint8)
+    f = RNG.normal(size=n).astype(np.float32)
+    x, xf, d, df = _d(h, chunks), _d(f, chunks), cupy.asarray(h), cupy.asarray(f)
+    hist, edges = wd.histogram(xf, bins=100)
+    lazy = [wd.byte_histogram(x), wd.byte_histogram(x, "letters"), hist, edges,
+            wd.bincount(x)]
+    eh, ee = warplab.histogram(df, bins=100)
+    exp = [warplab.byte_histogram(d), warplab.byte_histogram(d, "letters"), eh, ee,
+           warplab.bincount(d)]
+    for g, e in zip(compute(*lazy), exp):
+        _check(g, e)
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_corr(compute, precision):
+    s = warplab.random_walk(3000, 256, seed=5)
+    x = da.from_array(s, chunks=(700, 256), asarray=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = compute(wd.corrcoef(x, precision=precision),
+                      *wd.corr_pairs(x, threshold=0.95, precision=precision),
+                      *wd.corr_pairs(x, top_k=4, precision=precision))
+        exp = [warplab.corrcoef(s, precision=precision),
+               *warplab.corr_pairs(s, threshold=0.95, precision=precision),
+               *warplab.corr_pairs(s, top_k=4, precision=precision)]
+    tol = 1e-9 if precision == "float64" else 4e-6
+    r, e = cupy.asnumpy(got[0]), cupy.asnumpy(exp[0])
+    assert np.nanmax(np.abs(r - e)) <= tol
+    # top_k: the same partners (ties within the precision's error aside)
+    assert (cupy.asnumpy(got[4]) == cupy.asnumpy(exp[4])).mean() > 0.99
+    if precision == "float64":  # threshold: the same pairs
+        for g, e in zip(got[1:4], exp[1:4]):
+            np.testing.assert_allclose(cupy.asnumpy(g), cupy.asnumpy(e), atol=1e-9)
+
+
+def test_histogram_files_on_gpu_workers(compute, tmp_path):
+    paths = []
+    for i, size in enumerate((0, 5 << 20, 12345)):
+        p = tmp_path / f"p{i}.bin"
+        p.write_bytes(RNG.integers(0, 256, size, dtype=np.uint8).tobytes())
+        paths.append(str(p))
+    got = compute(wd.histogram_files(paths, chunk_bytes=1 << 20, device="cuda"))[0]
+    np.testing.assert_array_equal(got, warplab.byte_histogram(paths, device="cpu"))
+
+
+def test_mixed_numpy_cupy_chunks_raise():
+    def host_second(b, block_info=None):
+        return cupy.asnumpy(b) if block_info[0]["chunk-location"][0] == 1 else b
+
+    h = RNG.integers(0, 256, 1000, dtype=np.uint8)
+    x = _d(h, 250).map_blocks(host_second, meta=cupy.empty(0, np.uint8))
+    for lazy in (wd.byte_histogram(x), wd.sum(x)):
+        with pytest.raises(TypeError, match="mixed chunk types"):
+            lazy.compute(scheduler="sync")
