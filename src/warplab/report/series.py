@@ -134,7 +134,9 @@ def mean_tables(results: Results) -> list[Table]:
                        f"cumulative: {K2_BASELINE} / this one; comparators get the cumulative "
                        "only; GB/s = M N itemsize bytes read / median; % of the measured read "
                        "ceiling (1 GiB), and of the same read kernel over this input's bytes "
-                       "(inputs from 16 MiB; a shorter read pays the same ramp-up and tail); "
+                       "(inputs from 16 MiB; a shorter read pays the same ramp-up and tail; "
+                       "above 100: faster than that read kernel, which loads without the L2 "
+                       "prefetch hint); "
                        "rel. error: max over series of |mean - float64 mean| / |float64 "
                        "mean|.")
         for r, step, cum in items:
