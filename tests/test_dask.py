@@ -250,3 +250,24 @@ def test_warplab_never_imports_dask():
             "bad = [m for m in ('dask', 'distributed', 'warplab.dask') if m in sys.modules]; "
             "sys.exit(str(bad) if bad else 0)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_review_fixes_scalars_and_unknown_chunk_weights() -> None:
+    """A whole-array mean is a NumPy scalar as NumPy's; weights with unknown chunk sizes
+    (boolean indexing) work when the chunk counts match."""
+    import dask.array as da
+
+    import warplab.dask as wd
+
+    x = da.from_array(np.arange(10.0), chunks=3)
+    r = wd.mean(x).compute()
+    assert isinstance(r, np.float64) and r == 4.5
+    keep = x >= 2
+    y, w = x[keep], da.from_array(np.linspace(1, 2, 10), chunks=3)[keep]
+    hx, hw = np.arange(10.0)[2:], np.linspace(1, 2, 10)[2:]
+    np.testing.assert_allclose(wd.bincount(y.astype(int), w).compute(),
+                               np.bincount(hx.astype(int), hw))
+    np.testing.assert_allclose(wd.histogram(y, bins=4, range=(0, 10), weights=w)[0].compute(),
+                               np.histogram(hx, bins=4, range=(0, 10), weights=hw)[0])
+    with pytest.raises(ValueError, match="as many chunks"):
+        wd.bincount(y.astype(int), da.from_array(np.ones(8), chunks=8))

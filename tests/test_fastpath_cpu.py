@@ -320,3 +320,18 @@ def test_errors_through_warm_caches(name: str, good: tuple, bad: list) -> None:
     warm = [_raised(fn, a, k) for a, k in bad]
     assert warm == cold
     assert all(issubclass(t, (TypeError, ValueError)) for t, _ in warm), warm
+
+
+def test_stream_key_separates_threads_on_the_per_thread_stream(gpu: _Gpu) -> None:
+    """Every host thread reports the same handle for the per-thread default stream, which is
+    a different stream per thread: per-stream scratch must not be shared between them."""
+    import threading
+
+    gpu.stream = 11
+    assert fastpath.stream_key() == 11
+    gpu.stream = 2  # cudaStreamPerThread
+    keys: list = []
+    t = threading.Thread(target=lambda: keys.append(fastpath.stream_key()))
+    t.start()
+    t.join()
+    assert keys[0] != fastpath.stream_key() and keys[0][0] == 2

@@ -67,7 +67,8 @@ def _fake_cupy() -> types.ModuleType:
     m.asnumpy = lambda a: np.array(a).view(np.ndarray)
     m.bincount = lambda a, minlength=0: _dev(np.bincount(np.asarray(a), minlength=minlength))
     m.cuda = SimpleNamespace(Device=lambda *a: SimpleNamespace(id=0),
-                             runtime=SimpleNamespace(memGetInfo=lambda: (1 << 34, 1 << 35)))
+                             runtime=SimpleNamespace(memGetInfo=lambda: (1 << 34, 1 << 35)),
+                             get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None))
     return m
 
 

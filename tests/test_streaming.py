@@ -335,3 +335,30 @@ def test_variance_combine_of_chunks() -> None:
     sums = np.array([[p.sum()] for p in parts])
     np.testing.assert_allclose(_fold("sum", sums, x.size, True), x.mean(), rtol=1e-12)
     assert _fold("min", np.array([[3.0], [np.nan]]), 2, False).item() != 3.0
+
+
+def test_wrapped_file_objects_are_refused(tmp_path) -> None:
+    """gzip/bz2 file objects report the compressed file's descriptor: reading it would count
+    the compressed bytes, so they are refused; a NamedTemporaryFile is a plain file."""
+    import bz2
+    import gzip
+    import tempfile
+
+    import warplab
+
+    p = tmp_path / "x.gz"
+    with gzip.open(p, "wb") as f:
+        f.write(bytes(range(256)) * 100)
+    for opener in (gzip.open, bz2.open):
+        if opener is bz2.open:
+            q = tmp_path / "x.bz2"
+            with bz2.open(q, "wb") as f:
+                f.write(b"abc" * 100)
+            p = q
+        with opener(p, "rb") as f, pytest.raises(TypeError, match="file descriptor"):
+            warplab.byte_histogram(f, device="cpu")
+    with tempfile.NamedTemporaryFile() as t:
+        t.write(b"\x01" * 1000)
+        t.flush()
+        t.seek(0)
+        assert warplab.byte_histogram(t, device="cpu")[1] == 1000

@@ -117,6 +117,15 @@ def test_whole_reductions(op, dtype, small_chunks, monkeypatch) -> None:
                                    rtol=1e-3 if dtype == "float16" else 1e-5)
 
 
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_mean_of_large_integers_does_not_wrap(keepdims, small_chunks, monkeypatch) -> None:
+    """NumPy accumulates an integer mean in float64; int64 partial sums would wrap here."""
+    x = np.full(200_003, 2 ** 61, np.int64)
+    got = warplab.mean(x, keepdims=keepdims)
+    want = np.mean(x, keepdims=keepdims)
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-12)
+
+
 @pytest.mark.parametrize("shape,axis", [((301, 777), 1), ((301, 777), -1), ((33, 21, 50), (1, 2)),
                                         ((33, 21, 50), 2), ((1001, 3), 1)])
 @pytest.mark.parametrize("op", OPS)

@@ -139,6 +139,19 @@ class _Pinned:
 
 
 _PINNED = PlanCache("pinned", maxsize=64)
+_PER_THREAD_STREAM = 2  # cudaStreamPerThread: the same handle in every host thread
+
+
+def stream_key() -> Hashable:
+    """The current CUDA stream as a cache key for per-stream scratch (ticket counters,
+    partials): its handle, plus the host thread where the handle is the per-thread default
+    stream (``CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1``), which names a different stream in
+    every thread."""
+    import cupy
+
+    ptr = cupy.cuda.get_current_stream().ptr
+    return (ptr, threading.get_ident()) if ptr == _PER_THREAD_STREAM else ptr
+
 
 
 def read_small(*arrays: Any) -> list[np.ndarray]:

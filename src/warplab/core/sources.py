@@ -152,8 +152,7 @@ class FileSource:
         self.parts.append(part)
 
     def _open_object(self, f: Any) -> None:
-        if isinstance(f, io.TextIOBase):
-            raise TypeError("a file object must be opened in binary mode ('rb'), not text mode")
+        check_raw_file(f)
         name = str(getattr(f, "name", "<file object>"))
         fd = f.fileno()
         st = os.fstat(fd)
@@ -234,8 +233,26 @@ def _pread_all(fd: int, dst: np.ndarray, offset: int, p: _Part) -> None:
 
 
 def is_file_object(x: Any) -> bool:
-    """True for an open file object (anything with ``fileno`` and ``read``)."""
+    """True for an open file object (anything with ``fileno`` and ``read``). Only those whose
+    bytes are their OS file's (``open(path, "rb")``, ``io.FileIO``) can be read: see
+    :func:`check_raw_file`."""
     return hasattr(x, "fileno") and hasattr(x, "read") and not isinstance(x, (str, bytes))
+
+
+def check_raw_file(f: Any) -> None:
+    """``TypeError`` unless ``f``'s bytes are its file descriptor's: the file is read with
+    ``preadv`` on ``f.fileno()``, which for a wrapper (``gzip.open``, ``bz2``, ``lzma``, a
+    socket file) would be the compressed or raw bytes underneath, not what ``f.read()`` gives."""
+    if type(f).__name__ == "_TemporaryFileWrapper":  # tempfile.NamedTemporaryFile
+        f = f.file
+    raw = f if isinstance(f, io.FileIO) else getattr(f, "raw", None)
+    if isinstance(f, io.TextIOBase):
+        raise TypeError("a file object must be opened in binary mode ('rb'), not text mode")
+    if not isinstance(raw, io.FileIO) or not isinstance(f, (io.FileIO, io.BufferedReader,
+                                                            io.BufferedRandom)):
+        raise TypeError(f"file objects are read from their file descriptor: pass open(path, "
+                        f"'rb') (got {type(f).__name__}; for compressed or wrapped streams pass "
+                        "the bytes, e.g. np.frombuffer(f.read(), np.uint8))")
 
 
 def is_file_source(x: Any) -> bool:

@@ -202,6 +202,9 @@ def _h2d_gbps(h_buf: np.ndarray, nbytes: int) -> float:
 
     d_buf = cupy.empty(nbytes, np.uint8)
     stream = cupy.cuda.Stream(non_blocking=True)
+    allocated = cupy.cuda.Event(disable_timing=True)  # d_buf is safe in the current stream's
+    allocated.record()                                  # order: copy into it after that
+    stream.wait_event(allocated)
     best = math.inf
     for _ in range(4):
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()

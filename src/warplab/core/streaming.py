@@ -249,9 +249,6 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
     nbuf = min(RING, len(bounds))
     max_bytes = max(b - a for a, b in bounds) * itemsize
     pool = staging_pool("cuda")
-    direct, how = _register(src, host)
-    stats["host"] = how
-    copy_stream = cupy.cuda.Stream(non_blocking=True)
     compute = cupy.cuda.get_current_stream()
     h_bufs: list[np.ndarray] = []
     fills: dict[int, list[Future]] = {}
@@ -271,8 +268,17 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
         return cupy.cuda.Event(disable_timing=not timed)
 
     partials: list = []
+    direct, how, copy_stream = False, "stage", None
     try:
+        direct, how = _register(src, host)
+        stats["host"] = how
+        copy_stream = cupy.cuda.Stream(non_blocking=True)
         d_bufs = [cupy.empty(max_bytes, np.uint8) for _ in range(nbuf)]
+        # CuPy's pool hands out blocks safe in the order of the stream they are allocated on
+        # (``compute``): the copy stream writes them only after what ``compute`` holds now.
+        allocated = cupy.cuda.Event(disable_timing=True)
+        allocated.record(compute)
+        copy_stream.wait_event(allocated)
         if not direct:
             for _ in range(nbuf):
                 h_bufs.append(pool.acquire(max_bytes))
@@ -284,7 +290,10 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
             if direct:
                 h_ptr = src.address + a * itemsize
             else:
-                spans = [f.result() for f in fills.pop(i)]
+                futs = fills[i]
+                wait(futs)  # every piece has stopped writing before an error surfaces
+                spans = [f.result() for f in futs]
+                del fills[i]
                 read = (min(s[0] for s in spans), max(s[1] for s in spans))
                 h_ptr = h_bufs[slot].ctypes.data
             if consumed[slot] is not None:
@@ -311,10 +320,13 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
             stats["h2d_s"] = sum(cupy.cuda.get_elapsed_time(m[1], m[2]) for m in marks) / 1e3
             stats["kernel_s"] = sum(cupy.cuda.get_elapsed_time(m[3], m[4]) for m in marks) / 1e3
     finally:
-        _drain(f for fl in fills.values() for f in fl)
-        copy_stream.synchronize()  # no copy still reads a buffer that goes back to the pool
-        for buf in h_bufs:
-            pool.release(buf)
-        if how == "register":
-            cupy.cuda.runtime.hostUnregister(src.address)
+        try:
+            _drain(f for fl in fills.values() for f in fl)
+            if copy_stream is not None:
+                copy_stream.synchronize()  # no copy still reads a buffer going back to the pool
+        finally:
+            for buf in h_bufs:
+                pool.release(buf)
+            if how == "register":
+                cupy.cuda.runtime.hostUnregister(src.address)
     return partials

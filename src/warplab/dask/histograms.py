@@ -26,6 +26,21 @@ from .reductions import max as _max, min as _min
 __all__ = ["byte_histogram", "histogram", "bincount"]
 
 
+
+def _aligned(w: da.Array, x: da.Array, message: str) -> da.Array:
+    """Weights ``w`` chunked as ``x``. Known shapes must match (``ValueError(message)``), and
+    ``w`` is rechunked to ``x``'s chunks. With unknown chunk sizes (NaN: e.g. ``x[x >= 0]``)
+    nothing can be compared or rechunked before computing: the chunk counts must match, and
+    each pair of chunks is checked by the chunk function (NumPy's error) when it runs."""
+    if any(math.isnan(v) for v in (*w.shape, *x.shape)):
+        if w.numblocks != x.numblocks:
+            raise ValueError(f"{message} (unknown chunk sizes: the weights need as many chunks "
+                             f"as the data, {x.numblocks} against {w.numblocks})")
+        return w
+    if w.shape != x.shape:
+        raise ValueError(message)
+    return w if w.chunks == x.chunks else w.rechunk(x.chunks)
+
 def _per_block(x: da.Array, fn: Any, nbins: int, dtype: Any, *others: Any) -> da.Array:
     """``fn(block, *other_blocks)`` -> ``(nbins,)`` partial for every block of ``x``, laid out
     as an array of shape ``x.numblocks + (nbins,)`` (one partial per block). ``others``:
@@ -130,11 +145,9 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     acc = wd = None
     if weights is not None:
         w = _flat(weights)
-        if w.shape != x.shape:
-            raise ValueError("weights should have the same shape as a.")
         wd = np.dtype(w.dtype)
         acc = np.float64 if wd.kind in "fc" else np.int64
-        others = [w if w.chunks == x.chunks else w.rechunk(x.chunks)]
+        others = [_aligned(w, x, "weights should have the same shape as a.")]
     edges_given = np.ndim(bins) == 1
     if edges_given:
         bins = np.asarray(bins.get() if hasattr(bins, "get") else bins)
@@ -203,9 +216,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
     dtype = np.dtype(np.int64)
     if weights is not None:
         w = as_dask(weights)
-        if w.shape != a.shape:
-            raise ValueError("The weights and list don't have the same length.")
-        others = [w if w.chunks == a.chunks else w.rechunk(a.chunks)]
+        others = [_aligned(w, a, "The weights and list don't have the same length.")]
         dtype = np.dtype(np.float64)
     meta = meta_from_array(a._meta, 1, dtype)
     parts = da.map_blocks(_bincount_chunk, a, *others, k=k, minlength=int(minlength),

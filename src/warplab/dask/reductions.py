@@ -235,7 +235,8 @@ def _moments_agg(parts: Any, axis: tuple, keepdims: bool, k: str, stat: str, ddo
         with np.errstate(invalid="ignore", divide="ignore"):
             r = m["m2"] / (m["n"] - ddof)
         r = xp.sqrt(r) if stat == "std" else r
-    return r.astype(out, copy=False)
+    r = r.astype(out, copy=False)
+    return r[()] if isinstance(r, np.ndarray) and r.ndim == 0 else r  # NumPy's scalar
 
 
 def _moments(a: Any, stat: str, axis: Any, dtype: Any, keepdims: bool, ddof: Any,

@@ -57,6 +57,9 @@ class _Plan:
 
         self.kernel = _kernel(expr)
         self.lut = cupy.asarray(mapping.lut)
+        # the table is copied on the current stream; the plan serves every stream and thread:
+        # wait for the copy once, here, so no launch elsewhere can read it half written
+        cupy.cuda.get_current_stream().synchronize()
         self.nbins = np.uint32(mapping.nbins)
         self.smem = smem
         sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]

@@ -191,7 +191,9 @@ def _launch(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: in
 def _device_array(key: bytes, dtype: str, device_id: int) -> Any:
     import cupy
 
-    return cupy.asarray(np.frombuffer(key, dtype=np.dtype(dtype)))
+    d = cupy.asarray(np.frombuffer(key, dtype=np.dtype(dtype)))
+    cupy.cuda.get_current_stream().synchronize()  # cached for every stream: copied before use
+    return d
 
 
 def _on_device(a: np.ndarray) -> Any:

@@ -86,22 +86,25 @@ def file_byte_counts(files: Any, mapping: Mapping, variant: str | None, device: 
 def numeric_histogram(v: _registry.Variant, job: NumericJob) -> NumericResult:
     """Run ``histogram``'s cuda variant ``v`` on ``job``: large unweighted host data with a
     kernel plan (a given range, an edges array, or the range from :func:`host_min_max`) is
-    streamed, the variant running on each device chunk and the chunks' counts added on the
-    device; everything else runs as one job (the byte path streams inside ``count_bytes``)."""
+    streamed, the variant running on each device chunk and its counts added into one running
+    total on the device (memory: one histogram, whatever the chunk count); everything else runs as one job (the byte path streams inside ``count_bytes``)."""
     plan = job.plan
     if (job.on_device or job.weights is not None or plan is None
             or not getattr(plan, "kernel_ok", False) or v.name == "numpy_host"
             or not worth_streaming(job.data.nbytes)):
         return v.fn(job)
 
-    def chunk(d_part: Any, start: int) -> NumericResult:
-        return v.fn(replace(job, data=d_part, on_device=True))
+    first: list[NumericResult] = []  # the running total: one histogram on the device
 
-    def combine(parts: list[NumericResult]) -> NumericResult:
-        total = parts[0].hist
-        for p in parts[1:]:
-            total = total + p.hist
-        return NumericResult(total, parts[0].edges, parts[0].raw)
+    def chunk(d_part: Any, start: int) -> None:
+        r = v.fn(replace(job, data=d_part, on_device=True))
+        if first:
+            first[0].hist += r.hist  # on the caller's stream, after this chunk's kernel
+        else:
+            first.append(r)
+
+    def combine(parts: list[None]) -> NumericResult:
+        return first[0]
 
     return stream(job.data, chunk, combine, backend="cuda")
 

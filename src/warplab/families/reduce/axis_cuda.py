@@ -25,6 +25,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from ...core import fastpath
 from ...core.registry import register
 from .axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
 
@@ -116,7 +117,7 @@ class _Tickets:
     def get(self, n: int) -> Any:
         import cupy
 
-        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+        key = (cupy.cuda.runtime.getDevice(), fastpath.stream_key())
         t = self._by.get(key)
         if t is None or t.size < n:
             t = self._by[key] = cupy.zeros(max(n, 1024), dtype=np.uint32)

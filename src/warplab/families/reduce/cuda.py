@@ -134,7 +134,7 @@ class _StreamScratch:
         """(counter, partials of at least ``size`` elements of ``dtype``) for this stream."""
         import cupy
 
-        key = (cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr)
+        key = (cupy.cuda.runtime.getDevice(), fastpath.stream_key())
         slot = self._by_stream.get(key)
         if slot is None:
             slot = self._by_stream[key] = {"counter": cupy.zeros(1, dtype=np.uint32)}
@@ -223,7 +223,7 @@ def _vec_plan(s: ReduceSpec) -> _VecPlan:
     import cupy
 
     dev = cupy.cuda.runtime.getDevice()
-    key = (s, dev, cupy.cuda.get_current_stream().ptr)
+    key = (s, dev, fastpath.stream_key())
     plan = _VEC_PLANS.get(key)
     if plan is None:
         plan = _VEC_PLANS.put(key, _VecPlan(s, dev))

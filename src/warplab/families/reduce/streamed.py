@@ -31,9 +31,13 @@ from .axis import FAMILY, OPS, check_dtype, normalize_axes, reduce_axis, result_
 from .spec import ReduceSpec, spec
 
 
-def _wide(d: Any) -> Any:
-    """A float chunk as float64 on the device (one pass, beside the bus time); others as is."""
-    return d.astype(np.float64) if d.dtype.kind == "f" and d.dtype != np.float64 else d
+def _wide(d: Any, mean: bool = False) -> Any:
+    """A float chunk as float64 on the device (one pass, beside the bus time); for a mean an
+    integer chunk too (NumPy and the one-shot mean accumulate integers in float64: an int64
+    partial sum would wrap); others as is."""
+    if d.dtype == np.float64 or (d.dtype.kind != "f" and not mean):
+        return d
+    return d.astype(np.float64)
 
 
 def whole(fn: Callable[[Any, ReduceSpec], Any], h_x: np.ndarray, s: ReduceSpec) -> Any:
@@ -46,7 +50,7 @@ def whole(fn: Callable[[Any, ReduceSpec], Any], h_x: np.ndarray, s: ReduceSpec) 
     op = "sum" if s.op == "mean" else s.op
 
     def chunk(d: Any, start: int) -> Any:
-        d = d if op in ("min", "max") else _wide(d)
+        d = d if op in ("min", "max") else _wide(d, s.op == "mean")
         return fn(d, spec(op, d.dtype))
 
     def combine(parts: list) -> Any:
@@ -133,7 +137,7 @@ def _scalar(h_x: np.ndarray, op: str, ddof: float) -> Any:
         if part_op in ("min", "max"):
             return d.size, reduce_axis(d, part_op, None, device="cuda")
         if part_op == "sum":
-            return d.size, reduce_axis(_wide(d), "sum", None, device="cuda")
+            return d.size, reduce_axis(_wide(d, op == "mean"), "sum", None, device="cuda")
         mean, norm = series_stats_rows(_wide(d).reshape(1, -1), device="cuda")
         return d.size, cupy.concatenate([mean, norm])
 
