@@ -1,22 +1,23 @@
 """What a 1M x 32 float32 row mean can reach (GPU machine; not part of the package's API).
 
 Session 6 measured ``rows_adaptive`` on 1M x 32 at 2.61 TB/s held (85% of the 1 GiB read
-ceiling) and found its launch knobs exhausted (explore_axis_rows.py). Two questions:
+ceiling). Session 7 runs 1, 3 and 5 (NOTES "Series, session 7") used this script, growing it:
 
-1. What does the read ceiling itself reach on this many bytes? ``read_words`` (the kernel behind
-   ``read_gbps``) over 1 GiB, 256 MiB and the 128 MiB of this shape: the fixed cost of a launch
-   (ramp-up, tail) weighs twice as much on 128 MiB as on 256 MiB.
-2. Do more bytes in flight per warp or fully coalesced warp loads beat the plan's G = 2 group?
-   Experimental kernels, 32 float32 columns only:
-   - ``g2_p{P}``: 2 lanes per row, each warp takes 16 P consecutive rows per step, so a lane
-     has 4 P 16-byte loads in flight (the plan's kernel is P = 1);
-   - ``coal_p{P}``: the warp reads its 2 P KiB with 16-byte loads, lane l taking word
-     32 j + l (one 512-byte segment per instruction), sums the 8 lanes of each row by xor
-     shuffles and gathers the 16 row results into one store per 16 rows.
+1. The read ceiling at this size: ``read_words`` (the kernel behind ``read_gbps``) over 1 GiB,
+   256 MiB and the 128 MiB of this shape, and the same kernel with an L2::256B prefetch hint on
+   its loads (``read_words_hint``) at two grid sizes.
+2. Experimental kernels, 32 float32 columns only (SOURCE; ``NAMES`` picks the ones timed):
+   ``g2<P>`` (2 lanes per row, 16 P rows per warp step: the group kernel's pattern),
+   ``coal<P>`` (the warp reads whole 512-byte segments, lane l word 32 j + l, xor shuffles over
+   a row's 8 lanes, the 16 results gathered into one store), ``pk<GATHER, PF>`` (the same with
+   or without the gather, with or without ``ld.global.nc.L1::no_allocate.L2::256B``): the form
+   that became ``axis_rows_packed`` and ``ld_stream``.
+3. The public ``warplab.mean(x, axis=1)`` (held, and back to back) and ``cupy.mean``.
 
-Timing: ``REPS`` launches back to back between two CUDA events, per launch = elapsed / REPS
-(the launch overhead overlaps the previous kernel, as in a held measurement), median of 15.
-Every kernel's result is checked against the float64 mean.
+Timing: ``held_ms`` queues one launch behind the harness's blocking kernel (as the campaign
+tables), ``per_launch_ms`` runs ``REPS`` launches back to back between two events; grids
+"persistent" (8 blocks per SM), "x4" and "all" (one warp step per warp). Every kernel's result
+is checked against the float64 mean.
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_short.py
 """
 from __future__ import annotations
