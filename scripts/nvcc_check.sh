@@ -48,6 +48,21 @@ grep -A3 "Compiling entry function '_Z14matmul_regtile" "$tmp/matmul-sm_90.log" 
 if grep -qE "[1-9][0-9]* bytes spill (stores|loads)" "$tmp/matmul-sm_90.log"; then
   echo "nvcc_check: matmul.cu spills registers" >&2; status=1
 fi
+# Gram configurations (corr/gram_cuda.py CONFIGS): each builds gram.cu with its own -D constants.
+# sm_90 resources of the float64 kernels at 8192^2 (double, 16-byte copies, a @ a.T).
+while read -r name opts; do
+  # shellcheck disable=SC2086
+  if "$NVCC" -arch=sm_90 -std=c++17 -DWARPLAB_NVCC_CHECK -Isrc/warplab/core $opts -Werror all-warnings \
+       -Xptxas -v -c src/warplab/families/corr/gram.cu -o "$tmp/gram-$name.o" > "$tmp/gram-$name.log" 2>&1; then
+    echo "nvcc_check: gram.cu config $name (sm_90) OK"
+    grep -A3 -E "Compiling entry function '_Z8gram_mmaILi0EdLi[34]ELb1ELb1E" "$tmp/gram-$name.log" \
+      | grep -E "entry|Used|spill" || true
+  else
+    echo "nvcc_check: gram.cu config $name (sm_90) FAILED" >&2; cat "$tmp/gram-$name.log" >&2; status=1
+  fi
+done < <(PYTHONPATH=src "$PY" -c "from warplab.core.loader import defines
+from warplab.families.corr.gram_cuda import CONFIGS
+for name, cfg in CONFIGS.items(): print(name, ' '.join(defines(cfg.defines)))")
 # The memcpy family's CUB comparator helper (built at bench time by cub_helper.py): sm_90.
 if "$NVCC" -arch=sm_90 -std=c++17 -O3 -shared -Xcompiler -fPIC -Werror all-warnings \
      -o "$tmp/batched_cub.so" src/warplab/families/memcpy/cub/batched_cub.cu > "$tmp/cub.log" 2>&1; then

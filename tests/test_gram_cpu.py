@@ -35,21 +35,51 @@ def frag_f64(lane: np.ndarray) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]
     return {"a": [(g, t)], "b": [(t, g)], "c": [(g, 2 * t + i) for i in range(2)]}
 
 
-def frag_tf32(lane: np.ndarray) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
-    """m16n8k8 .tf32: (row, col) of each register of A (16x8), B (8x8), C (16x8)."""
-    g, t = lane >> 2, lane & 3
-    return {"a": [(g + 8 * (i % 2), t + 4 * (i // 2)) for i in range(4)],
-            "b": [(t + 4 * i, g) for i in range(2)],
-            "c": [(g + 8 * (i // 2), 2 * t + i % 2) for i in range(4)]}
+def frag_m16(k: int):
+    """m16n8kK (.tf32 with K = 8; .f64 with K = 4, 8, 16): (row, col) of each register of A
+    (16xK), B (Kx8), C (16x8)."""
+    def frag(lane: np.ndarray) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+        g, t = lane >> 2, lane & 3
+        return {"a": [(g + 8 * (i % 2), t + 4 * (i // 2)) for i in range(k // 2)],
+                "b": [(t + 4 * i, g) for i in range(k // 4)],
+                "c": [(g + 8 * (i // 2), 2 * t + i % 2) for i in range(4)]}
+    return frag
+
+
+frag_tf32 = frag_m16(8)
+
+
+def test_m16_layouts_match_the_ptx_isa_f64_formulas() -> None:
+    """PTX ISA, m16n8k16 .f64: a_i row g (i even) / g + 8, column 2i + t (i even) / 2i - 2 + t;
+    b_i row t + 4i; the generic formulas above say the same."""
+    g, t = LANES >> 2, LANES & 3
+    f = frag_m16(16)(LANES)
+    for i, (r, c) in enumerate(f["a"]):
+        assert (r == (g if i % 2 == 0 else g + 8)).all()
+        assert (c == (2 * i + t if i % 2 == 0 else 2 * i - 2 + t)).all()
+    for i, (r, c) in enumerate(f["b"]):
+        assert (r == t + 4 * i).all() and (c == g).all()
 
 
 LANES = np.arange(32)
-SHAPES = {0: (8, 8, 4, frag_f64), 1: (16, 8, 8, frag_tf32), 2: (16, 8, 8, frag_tf32)}
+CONFIG_NAMES = tuple(gc.CONFIGS)
 
 
-@pytest.mark.parametrize("mode", [0, 1])
-def test_fragment_layouts_are_bijections(mode: int) -> None:
-    m, n, k, frag = SHAPES[mode]
+def mma_shape(cfg: gc.GramConfig, mode: int):
+    """(M, N, K, layout) of a configuration's mma instruction in ``mode``."""
+    m, n, k = cfg.mma(mode)
+    return m, n, k, (frag_f64 if m == 8 else frag_m16(k))
+
+
+def stored_column(c: int, t: np.ndarray, k: int) -> np.ndarray:
+    """The k pairing (gram.cu): mma column t + 4c of a step is stored column
+    8 (c / 2) + 2t + (c % 2); the m8n8k4 / m16n8k4 steps read column t as it is."""
+    return t if k == 4 else 8 * (c // 2) + 2 * t + c % 2
+
+
+@pytest.mark.parametrize("m,k", [(8, 4), (16, 4), (16, 8), (16, 16)])
+def test_fragment_layouts_are_bijections(m: int, k: int) -> None:
+    n, frag = 8, (frag_f64 if m == 8 else frag_m16(k))
     f = frag(LANES)
     for name, dims in (("a", (m, k)), ("b", (k, n)), ("c", (m, n))):
         seen = np.zeros(dims, int)
@@ -75,6 +105,13 @@ def mma(frag, regs_a, regs_b, dims) -> list[np.ndarray]:
     return [d[r, c] for r, c in layout["c"]]
 
 
+def test_k_pairing_is_a_bijection_of_each_step() -> None:
+    t = np.arange(4)
+    for k in (4, 8, 16):
+        cols = np.concatenate([stored_column(c, t, k) for c in range(k // 4)])
+        assert sorted(cols) == list(range(k))
+
+
 def block_tile(sym: bool, L: int, tiles_m: int, tiles_n: int) -> tuple[int, int]:
     """gram.cu block_tile."""
     if sym:
@@ -84,42 +121,45 @@ def block_tile(sym: bool, L: int, tiles_m: int, tiles_n: int) -> tuple[int, int]
         while (r + 1) * (r + 2) // 2 <= L:
             r += 1
         return L - r * (r + 1) // 2, r
-    per_group = gc.GROUP * tiles_n
-    first = (L // per_group) * gc.GROUP
-    rows_here = min(tiles_m - first, gc.GROUP)
+    group = gc.DEFAULT.group
+    per_group = group * tiles_n
+    first = (L // per_group) * group
+    rows_here = min(tiles_m - first, group)
     in_group = L % per_group
     return first + in_group % rows_here, in_group // rows_here
 
 
 def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
-                 stages: int = 3) -> tuple[np.ndarray, np.ndarray]:
+                 stages: int = 3, config: str = "default") -> tuple[np.ndarray, np.ndarray]:
     """gram_mma in NumPy (float64 arithmetic, TF32 rounding of the operands as the kernel's
-    cvt.rna). Returns (C, how often each element of C was written)."""
+    cvt.rna) for the build ``config``. Returns (C, how often each element of C was written)."""
+    cfg = gc.CONFIGS[config]
     sym = B is None
     B = A if sym else B
     itemsize = A.dtype.itemsize
-    m_, n_, k_, frag = SHAPES[mode]
-    bk = gc.slice_depth(mode)
-    lds = gc.row_stride(mode)
-    wm_, wn_ = gc.F32_WARPS if mode == 1 else gc.WARPS
-    threads = 32 * wm_ * wn_
-    WM, WN = gc.TILE // wm_, gc.TILE // wn_
+    m_, n_, k_, frag = mma_shape(cfg, mode)
+    bk = cfg.slice_depth(mode)
+    lds = cfg.row_stride(mode)
+    tile = cfg.tile
+    wm_, wn_ = cfg.warp_grid(mode)
+    threads = cfg.threads(mode)
+    WM, WN = tile // wm_, tile // wn_
     MT, NT = WM // m_, WN // n_
     ch = 16 // itemsize if vec else 1
-    copies = gc.TILE * bk // ch // threads
-    assert copies * ch * threads == gc.TILE * bk
+    copies = tile * bk // ch // threads
+    assert copies * ch * threads == tile * bk
     ma, n = A.shape
     mb = B.shape[0]
-    tiles_m, tiles_n = gc.tiles(ma), gc.tiles(mb)
+    tiles_m, tiles_n = gc.tiles(ma, tile), gc.tiles(mb, tile)
     C = np.full((ma, mb), np.nan)
     writes = np.zeros((ma, mb), int)
     g, t = LANES >> 2, LANES & 3
-    per = 2 if mode == 0 else 4
-    for L in range(gc.block_count(ma, mb, sym)):
+    per = m_ * n_ // 32
+    for L in range(gc.block_count(ma, mb, sym, tile)):
         bi, bj = block_tile(sym, L, tiles_m, tiles_n)
-        row0, col0 = bi * gc.TILE, bj * gc.TILE
-        As = np.full((stages, gc.TILE, lds), np.nan)   # padding is never read: NaN proves it
-        Bs = np.full((stages, gc.TILE, lds), np.nan)
+        row0, col0 = bi * tile, bj * tile
+        As = np.full((stages, tile, lds), np.nan)   # padding is never read: NaN proves it
+        Bs = np.full((stages, tile, lds), np.nan)
 
         def load_slice(stage: int, kt: int, As=As, Bs=Bs, row0=row0, col0=col0) -> None:
             k0 = kt * bk
@@ -149,16 +189,14 @@ def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
                 wm0, wn0 = (w // wn_) * WM, (w % wn_) * WN
                 for ks in range(0, bk, k_):
                     for i in range(MT):
-                        if mode == 0:
+                        if m_ == 8:
                             ra = [as_[wm0 + i * 8 + g, ks + t]]
-                        else:
-                            ra = [as_[wm0 + i * 16 + g + 8 * (e % 2), ks + 2 * t + e // 2]
-                                  for e in range(4)]
+                        else:  # register e: row g + 8 (e % 2), mma column group e / 2
+                            ra = [as_[wm0 + i * 16 + g + 8 * (e % 2),
+                                      ks + stored_column(e // 2, t, k_)] for e in range(k_ // 2)]
                         for j in range(NT):
-                            if mode == 0:
-                                rb = [bs_[wn0 + j * 8 + g, ks + t]]
-                            else:
-                                rb = [bs_[wn0 + j * 8 + g, ks + 2 * t + e] for e in range(2)]
+                            rb = [bs_[wn0 + j * 8 + g, ks + stored_column(e, t, k_)]
+                                  for e in range(k_ // 4)]
                             dims = (m_, n_, k_)
                             if mode == 0:
                                 d = mma(frag, ra, rb, dims)
@@ -235,26 +273,57 @@ def test_kernel_model_forms_every_product_once(mode, dtype, ma, mb, n, sym) -> N
             assert (C == C.T).all()
 
 
-def test_fragment_reads_are_bank_conflict_free() -> None:
-    """gram.cu's fragment reads with rows of ``row_stride`` elements (banks of 4 bytes): 4-byte
-    loads of the 32 lanes hit 32 distinct banks; 8-byte loads (served per half-warp) hit 16
-    distinct bank pairs in each half."""
+@pytest.mark.parametrize("config", [c for c in CONFIG_NAMES if c != "default"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("ma,mb,n,sym", [(17, 33, 36, False), (129, 257, 40, False),
+                                         (3, 3, 3, True), (130, 130, 40, True)])
+def test_float64_configs_form_every_product_once(config, dtype, ma, mb, n, sym) -> None:
+    """Every configuration's "float64" kernel (other DMMA shapes, warp grids, ring depths) in
+    the model: each product once, each element of C written once, exact float64 sums."""
+    rng = np.random.default_rng(ma * 1000 + mb + n)
+    A = rng.standard_normal((ma, n)).astype(dtype)
+    B = None if sym else rng.standard_normal((mb, n)).astype(dtype)
+    stages = gc.CONFIGS[config].stages
+    for v in {gc.vector_copies_ok(n, np.dtype(dtype).itemsize, 0), False}:
+        C, writes = kernel_model(0, A, B, v, stages=stages, config=config)
+        assert (writes == 1).all()
+        np.testing.assert_allclose(C, _exact(0, A, A if sym else B), rtol=1e-12, atol=1e-12)
+        if sym:
+            assert (C == C.T).all()
+
+
+def conflict_free(words: np.ndarray, width: int) -> bool:
+    """A warp's shared-memory load of ``width`` 4-byte words per lane at word offsets ``words``
+    takes the fewest wavefronts: 4-byte loads hit 32 distinct banks; 8-byte loads (served per
+    half-warp) 16 distinct bank pairs in each half; 16-byte loads (per quarter-warp) 8
+    distinct 16-byte slots of the 128-byte bank row in each quarter."""
+    if width == 1:
+        return len(set(words % 32)) == 32
+    assert (words % width == 0).all()  # aligned
+    per = 32 // width
+    return all(len(set((words[q:q + per] // width) % per)) == per for q in range(0, 32, per))
+
+
+@pytest.mark.parametrize("config", CONFIG_NAMES)
+def test_fragment_reads_are_bank_conflict_free(config: str) -> None:
+    """gram.cu's fragment reads with rows of ``row_stride`` elements (banks of 4 bytes)."""
+    cfg = gc.CONFIGS[config]
     g, t = LANES >> 2, LANES & 3
-
-    def conflict_free(words: np.ndarray, width: int) -> bool:
-        if width == 1:
-            return len(set(words % 32)) == 32
-        assert (words % 2 == 0).all()  # 8-byte aligned
-        return all(len(set((words[h] // 2) % 16)) == 16 for h in (slice(0, 16), slice(16, 32)))
-
-    lds = gc.row_stride(0)
-    assert conflict_free(g * lds + t, 1)                # float32 input, "float64" mode
-    assert conflict_free(2 * (g * lds + t), 2)          # float64 input
-    lds = gc.row_stride(1)
-    assert lds == gc.row_stride(2)
+    lds = cfg.row_stride(0)
+    if cfg.f64_mma[0] == 8:
+        assert conflict_free(g * lds + t, 1)                # float32 input, "float64" mode
+        assert conflict_free(2 * (g * lds + t), 2)          # float64 input
+    else:                                                   # pairs 8p + 2t, rows g, g + 8
+        for row in (g, g + 8):
+            for p in range(cfg.f64_mma[1] // 8):
+                assert conflict_free(row * lds + 8 * p + 2 * t, 2)           # float
+                assert conflict_free(2 * (row * lds + 8 * p + 2 * t), 4)     # double
+    lds = cfg.row_stride(1)
+    assert lds == cfg.row_stride(2)
     for row in (g, g + 8):                              # A rows g, g + 8; B row g
         assert conflict_free(row * lds + 2 * t, 2)      # the column pair 2t, 2t + 1
-    assert not conflict_free(g * (gc.TF32_BK + 4) + 2 * t, 2)  # the pad the pairing needs
+    assert not conflict_free(g * (cfg.tf32_bk + 4) + 2 * t, 2)  # the pad the pairing needs
+    assert not conflict_free(2 * (g * (cfg.f64_bk + 4) + 2 * t), 4)  # and the f64 pairs'
 
 
 @pytest.mark.parametrize("t", [1, 2, 3, 7, 64, 300])
@@ -305,10 +374,51 @@ def test_vector_copies_need_aligned_rows() -> None:
     assert not gc.vector_copies_ok(8, 4, 8)       # base not 16-byte aligned
 
 
+def test_plans_of_the_configurations() -> None:
+    """The float64 candidates at 8192^2 on an H100 (227 KiB, sm_90): DMMA shape, threads,
+    ring depth, shared memory; refused below sm_90; the default unchanged."""
+    expect = {"default": (256, 3, 3 * 2 * 128 * 20 * 8), "dmma_k8": (256, 3, 3 * 2 * 128 * 24 * 8),
+              "dmma_k16": (256, 3, 3 * 2 * 128 * 24 * 8),
+              "dmma_k8_w16": (512, 3, 3 * 2 * 128 * 24 * 8),
+              "dmma_k16_s4": (256, 4, 4 * 2 * 128 * 24 * 8)}
+    assert set(expect) == set(gc.CONFIGS)
+    for name, (threads, stages, smem) in expect.items():
+        p = gc.plan("float64", np.float64, 8192, 8192, 8192, sym=True, config=name)
+        assert (p.threads, p.stages, p.smem, p.config) == (threads, stages, smem, name)
+        assert p.blocks == 64 * 65 // 2 and p.smem <= 227 * 1024
+        assert p.expression == f"gram_mma<0, double, {stages}, true, true>"
+        if gc.CONFIGS[name].min_cc > 80:
+            with pytest.raises(ValueError, match="compute capability 9.0"):
+                gc.plan("float64", np.float64, 10, 10, 8, sym=True, config=name, cc=80)
+    assert gc.plan("float64", np.float64, 10, 10, 8, sym=True, cc=80).config == "default"
+    # 4 stages of m16n8k16 on a 99 KiB device: the ring shrinks to 2
+    assert gc.plan("float64", np.float64, 10, 10, 8, sym=True, config="dmma_k16_s4",
+                   smem_limit=99 * 1024).stages == 2
+    with pytest.raises(ValueError, match="unknown gram config"):
+        gc.plan("float64", np.float64, 10, 10, 8, sym=True, config="fastest")
+
+
+def test_configuration_registers_fit_the_launch_bounds() -> None:
+    """The float64 accumulators (2 registers a double) leave at least a third of the register
+    budget that threads x min_blocks allow (64 Ki registers per SM, at most 255 a thread) for
+    fragments and addresses; warp tiles split into mma tiles."""
+    for cfg in gc.CONFIGS.values():
+        m, n, _ = cfg.mma(0)
+        wm, wn = cfg.warps
+        acc_regs = 2 * (cfg.tile // wm) * (cfg.tile // wn) // 32
+        budget = min(255, 65536 // (cfg.threads(0) * cfg.min_blocks))
+        assert acc_regs <= 2 * budget // 3
+        assert (cfg.tile // wm) % m == 0 and (cfg.tile // wn) % n == 0
+
+
 def test_defines_hold_every_constant() -> None:
-    assert set(gc.DEFINES.values()) <= {gc.TILE, *gc.WARPS, *gc.F32_WARPS, gc.F64_BK,
-                                        gc.TF32_BK, gc.F64_PAD, gc.TF32_PAD, gc.GROUP}
-    assert len(gc.DEFINES) == 10
+    d = gc.DEFAULT
+    assert set(gc.DEFINES.values()) <= {d.tile, *d.warps, *d.f32_warps, d.f64_bk, d.tf32_bk,
+                                        d.f64_pad, d.tf32_pad, d.group, *d.f64_mma, d.min_blocks}
+    assert len(gc.DEFINES) == 13
+    assert gc.DEFAULT == gc.GramConfig() and (d.f64_mma, d.stages) == ((8, 4), 3)
+    for cfg in gc.CONFIGS.values():
+        assert set(cfg.defines) == set(gc.DEFINES)
 
 
 # --- TF32 rounding, the reference and the bounds -------------------------------------------------

@@ -2,7 +2,8 @@
 input dtype x shape x (a @ a.T, a @ b.T) x data (raw normal rows, centred unit-norm random
 walks: the correlation case) against float64 NumPy, into NaN-poisoned outputs, within each
 mode's stated bound (``gram_error_bound``: a function of N and the row norms); the symmetric
-result must be exactly symmetric; bad input raises."""
+result must be exactly symmetric; bad input raises. Every named kernel configuration
+(``gram_cuda.CONFIGS``) the device can run passes the same checks."""
 from __future__ import annotations
 
 import functools
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import warplab
+from warplab.families.corr import gram_cuda
 from warplab.families.corr.gram import (
     GRAM_PRECISIONS,
     gram,
@@ -31,6 +33,14 @@ SHAPES = ((1, 1), (1, 2), (2, 1), (3, 3), (17, 33), (129, 1000), (1000, 129), (4
           (300, 8192))
 DATA = ("normal", "walk")
 DTYPES = ("float32", "float64")
+CONFIGS = tuple(c for c in gram_cuda.CONFIGS if c != "default")
+
+
+def _needs(config: str) -> None:
+    """Skip a configuration this device cannot run (the m16n8kK DMMA needs sm_90)."""
+    if gram_cuda.device_limits()[1] < gram_cuda.CONFIGS[config].min_cc:
+        pytest.skip(f"config {config} needs compute capability "
+                    f"{gram_cuda.CONFIGS[config].min_cc}")
 
 
 @functools.lru_cache(maxsize=8)
@@ -63,12 +73,37 @@ def _exact(m: int, n: int, data: str, dtype: str, sym: bool) -> tuple[np.ndarray
 @pytest.mark.parametrize("sym", [True, False], ids=["a_aT", "a_bT"])
 @pytest.mark.parametrize("precision", GRAM_PRECISIONS)
 def test_gram_within_bound(m, n, data, dtype, sym, precision) -> None:
+    _check_within_bound(m, n, data, dtype, sym, precision, "default")
+
+
+@pytest.mark.parametrize("m,n", SHAPES)
+@pytest.mark.parametrize("data", DATA)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sym", [True, False], ids=["a_aT", "a_bT"])
+@pytest.mark.parametrize("config", CONFIGS)
+def test_float64_configs_within_bound(m, n, data, dtype, sym, config) -> None:
+    _needs(config)
+    _check_within_bound(m, n, data, dtype, sym, "float64", config)
+
+
+@pytest.mark.parametrize("m,n", [(3, 3), (17, 33), (1000, 129), (4097, 64), (300, 8192)])
+@pytest.mark.parametrize("sym", [True, False], ids=["a_aT", "a_bT"])
+@pytest.mark.parametrize("precision", ["float32", "tf32"])
+@pytest.mark.parametrize("config", CONFIGS)
+def test_tf32_modes_of_configs_within_bound(m, n, sym, precision, config) -> None:
+    """A configuration's warp grid and ring depth apply to the TF32 modes too."""
+    _needs(config)
+    _check_within_bound(m, n, "walk", "float32", sym, precision, config)
+
+
+def _check_within_bound(m: int, n: int, data: str, dtype: str, sym: bool, precision: str,
+                        config: str) -> None:
     a = cupy.asarray(_host(m, n, data, dtype, 0))
     b = None if sym else cupy.asarray(_host(_b_rows(m), n, data, dtype, 1))
     mb = m if sym else b.shape[0]
     res = np.float64 if precision == "float64" else np.float32
     out = cupy.full((m, mb), np.nan, dtype=res)
-    got = gram(a, b, precision=precision, out=out)
+    got = gram(a, b, precision=precision, out=out, config=config)
     assert got is out
     h = cupy.asnumpy(got)
     assert not np.isnan(h).any(), "an element of C was not written"
@@ -76,7 +111,7 @@ def test_gram_within_bound(m, n, data, dtype, sym, precision) -> None:
     err = np.abs(h.astype(np.float64) - exact)
     bound = gram_error_bound(precision, n, na, nb)
     worst = np.unravel_index(np.argmax(err - bound), err.shape)
-    assert (err <= bound).all(), (f"{precision}: error {err[worst]:.3g} > bound "
+    assert (err <= bound).all(), (f"{precision} ({config}): error {err[worst]:.3g} > bound "
                                   f"{bound[worst]:.3g} at {worst}")
     if sym:
         assert (h == h.T).all(), "a @ a.T must be exactly symmetric"
@@ -91,6 +126,31 @@ def test_correlation_targets_at_8192(precision) -> None:
     err = np.abs(got - x.astype(np.float64) @ x.astype(np.float64).T).max()
     target = {"float64": 1e-9, "float32": 2e-6, "tf32": 2e-3}[precision]
     assert err <= target
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_configs_meet_the_float64_target_at_8192(config) -> None:
+    """float64 configurations on unit-norm random walks of 8192 samples, float32 and float64
+    rows: error <= 1e-9 (the issue's target), and no worse than the default by more than the
+    bound allows."""
+    _needs(config)
+    for dtype in ("float32", "float64"):
+        x = _host(300, 8192, "walk", dtype, 0)
+        exact = x.astype(np.float64) @ x.astype(np.float64).T
+        got = cupy.asnumpy(gram(cupy.asarray(x), config=config))
+        assert np.abs(got - exact).max() <= 1e-9
+        assert np.abs(got - exact).max() <= gram_error_bound("float64", 8192, [1.0], [1.0])[0, 0]
+
+
+def test_configs_refused_on_older_devices() -> None:
+    a = cupy.ones((4, 8))
+    with pytest.raises(ValueError, match="unknown gram config"):
+        gram(a, config="fastest")
+    cc = gram_cuda.device_limits()[1]
+    for name, cfg in gram_cuda.CONFIGS.items():
+        if cc < cfg.min_cc:
+            with pytest.raises(ValueError, match="compute capability"):
+                gram(a, config=name)
 
 
 @pytest.mark.parametrize("precision", GRAM_PRECISIONS)

@@ -3,8 +3,10 @@
 // NVRTC (cupy.RawModule, -std=c++17); launch plans in gram_cuda.py pass every constant below.
 //
 // Modes (template MODE):
-//   0 "float64": FP64 DMMA m8n8k4, float64 accumulators. float32 input is widened when its
-//     fragments are read from shared memory (products of float32 values are exact in float64).
+//   0 "float64": FP64 DMMA, float64 accumulators: m8n8k4 (sm_80+), or m16n8k8 / m16n8k16 (sm_90+,
+//     F64_MMA_M = 16; the shape comes from the launch plan's configuration). float32 input is
+//     widened when its fragments are read from shared memory (products of float32 values are
+//     exact in float64).
 //   1 "float32": 3xTF32: x = hi + lo, hi = tf32(x), lo = tf32(x - hi); per 8-deep k step the
 //     products lo*hi + hi*lo + hi*hi go through m16n8k8 into a fresh float32 accumulator, which
 //     is then added into a float64 sum (so the tensor core never accumulates more than 24 terms).
@@ -19,10 +21,11 @@
 // notes at the fragment loads): the "col" operand of mma.sync is B^T, i.e. B's rows, so A and
 // B tiles have the same layout and the same loader.
 //
-// k pairing (TF32 modes): a dot product does not care in which order its k terms come, as long
-// as A and B agree. So lane t feeds the mma's k columns t and t + 4 from the adjacent stored
-// columns 2t and 2t + 1 of the 8-deep step, in A and in B alike, and reads each pair with one
-// 8-byte shared-memory load instead of two 4-byte loads.
+// k pairing (TF32 modes, float64 with m16n8kK): a dot product does not care in which order its
+// k terms come, as long as A and B agree. So lane t feeds the mma's k columns t and t + 4 from
+// the adjacent stored columns 2t and 2t + 1 of the 8-deep step, in A and in B alike, and reads
+// each pair with one 8-byte (float) or 16-byte (double) shared-memory load instead of two;
+// m16n8k16 does the same for its columns t + 8, t + 12 (stored 8 + 2t, 9 + 2t).
 //
 // SYM (C = A A^T): the grid covers only tiles (bi, bj) with bi <= bj; the epilogue writes each
 // element with i <= j to C[i][j] and C[j][i], so the result is exactly symmetric.
@@ -31,6 +34,9 @@
 //   m8n8k4 .f64:   A (8x4, row):  a0 = A[g][t]
 //                  B (4x8, col):  b0 = B[t][g]              (= Bt[g][t] with B = Bt^T)
 //                  C (8x8):       c_i = C[g][2t + i], i = 0, 1
+//   m16n8kK .f64 (K = 8, 16; sm_90): A (16xK): a_i = A[g + 8 (i % 2)][t + 4 (i / 2)], i < K/2
+//                  B (Kx8, col):  b_i = B[t + 4 i][g], i < K/4
+//                  C (16x8):      as m16n8k8 .tf32 below
 //   m16n8k8 .tf32: A (16x8, row): a_i = A[g + 8 (i % 2)][t + 4 (i / 2)], i = 0..3
 //                  B (8x8, col):  b_i = B[t + 4 i][g], i = 0, 1
 //                  C (16x8):      c_i = C[g + 8 (i / 2)][2t + (i % 2)], i = 0..3
@@ -54,10 +60,17 @@
 #ifndef WARPLAB_GRAM_GROUP
 #error "WARPLAB_GRAM_GROUP is passed by the launch plan (gram_cuda.py DEFINES)"
 #endif
+#if !defined(WARPLAB_GRAM_F64_MMA_M) || !defined(WARPLAB_GRAM_F64_MMA_K)
+#error "WARPLAB_GRAM_F64_MMA_M / K are passed by the launch plan (gram_cuda.py DEFINES)"
+#endif
+#ifndef WARPLAB_GRAM_MIN_BLOCKS
+#error "WARPLAB_GRAM_MIN_BLOCKS is passed by the launch plan (gram_cuda.py DEFINES)"
+#endif
 
 constexpr int TILE = WARPLAB_GRAM_TILE;        // block tile edge (rows of A = rows of B)
 constexpr int GROUP = WARPLAB_GRAM_GROUP;      // tile rows per group of the (a, b) block order
-static_assert(TILE % 64 == 0 && GROUP > 0, "launch constants out of range");
+constexpr int MIN_BLOCKS = WARPLAB_GRAM_MIN_BLOCKS;  // __launch_bounds__: blocks per SM
+static_assert(TILE % 64 == 0 && GROUP > 0 && MIN_BLOCKS > 0, "launch constants out of range");
 
 template <int MODE> struct Shape;  // the mma instruction and slice depth of each mode
 // M x N x K: the mma instruction; BK: k-slice depth; PAD: elements of padding per shared-memory
@@ -66,7 +79,10 @@ template <int MODE> struct Shape;  // the mma instruction and slice depth of eac
 // promoted float32 partials, so mode 1 uses more, smaller warp tiles to stay within 128
 // registers a thread).
 template <> struct Shape<0> {
-    static constexpr int M = 8, N = 8, K = 4, BK = WARPLAB_GRAM_F64_BK, PAD = WARPLAB_GRAM_F64_PAD;
+    static constexpr int M = WARPLAB_GRAM_F64_MMA_M, N = 8, K = WARPLAB_GRAM_F64_MMA_K;
+    static constexpr int BK = WARPLAB_GRAM_F64_BK, PAD = WARPLAB_GRAM_F64_PAD;
+    static_assert((M == 8 && K == 4) || (M == 16 && (K == 8 || K == 16)),
+                  "DMMA shapes: m8n8k4, m16n8k8, m16n8k16");
     static constexpr int WARPS_M = WARPLAB_GRAM_WARPS_M, WARPS_N = WARPLAB_GRAM_WARPS_N;
     typedef double Out;
     typedef double Acc;
@@ -125,6 +141,29 @@ __device__ __forceinline__ void mma_f64(double (&c)[2], double a, double b) {
         : "+d"(c[0]), "+d"(c[1]) : "d"(a), "d"(b));
 }
 
+// D = A B + D, m16n8kK (K = 8 or 16), float64; registers as the layouts in the header. Hopper
+// (sm_90) added these shapes; the host never launches them on older devices.
+template <int K>
+__device__ __forceinline__ void mma_f64_16(double (&c)[4], const double (&a)[K / 2],
+                                           const double (&b)[K / 4]) {
+#if __CUDA_ARCH__ >= 900
+    if constexpr (K == 8) {
+        asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+    } else {
+        asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+            : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+              "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+    }
+#else
+    __trap();  // the host launches the m16n8kK shapes on sm_90+ only
+#endif
+}
+
 // D = A B + D, m16n8k8, TF32 operands, float32 accumulators.
 __device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4],
                                          const unsigned (&b)[2]) {
@@ -158,6 +197,40 @@ __device__ __forceinline__ void tf32_fragments(const float* as, const float* bs,
     }
 }
 
+template <class T> struct Pair;  // two adjacent shared-memory elements, one load
+template <> struct Pair<float> { typedef float2 V; };
+template <> struct Pair<double> { typedef double2 V; };
+
+// The float64 fragments of one m16n8kK tile (K = 8 or 16) for the k step at column ks of a
+// shared tile with row stride LDS, widened from T. The k pairing: mma column t + 4c (c < K / 4)
+// comes from stored column 8 (c / 2) + 2t + (c % 2), so each pair c = 2p, 2p + 1 is one load.
+// A (rows g, g + 8 of `as`): a_{4p + h}, a_{4p + 2 + h} from row g + 8h; B (row g of `bs`):
+// b_{2p}, b_{2p + 1}.
+template <int K, int LDS, class T>
+__device__ __forceinline__ void f64_a_fragment(const T* as, int ks, int g, int t,
+                                               double (&x)[K / 2]) {
+    typedef typename Pair<T>::V V;
+#pragma unroll
+    for (int p = 0; p < K / 8; ++p)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const V v = *reinterpret_cast<const V*>(as + (g + 8 * h) * LDS + ks + 8 * p + 2 * t);
+            x[4 * p + h] = (double)v.x;
+            x[4 * p + 2 + h] = (double)v.y;
+        }
+}
+template <int K, int LDS, class T>
+__device__ __forceinline__ void f64_b_fragment(const T* bs, int ks, int g, int t,
+                                               double (&y)[K / 4]) {
+    typedef typename Pair<T>::V V;
+#pragma unroll
+    for (int p = 0; p < K / 8; ++p) {
+        const V v = *reinterpret_cast<const V*>(bs + g * LDS + ks + 8 * p + 2 * t);
+        y[2 * p] = (double)v.x;
+        y[2 * p + 1] = (double)v.y;
+    }
+}
+
 // The tile (bi, bj) of C this block computes. SYM: block L of the T (T + 1) / 2 blocks is the
 // L-th tile of the lower triangle in row order, (r, c) with c <= r, taken as (bi, bj) = (c, r).
 // Otherwise GROUP consecutive tile rows share each column of B tiles (L2 reuse).
@@ -186,7 +259,7 @@ __device__ __forceinline__ void block_tile(int tiles_m, int tiles_n, int& bi, in
 // float). VEC: 16-byte cp.async (N a multiple of 16 / sizeof(T), A and B 16-byte aligned), else
 // one cp.async per element. Dynamic shared memory: STAGES * 2 * TILE * (BK + PAD) * sizeof(T).
 template <int MODE, class T, int STAGES, bool VEC, bool SYM>
-__global__ void __launch_bounds__(32 * Shape<MODE>::WARPS_M * Shape<MODE>::WARPS_N, 1)
+__global__ void __launch_bounds__(32 * Shape<MODE>::WARPS_M * Shape<MODE>::WARPS_N, MIN_BLOCKS)
 gram_mma(const T* __restrict__ A, const T* __restrict__ B,
          typename Shape<MODE>::Out* __restrict__ C, int Ma, int Mb, int N) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -235,10 +308,10 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
         }
     };
 
-    // Accumulators: mode 0 float64 (2 per mma tile), mode 1 the float64 sums of the promoted
-    // float32 partials (4 per tile), mode 2 float32 (4 per tile).
+    // Accumulators: mode 0 float64 (2 per m8n8 tile, 4 per m16n8), mode 1 the float64 sums of
+    // the promoted float32 partials (4 per tile), mode 2 float32 (4 per tile).
     typedef typename S::Acc Acc;
-    constexpr int PER = MODE == 0 ? 2 : 4;
+    constexpr int PER = S::M * S::N / 32;
     Acc acc[MT][NT][PER];
 #pragma unroll
     for (int i = 0; i < MT; ++i)
@@ -248,9 +321,13 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
             for (int e = 0; e < PER; ++e) acc[i][j][e] = Acc(0);
 
     // One slice from ring stage `stage`. Fragment reads, banks of 4 bytes (no conflicts):
-    //   mode 0, row g, column t, LDS = 20: 4-byte T hits banks (20g + t) mod 32, 32 distinct;
-    //     8-byte T is served per half-warp (g < 4, g >= 4): bank pairs (20g + t) mod 16 =
-    //     4g + t, 16 distinct;
+    //   mode 0 m8n8k4, row g, column t, LDS = 20: 4-byte T hits banks (20g + t) mod 32, 32
+    //     distinct; 8-byte T is served per half-warp (g < 4, g >= 4): bank pairs (20g + t) mod
+    //     16 = 4g + t, 16 distinct;
+    //   mode 0 m16n8kK, rows g (+ 8), columns 2t, 2t + 1 (+ 8p), LDS = 24: float pairs as the
+    //     TF32 modes, bank pairs (24g + 2t) / 2 mod 16 = 12g + t, 16 distinct per half-warp;
+    //     double pairs (16 bytes) are served per quarter-warp (two rows): 16-byte slots
+    //     (12g + t) mod 8 = 4 (g % 2) + t, 8 distinct;
     //   TF32 modes, row g (+ 8), the column pair 2t, 2t + 1 as one 8-byte load, LDS = 40: per
     //     half-warp bank pairs (40g + 2t) / 2 mod 16 = 4g + t, 16 distinct.
     auto compute_slice = [&](int stage) {
@@ -258,7 +335,19 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
         const T* bs = Bs + (stage * TILE + wn0) * LDS;
 #pragma unroll
         for (int ks = 0; ks < BK; ks += S::K) {
-            if constexpr (MODE == 0) {
+            if constexpr (MODE == 0 && S::M == 16) {  // all of B, then A one row tile at a time
+                double b[NT][S::K / 4];
+#pragma unroll
+                for (int j = 0; j < NT; ++j)
+                    f64_b_fragment<S::K, LDS>(bs + j * 8 * LDS, ks, g, t, b[j]);
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    double a[S::K / 2];
+                    f64_a_fragment<S::K, LDS>(as + i * 16 * LDS, ks, g, t, a);
+#pragma unroll
+                    for (int j = 0; j < NT; ++j) mma_f64_16<S::K>(acc[i][j], a, b[j]);
+                }
+            } else if constexpr (MODE == 0) {
                 double a[MT], b[NT];
 #pragma unroll
                 for (int i = 0; i < MT; ++i) a[i] = (double)as[(i * 8 + g) * LDS + ks + t];
@@ -369,6 +458,8 @@ gram_mma(const T* __restrict__ A, const T* __restrict__ B,
 #define WARPLAB_GRAM_ALL(MODE, T)                                                              \
     WARPLAB_GRAM(MODE, T, 3, true, true) WARPLAB_GRAM(MODE, T, 3, false, false)               \
     WARPLAB_GRAM(MODE, T, 2, true, false) WARPLAB_GRAM(MODE, T, 2, false, true)
+WARPLAB_GRAM(0, double, 4, true, true)  // the 4-deep rings of some configurations
+WARPLAB_GRAM(2, float, 4, true, true)
 WARPLAB_GRAM_ALL(0, double)
 WARPLAB_GRAM_ALL(0, float)
 WARPLAB_GRAM_ALL(1, float)

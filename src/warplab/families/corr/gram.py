@@ -62,7 +62,8 @@ def _check_operand(name: str, x: Any, cupy: Any) -> None:
 
 
 @device_errors
-def gram(a: Any, b: Any = None, *, precision: str = "float64", out: Any = None) -> Any:
+def gram(a: Any, b: Any = None, *, precision: str = "float64", out: Any = None,
+         config: str = "default") -> Any:
     """``a @ b.T`` (``b`` None: ``a @ a.T``) on tensor cores.
 
     Args:
@@ -73,13 +74,16 @@ def gram(a: Any, b: Any = None, *, precision: str = "float64", out: Any = None) 
         precision: ``"float64"`` (result float64), ``"float32"`` or ``"tf32"`` (result
             float32; float64 input is rounded to float32 first).
         out: optional C-contiguous CuPy array (Ma, Mb) of the result dtype; written, returned.
+        config: the kernel build (``gram_cuda.CONFIGS``: tile, warps, DMMA shape, ring depth);
+            every configuration keeps the precision's arithmetic and error bound.
 
     Returns:
         The (Ma, Mb) CuPy array; zeros when N == 0.
 
     Raises:
-        ValueError: unknown precision; operands not 2-D, not float32/float64, of different
-            dtypes or N, not C-contiguous; ``out`` of the wrong shape, dtype or layout.
+        ValueError: unknown precision or config, a config this device cannot run; operands
+            not 2-D, not float32/float64, of different dtypes or N, not C-contiguous; ``out``
+            of the wrong shape, dtype or layout.
         TypeError: an operand or ``out`` is not a CuPy array.
         DeviceUnavailableError: no CuPy, or a device older than sm_80.
 
@@ -97,6 +101,7 @@ def gram(a: Any, b: Any = None, *, precision: str = "float64", out: Any = None) 
         synchronisation; float64 input for the TF32 modes costs one conversion pass.
     """
     _check_precision(precision)
+    gram_cuda.config_of(config)
     if not gram_available():
         raise DeviceUnavailableError("gram needs CuPy and a GPU of compute capability 8.0 or "
                                      "newer (tensor-core mma.sync)")
@@ -133,8 +138,9 @@ def gram(a: Any, b: Any = None, *, precision: str = "float64", out: Any = None) 
         b = None if b is None else b.astype(np.float32)
     sym = b is None
     pointers = (a.data.ptr,) if sym else (a.data.ptr, b.data.ptr)
+    smem_limit, cc = gram_cuda.device_limits()
     p = gram_cuda.plan(precision, a.dtype, ma, mb, n, sym=sym, pointers=pointers,
-                       smem_limit=gram_cuda.device_smem_limit())
+                       smem_limit=smem_limit, config=config, cc=cc)
     return gram_cuda.launch(p, a, a if sym else b, out)
 
 
