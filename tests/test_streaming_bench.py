@@ -52,3 +52,9 @@ def test_histogram_files_cli_with_progress(tmp_path, capsys) -> None:
     assert main(["histogram", str(p), str(q), "--top", "2"]) == 0
     text = capsys.readouterr().out
     assert "12000 bytes" in text and "3 bytes" in text
+
+
+def test_bad_sizes_one_line(tmp_path, capsys) -> None:
+    assert main(["bench", "stream", "--sizes", "0", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sizes must be > 0" in err[0]

@@ -6,10 +6,11 @@ The result of a call goes back as the same kind: NumPy for host input, CuPy for 
 """
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import sys
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
@@ -49,19 +50,27 @@ def map_file(path: str | os.PathLike[str]) -> np.ndarray:
         FileNotFoundError / IsADirectoryError / PermissionError with the path in the message.
     """
     p = os.fspath(path)
-    try:
+    with file_errors(p):
         with open(p, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size == 0:
                 return np.zeros(0, dtype=np.uint8)
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such file: {p}") from None
-    except IsADirectoryError:
-        raise IsADirectoryError(f"is a directory, not a file: {p}") from None
-    except PermissionError:
-        raise PermissionError(f"cannot read file: {p}") from None
     return np.frombuffer(mm, dtype=np.uint8)
+
+
+@contextlib.contextmanager
+def file_errors(path: str) -> Iterator[None]:
+    """Re-raise opening errors with the path in one plain sentence (and no chained OSError
+    text): missing file, a directory, no read permission."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"is a directory, not a file: {path}") from None
+    except PermissionError:
+        raise PermissionError(f"cannot read file (permission denied): {path}") from None
 
 
 def as_input(data: Any) -> Input:

@@ -25,6 +25,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .arrays import file_errors
+
 #: Alignment of O_DIRECT offsets, lengths and buffer addresses (the common logical block).
 DIRECT_ALIGN = 4096
 
@@ -86,14 +88,8 @@ class _Part:
 def _open_regular(path: str) -> tuple[int, int]:
     """(descriptor, size) of a regular file; clear errors for everything else. O_NONBLOCK keeps
     a FIFO without a writer from blocking the open."""
-    try:
+    with file_errors(path):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise IsADirectoryError(f"is a directory, not a file: {path}") from None
-    except PermissionError:
-        raise PermissionError(f"cannot read file (permission denied): {path}") from None
     try:
         st = os.fstat(fd)
         _require_regular(st, path)

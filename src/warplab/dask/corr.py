@@ -13,7 +13,6 @@ more than one block of coefficients.
 from __future__ import annotations
 
 import math
-import numbers
 import operator
 from functools import partial
 from typing import Any
@@ -26,7 +25,7 @@ from dask.array.utils import meta_from_array
 from dask.highlevelgraph import HighLevelGraph
 
 import warplab
-from warplab.families.corr.pairs import CorrPairs
+from warplab.families.corr.pairs import CorrPairs, check_selection
 
 from .chunking import as_dask, check_chunk, kind, require_known, xp_of
 
@@ -163,22 +162,6 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
 # corr_pairs
 # ---------------------------------------------------------------------------------------------
 
-def _selection(threshold: Any, top_k: Any) -> tuple[float | None, int | None]:
-    if (threshold is None) == (top_k is None):
-        raise ValueError("corr_pairs needs exactly one of threshold= and top_k=")
-    if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise TypeError(f"threshold must be a number in [0, 1], got {threshold!r}")
-        if not 0.0 <= float(threshold) <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
-        return float(threshold), None
-    if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral):
-        raise TypeError(f"top_k must be an int > 0, got {top_k!r}")
-    if top_k <= 0:
-        raise ValueError(f"top_k must be > 0, got {top_k}")
-    return None, int(top_k)
-
-
 def _above(zi: Any, zj: Any, r0: int, c0: int, diag: bool, k: str, precision: str,
            thr: float) -> tuple:
     """Pairs ``i < j`` of one block with ``|r| >= thr``: global (i, j, r)."""
@@ -246,7 +229,7 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     ``(I, J)``, ``I <= J``, is one task that computes its coefficients and reduces them at
     once (threshold: its hits; top_k: the k best of each of its rows and columns); one task
     per block of rows gathers and orders them."""
-    thr, top = _selection(threshold, top_k)
+    thr, top = check_selection(threshold, top_k)
     precision = _precision(precision)
     xs = _series(x, None, rowvar)
     m, n = (int(s) for s in xs.shape)

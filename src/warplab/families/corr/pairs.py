@@ -32,7 +32,9 @@ class CorrPairs(NamedTuple):
     r: Any
 
 
-def _check_selection(threshold: Any, top_k: Any) -> tuple[float | None, int | None]:
+def check_selection(threshold: Any, top_k: Any) -> tuple[float | None, int | None]:
+    """(threshold, top_k) of a ``corr_pairs`` call, checked: exactly one of them, a threshold
+    in [0, 1], a top_k int > 0 (``warplab.dask.corr_pairs`` checks the same way)."""
     if (threshold is None) == (top_k is None):
         raise ValueError("corr_pairs needs exactly one of threshold= and top_k=")
     if threshold is not None:
@@ -80,7 +82,7 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
         free memory, at most 16384); per tile one reduction (threshold: a compare and a
         compaction, one sync; top_k: a partial sort of k + tile columns per row).
     """
-    thr, k = _check_selection(threshold, top_k)
+    thr, k = check_selection(threshold, top_k)
     precision = check_precision(precision)
     inp = as_input(x)
     xs = stack_series(inp.array, None, rowvar, inp.on_device)

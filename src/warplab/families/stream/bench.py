@@ -202,6 +202,8 @@ def run_stream(*, campaign: str, backend: str, json_path: Path | None,
              "kernel medians) / end-to-end median"]
     if backend != "cuda" and not explicit:
         sizes = [s for s in sizes if s <= CPU_MAX] or [CPU_MAX]
+    if any(s <= 0 for s in sizes):
+        raise ValueError(f"stream sizes must be > 0 bytes, got {min(sizes)}")
     if any(s % 4 for s in sizes):
         raise ValueError("stream sizes must be multiples of 4 bytes (sum reads int32)")
     cases = [(s, src, op) for s in sizes for src in chosen for op in ops
