@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
-from warplab.core import registry
+from warplab.core import fastpath, registry
 from warplab.families.histogram import api, numeric, numeric_cuda
 from warplab.families.histogram.cpu import byte_counts
 from warplab.families.histogram.numeric_fast import even_fast_bins_reference
@@ -198,6 +198,9 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.setattr(registry, "pick_backend", pick)
     monkeypatch.setattr(numeric_cuda, "_launch", _model_launch)
+    monkeypatch.setattr(numeric_cuda, "prepared",  # the short path's launch records
+                        lambda expr, group, lay, n, isz: lambda args: _model_launch(
+                            expr, group, lay, n, isz, args))
     monkeypatch.setattr(numeric_cuda, "_kernel", lambda expr, group: _MinMax())
     monkeypatch.setattr(numeric_cuda, "_grid", lambda *a: 3)
     monkeypatch.setattr(api, "_run_cuda", _model_run_cuda)
@@ -205,7 +208,9 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(numeric_cuda, "read_small", lambda *arrays: [a.get() for a in arrays])
     LAUNCHES.clear()
     BYTE_RUNS.clear()
+    fastpath.clear()  # launch records built on this fake stay with it
     yield real_pick
+    fastpath.clear()
     numeric_cuda._device_array.cache_clear()
 
 

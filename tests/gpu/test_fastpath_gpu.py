@@ -120,3 +120,109 @@ def test_read_small_keeps_dtype_and_shape() -> None:
     np.testing.assert_array_equal(hb, np.arange(7))
     np.testing.assert_array_equal(hc, np.arange(12, dtype=np.uint8).reshape(3, 4)[:, 1])
     assert type(warplab.sum(np.arange(5, dtype=np.float32))) is np.float32
+
+
+# --- launch records (axis reductions, series_stats, histogram with a range) ------------------
+
+_AXIS_CALLS = [("mean", (64, 64), "float32", {"axis": 1}),
+               ("sum", (64, 64), "int32", {"axis": 0}),
+               ("var", (16, 300), "float32", {"axis": 1, "ddof": 1}),
+               ("std", (8, 16, 4), "float64", {"axis": (1, 2), "keepdims": True}),
+               ("min", (33, 7), "int64", {"axis": -1}),
+               ("max", (64, 64), "float32", {"axis": 0}),
+               ("var", (5000,), "float32", {}),
+               ("sum", (3, 40000), "float32", {"axis": 1})]
+
+
+@pytest.mark.parametrize("name, shape, dtype, kw", _AXIS_CALLS,
+                         ids=[f"{c[0]}-{c[2]}-{len(c[1])}d" for c in _AXIS_CALLS])
+@pytest.mark.parametrize("layout", ["c", "strided", "fortran"])
+def test_axis_records_same_as_full_path(name, shape, dtype, kw, layout) -> None:
+    from warplab.families.reduce.axis import normalize_axes, plan_2d
+
+    h = (np.random.default_rng(5).standard_normal(shape) * 50).astype(dtype)
+    x = cupy.asarray(h)
+    x = x[::2] if layout == "strided" and x.ndim > 1 else \
+        cupy.asfortranarray(x) if layout == "fortran" else x
+    plan = plan_2d(x.shape, x.strides, x.itemsize, normalize_axes(kw.get("axis"), x.ndim))
+    variant = "rows_adaptive" if plan.layout == "rows" else "columns"
+    fn = getattr(warplab, name)
+    want = fn(x, variant=variant, **kw).get() if plan.view else None  # the full path
+    fastpath.clear()
+    got = [fn(x, **kw) for _ in range(3)]
+    fastpath.clear()
+    with fastpath.bypassed():
+        got.append(fn(x, **kw))
+    for r in got:
+        assert r.shape == got[0].shape and r.dtype == got[0].dtype
+        np.testing.assert_array_equal(r.get(), got[0].get())
+    if want is not None:
+        np.testing.assert_array_equal(got[0].get(), want)
+    ref = getattr(np, name)(np.asarray(x.get(), np.float64), **kw)
+    np.testing.assert_allclose(got[0].get(), ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+def test_series_stats_record_same_as_full_path() -> None:
+    from warplab.families.reduce.axis import series_stats_rows
+
+    for x in (cupy.random.standard_normal((64, 64), dtype=cupy.float32),
+              cupy.asfortranarray(cupy.random.standard_normal((64, 100))),
+              cupy.arange(64 * 33, dtype=cupy.int32).reshape(64, 33)):
+        fastpath.clear()
+        full = [r.get() for r in series_stats_rows(x)]
+        for _ in range(3):
+            for a, b in zip(warplab.series_stats(x), full):
+                np.testing.assert_array_equal(a.get(), b)
+
+
+def test_histogram_record_same_as_full_path() -> None:
+    x = cupy.random.random(1000, dtype=cupy.float32)
+    for bins, rng in ((64, (0, 1)), (7, (0.25, 0.75)), (300, (-0.0, 1.0)), (64, [0, 1.5])):
+        fastpath.clear()
+        full = [a.get() for a in warplab.histogram(x, bins, rng, density=False)]
+        for _ in range(3):
+            h, e = warplab.histogram(x, bins, rng)
+            np.testing.assert_array_equal(h.get(), full[0])
+            np.testing.assert_array_equal(e.get(), full[1])
+            assert np.signbit(e.get()[0]) == np.signbit(full[1][0])
+        want = np.histogram(x.get(), bins, rng)
+        np.testing.assert_array_equal(h.get(), want[0])
+        np.testing.assert_array_equal(e.get(), want[1])
+        e[...] = -1  # the caller's edges are its own
+        np.testing.assert_array_equal(warplab.histogram(x, bins, rng)[1].get(), want[1])
+
+
+def test_records_per_stream_and_device_safe() -> None:
+    x = cupy.random.random((64, 64), dtype=cupy.float32)
+    want = warplab.mean(x, axis=1).get()
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        got = warplab.mean(x, axis=1)
+        h = warplab.histogram(x.ravel(), 64, (0, 1))[0]
+        s.synchronize()
+    np.testing.assert_array_equal(got.get(), want)
+    assert int(h.sum()) == x.size
+    if cupy.cuda.runtime.getDeviceCount() > 1:
+        with cupy.cuda.Device(1):
+            y = cupy.asarray(x.get())
+            np.testing.assert_array_equal(warplab.mean(y, axis=1).get(), want)
+            assert warplab.mean(y, axis=1).device.id == 1
+
+
+def test_record_errors_through_warm_caches_on_device() -> None:
+    x = cupy.ones((8, 8), cupy.float32)
+    warplab.var(x, axis=1, ddof=1)
+    warplab.series_stats(x)
+    warplab.histogram(x.ravel(), 8, (0, 1))
+    with pytest.raises(ValueError, match="ddof"):
+        warplab.var(x, axis=1, ddof=8)
+    with pytest.raises(TypeError, match="ddof"):
+        warplab.var(x, axis=1, ddof=True)
+    with pytest.raises(TypeError):
+        warplab.sum(x, axis=1.0)
+    with pytest.raises(ValueError, match="series_stats_rows takes a 2-D"):
+        warplab.series_stats(x.ravel())
+    with pytest.raises(ValueError, match="max must be larger"):
+        warplab.histogram(x.ravel(), 8, (1, 0))
+    with pytest.raises(ValueError, match="positive"):
+        warplab.histogram(x.ravel(), -1, (0, 1))

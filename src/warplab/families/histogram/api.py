@@ -25,7 +25,7 @@ from .numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, KERNEL_DTYPES, Numeric
                       outer_edges, parse_bins, plan_edges, plan_even)
 from .cuda import device_default
 from .spec import HistogramProblem, Mapping, resolve
-from . import streamed
+from . import numeric_short, streamed
 from ...core.sources import is_file_source
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
@@ -205,6 +205,11 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     the rare plans NumPy itself would fail on run NumPy on a host copy (variant
     ``numpy_host``).
     """
+    if weights is None and (density is None or density is False) and variant is None \
+            and device is None:
+        r = numeric_short.histogram(a, bins, range)
+        if r is not None:
+            return r
     inp = _as_input(a)
     arr, on_device = inp.array, inp.on_device
     if hasattr(bins, "__cuda_array_interface__"):

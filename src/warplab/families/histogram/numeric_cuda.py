@@ -23,7 +23,7 @@ import contextlib
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -178,13 +178,21 @@ def _grid(expr: str, group: tuple[str, ...], smem: int, n: int, itemsize: int) -
     return max(1, min(full, needed), -(-n // MAX_BLOCK_ELEMS))
 
 
-def _launch(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int,
-            args: tuple) -> None:
+def prepared(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int
+             ) -> Callable[[tuple], None]:
+    """The launch of ``expr`` over ``n`` elements with everything but the arguments decided
+    (kernel, shared-memory opt-in, grid): ``launch(args)``. Short paths keep it
+    (``numeric_short``)."""
     k = _kernel(expr, group)
     if lay.smem > 48 * 1024:  # opt in (launch_config's larger budgets)
         k.max_dynamic_shared_size_bytes = lay.smem
-    grid = _grid(expr, group, lay.smem, n, itemsize)
-    k((grid,), (block(),), args, shared_mem=lay.smem)
+    grid, threads, smem = (_grid(expr, group, lay.smem, n, itemsize),), (block(),), lay.smem
+    return lambda args: k(grid, threads, args, shared_mem=smem)
+
+
+def _launch(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int,
+            args: tuple) -> None:
+    prepared(expr, group, lay, n, itemsize)(args)
 
 
 @functools.lru_cache(maxsize=64)
@@ -239,26 +247,33 @@ def _run_even(job: NumericJob, private: bool, fast: bool = False) -> NumericResu
     outs = _outputs(job, nbins)
     if plan.keep is None:
         return NumericResult(_combine(outs), plan.edges)
-    weighted = job.weights is not None
+    lay = layout_for(nbins, job.weights is not None, plan.e_dtype.itemsize, private=private)
+    for d_x, d_w in job.device_chunks():
+        for part, out in zip(_real_parts(d_w), outs):
+            expr, group, consts = even_launch(plan, lay, None if part is None else part.dtype,
+                                              fast)
+            args = (d_x, np.uint64(d_x.size), d_x if part is None else part, *consts, out)
+            _launch(expr, group, lay, d_x.size, plan.dtype.itemsize, args)
+    return NumericResult(_combine(outs), plan.edges)
+
+
+def even_launch(plan: EvenPlan, lay: Layout, w_dtype: Any, fast: bool
+                ) -> tuple[str, tuple[str, ...], tuple]:
+    """(kernel expression, its module's expressions, the arguments after the data, its size
+    and the weights: the device edges, bins, copies and the plan's constants) of an even-bins
+    launch. Performance: host work, the edges table looked up (one H2D copy per new table)."""
     D, E, P = plan.dtype, plan.e_dtype, plan.p_dtype
-    lay = layout_for(nbins, weighted, E.itemsize, private=private)
-    d_edges = _on_device(plan.edges)
     consts = (bits(plan.keep[0], D), bits(plan.keep[1], D), bits(plan.first_e, E),
               bits(plan.denom_p, P), bits(plan.rdenom_p, P),
               np.int32(plan.rdenom_p is not None), bits(plan.n_p, P))
     kernel = "hist_even"
     if fast:
         kernel, consts = "hist_even_fast", consts + fast_constants(plan)
-    for d_x, d_w in job.device_chunks():
-        for part, out in zip(_real_parts(d_w), outs):
-            w_dtype = None if part is None else part.dtype
-            group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype), kernel)
-            expr = f"{kernel}<{c_type(D)}, {c_type(E)}, {c_type(P)}, {c_type(w_dtype)}, " \
-                   f"{lay.layout}, {_tf(lay.esmem)}>"
-            args = (d_x, np.uint64(d_x.size), d_x if part is None else part, d_edges,
-                    np.uint32(nbins), np.uint32(lay.copies), *consts, out)
-            _launch(expr, group, lay, d_x.size, D.itemsize, args)
-    return NumericResult(_combine(outs), plan.edges)
+    group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype), kernel)
+    expr = f"{kernel}<{c_type(D)}, {c_type(E)}, {c_type(P)}, {c_type(w_dtype)}, " \
+           f"{lay.layout}, {_tf(lay.esmem)}>"
+    return expr, group, (_on_device(plan.edges), np.uint32(plan.nbins), np.uint32(lay.copies),
+                         *consts)
 
 
 def _even_kernel_ok(p: NumericProblem) -> bool:

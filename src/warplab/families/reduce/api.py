@@ -14,7 +14,7 @@ import numpy as np
 from ...core import fastpath, registry as _registry
 from ...core.device import device_errors
 from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
-from . import streamed
+from . import axis_fast, streamed
 from .spec import DTYPES, OPS, ReduceProblem, spec
 
 
@@ -100,6 +100,10 @@ def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: b
                          f"{', '.join(v.name for v in names)}")
     if axis is not None or keepdims or ddof != 0 or op not in OPS or \
             (variant is not None and not _registry.has("reduce", variant)):
+        if dtype is None and variant is None and device is None:
+            r = axis_fast.reduce(a, op, axis, keepdims, ddof)
+            if r is not None:
+                return r
         return streamed.axis(a, op, axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
                              variant=variant, device=device)
     inp = as_input(a)

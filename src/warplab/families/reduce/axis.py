@@ -190,7 +190,9 @@ def axis_bytes_moved(problem: AxisProblem) -> int:
             + problem.outputs * out.itemsize)
 
 
-def _check_ddof(op: str, ddof: Any) -> float:
+def check_ddof(op: str, ddof: Any) -> float:
+    """``ddof`` as a float; ``TypeError`` for a non-number or ``ddof`` of an op other than
+    var/std."""
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
         raise TypeError(f"ddof must be a real number, got {ddof!r}")
     if op not in ("var", "std") and ddof != 0:
@@ -240,7 +242,7 @@ def reduce_axis(a: Any, op: str, axis: Any = None, *, dtype: Any = None, keepdim
         raise ValueError(f"unknown reduction op {op!r}; valid: {', '.join(OPS)}")
     if dtype is not None and op in ("min", "max"):
         raise TypeError(f"{op} takes no dtype= (as np.{op})")
-    ddof = _check_ddof(op, ddof)
+    ddof = check_ddof(op, ddof)
     inp = as_input(a)
     x = inp.array
     check_dtype(x.dtype)

@@ -28,21 +28,14 @@ from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core import fastpath
 from ...core.registry import register
 from .axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
+from .axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
+                        ColsPlan, RowsPlan, _pow2_ceil, group_size, plan_cols, plan_rows)
 
 SOURCE = Path(__file__).with_name("axis.cu")
-BLOCK = 256       # rows kernels' block (WARPLAB_AXIS_BLOCK)
-UNROLL = 4        # independent loads in flight per thread (WARPLAB_AXIS_UNROLL)
-COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
 DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK, "WARPLAB_K2_BLOCK": K2_BLOCK}
-GROUPS = (1, 2, 4, 8, 16, 32)
-#: Lanes per row of the packed kernel (rows of 16 L bytes, back to back).
-PACKED_LANES = (1, 2, 4, 8, 16)
-#: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
-#: stays under ~3% of the input for float32 data and float64 partials).
-COLS_MIN_ROWS = 128
 C_TYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
           np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 NATIVE = tuple(C_TYPE)
@@ -125,99 +118,6 @@ class _Tickets:
 
 
 TICKETS = _Tickets()
-
-
-def _pow2_ceil(v: int) -> int:
-    return 1 << max(0, int(v) - 1).bit_length()
-
-
-class RowsPlan(NamedTuple):
-    """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, persistent grid),
-    "packed" (``group`` = L lanes per row of back-to-back rows) or "split" (S blocks per row of
-    ``chunk`` elements each, grid rows * S); ``vec`` 16-byte loads."""
-
-    kernel: str
-    group: int
-    vec: bool
-    grid: int
-    splits: int
-    chunk: int
-
-
-def group_size(cols: int, itemsize: int) -> tuple[bool, int]:
-    """(16-byte loads?, lanes per row G) for rows of ``cols`` elements: vector loads when a row
-    holds at least 64 bytes; G the smallest power of two up to 32 leaving each lane at most
-    ``UNROLL`` loads per row. Performance: host arithmetic only."""
-    vec = cols * itemsize >= 64
-    units = -(-cols // (16 // itemsize if vec else 1))
-    return vec, min(32, _pow2_ceil(-(-units // UNROLL)))
-
-
-def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
-              split_bps: int, packed: bool = False) -> RowsPlan:
-    """Choose the ``rows_adaptive`` launch from the shape and the device (pure: CPU-tested).
-
-    16-byte loads when a row holds at least 64 bytes. The group size G is the smallest power of
-    two (up to 32) that leaves each lane at most ``UNROLL`` loads per row (1M x 32 float32: G=2,
-    16 rows per warp, 4 loads per lane). Rows needing a full warp run the group kernel while
-    rows * 64 >= the resident threads (8192 x 8192: one warp per row); fewer, longer rows are
-    split over S blocks each, S = resident blocks // rows (16 x 2^24 on 132 SMs x 8: S = 66,
-    one wave) but at least one round of ``UNROLL`` loads per thread and block.
-    ``group_bps``/``split_bps``: resident blocks per SM of the two kernels.
-
-    ``packed``: the rows lie back to back from a 16-byte aligned base (ld == cols). Then rows of
-    16, 32, ..., 256 bytes run the packed kernel instead (L = row bytes / 16 lanes per row, each
-    warp instruction one 512-byte segment; 1M x 32 float32: L = 8), one warp step per warp (on
-    the H100 the full grid beat 4x and 1x the resident blocks by 1% and 3%,
-    benchmarks/explore_rows_short.py).
-
-    Performance: host arithmetic only.
-    """
-    vec, g = group_size(cols, itemsize)
-    per = 16 // itemsize if vec else 1
-    units = -(-cols // per)
-    resident_g = sms * group_bps
-    lanes = cols * itemsize // 16
-    if packed and cols * itemsize == 16 * lanes and lanes in PACKED_LANES:
-        warps = -(-rows * lanes // (32 * UNROLL))
-        return RowsPlan("packed", lanes, True, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
-                        1, cols)
-    if g < 32 or rows * 64 >= resident_g * BLOCK:
-        warps = -(-rows // (32 // g))
-        return RowsPlan("group", g, vec, max(1, min(resident_g, -(-warps * 32 // BLOCK))),
-                        1, cols)
-    s = max(1, min((sms * split_bps) // rows, -(-units // (BLOCK * UNROLL))))
-    chunk = -(-(-(-cols // s)) // per) * per
-    s = -(-cols // chunk)
-    return RowsPlan("split", 32, vec, rows * s, s, chunk)
-
-
-class ColsPlan(NamedTuple):
-    """A ``columns`` launch: ``vec`` (16-byte loads, PER columns a thread), ``cg`` column
-    threads per block (the other 256 / cg threads are row lanes), ``gx`` column blocks,
-    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits))."""
-
-    vec: bool
-    cg: int
-    gx: int
-    splits: int
-    chunk: int
-
-
-def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int, bps: int) -> ColsPlan:
-    """Choose the ``columns`` launch (pure: CPU-tested): 16-byte loads when the base and the row
-    stride are 16-byte multiples; as many column threads per block as the columns need (up to
-    256), the rest of the block row lanes; the reduced rows split over as many blocks as fill
-    the GPU (resident blocks // column blocks), in runs of at least ``COLS_MIN_ROWS`` rows.
-
-    Performance: host arithmetic only."""
-    vec = aligned and ncols * itemsize >= 16
-    groups = -(-ncols // (16 // itemsize if vec else 1))
-    cg = min(COLS_BLOCK, _pow2_ceil(groups))
-    gx = -(-groups // cg)
-    s = max(1, min((sms * bps) // gx, -(-nred // COLS_MIN_ROWS), 65535))
-    chunk = -(-nred // s)
-    return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk)
 
 
 def _ld(x2d: Any) -> int:
@@ -309,39 +209,71 @@ def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: i
     return deco
 
 
-def _launch_rows(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
-    """Plan (:func:`plan_rows`) and launch ``rows_adaptive``'s kernel into ``out``.
+class Launch(NamedTuple):
+    """One planned launch of an axis kernel, everything but the data and the output: the
+    ``kernel``, ``grid`` and ``block``; ``mid`` (the arguments between the data and the output),
+    ``tail`` (after the output); ``partials``: None, or (C accumulator type, element dtype,
+    partials, tickets) for the kernels that take a partials buffer and a ticket array (split
+    rows, columns) before the output. Depends on the shape, the row stride, the base's 16-byte
+    alignment, the op, the dtype and the device only, so a short path may keep it
+    (``axis_fast``)."""
 
-    Performance: one launch, no synchronisation; the first call per (dtype, op) compiles the
-    module (NVRTC, ~1-2 s, then CuPy's disk cache)."""
+    kernel: Any
+    grid: tuple
+    block: tuple
+    mid: tuple
+    tail: tuple
+    partials: tuple | None
+
+
+def fire(launch: Launch, x: Any, out: Any) -> None:
+    """Launch ``launch`` on the device data ``x`` (its base pointer) into ``out`` (one launch,
+    no synchronisation; split and columns plans allocate their partials first)."""
+    if launch.partials is None:
+        args = (x, *launch.mid, out, *launch.tail)
+    else:
+        acc, t, n, tickets = launch.partials
+        args = (x, *launch.mid, _partials(acc, t, n), TICKETS.get(tickets), out, *launch.tail)
+    launch.kernel(launch.grid, launch.block, args)
+
+
+def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.dtype,
+                ddof: float, out2: int) -> Launch:
+    """Plan (:func:`plan_rows`) ``rows_adaptive``'s launch on the current device: rows of
+    ``cols`` elements ``ld_el`` apart, the base 16-byte ``aligned`` or not.
+
+    Performance: host arithmetic and cached lookups; the first call per (dtype, op) compiles
+    the module (NVRTC, ~1-2 s, then CuPy's disk cache)."""
     import cupy
 
-    rows, cols = x2d.shape
-    t = np.dtype(x2d.dtype)
     args = targs(op, t)
     dev = cupy.cuda.runtime.getDevice()
-    sms = sm_count(dev)
     vec, g = group_size(cols, t.itemsize)
     vs = "true" if vec else "false"
     eg, es = f"axis_rows_group<{args}, {g}, {vs}>", f"axis_rows_split<{args}, {vs}>"
-    ld_el = _ld(x2d)
-    p = plan_rows(rows, cols, t.itemsize, sms, _occupancy(eg, args, dev, BLOCK),
+    p = plan_rows(rows, cols, t.itemsize, sm_count(dev), _occupancy(eg, args, dev, BLOCK),
                   _occupancy(es, args, dev, BLOCK),
-                  packed=(ld_el == cols or rows == 1) and x2d.data.ptr % 16 == 0)
-    ld, fd = np.uint64(ld_el), np.float64(ddof)
+                  packed=(ld_el == cols or rows == 1) and aligned)
+    ld, tail = np.uint64(ld_el), (np.float64(ddof), np.uint64(out2))
+    shape = (np.uint64(rows), np.uint64(cols))
     if p.kernel == "packed":
-        _kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev)((p.grid,), (BLOCK,), (
-            x2d, np.uint64(rows), np.uint64(cols), out, fd, np.uint64(out2)))
-        return
+        return Launch(_kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev), (p.grid,),
+                      (BLOCK,), shape, tail, None)
     if p.kernel == "group":
-        _kernel(eg, args, dev)((p.grid,), (BLOCK,), (x2d, np.uint64(rows), np.uint64(cols), ld,
-                                                     out, fd, np.uint64(out2)))
-        return
-    acc = kernel_dtypes(op, t)[0]
-    partials = _partials(acc, t, rows * p.splits if p.splits > 1 else 1)
-    _kernel(es, args, dev)((p.grid,), (BLOCK,), (
-        x2d, np.uint64(rows), np.uint64(cols), ld, np.uint32(p.splits), np.uint64(p.chunk),
-        partials, TICKETS.get(rows if p.splits > 1 else 1), out, fd, np.uint64(out2)))
+        return Launch(_kernel(eg, args, dev), (p.grid,), (BLOCK,), (*shape, ld), tail, None)
+    return Launch(_kernel(es, args, dev), (p.grid,), (BLOCK,),
+                  (*shape, ld, np.uint32(p.splits), np.uint64(p.chunk)), tail,
+                  (kernel_dtypes(op, t)[0], t, rows * p.splits if p.splits > 1 else 1,
+                   rows if p.splits > 1 else 1))
+
+
+def _launch_rows(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
+    """Plan (:func:`rows_launch`) and launch ``rows_adaptive``'s kernel into ``out``.
+
+    Performance: one launch, no synchronisation."""
+    rows, cols = x2d.shape
+    fire(rows_launch(rows, cols, _ld(x2d), x2d.data.ptr % 16 == 0, op, np.dtype(x2d.dtype),
+                     ddof, out2), x2d, out)
 
 
 def _partials(acc: str, t: np.dtype, n: int) -> Any:
@@ -351,27 +283,34 @@ def _partials(acc: str, t: np.dtype, n: int) -> Any:
     return _empty(n, {"double": _F64, "long long": _I64}.get(acc, t))
 
 
-def _launch_cols(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
-    """Plan (:func:`plan_cols`) and launch the ``columns`` kernel into ``out``.
-
-    Performance: one launch, no synchronisation (compilation as :func:`_launch_rows`)."""
+def cols_launch(nred: int, ncols: int, ld: int, base_aligned: bool, op: str, t: np.dtype,
+                ddof: float, out2: int) -> Launch:
+    """Plan (:func:`plan_cols`) the ``columns`` launch on the current device (compilation as
+    :func:`rows_launch`)."""
     import cupy
 
-    nred, ncols = x2d.shape
-    t = np.dtype(x2d.dtype)
     args = targs(op, t)
     dev = cupy.cuda.runtime.getDevice()
-    ld = _ld(x2d)
-    aligned = x2d.data.ptr % 16 == 0 and (ld * t.itemsize) % 16 == 0
+    aligned = base_aligned and (ld * t.itemsize) % 16 == 0
     vs = "true" if aligned and ncols * t.itemsize >= 16 else "false"
     expr = f"axis_cols<{args}, {vs}>"
     p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev),
                   _occupancy(expr, args, dev, COLS_BLOCK))
-    partials = _partials(kernel_dtypes(op, t)[0], t, ncols * p.splits if p.splits > 1 else 1)
-    _kernel(expr, args, dev)((p.gx, p.splits), (COLS_BLOCK,), (
-        x2d, np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg), np.uint32(p.splits),
-        np.uint64(p.chunk), partials, TICKETS.get(p.gx if p.splits > 1 else 1), out,
-        np.float64(ddof), np.uint64(out2)))
+    return Launch(_kernel(expr, args, dev), (p.gx, p.splits), (COLS_BLOCK,),
+                  (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
+                   np.uint32(p.splits), np.uint64(p.chunk)),
+                  (np.float64(ddof), np.uint64(out2)),
+                  (kernel_dtypes(op, t)[0], t, ncols * p.splits if p.splits > 1 else 1,
+                   p.gx if p.splits > 1 else 1))
+
+
+def _launch_cols(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
+    """Plan (:func:`cols_launch`) and launch the ``columns`` kernel into ``out``.
+
+    Performance: one launch, no synchronisation."""
+    nred, ncols = x2d.shape
+    fire(cols_launch(nred, ncols, _ld(x2d), x2d.data.ptr % 16 == 0, op, np.dtype(x2d.dtype),
+                     ddof, out2), x2d, out)
 
 
 def _rows_layout(p: AxisProblem) -> bool:

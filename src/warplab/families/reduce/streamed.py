@@ -26,6 +26,7 @@ import numpy as np
 
 from ...core import registry as _registry
 from ...core.streaming import stream, worth_streaming
+from . import axis_fast
 from .axis import FAMILY, OPS, check_dtype, normalize_axes, reduce_axis, result_dtype, \
     series_stats_rows
 from .spec import ReduceSpec, spec
@@ -165,7 +166,12 @@ def _chan(vals: np.ndarray, counts: list[int], op: str, ddof: float) -> float:
 
 def series_stats(x: Any, *, device: str | None = None) -> tuple[Any, Any]:
     """``series_stats_rows(x)``; a large C-contiguous 2-D host array on the cuda backend is
-    streamed in chunks of whole series (identical results)."""
+    streamed in chunks of whole series (identical results); device input of a native dtype and
+    layout through its launch record (``axis_fast``)."""
+    if device is None:
+        r = axis_fast.series_stats(x)
+        if r is not None:
+            return r
     if type(x) is not np.ndarray or x.ndim != 2 or not x.flags.c_contiguous or not x.size \
             or not worth_streaming(x.nbytes) \
             or _registry.pick_backend(FAMILY, device, None, False) != "cuda":

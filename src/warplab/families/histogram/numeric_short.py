@@ -1,0 +1,107 @@
+"""The short path of ``histogram(x, bins, range)`` on device input: the launch record.
+
+``histogram(x, 64, (0, 1))`` on a flat CuPy array decides the same things on every call with
+the same (dtype, shape, strides, bins, range, device): NumPy's edges (``np.linspace``), the
+even-bins plan and its constants, the variant, the kernel, its grid, and the edges table on
+the device. The first call builds a :class:`Record` of them in the ``histogram.even`` plan
+cache (``core/fastpath.py``); a later call allocates the zeroed counts, launches, and copies
+the edges on the device (the caller gets a new edges array: nothing it can see is shared).
+No host-to-device copy and no ``linspace`` per call.
+
+What the record takes: a flat contiguous, non-empty CuPy array of a dtype the even-bins
+kernels read that is not a byte dtype (those run the byte-histogram kernels) and not bool
+(NumPy's warning), ``bins`` an ``int``, ``range`` a tuple or list of two ``int``/``float``
+(keyed by type, value and sign, so ``-0.0`` never reuses ``0.0``'s edges), no weights, no
+density, no ``variant=``/``device=``. Everything else, and every call whose checks raise,
+takes the full path (which raises what it always raised).
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from ...core import fastpath, registry as _registry
+from ...core.arrays import is_flat
+from . import numeric_cuda
+from .numeric import BYTE_DTYPES, EVEN, KERNEL_DTYPES, NumericProblem, even_edges, \
+    outer_edges, parse_bins, plan_even
+
+_RECORDS = fastpath.PlanCache("histogram.even")
+_I64 = np.dtype(np.int64)
+
+
+class Record(NamedTuple):
+    """A cached call: the ``variant`` it reports, ``launch(args)``, the data's element count
+    ``n`` (a kernel argument), the arguments after the data and weights (``rest``), the bin
+    count and the device edges (the copy source of the returned edges)."""
+
+    variant: Any
+    launch: Callable[[tuple], None]
+    n: np.uint64
+    rest: tuple
+    nbins: int
+    d_edges: Any
+
+
+def _range_key(rng: Any) -> tuple | None:
+    if type(rng) is not tuple and type(rng) is not list or len(rng) != 2:
+        return None
+    lo, hi = rng
+    tl, th = type(lo), type(hi)
+    if (tl is not int and tl is not float) or (th is not int and th is not float):
+        return None
+    return tl, lo, math.copysign(1.0, lo), th, hi, math.copysign(1.0, hi)
+
+
+def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa: A002
+    """``(hist, edges)`` of ``histogram(a, bins, range)`` through the launch record, or None
+    (the full path; module docstring).
+
+    Performance: on a hit one zeroed allocation (the counts), one launch, one device-to-device
+    copy of the nbins + 1 edges; no synchronisation."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None or type(a) is not cupy.ndarray or type(bins) is not int:
+        return None
+    rk = _range_key(range)
+    if rk is None:
+        return None
+    key = (a.dtype, a.shape, a.strides, bins, rk, cupy.cuda.runtime.getDevice())
+    rec = _RECORDS.get(key)
+    if rec is None:
+        rec = _build(a, bins, range)
+        if rec is None:
+            return None
+        rec = _RECORDS.put(key, rec)
+    if rec is False:
+        return None
+    _registry.ran(rec.variant)
+    out = cupy.zeros(rec.nbins, dtype=_I64)
+    rec.launch((a, rec.n, a, *rec.rest, out))
+    return out, rec.d_edges.copy()
+
+
+def _build(a: Any, bins: int, rng: Any) -> Record | bool | None:
+    """The record, False for calls the full path runs, None when its checks raise."""
+    t = np.dtype(a.dtype)
+    if not a.size or not is_flat(a) or t not in KERNEL_DTYPES or t in BYTE_DTYPES \
+            or t == np.bool_:
+        return False
+    n = int(a.size)
+    try:
+        spec = parse_bins(bins)
+        first, last = outer_edges(tuple(rng), n, lambda: None)
+        plan = plan_even(t, first, last, spec.count, even_edges(first, last, spec.count, t))
+    except (TypeError, ValueError):
+        return None
+    problem = NumericProblem(EVEN, n, t, spec.count, None, True, 1, plan, False)
+    v = _registry.choose(EVEN, "cuda", problem)
+    fast = v.fn is numeric_cuda.even_fast
+    if not (fast or v.fn is numeric_cuda.even_private) or plan.keep is None:
+        return False
+    lay = numeric_cuda.layout_for(plan.nbins, False, plan.e_dtype.itemsize)
+    expr, group, rest = numeric_cuda.even_launch(plan, lay, None, fast)
+    launch = numeric_cuda.prepared(expr, group, lay, n, t.itemsize)
+    return Record(v, launch, np.uint64(n), rest, plan.nbins, rest[0])

@@ -1,0 +1,345 @@
+"""Work counters of the short paths (no GPU): with CuPy replaced by a counting fake
+(``fake_cupy``) and each kernel by a NumPy model that reads the launch's arguments as the
+kernel does, a warm call must do the least host work: for an axis reduction or
+``series_stats`` one allocation and one launch (no planning, no copies, no synchronisation);
+results identical to the full path (a named variant, which skips the records); every record
+key (op, dtype, shape, strides, alignment, axis, keepdims, ddof, device) builds its own; the
+full path's errors raised again, with the same message, through warm records."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import warplab
+from fake_cupy import WORK, Dev, count_launch, dev, install
+from warplab.core import fastpath, registry
+from warplab.families.reduce import axis, axis_cuda, axis_fast
+
+_OPS = {v: k for k, v in axis_cuda.KERNEL_OP.items()}
+
+
+def _rows_of(x: Dev, rows: int, cols: int, ld: int) -> np.ndarray:
+    base = np.asarray(x).view(np.ndarray)
+    return np.lib.stride_tricks.as_strided(base, (rows, cols), (ld * x.itemsize, x.itemsize))
+
+
+def _reduce_rows(x2: np.ndarray, op: str, ddof: float) -> np.ndarray:
+    """axis.cu's results per row of ``x2`` (float64 / int64 accumulation)."""
+    f = x2.astype(np.float64) if x2.dtype.kind == "f" or op not in ("sum", "min", "max") \
+        else x2.astype(np.int64)
+    if op == "sum":
+        return f.sum(axis=1)
+    if op == "mean":
+        return f.sum(axis=1) / x2.shape[1]
+    if op in ("min", "max"):
+        return (np.min if op == "min" else np.max)(x2, axis=1)
+    mean = f.sum(axis=1) / x2.shape[1]
+    ss = ((f - mean[:, None]) ** 2).sum(axis=1)
+    if op == "stats":
+        return np.concatenate([mean, np.sqrt(ss)])
+    var = ss / (x2.shape[1] - ddof)
+    return np.sqrt(var) if op == "std" else var
+
+
+def _axis_kernel(expr: str, targs: str, device: int) -> object:
+    name = expr.split("<")[0]
+    op = _OPS[targs.split(", ")[-1]]
+
+    def launch(grid: tuple, block: tuple, args: tuple) -> None:
+        count_launch()
+        x, rest = args[0], args[1:]
+        if name == "axis_rows_packed":
+            (rows, cols, out, fd, _), ld = rest, int(rest[1])
+        elif name == "axis_rows_group":
+            rows, cols, ld, out, fd, _ = rest
+        elif name == "axis_rows_split":
+            rows, cols, ld, _, _, _, _, out, fd, _ = rest
+        else:  # axis_cols: reduce each column of (nred, ncols)
+            nred, ncols, ld, _, _, _, _, _, out, fd, _ = rest
+            x2 = _rows_of(x, int(nred), int(ncols), int(ld)).T
+            _write(out, _reduce_rows(x2, op, float(fd)))
+            return
+        _write(out, _reduce_rows(_rows_of(x, int(rows), int(cols), int(ld)), op, float(fd)))
+
+    return launch
+
+
+def _write(out: Dev, r: np.ndarray) -> None:
+    flat = np.asarray(out).view(np.ndarray).reshape(-1)  # a view: out is contiguous
+    flat[...] = r.astype(out.dtype)
+
+
+@pytest.fixture
+def gpu(monkeypatch: pytest.MonkeyPatch):
+    g = install(monkeypatch)
+    monkeypatch.setattr(axis_cuda, "_kernel", _axis_kernel)
+    monkeypatch.setattr(axis_cuda, "_occupancy", lambda *a: 8)
+    monkeypatch.setattr(axis_cuda, "sm_count", lambda d: 4)
+    monkeypatch.setattr(registry, "cuda_available", lambda: True)  # named variants
+    fastpath.clear()
+    yield g
+    fastpath.clear()
+
+
+def _data(shape: tuple, dtype: str, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * 100).astype(dtype)
+
+
+def _full(name: str, x: Dev, **kw: object) -> object:
+    """The full path: a named variant never takes a record."""
+    h = np.asarray(x)
+    layout = axis.plan_2d(h.shape, h.strides, h.itemsize,
+                          axis.normalize_axes(kw.get("axis"), h.ndim)).layout
+    return getattr(warplab, name)(x, variant="rows_adaptive" if layout == "rows" else "columns",
+                                  **kw)
+
+
+def test_warm_axis_call_is_one_allocation_and_one_launch(gpu, monkeypatch) -> None:
+    x = dev(_data((64, 64), "float32"))
+    planned: list[object] = []
+    real = axis_cuda.rows_launch
+    monkeypatch.setattr(axis_cuda, "rows_launch", lambda *a: planned.append(a) or real(*a))
+    first = warplab.mean(x, axis=1)
+    assert len(planned) == 1
+    WORK.clear()
+    with warplab.record_variants() as ran:
+        got = warplab.mean(x, axis=1)
+    assert dict(WORK) == {"empty": 1, "launch": 1} and len(planned) == 1
+    assert [r.variant for r in ran] == ["rows_adaptive"]
+    assert type(got) is Dev and got.shape == (64,) and got.dtype == np.float32
+    np.testing.assert_array_equal(got, first)
+    np.testing.assert_array_equal(got, _full("mean", x, axis=1))
+    np.testing.assert_allclose(got, np.asarray(x).mean(axis=1, dtype=np.float64), rtol=1e-6)
+
+
+def test_warm_series_stats_is_one_allocation_and_one_launch(gpu) -> None:
+    x = dev(_data((64, 64), "float32"))
+    mean, norm = warplab.series_stats(x)
+    WORK.clear()
+    m2, n2 = warplab.series_stats(x)
+    assert dict(WORK) == {"empty": 1, "launch": 1}
+    full = axis.series_stats_rows(x)  # the full path
+    for a, b in ((mean, m2), (norm, n2), (mean, full[0]), (norm, full[1])):
+        assert type(b) is Dev and b.dtype == np.float32 and b.shape == (64,)
+        np.testing.assert_array_equal(a, b)
+    h = np.asarray(x).astype(np.float64)
+    np.testing.assert_allclose(norm, np.linalg.norm(h - h.mean(1)[:, None], axis=1), rtol=1e-6)
+
+
+CALLS = [  # (function, shape, dtype, keywords, layout slice)
+    ("sum", (64, 64), "float32", {"axis": 1}, None),
+    ("sum", (64, 64), "int32", {"axis": 0}, None),
+    ("mean", (8, 16, 4), "float64", {"axis": (1, 2), "keepdims": True}, None),
+    ("min", (33, 7), "int64", {"axis": -1}, None),
+    ("max", (33, 7), "float32", {"axis": 0}, None),
+    ("var", (16, 300), "float32", {"axis": 1, "ddof": 1}, None),
+    ("std", (16, 300), "float64", {"axis": 1, "ddof": 2.5}, None),
+    ("var", (5000,), "float32", {}, None),                 # every axis: one row, split
+    ("mean", (64, 64), "float32", {"axis": 1}, "strided"),  # x[::2]: rows ld = 2 cols
+    ("mean", (64, 64), "float32", {"axis": 0}, "fortran"),  # columns of a Fortran array
+    ("sum", (3, 40000), "float32", {"axis": 1}, None),      # long rows: the split kernel
+]
+
+
+def _layout(h: np.ndarray, how: str | None) -> Dev:
+    if how == "strided":
+        return dev(h)[::2]
+    if how == "fortran":
+        return np.asfortranarray(h).view(Dev)
+    return dev(h)
+
+
+@pytest.mark.parametrize("name, shape, dtype, kw, how", CALLS)
+def test_short_path_same_as_full_path(gpu, name, shape, dtype, kw, how) -> None:
+    x = _layout(_data(shape, dtype), how)
+    want = _full(name, x, **kw)
+    cold = getattr(warplab, name)(x, **kw)
+    assert fastpath.stats()["reduce.axis"] == 1
+    WORK.clear()
+    warm = getattr(warplab, name)(x, **kw)
+    assert WORK["launch"] == 1 and WORK["h2d"] == 0 and WORK["sync"] == 0
+    assert WORK["empty"] <= 2  # split and columns plans: their partials
+    for got in (cold, warm):
+        assert type(got) is Dev and got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    with fastpath.bypassed():
+        np.testing.assert_array_equal(getattr(warplab, name)(x, **kw), want)
+
+
+def test_what_the_short_path_leaves_to_the_full_path(gpu) -> None:
+    h = _data((4, 6, 8), "float32")
+    for x, kw in ((dev(h.astype(np.int8)), {"axis": 1}),       # not a native dtype
+                  (dev(h), {"axis": (0, 2)}),                   # not a 2-D view: a copy
+                  (dev(h), {"axis": 1, "dtype": np.float64}),   # dtype=
+                  (dev(h), {"axis": np.int64(1)})):             # not a plain int axis
+        want = warplab.sum(x, variant="rows_adaptive", **kw)
+        np.testing.assert_array_equal(warplab.sum(x, **kw), want)
+    assert fastpath.stats()["reduce.axis"] == 2  # two "full path" marks, no launch records
+    assert all(rec is False for rec in axis_fast._RECORDS._plans.values())
+
+
+def test_record_keys(gpu) -> None:
+    h = _data((16, 32), "float32")
+    calls = [(dev(h), "sum", {"axis": 1}),
+             (dev(h), "mean", {"axis": 1}),                    # op
+             (dev(h.astype(np.float64)), "sum", {"axis": 1}),  # dtype
+             (dev(h[:8]), "sum", {"axis": 1}),                 # shape
+             (dev(h)[::2], "sum", {"axis": 1}),                # strides
+             (dev(h), "sum", {"axis": -1}),                    # axis as given
+             (dev(h), "sum", {"axis": 1, "keepdims": True}),   # keepdims
+             (dev(h), "var", {"axis": 1}),
+             (dev(h), "var", {"axis": 1, "ddof": 1})]          # ddof
+    for x, name, kw in calls:
+        getattr(warplab, name)(x, **kw)
+    assert fastpath.stats()["reduce.axis"] == len(calls)
+    buf = dev(np.zeros(16 * 32 + 1, np.float32))
+    getattr(warplab, "sum")(buf[1:].reshape(16, 32), axis=1)  # 4-byte offset: alignment
+    assert fastpath.stats()["reduce.axis"] == len(calls) + 1
+    gpu.device = 1                                             # device
+    warplab.sum(calls[0][0], axis=1)
+    keys = list(axis_fast._RECORDS._plans)
+    assert len(keys) == len(calls) + 2 and keys[-1][-1] == 1
+    fastpath.clear()
+    assert fastpath.stats()["reduce.axis"] == 0
+
+
+def _raised(fn, *a, **k) -> tuple[type, str]:
+    with pytest.raises(Exception) as info:  # noqa: PT011  (compared below)
+        fn(*a, **k)
+    return type(info.value), str(info.value)
+
+
+def test_errors_through_warm_records(gpu) -> None:
+    x = dev(_data((8, 8), "float32"))
+    bad = [(warplab.var, (x,), {"axis": 1, "ddof": 8}),
+           (warplab.var, (x,), {"axis": 1, "ddof": True}),
+           (warplab.std, (x,), {"axis": 1, "ddof": "1"}),
+           (warplab.sum, (x,), {"axis": 1, "ddof": 1}),
+           (warplab.sum, (x,), {"axis": 2}),
+           (warplab.sum, (x,), {"axis": (1, 1)}),
+           (warplab.sum, (x,), {"axis": 1.0}),
+           (warplab.min, (x[:, :0],), {"axis": 1}),
+           (warplab.sum, (x.astype(np.complex64).view(Dev),), {"axis": 1}),
+           (warplab.mean, (x,), {"axis": 1, "out": np.zeros(8)}),
+           (warplab.series_stats, (x.reshape(-1),), {}),
+           (warplab.series_stats, (x.astype(np.complex64).view(Dev),), {})]
+    with fastpath.bypassed():
+        cold = [_raised(f, *a, **k) for f, a, k in bad]
+    for _ in range(2):  # warm: the good calls of the same shapes have records
+        warplab.var(x, axis=1, ddof=1)
+        warplab.sum(x, axis=1)
+        warplab.series_stats(x)
+    assert [_raised(f, *a, **k) for f, a, k in bad] == cold
+    assert all(issubclass(t, (TypeError, ValueError)) for t, _ in cold), cold
+
+
+def test_threads_share_one_record(gpu) -> None:
+    xs = [dev(_data((32, 32), "float32", seed)) for seed in range(2)]
+    wants = [_full("mean", x, axis=1) for x in xs]
+    fastpath.clear()
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            start.wait()
+            for _ in range(100):
+                np.testing.assert_array_equal(warplab.mean(xs[i], axis=1), wants[i])
+        except BaseException as exc:  # noqa: BLE001  (re-raised below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert fastpath.stats()["reduce.axis"] == 1  # same key: one record
+
+
+def test_poisoned_outputs_are_overwritten(gpu, monkeypatch) -> None:
+    monkeypatch.setattr(axis_cuda, "_empty",
+                        lambda shape, dtype: np.full(shape, 77, dtype).view(Dev))
+    x = dev(_data((16, 64), "float32"))
+    for _ in range(2):
+        np.testing.assert_allclose(warplab.mean(x, axis=1), np.asarray(x).mean(axis=1),
+                                   rtol=1e-5)
+
+
+# --- histogram(x, bins, range) -------------------------------------------------------------
+
+
+@pytest.fixture
+def hist_gpu(monkeypatch: pytest.MonkeyPatch):
+    from warplab.families.histogram import numeric_cuda
+
+    g = install(monkeypatch)
+    numeric_cuda._device_array.cache_clear()
+    planned: list[str] = []
+
+    def prepared(expr: str, group: tuple, lay: object, n: int, itemsize: int) -> object:
+        planned.append(expr)
+
+        def launch(args: tuple) -> None:  # the counts NumPy gives for the device edges
+            count_launch()
+            x, edges, out = np.asarray(args[0]), np.asarray(args[3]), args[-1]
+            np.asarray(out).view(np.ndarray)[...] += np.histogram(x, edges)[0]
+
+        return launch
+
+    monkeypatch.setattr(numeric_cuda, "prepared", prepared)
+    monkeypatch.setattr(numeric_cuda, "_grid", lambda *a: 3)
+    monkeypatch.setattr(numeric_cuda, "_kernel", lambda *a: None)
+    fastpath.clear()
+    yield g, planned
+    fastpath.clear()
+    numeric_cuda._device_array.cache_clear()
+
+
+def test_warm_histogram_copies_no_constants(hist_gpu) -> None:
+    g, planned = hist_gpu
+    x = dev(np.random.default_rng(3).random(1024, dtype=np.float32))
+    want = np.histogram(np.asarray(x), 64, (0, 1))
+    with fastpath.bypassed():
+        full = warplab.histogram(x, 64, (0, 1), density=False)  # density= takes the full path
+    first = warplab.histogram(x, 64, (0, 1))
+    assert WORK["h2d"] >= 1 and len(planned) == 2  # the edges table, once
+    WORK.clear()
+    with warplab.record_variants() as ran:
+        hist, edges = warplab.histogram(x, 64, (0, 1))
+    assert dict(WORK) == {"zeros": 1, "launch": 1, "d2d": 1} and len(planned) == 2
+    assert [r.family for r in ran] == ["histogram_even"]
+    for h, e in (first, full, (hist, edges)):
+        assert type(h) is Dev and type(e) is Dev and h.dtype == np.int64
+        assert e.dtype == want[1].dtype
+        np.testing.assert_array_equal(h, want[0])
+        np.testing.assert_array_equal(e, want[1])
+    edges[...] = -1  # the caller's edges are its own
+    np.testing.assert_array_equal(warplab.histogram(x, 64, (0, 1))[1], want[1])
+
+
+def test_histogram_record_keys_and_errors(hist_gpu) -> None:
+    g, _ = hist_gpu
+    x = dev(np.random.default_rng(4).random(256, dtype=np.float32))
+    calls = [(x, 8, (0, 1)), (x, 16, (0, 1)), (x, 8, (0.0, 1)), (x, 8, [0, 2]),
+             (x, 8, (-0.0, 1)), (dev(np.asarray(x, np.float64)), 8, (0, 1)), (x[:100], 8, (0, 1))]
+    for a, b, r in calls:
+        h, e = warplab.histogram(a, b, r)
+        want = np.histogram(np.asarray(a), b, r)
+        np.testing.assert_array_equal(h, want[0])
+        np.testing.assert_array_equal(e, want[1])
+        assert np.signbit(e[0]) == np.signbit(want[1][0])
+    assert fastpath.stats()["histogram.even"] == len(calls)
+    g.device = 2
+    warplab.histogram(x, 8, (0, 1))
+    assert fastpath.stats()["histogram.even"] == len(calls) + 1
+    bad = [((x, -1, (0, 1)), {}), ((x, 8, (1, 0)), {}), ((x, 8, (0, np.inf)), {}),
+           ((x, 8, (0, 1, 2)), {}), ((x, 8, (0, 1)), {"weights": np.ones(3)}),
+           ((x, 8, (0, 1)), {"variant": "nope"}), ((x, 8.0, (0, 1)), {}),
+           ((x, 8, (np.nan, 1.0)), {})]
+    with fastpath.bypassed():
+        cold = [_raised(warplab.histogram, *a, **k) for a, k in bad]
+    assert [_raised(warplab.histogram, *a, **k) for a, k in bad] == cold
