@@ -8,7 +8,7 @@ sums against ``cupy.bincount`` (rtol 1e-9), comparators against NumPy's counts (
 its own, so it reports how many counts differ). Cases:
 
 * ``hist``: float32 1 GiB (normal), bins=256, range (-4, 4) / (-4.0, 4.0) / float32 (-4, 4):
-  ``even_private`` (today's default) and ``even_fast`` under launch options (block, unroll,
+  ``even_private`` (the default before session 8) and ``even_fast`` (the default since) under launch options (block, unroll,
   prefetch);
 * ``none``: the same with range=None (a min/max pass, then the binning pass: 2 reads), with the
   min/max pass as ``partials`` or ``atomic``, and that pass alone;
@@ -50,6 +50,7 @@ READ = 0.0
 CONFIGS = ({}, {"unroll": 4}, {"prefetch": 1}, {"unroll": 4, "prefetch": 1}, {"block": 512},
            {"block": 512, "unroll": 4, "prefetch": 1}, {"unroll": 8})
 SHORT = ({}, {"unroll": 4}, {"unroll": 4, "prefetch": 1})
+MINMAX_DEFAULT = numeric_cuda.MINMAX
 
 
 def cfg_name(cfg: dict) -> str:
@@ -114,7 +115,7 @@ def hist_cases(d: Any, h: np.ndarray, which: set[str]) -> None:
                         lambda: warplab.histogram(d, 256, variant=v),
                         lambda got: bool(np.array_equal(got[0].get(), want)), nb, 2 * nb,
                         "2 reads: min/max, then bins")
-        numeric_cuda.MINMAX = "partials"
+        numeric_cuda.MINMAX = MINMAX_DEFAULT
 
 
 def comparator_cases(d: Any, h: np.ndarray) -> None:
@@ -176,7 +177,7 @@ def bincount_cases() -> None:
         for cfg in SHORT:
             run(case, f"{best}+atomic minmax", cfg, lambda: warplab.bincount(x, w, variant=best),
                 close, nb, must)
-        numeric_cuda.MINMAX = "partials"
+        numeric_cuda.MINMAX = MINMAX_DEFAULT
         del x
 
 

@@ -281,8 +281,23 @@ def test_even_matches_numpy(dtype: str, nbins: int, rng_) -> None:
         assert fam[:2] == ("histogram", BYTE_RUNS[-1]) and BYTE_RUNS
         assert ("histogram_even", "bytes", "cuda") in ran()
     else:
-        assert fam == ("histogram_even", "even_private", "cuda")
+        assert fam == ("histogram_even", even_default(), "cuda")
         assert LAUNCHES and LAUNCHES[-1][1].layout == (0 if nbins <= 256 else 1)
+
+
+def even_default() -> str:
+    """The even-bins default for the last launch: ``even_fast`` where its FMA bound holds for
+    the plan (its kernel ran), else ``even_private``."""
+    return "even_fast" if LAUNCHES[-1][0] == "hist_even_fast" else "even_private"
+
+
+def test_even_fast_is_the_default_for_common_ranges() -> None:
+    a = sample("float32", 5000, 256, specials=False)
+    for rng_ in ((-4, 4), (np.float32(-4), np.float32(4)), (0.0, 1.0)):
+        same_as_numpy(lambda: warplab.histogram(a, 256, rng_),
+                      lambda: np.histogram(a, 256, rng_))
+        assert ran()[-1] == ("histogram_even", "even_fast", "cuda")
+        assert LAUNCHES[-1][0] == "hist_even_fast"
 
 
 def test_automatic_range_nan_inf_errors() -> None:
@@ -340,7 +355,7 @@ def test_weighted_even_dtypes() -> None:
         exact = w.dtype.kind in "iub" or bool(np.all(w == np.round(w)))
         same_as_numpy(lambda: warplab.histogram(a, 64, (-4, 4), weights=w),
                       lambda: np.histogram(a, 64, (-4, 4), weights=w), exact_sums=exact)
-        assert ran()[-1] == ("histogram_even", "even_private", "cuda")
+        assert ran()[-1] == ("histogram_even", "even_fast", "cuda")
 
 
 def test_weights_shape_mismatch_and_object_weights() -> None:
@@ -372,7 +387,7 @@ def test_large_bin_counts_use_global_atomics() -> None:
     assert LAUNCHES[-1][1].layout == 2
     same_as_numpy(lambda: warplab.histogram(a, 8192, (-5, 5)),
                   lambda: np.histogram(a, 8192, (-5, 5)))
-    assert ran()[-1] == ("histogram_even", "even_private", "cuda")
+    assert ran()[-1] == ("histogram_even", "even_fast", "cuda")
     assert LAUNCHES[-1][1] == numeric_cuda.Layout(1, 1, False, 32768)
 
 
@@ -402,7 +417,7 @@ def test_host_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     w = np.random.default_rng(2).integers(0, 5, a.size).astype(np.float64)
     same_as_numpy(lambda: warplab.histogram(a, 100, (-3, 3), weights=w),
                   lambda: np.histogram(a, 100, (-3, 3), weights=w))
-    assert sum(1 for n, _ in LAUNCHES if n == "hist_even") == -(-a.size * 12 // 4099)
+    assert sum(1 for n, _ in LAUNCHES if n.startswith("hist_even")) == -(-a.size * 12 // 4099)
 
 
 def test_device_input_gives_device_output() -> None:
@@ -414,7 +429,7 @@ def test_device_input_gives_device_output() -> None:
     assert h.dtype == wh.dtype == np.float32 and e.dtype == we.dtype == np.float32
     np.testing.assert_array_equal(h.get(), wh)
     np.testing.assert_array_equal(e.get(), we)
-    assert ("reduce" not in str(ran())) and LAUNCHES[-1][0] == "hist_even"
+    assert ("reduce" not in str(ran())) and LAUNCHES[-1][0] == "hist_even_fast"
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint16"])
@@ -564,7 +579,7 @@ def test_bincount_weighted(xdtype: str, wdtype: str, hi: int) -> None:
         assert got.dtype == want.dtype == np.float64
         np.testing.assert_array_equal(got, want)
     nbins = int(x.max()) + 1
-    assert ran()[-1] == ("bincount", "private_sums" if nbins <= 4096 else "global_atomics",
+    assert ran()[-1] == ("bincount", "private_sums_vec" if nbins <= 4096 else "global_atomics",
                          "cuda")
 
 

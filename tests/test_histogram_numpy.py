@@ -145,10 +145,10 @@ def test_variant_names() -> None:
 def test_registry_families() -> None:
     assert warplab.variants("histogram_even", "cpu") == ["numpy"]
     assert warplab.variants("histogram_even", "cuda") == [
-        "bytes", "even_private", "even_fast", "even_global", "numpy_host"]
+        "bytes", "even_fast", "even_private", "even_global", "numpy_host"]
     assert warplab.variants("histogram_edges", "cuda") == [
         "bytes", "edges_private", "edges_global", "numpy_host"]
-    assert warplab.variants("bincount") == ["numpy", "private_sums", "private_sums_vec",
+    assert warplab.variants("bincount") == ["numpy", "private_sums_vec", "private_sums",
                                             "global_atomics", "global_atomics_vec"]
     assert {"byte_histogram", "histogram", "bincount"} <= set(warplab.__all__)
 
