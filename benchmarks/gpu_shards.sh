@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The GPU test suite in parallel shards (GPU machine; the suite is mostly host-bound: NumPy
+# references, NVRTC compiles, so three processes on one GPU take about a third of the time).
+# Each shard writes $OUT/pytest-shard-N.log; the summary lines go to stdout.
+# Usage: benchmarks/gpu_shards.sh ["files of shard 1" "files of shard 2" ...]
+# Extra pytest options: PYTEST_ARGS; per-shard limit: PYTEST_TIMEOUT (s, default 420).
+set -u -o pipefail
+OUT=${OUT:-/tmp/warplab-out}
+mkdir -p "$OUT"
+export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
+g=tests/gpu
+if [ $# -eq 0 ]; then
+  set -- "$g/test_histogram_gpu.py $g/test_matmul_gpu.py" \
+    "$g/test_histogram_numeric_gpu.py $g/test_reduce_axis_gpu.py $g/test_reduce_gpu.py $g/test_random_walk_gpu.py $g/test_ceilings_gpu.py" \
+    "$g/test_fastpath_gpu.py $g/test_latency_gpu.py $g/test_streaming_gpu.py $g/test_memcpy_gpu.py $g/test_corr_gpu.py $g/test_gram_gpu.py $g/test_dask_gpu.py"
+fi
+i=0
+pids=()
+for files in "$@"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086
+  timeout "${PYTEST_TIMEOUT:-420}" python3 -m pytest -m gpu $files -q -rs -p no:cacheprovider \
+    --maxfail=40 --tb=short --durations=10 ${PYTEST_ARGS:-} > "$OUT/pytest-shard-$i.log" 2>&1 &
+  pids+=($!)
+done
+rc=0
+for j in "${!pids[@]}"; do
+  wait "${pids[$j]}" || rc=$?
+  echo "== shard $((j + 1)): $(grep -E '^[0-9]+ (passed|failed)|^FAILED|^ERROR|[0-9]+ (passed|failed|error)' "$OUT/pytest-shard-$((j + 1)).log" | tail -n 3 | tr '\n' ' ')"
+done
+grep -h -E "^(FAILED|ERROR)" "$OUT"/pytest-shard-*.log | head -n 40
+exit $rc
