@@ -19,7 +19,7 @@ pids=()
 for files in "$@"; do
   i=$((i + 1))
   # shellcheck disable=SC2086
-  timeout "${PYTEST_TIMEOUT:-420}" python3 -m pytest -m gpu $files -q -rs -p no:cacheprovider \
+  timeout "${PYTEST_TIMEOUT:-420}" python3 -m pytest -m gpu $files -q -rfEs -p no:cacheprovider \
     --maxfail=40 --tb=short --durations=10 ${PYTEST_ARGS:-} > "$OUT/pytest-shard-$i.log" 2>&1 &
   pids+=($!)
 done

@@ -362,3 +362,33 @@ def test_wrapped_file_objects_are_refused(tmp_path) -> None:
         t.flush()
         t.seek(0)
         assert warplab.byte_histogram(t, device="cpu")[1] == 1000
+
+
+def test_streamed_numeric_histogram_adds_chunks_into_one_total(monkeypatch) -> None:
+    """The running total of the streamed numeric histogram: every chunk's counts added into
+    the first chunk's array in place (its result object is frozen), nothing else kept."""
+    from types import SimpleNamespace
+
+    from warplab.families.histogram import streamed
+    from warplab.families.histogram.numeric import NumericResult
+
+    data = np.arange(10, dtype=np.float32)
+    job = SimpleNamespace(on_device=False, weights=None, data=data,
+                          plan=SimpleNamespace(kernel_ok=True))
+    calls = []
+
+    def fn(j):
+        calls.append(j.data.copy())
+        return NumericResult(np.bincount(j.data.astype(np.int64) % 3, minlength=3), None)
+
+    def fake_stream(src, chunk, combine, backend):
+        for a in range(0, src.size, 4):
+            chunk(src[a:a + 4], a)
+        return combine([])
+
+    monkeypatch.setattr(streamed, "worth_streaming", lambda n: True)
+    monkeypatch.setattr(streamed, "replace", lambda j, **kw: SimpleNamespace(**{**vars(j), **kw}))
+    monkeypatch.setattr(streamed, "stream", fake_stream)
+    got = streamed.numeric_histogram(SimpleNamespace(name="even_fast", fn=fn), job)
+    assert len(calls) == 3
+    np.testing.assert_array_equal(got.hist, np.bincount(np.arange(10) % 3, minlength=3))

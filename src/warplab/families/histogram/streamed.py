@@ -99,7 +99,8 @@ def numeric_histogram(v: _registry.Variant, job: NumericJob) -> NumericResult:
     def chunk(d_part: Any, start: int) -> None:
         r = v.fn(replace(job, data=d_part, on_device=True))
         if first:
-            first[0].hist += r.hist  # on the caller's stream, after this chunk's kernel
+            total = first[0].hist  # NumericResult is frozen: add into its array in place
+            total += r.hist  # on the caller's stream, after this chunk's kernel
         else:
             first.append(r)
 
