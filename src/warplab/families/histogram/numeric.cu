@@ -75,37 +75,68 @@ template <> __device__ __forceinline__ f16 from_bits<f16>(u64 b) { return f16{(u
 template <> __device__ __forceinline__ f32 from_bits<f32>(u64 b) { return __int_as_float((int)(u32)b); }
 template <> __device__ __forceinline__ f64 from_bits<f64>(u64 b) { return __longlong_as_double((i64)b); }
 
+// Single precision as NumPy computes it, subnormals included. CuPy compiles every module with
+// NVRTC's --ftz=true appended last (a --ftz=false of ours is overridden), so plain float
+// comparisons, arithmetic and float<->double casts flush subnormals to zero: -1e-45 < 0.0 would
+// be false and such a value would land in the bin above an edge at zero (seen on the H100).
+// Inline PTX without .ftz keeps IEEE semantics; double precision never flushes.
+__device__ __forceinline__ bool ieee_lt(f32 a, f32 b) {
+    unsigned r;
+    asm("{ .reg .pred p; setp.lt.f32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
+    return r != 0;
+}
+__device__ __forceinline__ f32 ieee_sub(f32 a, f32 b) { f32 r; asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ __forceinline__ f32 ieee_mul(f32 a, f32 b) { f32 r; asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ __forceinline__ f32 ieee_div(f32 a, f32 b) { f32 r; asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ __forceinline__ f64 f32_to_f64(f32 v) { f64 r; asm("cvt.f64.f32 %0, %1;" : "=d"(r) : "f"(v)); return r; }
+__device__ __forceinline__ f32 f64_to_f32(f64 v) { f32 r; asm("cvt.rn.f32.f64 %0, %1;" : "=f"(r) : "d"(v)); return r; }
+
 // The value a comparison sees (float16 compared as float32: exact).
 __device__ __forceinline__ float cmpval(f16 v) { return h2f(v); }
 template <class T> __device__ __forceinline__ T cmpval(T v) { return v; }
 template <class T> __device__ __forceinline__ bool is_nan(T v) { return cmpval(v) != cmpval(v); }
 template <class T> __device__ __forceinline__ bool lt(T a, T b) { return cmpval(a) < cmpval(b); }
+template <> __device__ __forceinline__ bool lt<f32>(f32 a, f32 b) { return ieee_lt(a, b); }
+// a >= b and a <= b with NaN false (b is never NaN here)
+template <class T> __device__ __forceinline__ bool ge(T a, T b) { return !is_nan(a) && !lt(a, b); }
+template <class T> __device__ __forceinline__ bool le(T a, T b) { return !is_nan(a) && !lt(b, a); }
 
 // Casts as NumPy's astype does them: round to nearest even, one rounding.
 template <class T> struct To {
     template <class D> static __device__ __forceinline__ T from(D v) { return (T)v; }
     static __device__ __forceinline__ T from(f16 v) { return (T)h2f(v); }
 };
+template <> struct To<f64> {
+    template <class D> static __device__ __forceinline__ f64 from(D v) { return (f64)v; }
+    static __device__ __forceinline__ f64 from(f32 v) { return f32_to_f64(v); }
+    static __device__ __forceinline__ f64 from(f16 v) { return (f64)h2f(v); }
+};
+template <> struct To<f32> {
+    template <class D> static __device__ __forceinline__ f32 from(D v) { return (f32)v; }
+    static __device__ __forceinline__ f32 from(f64 v) { return f64_to_f32(v); }
+    static __device__ __forceinline__ f32 from(f16 v) { return h2f(v); }
+};
 template <> struct To<f16> {
     template <class D> static __device__ __forceinline__ f16 from(D v) { return f2h((float)v); }
     static __device__ __forceinline__ f16 from(f16 v) { return v; }
 };
 
-__device__ __forceinline__ f32 sub_rn(f32 a, f32 b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ f32 sub_rn(f32 a, f32 b) { return ieee_sub(a, b); }
 __device__ __forceinline__ f64 sub_rn(f64 a, f64 b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ f16 sub_rn(f16 a, f16 b) { return f2h(__fsub_rn(h2f(a), h2f(b))); }
-__device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ f16 sub_rn(f16 a, f16 b) { return f2h(ieee_sub(h2f(a), h2f(b))); }
+__device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return ieee_mul(a, b); }
 __device__ __forceinline__ f64 mul_rn(f64 a, f64 b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ f16 mul_rn(f16 a, f16 b) { return f2h(__fmul_rn(h2f(a), h2f(b))); }
-__device__ __forceinline__ f32 div_rn(f32 a, f32 b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ f16 mul_rn(f16 a, f16 b) { return f2h(ieee_mul(h2f(a), h2f(b))); }
+__device__ __forceinline__ f32 div_rn(f32 a, f32 b) { return ieee_div(a, b); }
 __device__ __forceinline__ f64 div_rn(f64 a, f64 b) { return __ddiv_rn(a, b); }
-__device__ __forceinline__ f16 div_rn(f16 a, f16 b) { return f2h(__fdiv_rn(h2f(a), h2f(b))); }
+__device__ __forceinline__ f16 div_rn(f16 a, f16 b) { return f2h(ieee_div(h2f(a), h2f(b))); }
 // Truncation toward zero (NumPy's astype(np.intp)); the plan keeps f within (-1, nbins + 1).
 __device__ __forceinline__ int trunc_int(f32 f) { return __float2int_rz(f); }
 __device__ __forceinline__ int trunc_int(f64 f) { return __double2int_rz(f); }
 __device__ __forceinline__ int trunc_int(f16 f) { return __float2int_rz(h2f(f)); }
 
 __device__ __forceinline__ double to_f64(f16 v) { return (double)h2f(v); }
+__device__ __forceinline__ double to_f64(f32 v) { return f32_to_f64(v); }
 template <class T> __device__ __forceinline__ double to_f64(T v) { return (double)v; }
 
 // ------------------------------------------------------------------------- the element loop
@@ -274,7 +305,7 @@ __device__ __forceinline__ const E* block_setup(unsigned char* smem, u32 nbins, 
 template <class D, class E, class P>
 __device__ __forceinline__ int even_bin(D v, D lo, D hi, E first, P denom, P rdenom, bool pow2,
                                         P n_p, int nbins, const E* edges) {
-    if (!(cmpval(v) >= cmpval(lo) && cmpval(v) <= cmpval(hi))) return -1;
+    if (!(ge(v, lo) && le(v, hi))) return -1;
     const E xe = To<E>::from(v);                            // tmp_a.astype(bin_edges.dtype)
     const P s = To<P>::from(sub_rn(xe, first));             // _unsigned_subtract(tmp_a, first)
     const P q = pow2 ? mul_rn(s, rdenom) : div_rn(s, denom);  // / norm_denom
