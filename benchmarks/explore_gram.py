@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import cupy
+import cupy.cublas  # not imported by "import cupy"
 import numpy as np
 from explore_axis_rows import kernel_ms  # CUDA-event median (same folder)
 

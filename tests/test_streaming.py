@@ -64,6 +64,14 @@ def test_plan_chunk_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     assert big & (big - 1) == 0  # a power of two
     # faster links -> shorter ramp -> larger chunks
     assert staging.plan_chunk(4 << 30, 1, "cuda", rate=staging.Rates(5.0, 5.0, "t")) <= big
+    # large data: at least MIN_PIECE per worker thread (16 threads: 256 MiB), at most a
+    # quarter of the data
+    monkeypatch.setenv("WARPLAB_STREAM_THREADS", "16")
+    assert staging.plan_chunk(4 << 30, 1, "cuda", rate=r) == 256 << 20
+    assert staging.plan_chunk(512 << 20, 1, "cuda", rate=r) == 128 << 20
+    monkeypatch.setenv("WARPLAB_STREAM_THREADS", "2")
+    assert staging.plan_chunk(4 << 30, 1, "cuda", rate=r) >= 2 * staging.MIN_PIECE
+    monkeypatch.delenv("WARPLAB_STREAM_THREADS")
     assert staging.plan_chunk(1000, 12, "cuda", rate=r) % 12 == 0
     assert staging.plan_chunk(10, 1 << 30, "cuda", rate=r) == 1 << 30  # one unit at least
     assert staging.plan_chunk(1 << 30, 3, "cpu", override=100) == 99

@@ -28,6 +28,11 @@ MAX_CHUNK = 256 << 20
 #: Host time one chunk costs beyond its bytes (a thread-pool round trip, events, launches):
 #: the model's one constant, checked by the stream campaign (small chunks vs large).
 CHUNK_OVERHEAD_S = 100e-6
+#: Bytes each worker thread copies per task at least, on the cuda backend: a pageable 1 GiB
+#: copied into pinned memory by 16 threads ran at 17.6 / 44 / 50 GB/s with 1 / 4 / 16 MiB
+#: tasks, and the pageable 4 GiB stream at 10.9 / 30.8 / 39.2 GB/s with 16 / 64 / 256 MiB
+#: chunks (H100 machine, benchmarks/explore_staging.py, explore_stream_chunks.py).
+MIN_PIECE = 16 << 20
 #: Free staging buffers kept for the next call, per pool (bytes).
 CACHE_BYTES = 1 << 30
 #: Host inputs smaller than this take the one-shot path (``WARPLAB_STREAM_MIN`` overrides).
@@ -224,7 +229,9 @@ def plan_chunk(total_bytes: int, unit_bytes: int, backend: str, rate: Rates | No
     first chunk's staging and the last one's copy are not overlapped) ``+ chunks *``
     :data:`CHUNK_OVERHEAD_S`; the chunk that minimises it is
     ``sqrt(total * overhead / (1/stage + 1/h2d))``, rounded down to a power of two and held
-    within [1 MiB, 256 MiB]. cpu (threads over chunks): four chunks per worker thread, within
+    within [1 MiB, 256 MiB], but no smaller than a :data:`MIN_PIECE` per worker thread (or a
+    quarter of the data, whichever is less): the host copies run at their measured rate only
+    in tasks that large. cpu (threads over chunks): four chunks per worker thread, within
     the same bounds. ``override`` (or ``WARPLAB_STREAM_CHUNK``) replaces the choice (tests
     force tiny chunks with it).
     """
@@ -237,7 +244,8 @@ def plan_chunk(total_bytes: int, unit_bytes: int, backend: str, rate: Rates | No
         r = rate or rates(backend)
         per_byte = 1 / (r.stage_gbps * 1e9) + 1 / (r.h2d_gbps * 1e9)
         best = math.sqrt(max(1, total_bytes) * CHUNK_OVERHEAD_S / per_byte)
-        chunk = 1 << int(math.log2(min(MAX_CHUNK, max(MIN_CHUNK, best))))
+        floor = min(threads() * MIN_PIECE, max(1, total_bytes) // 4)
+        chunk = 1 << int(math.log2(min(MAX_CHUNK, max(MIN_CHUNK, best, floor))))
     else:
         per = -(-max(1, total_bytes) // (4 * threads()))
         chunk = 1 << int(math.log2(min(MAX_CHUNK, max(MIN_CHUNK, per))))
