@@ -1,5 +1,6 @@
 """Launch plans of the corrcoef CUDA variants (kernels in ``corr.cu``, tensor-core Gram products
-in ``gram.py``): ``tc_gram`` (the default on sm_80+), ``tiled_smem`` and ``pairwise_direct``.
+in ``gram.py``, int8 slices in ``slices_cuda.py``): ``tc_gram`` (the default on sm_80+),
+``int8_slices``, ``tiled_smem`` and ``pairwise_direct``.
 
 Every variant returns an engine (``tiles.Engine``) whose blocks the public call finishes (clip,
 diagonal, NaN for constant series) and writes whole or tile by tile.
@@ -15,7 +16,8 @@ import numpy as np
 from ...core.loader import defines, get_kernel
 from ...core.registry import register
 from ..reduce.axis import series_stats_rows
-from .spec import CorrProblem, corr_flops, direct_bytes, gram_bytes
+from .slices import MAX_N as SLICES_MAX_N
+from .spec import CorrProblem, corr_flops, direct_bytes, gram_bytes, slices_bytes
 from .tiles import mirror_upper
 
 SOURCE = Path(__file__).with_name("corr.cu")
@@ -42,6 +44,14 @@ def gram_ok() -> tuple[bool, str]:
     if not gram_available():
         return False, "tensor-core Gram products need a GPU of compute capability 8.0 or newer"
     return True, ""
+
+
+@functools.lru_cache(maxsize=1)
+def slices_ok() -> tuple[bool, str]:
+    """``(usable, why not)`` for the int8 slices (cuBLAS int8 GEMMs, sm_75+)."""
+    from .slices_cuda import slices_available
+
+    return slices_available()
 
 
 def work_dtype(precision: str) -> np.dtype:
@@ -137,6 +147,25 @@ class GramEngine(_Engine):
         return self.gram(self.z[r0:r1], self.z[c0:c1], precision=self.precision)
 
 
+class SlicesEngine(_Engine):
+    """Normalised float64 rows split into int8 slices (``slices_cuda.Prepared``: s chosen
+    from the rows' statistics); blocks by cuBLAS int8 GEMMs, upper-triangle panels only on
+    diagonal blocks, mirrored by the combine."""
+
+    def __init__(self, x: Any, precision: str) -> None:
+        import cupy
+
+        from .slices_cuda import Prepared
+
+        z, valid = normalise_rows(x, np.float64)
+        self.prep = Prepared(z, valid, precision)  # z is not kept
+        self.xp, self.m, self.valid = cupy, int(x.shape[0]), valid
+        self.all_valid, self.slices = self.prep.all_valid, self.prep.slices
+
+    def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
+        return self.prep.block(r0, r1, c0, c1)
+
+
 def _fits(p: CorrProblem) -> bool:
     return p.m <= MAX_BLOCK_ROWS
 
@@ -156,6 +185,26 @@ def tc_gram(x: Any, precision: str) -> GramEngine:
     Performance: ``corr_flops`` on tensor cores; one normalisation launch; one sync.
     """
     return GramEngine(x, precision)
+
+
+def _slices_supports(p: CorrProblem) -> bool:
+    return _fits(p) and p.n <= SLICES_MAX_N and slices_ok()[0]
+
+
+@register("corrcoef", "int8_slices", backend="cuda", bytes_moved=slices_bytes, flops=corr_flops,
+          supports=_slices_supports, rank=20)
+def int8_slices(x: Any, precision: str) -> SlicesEngine:
+    """Float64 normalised rows split error-free into s int8 slices, their products on int8
+    tensor cores (cuBLAS GemmEx, exact int32), recombined in float64 (the Ozaki scheme).
+
+    s is the smallest whose rigorous bound (``slices.slices_error_bound``) meets the
+    precision's target: 2^-33 (``float64``), 2^-22 (``float32``), 2^-11 (``tf32``); about 5,
+    4 and 2 for random walks of 8192 values: s (s + 1) / 2 slice products in s GEMMs per row
+    panel. sm_75+. Performance: ``corr_flops`` counted (the int8 work is about s (s + 1) / 2
+    times that); the rows normalised, read twice for statistics and once for the split; one
+    synchronisation.
+    """
+    return SlicesEngine(x, precision)
 
 
 @register("corrcoef", "tiled_smem", backend="cuda", bytes_moved=gram_bytes, flops=corr_flops,

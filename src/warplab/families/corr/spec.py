@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .slices import NOMINAL_SLICES, TARGETS
+
 #: ``precision=``: what the Gram products run in (see ``api.corrcoef``).
 PRECISIONS = ("float64", "float32", "tf32")
 NAN_POLICIES = ("propagate", "pairwise")
@@ -66,6 +68,17 @@ def gram_bytes(p: CorrProblem) -> int:
     return p.m * p.n * np.dtype(p.dtype).itemsize + 2 * z + p.m * p.m * 8
 
 
+def slices_bytes(p: CorrProblem) -> int:
+    """``int8_slices``: the input read once, the float64 normalised rows written once and read
+    three times (statistics: two passes; split: one), the two int8 slice matrices written and
+    read once at the precision's nominal s (``slices.NOMINAL_SLICES``; the call chooses s from
+    the data), the M x M float64 result written once (the int32 level products, s of them,
+    written and read once per element)."""
+    s = NOMINAL_SLICES[p.precision]
+    per_value = np.dtype(p.dtype).itemsize + 4 * 8 + 2 * 2 * s
+    return p.m * p.n * per_value + p.m * p.m * (8 + 2 * 4 * s)
+
+
 def direct_bytes(p: CorrProblem) -> int:
     """``pairwise_direct``: the float64 copy of the input written and read once, the means and
     norms (2 M float64), the M x M float64 result written once (the report's work split; its
@@ -87,6 +100,8 @@ def error_bound(variant: str, precision: str, n: int) -> float:
       ``2^-23`` for rounding the normalised rows to float32.
     - ``tc_gram`` ``"tf32"``: ``2^-10 + (n/8 + 1) 2^-22`` (inputs cut to 10 bits, n/8 chained
       float32 MMAs) plus ``2^-23``.
+    - ``int8_slices`` ``"float32"`` / ``"tf32"``: the target its choice of slices meets
+      (``slices.TARGETS``: 2^-22, 2^-11) plus 2^-40 for the reference's own normalisation.
     - float32 accumulation (``tiled_smem`` at ``"float32"``/``"tf32"``, torch, SGEMM):
       ``(n + 4) 2^-24``: n rounded additions of products whose magnitudes sum to at most 1
       (Cauchy-Schwarz on unit-norm rows), the products' and the rows' rounding.
@@ -94,6 +109,8 @@ def error_bound(variant: str, precision: str, n: int) -> float:
     if precision == "float64" or variant in ("numpy", "pairwise_direct", "cupy.corrcoef",
                                              "cublas_dsyrk"):
         return 1e-9
+    if variant == "int8_slices":
+        return TARGETS[precision] + 2.0**-40
     if variant == "tc_gram":
         if precision == "float32":
             return 2.0**-19 + 2 * U32

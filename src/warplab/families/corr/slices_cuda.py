@@ -1,0 +1,185 @@
+"""Launches of the ``int8_slices`` corrcoef variant (arithmetic and plan in ``slices.py``,
+kernels in ``slices.cu``): the row statistics (one read-back, which also says whether every
+series is valid), the choice of s, the split into int8 slices, and per block the level GEMMs
+on cuBLAS (``cublasGemmEx``, int8 x int8 -> int32, through CuPy's binding) in row panels, each
+followed by one combine launch.
+"""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...core.arrays import to_host
+from ...core.loader import defines, get_kernel
+from .slices import (
+    DIGITS,
+    PANEL_ROWS,
+    STATS,
+    TARGETS,
+    RowMaxima,
+    SlicesPlan,
+    choose_slices,
+    panel_rows,
+    panels,
+    round_up,
+    slices_error_bound,
+)
+
+SOURCE = Path(__file__).with_name("slices.cu")
+DEFINES = {"SLICES_STATS_BLOCK": 256, "SLICES_SPLIT_BLOCK": 256, "SLICES_SPLIT_VEC": 8,
+           "SLICES_COMBINE_TILE": 32, "SLICES_COMBINE_ROWS": 8, "SLICES_DIGITS": DIGITS,
+           "SLICES_STATS": STATS}
+_EXPRESSIONS = ("slices_row_stats", "slices_split", "slices_combine")
+#: cuBLAS / CUDA enum values (cublas_api.h, library_types.h): the binding takes plain ints.
+CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
+CUDA_R_8I, CUDA_R_32I = 3, 10
+CUBLAS_COMPUTE_32I = 72
+CUBLAS_GEMM_DEFAULT = -1
+CUBLAS_POINTER_MODE_HOST = 0
+_ONE, _ZERO = np.ones(1, np.int32), np.zeros(1, np.int32)  # alpha, beta (host pointer mode)
+#: Rows of the stats grid at most (blocks loop over the rest); rows of the split grid (y).
+MAX_ROW_BLOCKS, MAX_GRID_Y = 1 << 20, 65535
+
+
+def _kernel(name: str) -> Any:
+    return get_kernel(SOURCE, name, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
+
+
+def slices_available() -> tuple[bool, str]:
+    """``(usable, why not)``: CuPy with cuBLAS and a GPU with int8 tensor cores (sm_75+)."""
+    from ...core.device import cuda_available
+
+    if not cuda_available():
+        return False, "no usable CUDA GPU"
+    import cupy
+
+    if int(cupy.cuda.Device().compute_capability) < 75:
+        return False, "int8 slices need int8 tensor cores (compute capability 7.5 or newer)"
+    return True, ""
+
+
+def _cublas() -> Any:
+    try:
+        from cupy_backends.cuda.libs import cublas
+    except ImportError:  # older CuPy
+        from cupy.cuda import cublas
+    return cublas
+
+
+def gemm_s8(m: int, n: int, k: int, a_ptr: int, lda: int, b_ptr: int, ldb: int, c_ptr: int,
+            ldc: int) -> None:
+    """cuBLAS "TN" int8 GEMM on the current stream: ``C = A^T B`` with A (k x m, lda) and B
+    (k x n, ldb) column-major int8 and C (m x n, ldc) column-major int32, exact int32 sums
+    (alpha 1, beta 0). For row-major X (n x k) and W (m x k): ``C^T = X W^T`` row-major with
+    ``a = W``, ``b = X``. No synchronisation."""
+    import cupy
+
+    cublas = _cublas()
+    handle = cupy.cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cupy.cuda.get_current_stream().ptr)
+    mode = cublas.getPointerMode(handle)
+    cublas.setPointerMode(handle, CUBLAS_POINTER_MODE_HOST)
+    try:
+        cublas.gemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, _ONE.ctypes.data, a_ptr,
+                      CUDA_R_8I, lda, b_ptr, CUDA_R_8I, ldb, _ZERO.ctypes.data, c_ptr,
+                      CUDA_R_32I, ldc, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT)
+    finally:
+        cublas.setPointerMode(handle, mode)
+
+
+def row_stats(z: Any, valid: Any) -> Any:
+    """``slices.row_stats`` on the GPU: (M, STATS) float64, one block per row."""
+    import cupy
+
+    m, n = z.shape
+    stats = cupy.empty((m, STATS), np.float64)
+    _kernel("slices_row_stats")((min(m, MAX_ROW_BLOCKS),), (DEFINES["SLICES_STATS_BLOCK"],),
+                                (z, valid, stats, np.int64(m), np.int64(n)))
+    return stats
+
+
+def split(z: Any, c: Any, plan: SlicesPlan) -> tuple[Any, Any]:
+    """The slices (F, R) of ``plan`` (int8, ``plan.rows x plan.ldq``; every byte written)."""
+    import cupy
+
+    f = cupy.empty((plan.rows, plan.ldq), np.int8)
+    r = cupy.empty((plan.rows, plan.ldq), np.int8)
+    vec, block = DEFINES["SLICES_SPLIT_VEC"], DEFINES["SLICES_SPLIT_BLOCK"]
+    groups = plan.nc * plan.kc // vec
+    _kernel("slices_split")((-(-groups // block), min(plan.rows, MAX_GRID_Y)), (block,),
+                            (z, c, f, r, np.int64(plan.m), np.int64(plan.n),
+                             np.int64(plan.rows), np.int32(plan.s), np.int64(plan.kc),
+                             np.int64(plan.nc)))
+    return f, r
+
+
+class Prepared:
+    """One call's slices: statistics, s, scales, F and R. ``block`` as tiles.Engine asks.
+
+    ``slices`` forces s (benchmarks, tests). ``events``: set to a list to have each panel
+    append ``(name, start, end)`` CUDA events around its GEMMs and its combine (benchmarks).
+    """
+
+    def __init__(self, z: Any, valid: Any, precision: str, slices: int | None = None) -> None:
+        import cupy
+
+        self.xp, self.events = cupy, None
+        m, n = z.shape
+        stats = row_stats(z, valid)
+        host = to_host(cupy.concatenate([stats.max(axis=0),
+                                         valid.all().astype(np.float64).reshape(1)]))
+        self.maxima, self.all_valid = RowMaxima.of(host[:STATS]), bool(host[STATS])
+        self.slices = slices or choose_slices(precision, n, self.maxima)
+        self.bound = slices_error_bound(self.slices, n, self.maxima)
+        if slices is None and self.bound > TARGETS[precision]:
+            warnings.warn(f"corrcoef int8_slices: error bound {self.bound:.2g} at {DIGITS} "
+                          f"slices, above the {precision} target {TARGETS[precision]:.2g}",
+                          RuntimeWarning, stacklevel=3)
+        self.plan = SlicesPlan.of(m, n, self.slices)
+        self.c = cupy.ascontiguousarray(stats[:, STATS - 2])
+        self.f, self.r = split(z, self.c, self.plan)
+
+    def block(self, r0: int, r1: int, c0: int, c1: int, width: int | None = None) -> Any:
+        """Raw coefficients of rows ``r0:r1`` against ``c0:c1`` (float64); a diagonal block
+        whole, from its upper triangle (row panels against the columns at and right of them)."""
+        cupy, p = self.xp, self.plan
+        sym = r0 == c0 and r1 == c1
+        out = cupy.empty((r1 - r0, c1 - c0), np.float64)
+        w = panel_rows(c1 - c0, p, PANEL_ROWS if width is None else width)
+        for a, b, j0, j1 in panels(r0, r1, c0, c1, w):
+            self._panel(out, a, b, j0, j1, r0, c0, sym)
+        return out
+
+    def _panel(self, out: Any, a: int, b: int, j0: int, j1: int, r0: int, c0: int,
+               sym: bool) -> None:
+        cupy, p = self.xp, self.plan
+        rows_p, cols_p = round_up(b - a), round_up(j1 - j0)
+        prod = cupy.empty((p.planes, rows_p, cols_p), np.int32)
+        fp, rp, cp = self.f.data.ptr, self.r.data.ptr, prod.data.ptr
+        t0 = self._mark()
+        for level in p.levels:
+            for chunk in range(p.nc):
+                fo, ro = p.offsets(level, chunk)
+                plane = (level - 2) * p.nc + chunk
+                gemm_s8(cols_p, rows_p, p.level_k(level), rp + j0 * p.ldq + ro, p.ldq,
+                        fp + a * p.ldq + fo, p.ldq, cp + plane * rows_p * cols_p * 4, cols_p)
+        t1 = self._mark()
+        t, ty = DEFINES["SLICES_COMBINE_TILE"], DEFINES["SLICES_COMBINE_ROWS"]
+        rows, cols = b - a, j1 - j0
+        _kernel("slices_combine")(
+            (-(-cols // t), -(-rows // t)), (t, ty),
+            (prod, self.c, out, np.int64(rows_p * cols_p), np.int64(cols_p), np.int32(rows),
+             np.int32(cols), np.int32(p.s), np.int32(p.nc), np.int64(a), np.int64(j0),
+             np.int64(out.shape[1]), np.int64(a - r0), np.int64(j0 - c0), np.int32(sym)))
+        if self.events is not None:
+            self.events += [("gemms", t0, t1), ("combine", t1, self._mark())]
+
+    def _mark(self) -> Any:
+        if self.events is None:
+            return None
+        e = self.xp.cuda.Event()
+        e.record()
+        return e
