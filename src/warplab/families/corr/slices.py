@@ -57,10 +57,12 @@ SHIFT = 8 * (DIGITS - 1)
 TOP = 127.0
 #: Columns of :func:`row_stats`: ``c |D_t|_2`` (8), ``c |T(r)|_2`` (8, r = 1..8), c, ``|z|_1``.
 STATS = 2 * DIGITS + 2
-#: Bound each precision's choice of s must meet (absolute error of every coefficient).
-TARGETS = {"float64": 2.0**-33, "float32": 2.0**-22, "tf32": 2.0**-11}
+#: Bound each precision's choice of s must meet (absolute error of every coefficient):
+#: float64 2^-33 (1.2e-10, the issue asks 1e-9); float32 2^-19.5 (1.4e-6: the issue's 2e-6 and
+#: within tc_gram's float32 bound 2^-19); tf32 2^-11.
+TARGETS = {"float64": 2.0**-33, "float32": 2.0**-19.5, "tf32": 2.0**-11}
 #: What random walks of 8192 values choose (the cost model's s; the call chooses per data).
-NOMINAL_SLICES = {"float64": 5, "float32": 4, "tf32": 2}
+NOMINAL_SLICES = {"float64": 5, "float32": 3, "tf32": 2}
 #: Values per series at most: a row of slices (about 8 N bytes at s = 8) stays below 2^31.
 MAX_N = 2**27
 U = 2.0**-53
