@@ -1,16 +1,25 @@
 """A counting stand-in for CuPy (no GPU): "device" arrays are NumPy memory of type
 :class:`Dev`, and every call that costs host time on a real GPU is counted in
-:data:`WORK` (allocations, host<->device copies, synchronisations, memory queries, kernel
-launches), so a test can assert how much Python-level work a warm call does.
+:data:`WORK` (allocations, memsets, host<->device and device copies, synchronisations, memory
+queries, kernel launches), so a test can assert how much Python-level work a warm call does.
 
-Counted names: ``empty``, ``zeros``, ``h2d`` (``asarray``/``array`` of host data), ``d2d``
-(``asarray`` of a device array is free; ``Dev.copy``), ``d2h`` (``get``/``asnumpy``), ``sync``
-(a stream's ``synchronize``), ``memGetInfo``, ``launch`` (kernels built by the tests call
-:func:`count_launch`), ``linspace`` (``numpy.linspace``, patched by :func:`install`).
+Counted names, each what one CuPy call does on a real GPU: ``empty`` (an allocation:
+``empty``, and the allocation inside ``zeros`` and ``Dev.copy``), ``zeros`` (the call to
+``cupy.zeros`` itself, which CuPy implements as ``empty`` + one memset: both counted too),
+``memset`` (``MemoryPointer.memset_async``, ``runtime.memsetAsync``), ``copy_kernel`` (CuPy's
+elementwise copy kernel: ``Dev.copy``), ``d2d`` (``cudaMemcpyAsync`` device to device:
+``copy_from_device_async``, ``runtime.memcpyAsync``), ``h2d`` (``asarray``/``array`` of host
+data, ``memcpyAsync`` host to device), ``d2h`` (``get``/``asnumpy``, ``copy_to_host_async``,
+``memcpyAsync`` device to host), ``sync`` (a stream's or an event's ``synchronize``),
+``event`` (a new ``cupy.cuda.Event``), ``record`` (``Event.record``), ``pinned`` (a page-locked
+allocation), ``memGetInfo``, ``launch`` (kernels built by the tests call :func:`count_launch`), ``ufunc``
+(CuPy's elementwise and reduction kernels: ``clip``, ``arange``, ``nonzero``, ``Dev.all``),
+``linspace`` (``numpy.linspace``, patched by :func:`install`).
 """
 from __future__ import annotations
 
 import collections
+import ctypes
 import sys
 import types
 from types import SimpleNamespace
@@ -21,12 +30,43 @@ import numpy as np
 WORK: collections.Counter = collections.Counter()
 
 
+_GPU: list["Gpu"] = []  # the installed fake's device and stream
+
+
+class _Pointer:
+    """CuPy's ``MemoryPointer`` of a fake array: its address and device, memsets and copies
+    (counted, and done on the host memory that stands for the device's)."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.ptr = arr.__array_interface__["data"][0]
+        self.device_id = getattr(arr, "device_id", None)
+        if self.device_id is None:
+            self.device_id = _GPU[-1].device if _GPU else 0
+
+    def memset_async(self, value: int, size: int, stream: Any = None) -> None:
+        WORK["memset"] += 1
+        ctypes.memset(self.ptr, value, size)
+
+    def copy_from_device_async(self, src: "_Pointer", size: int, stream: Any = None) -> None:
+        WORK["d2d"] += 1
+        ctypes.memmove(self.ptr, src.ptr, size)
+
+    def copy_to_host_async(self, dst: int, size: int, stream: Any = None) -> None:
+        WORK["d2h"] += 1
+        ctypes.memmove(dst, self.ptr, size)
+
+
 class Dev(np.ndarray):
-    """NumPy memory that warplab takes for a CuPy array (``type(x) is cupy.ndarray``)."""
+    """NumPy memory that warplab takes for a CuPy array (``type(x) is cupy.ndarray``). A
+    ``device_id`` attribute set on one puts it on another GPU."""
 
     @property
-    def data(self) -> SimpleNamespace:  # type: ignore[override]  # CuPy's MemoryPointer
-        return SimpleNamespace(ptr=self.__array_interface__["data"][0])
+    def data(self) -> _Pointer:  # type: ignore[override]  # CuPy's MemoryPointer
+        return _Pointer(self)
+
+    @property
+    def _c_contiguous(self) -> bool:
+        return bool(self.flags.c_contiguous)
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -38,8 +78,18 @@ class Dev(np.ndarray):
         return np.array(self).view(np.ndarray)
 
     def copy(self, order: str = "C") -> "Dev":  # type: ignore[override]
-        WORK["d2d"] += 1
+        WORK["empty"] += 1
+        WORK["copy_kernel"] += 1
         return np.array(self, order=order).view(Dev)
+
+    def all(self, *a: Any, **k: Any) -> Any:  # type: ignore[override]  # a reduction kernel
+        WORK["ufunc"] += 1
+        return np.asarray(super().all(*a, **k)).view(Dev)
+
+    def __bool__(self) -> bool:  # a 0-d device value read on the host
+        WORK["d2h"] += 1
+        WORK["sync"] += 1
+        return bool(np.asarray(self).view(np.ndarray))
 
 
 def dev(a: Any, dtype: Any = None) -> Dev:
@@ -59,6 +109,32 @@ class _Stream:
         WORK["sync"] += 1
 
 
+class _Event:
+    def __init__(self, block: bool = False, disable_timing: bool = False) -> None:
+        WORK["event"] += 1
+
+    def record(self, stream: Any = None) -> None:
+        WORK["record"] += 1
+
+    def synchronize(self) -> None:
+        WORK["sync"] += 1
+
+
+def _memcpy_async(dst: int, src: int, size: int, kind: int, stream: int) -> None:
+    WORK[{1: "h2d", 2: "d2h"}.get(kind, "d2d")] += 1
+    ctypes.memmove(dst, src, size)
+
+
+def _memset_async(ptr: int, value: int, size: int, stream: int) -> None:
+    WORK["memset"] += 1
+    ctypes.memset(ptr, value, size)
+
+
+def _pinned(size: int) -> bytearray:
+    WORK["pinned"] += 1
+    return bytearray(size)
+
+
 class Gpu:
     """The device and stream the fake reports (tests switch them)."""
 
@@ -73,9 +149,11 @@ class Gpu:
             WORK["empty"] += 1
             return np.empty(shape, dtype).view(Dev)
 
-        def zeros(shape: Any, dtype: Any = float) -> Dev:
+        def zeros(shape: Any, dtype: Any = float) -> Dev:  # CuPy: empty + memset_async
             WORK["zeros"] += 1
-            return np.zeros(shape, dtype).view(Dev)
+            a = empty(shape, dtype)
+            a.data.memset_async(0, a.nbytes)
+            return a
 
         def asarray(a: Any, dtype: Any = None) -> Dev:
             if type(a) is Dev and (dtype is None or np.dtype(dtype) == a.dtype):
@@ -88,7 +166,16 @@ class Gpu:
             return np.array(a).view(np.ndarray)
 
         m.empty, m.zeros, m.asarray, m.array, m.asnumpy = empty, zeros, asarray, asarray, asnumpy
-        m.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(Dev)
+        m.ascontiguousarray = lambda a, dtype=None: np.ascontiguousarray(a, dtype).view(Dev)
+
+        def ufunc(fn: Any) -> Any:  # CuPy's elementwise kernels (one launch each)
+            def run(*a: Any, **k: Any) -> Any:
+                WORK["ufunc"] += 1
+                r = fn(*a, **k)
+                return r.view(Dev) if isinstance(r, np.ndarray) else r
+            return run
+
+        m.clip, m.arange, m.nonzero = ufunc(np.clip), ufunc(np.arange), ufunc(np.nonzero)
         m.concatenate = lambda xs: np.concatenate([np.asarray(x) for x in xs]).view(Dev)
         m.lib = SimpleNamespace(stride_tricks=SimpleNamespace(
             as_strided=lambda x, shape, strides: np.lib.stride_tricks.as_strided(
@@ -100,17 +187,34 @@ class Gpu:
 
         m.cuda = SimpleNamespace(
             runtime=SimpleNamespace(getDevice=lambda: self.device, memGetInfo=mem_get_info,
-                                    getDeviceProperties=lambda d: {"multiProcessorCount": 4}),
-            Device=lambda *a: SimpleNamespace(id=self.device),
-            get_current_stream=lambda: _Stream(self.stream))
+                                    getDeviceProperties=lambda d: {
+                                        "multiProcessorCount": 4, "major": 9, "minor": 0,
+                                        "sharedMemPerBlock": 48 << 10,
+                                        "sharedMemPerBlockOptin": 227 << 10},
+                                    memcpyAsync=_memcpy_async, memsetAsync=_memset_async,
+                                    memcpyHostToDevice=1, memcpyDeviceToHost=2,
+                                    memcpyDeviceToDevice=3, memcpyDefault=4),
+            Device=lambda *a: SimpleNamespace(id=self.device, compute_capability="90"),
+            get_current_stream=lambda: _Stream(self.stream),
+            alloc_pinned_memory=_pinned, Event=_Event)
+        m.get_default_memory_pool = lambda: SimpleNamespace(free_bytes=lambda: 0)
         return m
 
 
 def install(monkeypatch: Any) -> Gpu:
-    """Put a counting fake CuPy in ``sys.modules`` (and count ``numpy.linspace``); returns the
-    :class:`Gpu` whose device and stream the fake reports."""
+    """Put a counting fake CuPy (and ``cupyx.empty_pinned``) in ``sys.modules`` (and count
+    ``numpy.linspace``); returns the :class:`Gpu` whose device and stream the fake reports."""
     g = Gpu()
     monkeypatch.setitem(sys.modules, "cupy", g.module())
+    monkeypatch.setattr(sys.modules[__name__], "_GPU", [g])
+
+    def empty_pinned(shape: Any, dtype: Any = float) -> np.ndarray:
+        WORK["pinned"] += 1
+        return np.empty(shape, dtype)
+
+    x = types.ModuleType("cupyx")
+    x.empty_pinned = empty_pinned
+    monkeypatch.setitem(sys.modules, "cupyx", x)
     linspace = np.linspace
 
     def counted(*a: Any, **k: Any) -> Any:
@@ -120,3 +224,17 @@ def install(monkeypatch: Any) -> Gpu:
     monkeypatch.setattr(np, "linspace", counted)
     WORK.clear()
     return g
+
+
+def poison_allocations(monkeypatch: Any) -> None:
+    """Fresh fake allocations (``cupy.empty``) hold 0xA5 bytes, as stale device memory would:
+    a result that needs zeroing is then wrong unless something zeroed it."""
+    cupy = sys.modules["cupy"]
+    empty = cupy.empty
+
+    def poisoned(shape: Any, dtype: Any = float) -> Dev:
+        a = empty(shape, dtype)
+        a.reshape(-1).view(np.uint8)[...] = 0xA5
+        return a
+
+    monkeypatch.setattr(cupy, "empty", poisoned)

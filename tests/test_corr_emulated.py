@@ -57,8 +57,19 @@ def _direct(grid, block, args) -> None:
                     out[bi, bj] = s / (norm[i] * norm[j])
 
 
+def _finish(grid, block, args) -> None:
+    b, valid, rows, cols, srow, scol, r0, c0 = args
+    assert block == (NB,) and grid[1] == min(int(rows), cuda.MAX_GRID_Y) and grid[0] >= 1
+    flat = np.lib.stride_tricks.as_strided(b, (int(rows), int(cols)),
+                                           (int(srow) * b.itemsize, int(scol) * b.itemsize))
+    gi = int(r0) + np.arange(int(rows))[:, None]
+    gj = int(c0) + np.arange(int(cols))[None, :]
+    ok = valid[gi] & valid[gj]
+    flat[...] = np.where(ok, np.where(gi == gj, 1, np.clip(flat, -1, 1)), np.nan)
+
+
 MODELS = {"corr_normalise_rows": _normalise, "corr_tiled_smem": _tiled,
-          "corr_pairwise_direct": _direct}
+          "corr_pairwise_direct": _direct, "corr_finish": _finish}
 
 
 @pytest.fixture(autouse=True)
@@ -67,6 +78,7 @@ def numpy_device(monkeypatch: pytest.MonkeyPatch) -> None:
     fake.__getattr__ = lambda name: getattr(np, name)  # type: ignore[method-assign]
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(cuda, "_kernel", lambda expr: MODELS[expr.split("<")[0]])
+    monkeypatch.setattr(cuda, "read_small", lambda *arrays: [np.asarray(a) for a in arrays])
     monkeypatch.setattr(gram, "gram", lambda a, b=None, *, precision="float64":
                         gram.gram_reference(a, b, precision))
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import warplab
+from fake_cupy import Dev
 from warplab.core import fastpath, loader
 from warplab.families.histogram import cuda as hcuda
 from warplab.families.histogram.spec import resolve
@@ -39,6 +40,7 @@ class _Gpu:
         m = types.ModuleType("cupy")
         m.ndarray = _Dev
         m.zeros = lambda shape, dtype=float: np.zeros(shape, dtype).view(_Dev)
+        m.empty = lambda shape, dtype=float: np.empty(shape, dtype).view(_Dev)
         m.asarray = lambda a: np.asarray(a).view(_Dev)
         m.cuda = SimpleNamespace(
             runtime=SimpleNamespace(getDevice=lambda: self.device,
@@ -47,8 +49,7 @@ class _Gpu:
         return m
 
 
-class _Dev(np.ndarray):
-    """NumPy memory that the short paths take for a CuPy array (``type(x) is cupy.ndarray``)."""
+_Dev = Dev  # NumPy memory that the short paths take for a CuPy array (fake_cupy's)
 
 
 @pytest.fixture

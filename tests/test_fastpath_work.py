@@ -4,7 +4,10 @@ kernel does, a warm call must do the least host work: for an axis reduction or
 ``series_stats`` one allocation and one launch (no planning, no copies, no synchronisation);
 results identical to the full path (a named variant, which skips the records); every record
 key (op, dtype, shape, strides, alignment, axis, keepdims, ddof, device) builds its own; the
-full path's errors raised again, with the same message, through warm records."""
+full path's errors raised again, with the same message, through warm records. A warm
+``histogram(x, bins, range)`` or ``byte_histogram`` zeroes its counts with ``fastpath.zeros``
+(no ``cupy.zeros`` call) and copies the edges with one ``cudaMemcpyAsync`` (no copy kernel).
+The other short paths' counters: ``test_fastpath_work_{bincount,copies,corr}.py``."""
 from __future__ import annotations
 
 import threading
@@ -13,7 +16,7 @@ import numpy as np
 import pytest
 
 import warplab
-from fake_cupy import WORK, Dev, count_launch, dev, install
+from fake_cupy import WORK, Dev, count_launch, dev, install, poison_allocations
 from warplab.core import fastpath, registry
 from warplab.families.reduce import axis, axis_cuda, axis_fast
 
@@ -310,7 +313,9 @@ def test_warm_histogram_copies_no_constants(hist_gpu) -> None:
     WORK.clear()
     with warplab.record_variants() as ran:
         hist, edges = warplab.histogram(x, 64, (0, 1))
-    assert dict(WORK) == {"zeros": 1, "launch": 1, "d2d": 1} and len(planned) == 2
+    # the counts: an allocation and a memset; the edges: an allocation and one cudaMemcpyAsync
+    # (latency2: cupy.zeros's frame and ndarray.copy's elementwise copy kernel)
+    assert dict(WORK) == {"empty": 2, "memset": 1, "launch": 1, "d2d": 1} and len(planned) == 2
     assert [r.family for r in ran] == ["histogram_even"]
     for h, e in (first, full, (hist, edges)):
         assert type(h) is Dev and type(e) is Dev and h.dtype == np.int64
@@ -343,3 +348,47 @@ def test_histogram_record_keys_and_errors(hist_gpu) -> None:
     with fastpath.bypassed():
         cold = [_raised(warplab.histogram, *a, **k) for a, k in bad]
     assert [_raised(warplab.histogram, *a, **k) for a, k in bad] == cold
+
+
+def test_histogram_record_follows_launch_config(hist_gpu) -> None:
+    from warplab.families.histogram import numeric_cuda
+
+    g, planned = hist_gpu
+    x = dev(np.random.default_rng(5).random(512, dtype=np.float32))
+    warplab.histogram(x, 16, (0, 1))
+    with numeric_cuda.launch_config(block=512):  # other kernels: a record of their own
+        warplab.histogram(x, 16, (0, 1))
+    warplab.histogram(x, 16, (0, 1))
+    assert fastpath.stats()["histogram.even"] == 3 and len(planned) == 3
+
+
+# --- byte_histogram (the short path of cuda.device_default) -------------------------------
+
+
+@pytest.fixture
+def bytes_gpu(monkeypatch: pytest.MonkeyPatch):
+    from types import SimpleNamespace
+
+    from warplab.families.histogram import cuda
+
+    g = install(monkeypatch)
+
+    def launch(plan: object, grid: int, block: int, data: Dev, bins: Dev) -> None:
+        count_launch()
+        np.asarray(bins).view(np.ndarray)[...] += np.bincount(np.asarray(data), minlength=256)
+
+    monkeypatch.setattr(cuda, "_plan", lambda *a: SimpleNamespace(full=4))
+    monkeypatch.setattr(cuda, "_launch", launch)
+    fastpath.clear()
+    yield g
+    fastpath.clear()
+
+
+def test_warm_byte_histogram_zeroes_without_cupy_zeros(bytes_gpu, monkeypatch) -> None:
+    x = dev(np.random.default_rng(6).integers(0, 256, 4096, dtype=np.uint8))
+    warplab.byte_histogram(x)
+    poison_allocations(monkeypatch)  # the memset must zero the counts
+    WORK.clear()
+    got = warplab.byte_histogram(x)
+    assert dict(WORK) == {"empty": 1, "memset": 1, "launch": 1}  # latency2: + "zeros"
+    np.testing.assert_array_equal(got, np.bincount(np.asarray(x), minlength=256))

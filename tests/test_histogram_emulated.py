@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
+from fake_cupy import Dev
 from warplab.core import fastpath, registry
 from warplab.families.histogram import api, numeric, numeric_cuda
 from warplab.families.histogram.cpu import byte_counts
@@ -36,18 +37,6 @@ DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint6
           "float32", "float64")
 NBINS = (1, 2, 255, 256, 257, 4096)
 NAMES = {v: np.dtype(k) for k, v in numeric_cuda.C_TYPE.items()}
-
-
-class Dev(np.ndarray):
-    """A "device" array: NumPy memory that looks like CuPy to warplab."""
-
-    @property
-    def __cuda_array_interface__(self) -> dict:  # only its presence matters here
-        return {"shape": self.shape, "typestr": self.dtype.str, "version": 3,
-                "data": (self.__array_interface__["data"][0], False)}
-
-    def get(self) -> np.ndarray:
-        return np.array(self).view(np.ndarray)
 
 
 def _dev(a) -> Dev:
@@ -67,7 +56,8 @@ def _fake_cupy() -> types.ModuleType:
     m.asnumpy = lambda a: np.array(a).view(np.ndarray)
     m.bincount = lambda a, minlength=0: _dev(np.bincount(np.asarray(a), minlength=minlength))
     m.cuda = SimpleNamespace(Device=lambda *a: SimpleNamespace(id=0),
-                             runtime=SimpleNamespace(memGetInfo=lambda: (1 << 34, 1 << 35)),
+                             runtime=SimpleNamespace(memGetInfo=lambda: (1 << 34, 1 << 35),
+                                                     getDevice=lambda: 0),
                              get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None))
     return m
 
@@ -206,6 +196,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(api, "_run_cuda", _model_run_cuda)
     # the pinned read of the min/max partials: plain host copies of the "device" arrays
     monkeypatch.setattr(numeric_cuda, "read_small", lambda *arrays: [a.get() for a in arrays])
+    monkeypatch.setattr(fastpath, "read_small", lambda *arrays: [a.get() for a in arrays])
     LAUNCHES.clear()
     BYTE_RUNS.clear()
     fastpath.clear()  # launch records built on this fake stay with it

@@ -226,3 +226,161 @@ def test_record_errors_through_warm_caches_on_device() -> None:
         warplab.histogram(x.ravel(), 8, (1, 0))
     with pytest.raises(ValueError, match="positive"):
         warplab.histogram(x.ravel(), -1, (0, 1))
+
+
+# --- latency3: zeroed outputs, the bincount record, batched copies, small corrcoef ---------------
+
+
+def test_fastpath_zeros_and_copy() -> None:
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        for shape, dtype in ((7,), np.int64), ((3, 5), np.float32), ((0,), np.uint8):
+            z = fastpath.zeros(shape, dtype)
+            assert z.shape == shape and z.dtype == dtype and z.flags.c_contiguous
+            assert not z.any()
+            a = cupy.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+            c = fastpath.copy(a)
+            assert c.data.ptr != a.data.ptr
+            np.testing.assert_array_equal(c.get(), a.get())
+        s.synchronize()
+
+
+# (x dtype, weights dtype, largest value, minlength, the variant dispatch chooses: named, the
+# call takes the full path)
+_BINCOUNTS = [("int32", "float32", 64, 0, "private_sums_vec"),
+              ("int64", "float64", 5000, 0, "global_atomics"),
+              ("uint8", "int64", 255, 300, "private_sums_vec"),
+              ("int16", "float16", 100, 7, "private_sums_vec"),
+              ("uint32", "bool", 4000, 0, "private_sums_vec"),
+              ("int8", "uint8", 127, 200, "private_sums_vec")]
+
+
+@pytest.mark.parametrize("xdt, wdt, hi, minlength, named", _BINCOUNTS,
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in _BINCOUNTS])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_bincount_record_same_as_full_path(xdt, wdt, hi, minlength, named, offset) -> None:
+    rng = np.random.default_rng(hi)
+    hx = rng.integers(0, hi, 1025, endpoint=True).astype(xdt)
+    hw = rng.integers(0, 4, hx.size).astype(wdt)
+    x, w = cupy.asarray(hx)[offset:], cupy.asarray(hw)[offset:]  # offset 1: bincount_w
+    want = np.bincount(hx[offset:], hw[offset:].astype(np.float64), minlength)
+    fastpath.clear()
+    with warplab.record_variants() as ran:
+        got = [warplab.bincount(x, w, minlength) for _ in range(3)]
+    assert {r.variant for r in ran} == {named}
+    full = warplab.bincount(x, w, minlength, variant=named).get()
+    fastpath.clear()
+    with fastpath.bypassed():
+        got.append(warplab.bincount(x, w, minlength))
+    for r in got:
+        assert r.dtype == np.float64 and r.shape == want.shape
+        np.testing.assert_array_equal(r.get(), full)  # integer weights: exact in any order
+    np.testing.assert_array_equal(full, want)
+    assert fastpath.stats()["bincount.weighted"] == 0  # bypassed: nothing stored
+
+
+def test_bincount_record_errors_through_warm_caches() -> None:
+    x = cupy.arange(16, dtype=cupy.int32)
+    w = cupy.ones(16, cupy.float32)
+    warplab.bincount(x, w)
+    warplab.bincount(x, w)
+    neg = x.copy()
+    neg[3] = -5
+    with pytest.raises(ValueError, match="non-negative values, found -5"):
+        warplab.bincount(neg, w)
+    with pytest.raises(ValueError, match="same length"):
+        warplab.bincount(x, w[:15])
+    with pytest.raises(TypeError, match="Cannot cast"):
+        warplab.bincount(x, cupy.ones(16, cupy.complex64))
+    np.testing.assert_array_equal(warplab.bincount(x, w).get(), np.ones(16))
+
+
+_COPY_SIZES = [[1024] * 8, [0, 1, 31, 32, 33, 1024, 8191, 8192], [8192, 8193, 0, 40000],
+               [70000, 5, 1 << 20]]
+
+
+@pytest.mark.parametrize("sizes", _COPY_SIZES, ids=["8x1k", "small", "wlev-edge", "blev"])
+@pytest.mark.parametrize("variant", [None, "size_classes_tuned", "size_classes",
+                                     "loop_memcpy_async"])
+def test_copy_batched_short_path_copies(sizes, variant) -> None:
+    rng = np.random.default_rng(len(sizes))
+    hs = [rng.integers(0, 256, n, dtype=np.uint8) for n in sizes]
+    srcs = [cupy.asarray(h) for h in hs]
+    for _ in range(6):  # more calls than the pinned ring has slots
+        dsts = [cupy.full(n, 0xA5, dtype=cupy.uint8) for n in sizes]
+        warplab.copy_batched(srcs, dsts, variant=variant)
+        for d, h in zip(dsts, hs):
+            np.testing.assert_array_equal(d.get(), h)
+    buf = cupy.zeros(4096, cupy.uint8)
+    with pytest.raises(ValueError, match="overlaps"):
+        warplab.copy_batched([buf[:1024]], [buf[512:1536]], variant=variant)
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_memcpy_batched_pointer_form_after_latency3(check) -> None:
+    sizes = [0, 33, 1024, 8192, 8193, 40000]
+    srcs = [cupy.asarray(np.random.default_rng(n).integers(0, 256, n, dtype=np.uint8))
+            for n in sizes]
+    dsts = [cupy.zeros(n, cupy.uint8) for n in sizes]
+    sp = cupy.asarray([a.data.ptr for a in srcs], dtype=np.uint64)
+    dp = cupy.asarray([a.data.ptr for a in dsts], dtype=np.uint64)
+    warplab.memcpy_batched(sp, dp, cupy.asarray(sizes, dtype=np.int64), check=check)
+    for d, s in zip(dsts, srcs):
+        np.testing.assert_array_equal(d.get(), s.get())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["c", "fortran", "view"])
+@pytest.mark.parametrize("at", [(0, 0), (3, 5), (5, 3)])
+def test_corr_finish_kernel_bit_for_bit(dtype, layout, at) -> None:
+    from types import SimpleNamespace
+
+    from warplab.families.corr import tiles
+    from warplab.families.corr.cuda import _Engine
+
+    rng = np.random.default_rng(2)
+    h = (rng.standard_normal((37, 300)) * 1.5).astype(dtype)
+    h[2, 3], h[4, 4], h[6, 7] = np.nan, 7.0, -0.0
+    hv = np.ones(400, bool)
+    hv[[5, 14, 40]] = False
+    valid = cupy.asarray(hv)
+    b = cupy.asarray(h)
+    if layout == "fortran":
+        b = cupy.asfortranarray(b)
+    elif layout == "view":
+        b = cupy.asarray(np.pad(h, ((0, 0), (0, 3))))[:, :300]
+    # the reference: tiles.finish's CuPy operations (an engine without finish_block)
+    old = SimpleNamespace(xp=cupy, valid=valid, all_valid=False)
+    want = tiles.finish(b.copy(), *at, old).get()
+    got = _Engine(400, valid).finish_block(b, *at)
+    assert got is b
+    np.testing.assert_array_equal(got.get().view(f"u{np.dtype(dtype).itemsize}"),
+                                  want.view(f"u{np.dtype(dtype).itemsize}"))  # NaN bits too
+
+
+@pytest.mark.parametrize("variant", ["tc_gram", "tiled_smem", "pairwise_direct"])
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_small_corrcoef_whole_path(variant, precision) -> None:
+    import warnings
+
+    from warplab.families.corr import tiles
+
+    h = np.cumsum(np.random.default_rng(3).standard_normal((8, 64)), axis=1).astype(np.float32)
+    h[2] = np.float32(0.5)  # a constant series
+    x = cupy.asarray(h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.corrcoef(h.astype(np.float64))
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        got = warplab.corrcoef(x, variant=variant, precision=precision).get()
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=0, atol=1e-5)
+    saved = tiles.TINY_BYTES
+    tiles.TINY_BYTES = 0  # the free-memory query decides instead: the same result
+    try:
+        with pytest.warns(RuntimeWarning):
+            again = warplab.corrcoef(x, variant=variant, precision=precision).get()
+    finally:
+        tiles.TINY_BYTES = saved
+    np.testing.assert_array_equal(again, got)

@@ -10,10 +10,17 @@ What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
 * the families' launch plans: ``reduce.persistent_vec`` (kernel, persistent grid, scratch,
   result slab per reduction spec, device, stream), ``histogram.launch`` (kernel, device
   lookup table, persistent grid per kernel, mapping, device), ``histogram.named`` (the named
-  byte mappings of the short path).
+  byte mappings of the short path), and the launch records of axis reductions, ``histogram``
+  with a range, weighted ``bincount`` (``reduce.axis``, ``histogram.even``,
+  ``bincount.weighted``, ``bincount.bins``), ``copy_batched``'s variant (``memcpy.choice``),
+  the Gram kernels' shared-memory opt-in (``gram.smem``); docs/latency.md lists their keys.
 * ``pinned`` (:func:`read_small`): a page-locked host buffer per device that small results are
   copied through (one asynchronous copy per array and one synchronisation, instead of a
   pageable copy and a synchronisation per array).
+
+Two allocation helpers of the short paths (no cache): :func:`zeros` (what ``cupy.zeros`` does,
+one memset on the current stream, without its Python frame) and :func:`copy` (a device copy by
+one ``cudaMemcpyAsync`` instead of ``ndarray.copy``'s elementwise copy kernel).
 
 Keys never hold data values. Every plan a device decides has the device id in its key
 (``cupy.cuda.runtime.getDevice()``), so after ``cupy.cuda.Device(1).use()`` a call builds its
@@ -39,6 +46,7 @@ process. Compiled modules stay cached either way (``loader``'s NVRTC cache is no
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Any, Hashable, Iterator
@@ -179,3 +187,21 @@ def read_small(*arrays: Any) -> list[np.ndarray]:
         stream.synchronize()
         return [host[off:off + a.nbytes].view(a.dtype).reshape(a.shape).copy()
                 for a, off in zip(arrays, offsets)]
+
+
+def zeros(shape: Any, dtype: Any) -> Any:
+    """A zero-filled C-contiguous CuPy array: ``cupy.empty`` and one ``cudaMemsetAsync`` on the
+    current stream. That is all ``cupy.zeros`` does too (no fill kernel); this saves only its
+    Python frame, and names the one place where the short paths zero their outputs."""
+    a = sys.modules["cupy"].empty(shape, dtype)
+    a.data.memset_async(0, a.nbytes)
+    return a
+
+
+def copy(a: Any) -> Any:
+    """A new C-contiguous CuPy copy of the C-contiguous CuPy array ``a`` (same device): one
+    ``cudaMemcpyAsync`` on the current stream. ``ndarray.copy()`` launches CuPy's elementwise
+    copy kernel instead (its type dispatch and argument packing cost several microseconds)."""
+    out = sys.modules["cupy"].empty(a.shape, a.dtype)
+    out.data.copy_from_device_async(a.data, a.nbytes)
+    return out

@@ -153,9 +153,11 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
         return _deliver(r.astype(res_dt, copy=False), out, on_device)
     whole = _fits_whole(m, n, res_dt, precision, backend, on_device, out)
     eng = v.fn(data, precision)
+    if whole:  # the validity is read after the launches: one synchronisation at the end
+        r = full_matrix(eng)
+        warn_invalid(eng.all_valid)
+        return _deliver(r.astype(res_dt, copy=False), out, on_device)
     warn_invalid(eng.all_valid)
-    if whole:
-        return _deliver(full_matrix(eng).astype(res_dt, copy=False), out, on_device)
     if out is None:  # host input: a host result; device input (small tiles forced): CuPy
         out = _empty(on_device, (m, m), res_dt)
     tile = (tiles.device_tile(m, n, 8, tiles.free_device_bytes()) if backend == "cuda"
@@ -172,6 +174,8 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
     need = m * m * (3 * 8 + res_dt.itemsize) + m * n * work_itemsize(precision)
     if tiles.TILE_CAP is not None and tiles.TILE_CAP < m:
         return False
+    if backend == "cuda" and need <= tiles.TINY_BYTES:
+        return True
     if backend == "cpu":
         host = _host_memory()
         if out is None and host is not None and m * m * res_dt.itemsize > host:

@@ -1,6 +1,7 @@
 // Pearson correlation kernels (corr family): row normalisation, the report's one-thread-per-pair
-// coefficient and the GPU lecture's shared-memory tiles on normalised rows. Launch constants
-// come in as -D options from cuda.py (DEFINES); the tensor-core Gram products are gram.cu's.
+// coefficient, the GPU lecture's shared-memory tiles on normalised rows and the finishing of a
+// coefficient block. Launch constants come in as -D options from cuda.py (DEFINES); the
+// tensor-core Gram products are gram.cu's.
 #include "warplab.cuh"
 
 #if !defined(CORR_NORM_BLOCK) || !defined(CORR_TILE) || !defined(CORR_PAIR_BLOCK)
@@ -105,7 +106,36 @@ corr_tiled_smem(const T* __restrict__ a, const T* __restrict__ b, T* __restrict_
     if (i < rows && j < cols) c[(i64)i * cols + j] = acc;
 }
 
+// The finishing of a block b of coefficients (rows x cols at (r0, c0) of the matrix; element
+// (i, j) at b[i * srow + j * scol]), in place, as tiles.finish did with CuPy operations: NaN
+// where the row's or the column's series is not valid (NumPy's 0 / 0 of a constant series:
+// the canonical quiet NaN np.nan stores), else 1 on the matrix's diagonal, else clipped to
+// [-1, 1] with cupy.clip's comparisons (NaN passes through). Rows on grid y, columns on grid
+// x, both grid-stride.
+__device__ __forceinline__ float corr_nan_of(float) { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double corr_nan_of(double) { return corr_nan(); }
+
+template <class T>
+__global__ void __launch_bounds__(CORR_NORM_BLOCK)
+corr_finish(T* __restrict__ b, const bool* __restrict__ valid, i64 rows, i64 cols, i64 srow,
+            i64 scol, i64 r0, i64 c0) {
+    for (i64 i = blockIdx.y; i < rows; i += gridDim.y) {
+        const i64 gi = r0 + i;
+        const bool row_ok = valid[gi];
+        for (i64 j = (i64)blockIdx.x * CORR_NORM_BLOCK + threadIdx.x; j < cols;
+             j += (i64)gridDim.x * CORR_NORM_BLOCK) {
+            const i64 gj = c0 + j;
+            T* p = b + i * srow + j * scol;
+            const T v = *p;
+            *p = !row_ok || !valid[gj] ? corr_nan_of(v)
+                 : gi == gj ? T(1) : v < T(-1) ? T(-1) : v > T(1) ? T(1) : v;
+        }
+    }
+}
+
 #ifdef WARPLAB_NVCC_CHECK
+template __global__ void corr_finish<float>(float*, const bool*, i64, i64, i64, i64, i64, i64);
+template __global__ void corr_finish<double>(double*, const bool*, i64, i64, i64, i64, i64, i64);
 template __global__ void corr_normalise_rows<float, float>(const float*, float*, bool*, i64, i64);
 template __global__ void corr_normalise_rows<float, double>(const float*, double*, bool*, i64, i64);
 template __global__ void corr_normalise_rows<double, float>(const double*, float*, bool*, i64, i64);

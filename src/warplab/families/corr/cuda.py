@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.fastpath import read_small
 from ...core.loader import defines, get_kernel
 from ...core.registry import register
 from ..reduce.axis import series_stats_rows
@@ -27,7 +28,9 @@ MAX_BLOCK_ROWS = 65535 * 16
 _C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _EXPRESSIONS = tuple(f"corr_normalise_rows<{a}, {b}>" for a in ("float", "double")
                      for b in ("float", "double")) + \
-    ("corr_tiled_smem<float>", "corr_tiled_smem<double>", "corr_pairwise_direct")
+    ("corr_tiled_smem<float>", "corr_tiled_smem<double>", "corr_pairwise_direct",
+     "corr_finish<float>", "corr_finish<double>")
+MAX_GRID_Y = 65535
 
 
 def _kernel(expression: str) -> Any:
@@ -78,13 +81,41 @@ def normalise_rows(x: Any, out_dtype: np.dtype) -> tuple[Any, Any]:
 
 
 class _Engine:
-    """The shared part: the array module, M and the validity of every series."""
+    """The shared part: the array module, M, the validity of every series (on the device;
+    ``all_valid`` reads it back when first asked) and the finishing of blocks."""
 
     def __init__(self, m: int, valid: Any) -> None:
         import cupy
 
         self.xp, self.m, self.valid = cupy, int(m), valid
-        self.all_valid = bool(valid.all())  # one synchronisation per call
+        self._all_valid: bool | None = None
+
+    @property
+    def all_valid(self) -> bool:
+        """Every series valid: the M flags read back once (one pinned copy and one
+        synchronisation, at the first question)."""
+        if self._all_valid is None:
+            self._all_valid = bool(read_small(self.valid)[0].all())
+        return self._all_valid
+
+    def finish_block(self, b: Any, r0: int, c0: int) -> Any:
+        """``tiles.finish`` on the device in one launch (``corr_finish``; float32 or float64
+        blocks, the engines' only kinds): NaN for invalid series, 1 on the diagonal, the rest
+        clipped to [-1, 1], in place (a contiguous copy first for strides the kernel cannot
+        index). Needs no ``all_valid``: no synchronisation."""
+        import cupy
+
+        rows, cols = b.shape
+        item = b.itemsize
+        if any(st % item for st in b.strides):
+            b = cupy.ascontiguousarray(b)
+        if rows and cols:
+            grid = (min(-(-cols // DEFINES["CORR_NORM_BLOCK"]), 1 << 16), min(rows, MAX_GRID_Y))
+            _kernel(f"corr_finish<{_C[np.dtype(b.dtype)]}>")(
+                grid, (DEFINES["CORR_NORM_BLOCK"],),
+                (b, self.valid, np.int64(rows), np.int64(cols), np.int64(b.strides[0] // item),
+                 np.int64(b.strides[1] // item), np.int64(r0), np.int64(c0)))
+        return b
 
 
 class TiledEngine(_Engine):
@@ -160,7 +191,7 @@ class SlicesEngine(_Engine):
         z, valid = normalise_rows(x, np.float64)
         self.prep = Prepared(z, valid, precision)  # z is not kept
         self.xp, self.m, self.valid = cupy, int(x.shape[0]), valid
-        self.all_valid, self.slices = self.prep.all_valid, self.prep.slices
+        self._all_valid, self.slices = self.prep.all_valid, self.prep.slices
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
         return self.prep.block(r0, r1, c0, c1)

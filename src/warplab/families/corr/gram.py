@@ -38,9 +38,7 @@ def gram_available() -> bool:
     (``mma.sync`` with TF32 and FP64 operands, ``cp.async``)."""
     if not cuda_available():
         return False
-    import cupy
-
-    return int(cupy.cuda.Device().compute_capability) >= 80
+    return gram_cuda.device_limits()[1] >= 80
 
 
 def _check_precision(precision: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core import fastpath
 from ...core.loader import defines, get_kernel
 
 SOURCE = Path(__file__).with_name("gram.cu")
@@ -110,6 +111,10 @@ MODES = {"float64": 0, "float32": 1, "tf32": 2}
 _C_TYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
 
+#: Kernels whose dynamic shared-memory limit is set (the kernel -> its bytes).
+_OPTED_IN = fastpath.PlanCache("gram.smem")
+
+
 @dataclass(frozen=True)
 class GramPlan:
     """One launch of ``gram_mma``: configuration, template arguments, grid, block and dynamic
@@ -125,7 +130,7 @@ class GramPlan:
     smem: int            # dynamic shared memory, bytes
     config: str = "default"
 
-    @property
+    @functools.cached_property
     def expression(self) -> str:
         return (f"gram_mma<{self.mode}, {_C_TYPE[self.dtype]}, {self.stages}, "
                 f"{'true' if self.vec else 'false'}, {'true' if self.sym else 'false'}>")
@@ -171,9 +176,18 @@ def plan(precision: str, dtype: Any, ma: int, mb: int, n: int, *, sym: bool,
     Raises:
         ValueError: unknown config, a config the device cannot run (``min_cc``), the grid would
             exceed 2^31 - 1 blocks, or no ring fits in ``smem_limit``.
+
+    Performance: cached per problem (the pointers count through their 16-byte alignment only).
     """
+    aligned = all(p % 16 == 0 for p in pointers)
+    return _plan(precision, np.dtype(dtype), ma, mb, n, sym, aligned, smem_limit, config, cc)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(precision: str, dt: np.dtype, ma: int, mb: int, n: int, sym: bool, aligned: bool,
+          smem_limit: int, config: str, cc: int) -> GramPlan:
     cfg = config_of(config)
-    mode, dt = MODES[precision], np.dtype(dtype)
+    mode = MODES[precision]
     if mode != 0 and dt != np.float32:
         raise ValueError(f"gram precision {precision!r} reads float32 input, not {dt}")
     if cc < cfg.min_cc:
@@ -189,7 +203,7 @@ def plan(precision: str, dtype: Any, ma: int, mb: int, n: int, *, sym: bool,
     else:
         raise ValueError(f"gram needs {smem} bytes of shared memory per block; this device "
                          f"allows {smem_limit}")
-    return GramPlan(mode, dt, stages, vector_copies_ok(n, dt.itemsize, *pointers), sym, blocks,
+    return GramPlan(mode, dt, stages, aligned and vector_copies_ok(n, dt.itemsize), sym, blocks,
                     cfg.threads(mode), smem, config)
 
 
@@ -219,7 +233,9 @@ def launch(p: GramPlan, a: Any, b: Any, c: Any) -> Any:
     """Run ``p`` on CuPy arrays ``a`` (ma x n), ``b`` (mb x n; ``a`` itself when ``p.sym``) and
     ``c`` (ma x mb, float64 for mode 0, else float32); returns ``c``."""
     kernel = get_kernel(SOURCE, p.expression, options=_options(p.config))
-    kernel.max_dynamic_shared_size_bytes = p.smem  # the opt-in above 48 KiB (one driver call)
+    if _OPTED_IN.get(kernel) is None:  # the opt-in above 48 KiB: one driver call per kernel
+        kernel.max_dynamic_shared_size_bytes = p.smem  # (its expression fixes its smem)
+        _OPTED_IN.put(kernel, p.smem)
     ma, n = a.shape
     mb = b.shape[0]
     kernel((p.blocks,), (p.threads,), (a, b, c, np.int32(ma), np.int32(mb), np.int32(n)),

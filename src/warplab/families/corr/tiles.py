@@ -24,6 +24,9 @@ TILE_CAP: int | None = None
 CPU_TILE_BYTES = 1 << 28
 #: Share of free device memory one call may use for its tiles and temporaries.
 DEVICE_SHARE = 0.6
+#: A device result whose working set is at most this many bytes is computed whole without
+#: asking the driver for free memory (``memGetInfo``, ~10-30 us a call).
+TINY_BYTES = 1 << 20
 
 
 def capped(side: int) -> int:
@@ -74,7 +77,11 @@ def warn_invalid(all_valid: bool) -> None:
 
 def finish(b: Any, r0: int, c0: int, eng: Engine) -> Any:
     """Clip ``b`` (a block at ``(r0, c0)``) to [-1, 1] in place, set the diagonal to 1 and the
-    rows and columns of invalid series to NaN (their diagonal too, as NumPy). Returns ``b``."""
+    rows and columns of invalid series to NaN (their diagonal too, as NumPy). Returns ``b``.
+    Engines that finish blocks themselves (the cuda engines: one kernel) do it their way."""
+    fused = getattr(eng, "finish_block", None)
+    if fused is not None:
+        return fused(b, r0, c0)
     xp = eng.xp
     xp.clip(b, -1, 1, out=b)
     rows, cols = b.shape

@@ -25,7 +25,7 @@ from .numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, KERNEL_DTYPES, Numeric
                       outer_edges, parse_bins, plan_edges, plan_even)
 from .cuda import device_default
 from .spec import HistogramProblem, Mapping, resolve
-from . import numeric_short, streamed
+from . import bincount_short, numeric_short, streamed
 from ...core.sources import is_file_source
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
@@ -323,6 +323,10 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0, *, variant: str | 
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
+    if weights is not None and variant is None and device is None:
+        r = bincount_short.weighted(x, weights, minlength)
+        if r is not None:
+            return r
     inp = _as_input(x)
     arr = inp.array
     if not inp.on_device and not isinstance(x, np.ndarray) and arr.size == 0:

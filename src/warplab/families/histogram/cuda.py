@@ -214,7 +214,7 @@ def device_default(data: Any, bins: Any) -> Any:
     if mapping is None:
         mapping = _NAMED.put(bins, resolve(bins))
     ran(v)
-    counts = cupy.zeros(mapping.nbins, dtype=np.int64)
+    counts = fastpath.zeros(mapping.nbins, np.int64)
     v.fn(data if data.dtype.char == "B" else data.view(np.uint8), counts, mapping)
     return counts
 

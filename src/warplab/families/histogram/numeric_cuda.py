@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...core.arrays import to_host
-from ...core.fastpath import read_small
+from ...core.fastpath import read_small, zeros
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core.registry import register
 from .numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, EdgesPlan, EvenPlan, NumericJob,
@@ -49,6 +49,9 @@ SMEM_LIMIT = 48 * 1024   # dynamic shared memory a block may use without opting 
 #: three words, one read back; the default: 2689 against 2474 GB/s on the H100, NOTES).
 MINMAX = "atomic"
 MAX_BLOCK_ELEMS = 1 << 31  # 32-bit shared counters: a block sees fewer elements than this
+#: Changes whenever :func:`launch_config` changes the constants: the short paths' launch
+#: records (``numeric_short``, ``bincount_short``) have it in their keys.
+EPOCH = [0]
 
 C_TYPE = {np.dtype(k): v for k, v in (
     (np.int8, "i8"), (np.uint8, "u8"), (np.int16, "i16"), (np.uint16, "u16"),
@@ -86,6 +89,7 @@ def launch_config(block: int | None = None, unroll: int | None = None,
     tuning sweep's switch (``benchmarks/explore_histogram_numeric.py``). Not thread safe."""
     global ACC_BUDGET, SMEM_LIMIT
     saved = dict(DEFINES), ACC_BUDGET, SMEM_LIMIT
+    EPOCH[0] += 1
     for key, v in (("WARPLAB_NUM_BLOCK", block), ("WARPLAB_NUM_UNROLL", unroll),
                    ("WARPLAB_NUM_PREFETCH", prefetch)):
         if v is not None:
@@ -99,6 +103,7 @@ def launch_config(block: int | None = None, unroll: int | None = None,
         DEFINES.clear()
         DEFINES.update(saved[0])
         ACC_BUDGET, SMEM_LIMIT = saved[1], saved[2]
+        EPOCH[0] += 1
 
 
 def layout_for(nbins: int, weighted: bool, edge_itemsize: int, *, private: bool = True
@@ -221,12 +226,10 @@ def _real_parts(d_w: Any) -> list[Any]:
 
 
 def _outputs(job: NumericJob, nbins: int) -> list[Any]:
-    import cupy
-
     if job.weights is None:
-        return [cupy.zeros(nbins, dtype=_I64)]
+        return [zeros(nbins, _I64)]
     parts = 2 if job.weights.dtype.kind == "c" else 1
-    return [cupy.zeros(nbins, dtype=_F64) for _ in range(parts)]
+    return [zeros(nbins, _F64) for _ in range(parts)]
 
 
 def _combine(outs: list[Any]) -> Any:
@@ -448,18 +451,25 @@ def _pairs_aligned(d_x: Any, d_w: Any) -> bool:
     return all(a.__cuda_array_interface__["data"][0] % 16 == 0 for a in (d_x, d_w))
 
 
-def _run_bincount(job: NumericJob, private: bool, vec: bool = False) -> NumericResult:
-    import cupy
-
-    nbins = int(job.plan)
-    out = cupy.zeros(nbins, dtype=_F64)
+def bincount_launch(x_dtype: Any, w_dtype: Any, nbins: int, private: bool, vec: bool
+                    ) -> tuple[str, tuple[str, ...], Layout]:
+    """(expression, its module group, layout) of the weighted bincount launch: ``private``
+    shared-memory sums when they fit, ``vec`` the 16-byte vector kernel (both operands
+    aligned)."""
     lay = layout_for(nbins, True, 0, private=private)
+    kernel = "bincount_wvec" if vec else "bincount_w"
+    cx, cw = c_type(x_dtype), c_type(w_dtype)
+    return f"{kernel}<{cx}, {cw}, {lay.layout}>", _bincount_group(cx, cw, kernel), lay
+
+
+def _run_bincount(job: NumericJob, private: bool, vec: bool = False) -> NumericResult:
+    nbins = int(job.plan)
+    out = zeros(nbins, _F64)
     for d_x, d_w in job.device_chunks():
         if d_x.dtype == np.bool_:
             d_x = d_x.view(np.uint8)
-        kernel = "bincount_wvec" if vec and _pairs_aligned(d_x, d_w) else "bincount_w"
-        group = _bincount_group(c_type(d_x.dtype), c_type(d_w.dtype), kernel)
-        expr = f"{kernel}<{c_type(d_x.dtype)}, {c_type(d_w.dtype)}, {lay.layout}>"
+        expr, group, lay = bincount_launch(d_x.dtype, d_w.dtype, nbins, private,
+                                           vec and _pairs_aligned(d_x, d_w))
         args = (d_x, np.uint64(d_x.size), d_w, np.uint64(nbins), np.uint32(lay.copies), out)
         _launch(expr, group, lay, d_x.size, d_x.dtype.itemsize, args)
     return NumericResult(out, None)
@@ -503,6 +513,11 @@ def bincount_global(job: NumericJob) -> NumericResult:
     return _run_bincount(job, private=False)
 
 
+#: (private, vec) of each cuda bincount variant's launch (the short path's records).
+BINCOUNT_KINDS = {bincount_private: (True, False), bincount_private_vec: (True, True),
+                  bincount_global_vec: (False, True), bincount_global: (False, False)}
+
+
 # ------------------------------------------------------------------------------------ min/max
 
 
@@ -519,24 +534,21 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
         raise ValueError("zero-size array to reduction operation minimum which has no identity")
     if dt == np.bool_:
         d_x = d_x.view(np.uint8)
-    c = c_type(d_x.dtype)
     if MINMAX == "atomic":
-        expr = f"minmax_atomic<{c}>"
-        grid = _grid(expr, (expr,), 0, n, d_x.dtype.itemsize)
-        d_res = cupy.zeros(3, dtype=np.uint64)
-        _kernel(expr, (expr,))((grid,), (block(),), (d_x, np.uint64(n), d_res))
-        res = d_res.get()
+        d_res = zeros(3, np.uint64)
+        minmax_prepared(d_x.dtype, n)((d_x, np.uint64(n), d_res))
+        res = read_small(d_res)[0]  # one pinned copy, one sync
         if res[2] & 2:
             nan = np.array(np.nan, dtype=dt)[()]
             return nan, nan
         lo, hi = (from_order_key(k, d_x.dtype) for k in (~res[0], res[1]))
         return (np.bool_(lo), np.bool_(hi)) if dt == np.bool_ else (lo, hi)
-    expr = f"minmax_partials<{c}>"
+    expr = f"minmax_partials<{c_type(d_x.dtype)}>"
     group = (expr,)
     grid = _grid(expr, group, 0, n, d_x.dtype.itemsize)
     pmin = cupy.empty(grid, dtype=d_x.dtype)
     pmax = cupy.empty(grid, dtype=d_x.dtype)
-    pflags = cupy.zeros(grid, dtype=np.uint32)
+    pflags = zeros(grid, np.uint32)
     _kernel(expr, group)((grid,), (block(),), (d_x, np.uint64(n), pmin, pmax, pflags))
     flags, h_min, h_max = read_small(pflags, pmin, pmax)  # one pinned copy, one sync
     if (flags & 2).any():
@@ -547,6 +559,15 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
     if dt == np.bool_:
         lo, hi = np.bool_(lo), np.bool_(hi)
     return lo, hi
+
+
+def minmax_prepared(dtype: Any, n: int) -> Callable[[tuple], None]:
+    """The launch of ``minmax_atomic`` over ``n`` elements of ``dtype`` with kernel and grid
+    decided: ``launch((x, n, res))``, ``res`` three zeroed 64-bit words."""
+    expr = f"minmax_atomic<{c_type(dtype)}>"
+    k = _kernel(expr, (expr,))
+    grid, threads = (_grid(expr, (expr,), 0, n, np.dtype(dtype).itemsize),), (block(),)
+    return lambda args: k(grid, threads, args)
 
 
 def from_order_key(key: Any, dtype: Any) -> Any:

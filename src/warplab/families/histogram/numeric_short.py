@@ -1,12 +1,13 @@
 """The short path of ``histogram(x, bins, range)`` on device input: the launch record.
 
 ``histogram(x, 64, (0, 1))`` on a flat CuPy array decides the same things on every call with
-the same (dtype, shape, strides, bins, range, device): NumPy's edges (``np.linspace``), the
-even-bins plan and its constants, the variant, the kernel, its grid, and the edges table on
-the device. The first call builds a :class:`Record` of them in the ``histogram.even`` plan
-cache (``core/fastpath.py``); a later call allocates the zeroed counts, launches, and copies
-the edges on the device (the caller gets a new edges array: nothing it can see is shared).
-No host-to-device copy and no ``linspace`` per call.
+the same (dtype, shape, strides, bins, range, device, ``launch_config``): NumPy's edges
+(``np.linspace``), the even-bins plan and its constants, the variant, the kernel, its grid, and
+the edges table on the device. The first call builds a :class:`Record` of them in the
+``histogram.even`` plan cache (``core/fastpath.py``); a later call allocates the zeroed counts
+(``fastpath.zeros``), launches, and copies the edges on the device by one ``cudaMemcpyAsync``
+(``fastpath.copy``; the caller gets a new edges array: nothing it can see is shared). No
+host-to-device copy, no ``linspace`` and no copy kernel per call.
 
 What the record takes: a flat contiguous, non-empty CuPy array of a dtype the even-bins
 kernels read that is not a byte dtype (those run the byte-histogram kernels) and not bool
@@ -60,15 +61,16 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     """``(hist, edges)`` of ``histogram(a, bins, range)`` through the launch record, or None
     (the full path; module docstring).
 
-    Performance: on a hit one zeroed allocation (the counts), one launch, one device-to-device
-    copy of the nbins + 1 edges; no synchronisation."""
+    Performance: on a hit two allocations, one memset (the counts), one launch, one
+    device-to-device ``cudaMemcpyAsync`` of the nbins + 1 edges; no synchronisation."""
     cupy = sys.modules.get("cupy")
     if cupy is None or type(a) is not cupy.ndarray or type(bins) is not int:
         return None
     rk = _range_key(range)
     if rk is None:
         return None
-    key = (a.dtype, a.shape, a.strides, bins, rk, cupy.cuda.runtime.getDevice())
+    key = (a.dtype, a.shape, a.strides, bins, rk, cupy.cuda.runtime.getDevice(),
+           numeric_cuda.EPOCH[0])
     rec = _RECORDS.get(key)
     if rec is None:
         rec = _build(a, bins, range)
@@ -78,9 +80,9 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     if rec is False:
         return None
     _registry.ran(rec.variant)
-    out = cupy.zeros(rec.nbins, dtype=_I64)
+    out = fastpath.zeros(rec.nbins, _I64)
     rec.launch((a, rec.n, a, *rec.rest, out))
-    return out, rec.d_edges.copy()
+    return out, fastpath.copy(rec.d_edges)
 
 
 def _build(a: Any, bins: int, rng: Any) -> Record | bool | None:

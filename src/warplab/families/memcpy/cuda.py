@@ -40,13 +40,16 @@ DEFINES = {
 
 class DeviceBatch(NamedTuple):
     """One batch on the device: ``src``, ``dst``, ``sizes`` (CuPy, one entry per buffer),
-    ``count``, and ``host`` = the same three as NumPy arrays when the caller had them."""
+    ``count``, ``host`` = the same three on the host (uint64 NumPy arrays, or lists of
+    Python ints from ``copy_batched``) when the caller had them, and ``largest`` = the
+    largest size when the host knows it (no size is then negative)."""
 
     src: Any
     dst: Any
     sizes: Any
     count: int
-    host: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    host: tuple[Any, Any, Any] | None
+    largest: int | None = None
 
 
 def _tiles_expr(c: SizeClasses) -> str:
@@ -62,7 +65,7 @@ _EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
 def _kernel(expr: str) -> Any:
     import cupy
 
-    return _kernel_on(expr, cupy.cuda.Device().id)
+    return _kernel_on(expr, cupy.cuda.runtime.getDevice())
 
 
 @functools.cache
@@ -100,7 +103,8 @@ def loop_memcpy_async(b: DeviceBatch) -> None:
     stream = cupy.cuda.get_current_stream().ptr
     copy = cupy.cuda.runtime.memcpyAsync
     d2d = cupy.cuda.runtime.memcpyDeviceToDevice
-    for s, d, n in zip(src.tolist(), dst.tolist(), sizes.astype(np.int64).tolist()):
+    for s, d, n in zip(np.asarray(src, np.uint64).tolist(), np.asarray(dst, np.uint64).tolist(),
+                       np.asarray(sizes).astype(np.int64).tolist()):
         if n > 0:
             copy(d, s, n, d2d, stream)
 
@@ -131,22 +135,33 @@ def warp_per_buffer(b: DeviceBatch) -> None:
         _kernel("memcpy_warp_per_buffer")((grid,), (WARP_BLOCK,), _args(b))
 
 
+_NULL = np.uint64(0)
+
+
 def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
-    """The two launches of the size-class design (see ``memcpy.cu``)."""
+    """The launches of the size-class design (see ``memcpy.cu``): the tiles kernel, and when
+    a buffer may be larger than ``c.wlev_max`` (BLEV) the queue's workspace (a zeroed counter,
+    slots, first chunks) and the second kernel. When the host knows that no buffer is that
+    large, the tiles kernel copies everything and never touches the queue (null pointers)."""
     import cupy
 
     if b.count == 0:
         return
-    ws = cupy.empty(1 + b.count + -(-b.count // 2), dtype=np.uint64)  # counter, first, ids
-    counter, first = ws[:1], ws[1:1 + b.count]
-    ids = ws[1 + b.count:].view(np.uint32)
-    counter.data.memset_async(0, 8)
+    dev = cupy.cuda.runtime.getDevice()
     tiles = -(-b.count // (c.tile_threads * c.buffers_per_thread))
-    _kernel(_tiles_expr(c))((tiles,), (c.tile_threads,),
-                            (*_args(b), counter, ids, first))
-    grid = BLEV_BLOCKS_PER_SM * _sms(cupy.cuda.Device().id)
-    _kernel(f"memcpy_size_classes_blev<{c.chunk}>")((grid,), (BLEV_THREADS,),
-                                                     (b.src, b.dst, b.sizes, counter, ids, first))
+    tiles_kernel = _kernel_on(_tiles_expr(c), dev)
+    if b.largest is not None and b.largest <= c.wlev_max:
+        tiles_kernel((tiles,), (c.tile_threads,), (*_args(b), _NULL, _NULL, _NULL))
+        return
+    ws = cupy.empty(1 + b.count + -(-b.count // 2), dtype=np.uint64)  # counter, first, ids
+    ws.data.memset_async(0, 8)
+    base = ws.data.ptr  # pointers into ws as kernel arguments (no CuPy views per call)
+    counter, first, ids = (np.uint64(base), np.uint64(base + 8),
+                           np.uint64(base + 8 * (1 + b.count)))
+    tiles_kernel((tiles,), (c.tile_threads,), (*_args(b), counter, ids, first))
+    _kernel_on(f"memcpy_size_classes_blev<{c.chunk}>", dev)(
+        (BLEV_BLOCKS_PER_SM * _sms(dev),), (BLEV_THREADS,),
+        (b.src, b.dst, b.sizes, counter, ids, first))
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
@@ -161,8 +176,9 @@ def size_classes(b: DeviceBatch) -> None:
     thread), WLEV (<= 1 KiB, a warp each) and BLEV (queued; a second kernel copies 8 KiB
     pieces, blocks in proportion to size).
 
-    Performance: two launches and an 8-byte memset; all bytes once plus 24 bytes per buffer,
-    plus 12 bytes per BLEV buffer through the queue. At most 2^32 - 1 buffers.
+    Performance: two launches and an 8-byte memset (one launch, no memset, when the host
+    knows no buffer exceeds 1 KiB: ``copy_batched``); all bytes once plus 24 bytes per
+    buffer, plus 12 bytes per BLEV buffer through the queue. At most 2^32 - 1 buffers.
     """
     _size_classes(b, PR_CLASSES)
 
@@ -174,7 +190,8 @@ def size_classes_tuned(b: DeviceBatch) -> None:
     in flight), warps take buffers up to 8 KiB (no second kernel for 4 KiB buffers), 32 KiB
     BLEV pieces. The default.
 
-    Performance: as ``size_classes``; predicted, not yet measured: >= 85% of the copy
-    ceiling from 1 KiB buffers up (see benchmarks/NOTES.md).
+    Performance: as ``size_classes`` (one launch when the host knows no buffer exceeds
+    8 KiB); predicted, not yet measured: >= 85% of the copy ceiling from 1 KiB buffers up
+    (see benchmarks/NOTES.md).
     """
     _size_classes(b, TUNED_CLASSES)

@@ -14,7 +14,7 @@ and its source pointer, destination pointer and size (8 bytes each) are read onc
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -146,6 +146,37 @@ def overlap(src_lo: np.ndarray, src_hi: np.ndarray, dst_lo: np.ndarray,
     end_all = np.maximum.accumulate(np.concatenate([[floor], hi[:-1]]))
     end_dst = np.maximum.accumulate(np.concatenate([[floor], np.where(is_dst, hi, floor)[:-1]]))
     return bool(np.any(lo < np.where(is_dst, end_all, end_dst)))
+
+
+#: Up to this many buffers :func:`overlaps` sweeps in Python (a sort of a few dozen tuples is
+#: cheaper than NumPy's per-call overhead); more go through :func:`overlap`.
+SMALL_SWEEP = 64
+
+
+def overlaps(src: Any, dst: Any, sizes: Any) -> bool:
+    """:func:`overlap` of ``[src, src + size)`` and ``[dst, dst + size)`` per buffer, for
+    address and size lists (Python ints) or integer arrays (read as int64, as before)."""
+    if len(sizes) > SMALL_SWEEP:
+        s, lo, hi = (np.asarray(v).astype(np.int64) for v in (sizes, src, dst))
+        return overlap(lo, lo + s, hi, hi + s)
+    return overlap_sweep(*(v if type(v) is list else np.asarray(v).astype(np.int64).tolist()
+                           for v in (src, dst, sizes)))
+
+
+def overlap_sweep(src: list[int], dst: list[int], sizes: list[int]) -> bool:
+    """:func:`overlap`'s rule in Python (the same answer: ties in start address cannot change
+    it, since two non-empty intervals that start together meet)."""
+    items = sorted([(a, a + n, False) for a, n in zip(src, sizes) if n > 0]
+                   + [(a, a + n, True) for a, n in zip(dst, sizes) if n > 0])
+    end_all = end_dst = -(1 << 64)
+    for lo, hi, is_dst in items:
+        if lo < (end_all if is_dst else end_dst):
+            return True
+        if hi > end_all:
+            end_all = hi
+        if is_dst and hi > end_dst:
+            end_dst = hi
+    return False
 
 
 def partition_model(sizes: np.ndarray, classes: SizeClasses) -> dict[str, np.ndarray]:

@@ -2,13 +2,15 @@
 the one H2D copy of a batch's three uint64 arrays through a small ring of pinned buffers."""
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .cuda import DeviceBatch
-from .spec import Plan, overlap
+from .spec import Plan, overlaps
 
 RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
 
@@ -66,6 +68,29 @@ def require_contiguous(a: Any, what: str) -> None:
                          "(make one with ascontiguousarray)")
 
 
+def device_pointers(srcs: list[Any], dsts: list[Any]
+                    ) -> tuple[list[int], list[int], list[int]] | None:
+    """(source addresses, destination addresses, byte sizes) of ``copy_batched``'s pairs, read
+    in one pass, when every array is a CuPy array on the current device, C-contiguous, and
+    each pair has equal byte sizes; None otherwise (the full path then checks everything and
+    raises what it raises)."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None:
+        return None
+    nd, dev = cupy.ndarray, cupy.cuda.runtime.getDevice()
+    sp, dp, sz = [], [], []
+    for s, d in zip(srcs, dsts):
+        if type(s) is not nd or type(d) is not nd or not (s._c_contiguous and d._c_contiguous):
+            return None
+        a, b, n = s.data, d.data, s.nbytes
+        if a.device_id != dev or b.device_id != dev or n != d.nbytes:
+            return None
+        sp.append(a.ptr)
+        dp.append(b.ptr)
+        sz.append(n)
+    return sp, dp, sz
+
+
 def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(source addresses, destination addresses, sizes) of a plan, uint64, one per buffer."""
@@ -76,45 +101,48 @@ def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan
     return src, dst, plan.size.astype(np.uint64)
 
 
-def check_overlap(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray) -> None:
-    """``ValueError`` when a destination overlaps a source or another destination."""
-    s = sizes.astype(np.int64)
-    if overlap(src.astype(np.int64), src.astype(np.int64) + s, dst.astype(np.int64),
-               dst.astype(np.int64) + s):
+def check_overlap(src: Sequence[int], dst: Sequence[int], sizes: Sequence[int]) -> None:
+    """``ValueError`` when a destination overlaps a source or another destination (address
+    and size lists or uint64 arrays)."""
+    if overlaps(src, dst, sizes):
         raise ValueError("a destination overlaps a source or another destination; "
                          "nothing was copied")
 
 
 class _Ring:
-    """Pinned staging buffers reused in turn; each remembers the event after its last copy."""
+    """Pinned staging buffers reused in turn; each keeps its address and an event recorded
+    after its last copy (one event per slot, created once)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.slots: list[list[Any]] = [[None, None] for _ in range(RING)]  # [buffer, event]
+        self.slots: list[list[Any]] = [[None, None, 0] for _ in range(RING)]  # buffer, event, ptr
         self.next = 0
 
-    def send(self, rows: tuple[np.ndarray, ...]) -> Any:
-        """One H2D copy of the rows (uint64, equal length) on the current stream; returns the
-        device array (len(rows), n). Waits only when this slot's previous copy is pending."""
+    def send(self, rows: tuple[Sequence[int], ...]) -> Any:
+        """One H2D copy of the rows (equal length, uint64 values: lists or arrays) on the
+        current stream; returns the device array (len(rows), n). Waits only when this slot's
+        previous copy is pending."""
         import cupy
         import cupyx
 
-        n = rows[0].size
+        n = len(rows[0])
         with self.lock:
             slot = self.slots[self.next]
             self.next = (self.next + 1) % RING
-            if slot[1] is not None:
+            if slot[1] is None:
+                slot[1] = cupy.cuda.Event(block=False, disable_timing=True)
+            else:
                 slot[1].synchronize()
             if slot[0] is None or slot[0].size < len(rows) * n:
                 slot[0] = cupyx.empty_pinned(max(len(rows) * n, 1024), dtype=np.uint64)
+                slot[2] = slot[0].__array_interface__["data"][0]
             h = slot[0][:len(rows) * n].reshape(len(rows), n)
             for r, row in enumerate(rows):
                 h[r] = row
             d = cupy.empty((len(rows), n), dtype=np.uint64)
-            cupy.cuda.runtime.memcpyAsync(d.data.ptr, h.ctypes.data, h.nbytes,
+            cupy.cuda.runtime.memcpyAsync(d.data.ptr, slot[2], h.nbytes,
                                           cupy.cuda.runtime.memcpyHostToDevice,
                                           cupy.cuda.get_current_stream().ptr)
-            slot[1] = cupy.cuda.Event(block=False, disable_timing=True)
             slot[1].record()
         return d
 
@@ -122,10 +150,12 @@ class _Ring:
 _RINGS: dict[int, _Ring] = {}
 
 
-def send_batch(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray) -> DeviceBatch:
-    """The batch on the current device after one H2D copy (no synchronisation)."""
+def send_batch(src: Sequence[int], dst: Sequence[int], sizes: Sequence[int],
+               largest: int | None = None) -> DeviceBatch:
+    """The batch on the current device after one H2D copy (no synchronisation); ``largest``:
+    the largest size when the caller knows it (and none is negative)."""
     import cupy
 
-    ring = _RINGS.setdefault(cupy.cuda.Device().id, _Ring())
+    ring = _RINGS.setdefault(cupy.cuda.runtime.getDevice(), _Ring())
     d = ring.send((src, dst, sizes))
-    return DeviceBatch(d[0], d[1], d[2], int(sizes.size), (src, dst, sizes))
+    return DeviceBatch(d[0], d[1], d[2], len(sizes), (src, dst, sizes), largest)
