@@ -400,18 +400,3 @@ def test_streamed_numeric_histogram_adds_chunks_into_one_total(monkeypatch) -> N
     got = streamed.numeric_histogram(SimpleNamespace(name="even_fast", fn=fn), job)
     assert len(calls) == 3
     np.testing.assert_array_equal(got.hist, np.bincount(np.arange(10) % 3, minlength=3))
-
-
-@given(size=st.integers(0, 5000), chunk=st.integers(1, 400), unit=st.integers(1, 9))
-def test_ramp_bounds_cover_in_order(size: int, chunk: int, unit: int) -> None:
-    chunk = max(unit, chunk // unit * unit)
-    b = staging.ramp_bounds(size, chunk, unit)
-    assert [x for ab in b for x in ab][:1] in ([], [0])
-    assert all(b[i][1] == b[i + 1][0] for i in range(len(b) - 1))
-    assert (b[-1][1] if b else 0) == size
-    assert all(x % unit == 0 for ab in b[:-1] for x in ab)
-    if size >= 8 * chunk:
-        assert [hi - lo for lo, hi in b[:4]] == [max(unit, (chunk >> k) // unit * unit)
-                                                  for k in (3, 2, 1)] + [chunk]
-    else:
-        assert b == staging.chunk_bounds(size, chunk)

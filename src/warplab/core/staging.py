@@ -259,23 +259,6 @@ def chunk_bounds(size: int, chunk: int) -> list[tuple[int, int]]:
     return [(a, min(a + chunk, size)) for a in range(0, size, chunk)]
 
 
-def ramp_bounds(size: int, chunk: int, unit: int = 1) -> list[tuple[int, int]]:
-    """:func:`chunk_bounds` with a ramp: when ``size`` holds at least 8 chunks, the first three
-    are 1/8, 1/4 and 1/2 of ``chunk`` (multiples of ``unit``), so the first copy starts after a
-    short fill instead of a whole chunk's (the pipeline's one unoverlapped fill; H100: 256 MiB
-    takes about 5.5 ms to stage, 4 GiB about 105 ms end to end)."""
-    if chunk < 1 or unit < 1:
-        raise ValueError("chunk and unit must be >= 1")
-    if size < 8 * chunk:
-        return chunk_bounds(size, chunk)
-    out, a = [], 0
-    for part in (chunk >> 3, chunk >> 2, chunk >> 1):
-        step = max(unit, part // unit * unit)
-        out.append((a, a + step))
-        a += step
-    return out + [(b, min(b + chunk, size)) for b in range(a, size, chunk)]
-
-
 def is_pinned(address: Any) -> bool:
     """True when host ``address`` lies in page-locked memory CUDA knows (cudaHostAlloc'ed or
     registered): such memory is copied from directly, without staging."""

@@ -36,8 +36,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .sources import ArraySource, FileSource, open_source, split
-from .staging import (chunk_bounds, env_bytes, executor, is_pinned, plan_chunk, ramp_bounds,
-                      staging_pool, stream_min_bytes, threads)
+from .staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_pool,
+                      stream_min_bytes, threads)
 
 RING = 4
 #: Smallest piece of a chunk one worker fills (smaller chunks take fewer workers).
@@ -117,11 +117,9 @@ def stream(data: Any, chunk_fn: Callable[[Any, int], Any], combine: Callable[[li
     try:
         unit = int(np.lcm(int(unit), src.unit))
         itemsize = src.dtype.itemsize
-        forced = chunk_bytes is not None or env_bytes("WARPLAB_STREAM_CHUNK") is not None
         chunk = plan_chunk(src.size * itemsize, unit * itemsize, backend,
                            override=chunk_bytes) // itemsize
-        bounds = (ramp_bounds(src.size, chunk, unit) if backend == "cuda" and not forced
-                  else chunk_bounds(src.size, chunk))
+        bounds = chunk_bounds(src.size, chunk)
         t0 = time.perf_counter()
         stats: dict[str, Any] = {"bytes": src.size * itemsize, "chunks": len(bounds),
                                  "chunk_bytes": chunk * itemsize, "threads": threads(),
