@@ -76,9 +76,20 @@ CORR_FAMILIES = frozenset({"corrcoef", "corr_pairs"})
 # The batched-copy campaign (families/memcpy/bench.py): a grid of buffer-size classes x layouts
 # x alignments at a fixed total; report/memcpy.py draws and tabulates it.
 MEMCPY_FAMILIES = frozenset({"memcpy"})
+# The latency campaign (families/latency/bench.py): host-clock times of small calls per case and
+# mode (call latency, host time per call) next to CuPy, PyTorch and the bare launch; no kernel
+# phase, no size axis, no rate; report/latency.py draws and tabulates it.
+LATENCY_FAMILIES = frozenset({"latency"})
+# The streaming campaign (families/stream/bench.py): the end-to-end time of a public call on
+# host data, split into read, H2D and kernel (per-run sums over chunks); report/stream.py.
+STREAM_FAMILIES = frozenset({"stream"})
+# Families whose measurement is the end-to-end time (``phases.total``) of a call: a record with
+# that and no kernel phase is well formed.
+END_TO_END_FAMILIES = LATENCY_FAMILIES | STREAM_FAMILIES
 # Families with a report module of their own: the generic per-size figures, glance and median
 # tables skip them.
-OWN_REPORT_FAMILIES = SERIES_FAMILIES | CORR_FAMILIES | MEMCPY_FAMILIES
+OWN_REPORT_FAMILIES = (SERIES_FAMILIES | CORR_FAMILIES | MEMCPY_FAMILIES | LATENCY_FAMILIES
+                       | STREAM_FAMILIES)
 # Families whose canonical order is a chain of optimisation steps: they get the step-speedup
 # figure and the lecture table (each canonical kernel against the one before it).
 STEP_FAMILIES = frozenset({"reduce"})

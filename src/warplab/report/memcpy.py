@@ -28,9 +28,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .groups import Pick, group_by, latest, ordered_series, styles_for
 from .load import Results, Row, num
-from .plotkit import (
-    DPI, LABEL_PT, LEGEND_PT, TICK_PT, TITLE_PT, _legend_columns, _text, wrap_title,
-)
+from .plotkit import DPI, LABEL_PT, TICK_PT, _text, finish_panels
 from .roofline import device_ceilings
 from .skips import SkippedFigure
 from .tables import Table
@@ -302,17 +300,7 @@ def plot_bandwidth_vs_class(rows: Sequence[Row], path: Path, *, title: str,
         axes[0].set_ylim(top=top * 2.2)
     else:
         axes[0].set_ylim(0, top * 1.12)
-    handles, labels = axes[0].get_legend_handles_labels()
-    seen = dict(zip(labels, handles))
-    for ax in axes[1:len(panels)]:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(lab, h)
-    fig.suptitle(_text(wrap_title(title, width)), fontsize=TITLE_PT)
-    fig.legend(list(seen.values()), list(seen), loc="outside lower center", fontsize=LEGEND_PT,
-               ncol=_legend_columns(list(seen), width), frameon=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
-    return path
+    return finish_panels(fig, axes[:len(panels)], path, title)
 
 
 def _layout_words(panel: str) -> str:
