@@ -14,6 +14,7 @@ from .memcpy import memcpy_tables
 from .roofline import roofline_table
 from .series import series_tables
 from .skips import SkippedFigure
+from .dask import dask_tables
 from .stream import end_to_end_tables
 from .tables import (
     Table, failures_table, glance_tables, lecture_tables, median_tables, ratio_tables,
@@ -34,6 +35,7 @@ def build_tables(results: Results) -> list[Table]:
     tables += memcpy_tables(results)
     tables += latency_tables(results)
     tables += end_to_end_tables(results)
+    tables += dask_tables(results)
     tables += ratio_tables(results)
     tables += glance_tables(results)
     tables += median_tables(results)

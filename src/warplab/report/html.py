@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .corr import CORR_KINDS
+from .dask import DASK_KINDS
 from .devices import esc, render_devices
 from .gallery import KIND_ORDER, FigureRef
 from .groups import config_label, slug
@@ -224,7 +225,7 @@ def _family_section(family: str, figures: Sequence[FigureRef], tables: Sequence[
     parts = [f'<section id="family-{esc(fid)}" class="family"><h2>{esc(family)}</h2>']
     main = [t for t in tables
             if t.kind in ("speedup", "ratio", *SERIES_KINDS, *CORR_KINDS, *MEMCPY_KINDS,
-                          *LATENCY_KINDS, *STREAM_KINDS)]
+                          *LATENCY_KINDS, *STREAM_KINDS, *DASK_KINDS)]
     lecture = [t for t in tables if t.kind == "lecture"]
     if main or lecture:
         parts.append(f'<section id="tables-{esc(fid)}" class="tables">')
