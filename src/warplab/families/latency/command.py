@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ...bench.stats import paired_or_pooled
 from ...bench.tables import print_table
-from ...console import all_verified, console, csv, finish_bench, json_path, progress
+from ...console import console, csv, finish_bench, finish_run, json_path, progress
 from ...core.device import resolve_backend
 from .bench import FLOOR_CASE, MODES, run_latency
 from .cases import CASE_NAMES, CASES
@@ -39,9 +39,7 @@ def run(args: argparse.Namespace) -> int:
                           with_comparators=not args.no_compare, calls=args.runs,
                           warmup=args.warmup, progress=update)
     print_tables(doc["results"], backend)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    return 0 if all_verified(doc) else 1
+    return finish_run(doc)
 
 
 def _us(r: dict | None) -> str:
