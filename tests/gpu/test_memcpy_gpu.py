@@ -237,3 +237,32 @@ def test_buffer_over_4_gib() -> None:
     dst = cupy.zeros(n, dtype=np.uint8)
     warplab.copy_batched([src[3:]], [dst])
     assert int(dst[0]) == 9 and bool((dst[-4096:] == 7).all())
+
+
+def test_planned_grid_on_the_device() -> None:
+    """The --full grid's runner on small cells with every target (the per-buffer ones in the
+    witness cell): draws on the device pack the buffers, every record verified, the fast
+    targets held back to back."""
+    from warplab.families.memcpy.bench import Case, targets
+    from warplab.families.memcpy.cells import layout_offsets
+    from warplab.families.memcpy.grid import SizeSet, run_planned
+    from warplab.families.memcpy.plan import SLOW, plan_cells
+
+    ss = SizeSet(cupy, 1, 64, 4, 1 << 20)
+    for layout, seed in (("consecutive", 0), ("shuffle", 2), ("shuffle", 3)):
+        off = layout_offsets(cupy, ss.sizes, layout, seed).get()
+        sizes = ss.sizes.get()
+        order = np.argsort(off, kind="stable")
+        assert off[order][0] == 0 and (off[order][1:] == (off + sizes)[order][:-1]).all()
+    tgts, _ = targets(None, True)
+    grid = [Case(1, 64, "shuffle", "shuffle", 4, 1 << 20),
+            Case(65536, 65536, "consecutive", "consecutive", 1, 1 << 23)]
+    cells = plan_cells(grid, [t.name for t in tgts], auto_total=False, runs=3, warmup=1)
+    with cupy.cuda.Stream(non_blocking=True):
+        records, _, complete = run_planned(cells, tgts, {})
+    assert complete and len(records) == sum(len(p.targets) for p in cells)
+    bad = [(r["variant"], r["params"]["case"], r["error"]) for r in records
+           if not r["verified"] and r["provider"] in ("warplab", "cub")]  # the runtime's
+    assert not bad, bad  # cudaMemcpyBatchAsync needs CUDA 13: not this test's subject
+    fast = [r for r in records if r["variant"] not in SLOW]
+    assert all(r["params"]["held"] and r["params"]["timing"] == "back_to_back" for r in fast)
