@@ -3,9 +3,10 @@
 A *config* is the part of a record's ``params`` that selects one plot/table:
 for the histogram family always ``bins`` and ``data`` (reduce: ``op``, ``dtype``, ``data``),
 plus any other parameter that varies within the family (``size``, ``runs``, ``warmup``,
-``held``, ``rounds`` and ``checked_rows`` never count, and a parameter fully determined by the
-other config keys, like ``nbins`` by ``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
-with the device when a family holds rows from more than one device.
+``held``, ``rounds``, ``checked_rows`` and ``timing`` never count, and a parameter fully
+determined by the other config keys, like ``nbins`` by ``bins``, is dropped). A *series* is
+one line in a plot: the variant, suffixed with the device when a family holds rows from more
+than one device.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ K = TypeVar("K", bound=Hashable)
 
 # Measurement details, not configurations: runs, warm-up, whether the timed phase could be
 # held behind a blocking kernel (a property of the call being timed), the rounds that
-# interleave timed calls, and how many rows of a large product were verified.
-EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held", "rounds", "checked_rows"})
+# interleave timed calls, how many rows of a large product were verified, and how the kernel
+# phase was timed (memcpy's planned grid: "back_to_back").
+EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held", "rounds", "checked_rows",
+                           "timing"})
 ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
     "histogram": ("bins", "data"),
     "reduce": ("op", "dtype", "data"),
@@ -64,7 +67,7 @@ CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     "corrcoef": ("pairwise_direct", "tiled_smem", "tc_gram"),
     # one copy call per buffer, the obvious one-launch kernels, the PR's design, the default
     "memcpy": ("loop_memcpy_async", "block_per_buffer", "warp_per_buffer", "size_classes",
-               "size_classes_tuned"),
+               "warp_classes", "size_classes_tuned"),
 }
 # Families of the series campaign (families/series/bench.py): their records are shapes (M x N),
 # not sizes, so the per-config figures and tables above do not fit them; report/series.py

@@ -160,13 +160,16 @@ def grid_tables(results: Results) -> list[Table]:
         has_cub = any(is_cub(r) for r in rows)
         t = Table(f"memcpy: {default} (default) against CUB, align {a} — GB/s counting all "
                   f"bytes{_suffix(ok, device)}",
-                  ["align", "layout", "buffer sizes", "buffers", "default GB/s",
-                   "default data GB/s", "CUB GB/s", "default / CUB", "% of copy", "target"],
+                  ["align", "layout", "buffer sizes", "buffers", "data (MiB)",
+                   "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
+                   "% of copy", "target"],
                   [], "memcpy", "memcpy",
-                  {3: ",.0f", 4: ".1f", 5: ".1f", 6: ".1f", 7: ".2f", 8: ".1f"},
+                  {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".2f", 9: ".1f"},
                   note="GB/s counts all bytes as the batch-memcpy PR does: data read and "
                        "written plus 24 bytes per buffer (source and destination pointers, "
-                       "size); data GB/s: the data read and written only. % of copy: the "
+                       "size); data GB/s: the data read and written only; data (MiB): the "
+                       "bytes copied in the case (the planned --full grid picks it per case "
+                       "so that a launch lasts >= 100 us at the copy ceiling). % of copy: the "
                        "default's GB/s over the measured copy ceiling"
                        + (f" ({fmt_bandwidth(roof)})" if roof else " (not measured)")
                        + ". Target (issue 13): default >= 1.2x CUB, or >= 95% of copy where "
@@ -181,12 +184,14 @@ def grid_tables(results: Results) -> list[Table]:
             ratio = d.gbps / cub.gbps if d and cub and d.gbps and cub.gbps else None
             pct = _pct(d, roof)
             count = num((d or cub).params.get("count"))  # type: ignore[union-attr]
-            t.rows.append([a, lay, class_label(lo, hi), count, d.gbps if d else None,
+            data = num((d or cub).extra.get("data_bytes"))  # type: ignore[union-attr]
+            t.rows.append([a, lay, class_label(lo, hi), count,
+                           data / 2 / (1 << 20) if data else None, d.gbps if d else None,
                            num(d.extra.get("data_gbps")) if d else None,
                            cub.gbps if cub else None, ratio, pct,
                            target_met(ratio, pct, cub.gbps if cub else None, roof, lo)])
             t.row_keys.append(f"{lay} {class_label(lo, hi)} align {a}")
-        _small_rates(t, (4, 5, 6))
+        _small_rates(t, (5, 6, 7))
         tables.append(t)
     return tables
 
