@@ -39,7 +39,7 @@ import numpy as np
 import warplab
 from warplab.bench.ceilings import copy_bandwidth, read_bandwidth
 from warplab.bench.timing import back_to_back_ms
-from warplab.families.histogram import numeric, numeric_cuda, numeric_fast
+from warplab.families.histogram import minmax_cuda, numeric, numeric_cuda, numeric_fast
 from warplab.families.histogram.comparators import cccl_histogram_even_range
 
 N = 1 << 28  # 1 GiB of float32
@@ -50,7 +50,7 @@ READ = 0.0
 CONFIGS = ({}, {"unroll": 4}, {"prefetch": 1}, {"unroll": 4, "prefetch": 1}, {"block": 512},
            {"block": 512, "unroll": 4, "prefetch": 1}, {"unroll": 8})
 SHORT = ({}, {"unroll": 4}, {"unroll": 4, "prefetch": 1})
-MINMAX_DEFAULT = numeric_cuda.MINMAX
+MINMAX_DEFAULT = minmax_cuda.MINMAX
 
 
 def cfg_name(cfg: dict) -> str:
@@ -104,10 +104,10 @@ def hist_cases(d: Any, h: np.ndarray, which: set[str]) -> None:
     if "none" in which:
         want = np.histogram(h, 256)[0]
         for method in ("partials", "atomic"):
-            numeric_cuda.MINMAX = method
+            minmax_cuda.MINMAX = method
             for cfg in SHORT:
                 run("min/max pass f32 1GiB", method, cfg,
-                    lambda: numeric_cuda.device_min_max(d),
+                    lambda: minmax_cuda.device_min_max(d),
                     lambda got: bool(got == (h.min(), h.max())), nb, nb)
             for v in ("even_private", "even_fast"):
                 for cfg in SHORT:
@@ -115,7 +115,7 @@ def hist_cases(d: Any, h: np.ndarray, which: set[str]) -> None:
                         lambda: warplab.histogram(d, 256, variant=v),
                         lambda got: bool(np.array_equal(got[0].get(), want)), nb, 2 * nb,
                         "2 reads: min/max, then bins")
-        numeric_cuda.MINMAX = MINMAX_DEFAULT
+        minmax_cuda.MINMAX = MINMAX_DEFAULT
 
 
 def comparator_cases(d: Any, h: np.ndarray) -> None:
@@ -172,12 +172,12 @@ def bincount_cases() -> None:
                 cfgs += [{"acc_budget": 64 * 1024}, {"acc_budget": 96 * 1024, "unroll": 4}]
             for cfg in cfgs:
                 run(case, v, cfg, lambda: warplab.bincount(x, w, variant=v), close, nb, must)
-        numeric_cuda.MINMAX = "atomic"
+        minmax_cuda.MINMAX = "atomic"
         best = "private_sums_vec" if private else "global_atomics_vec"
         for cfg in SHORT:
             run(case, f"{best}+atomic minmax", cfg, lambda: warplab.bincount(x, w, variant=best),
                 close, nb, must)
-        numeric_cuda.MINMAX = MINMAX_DEFAULT
+        minmax_cuda.MINMAX = MINMAX_DEFAULT
         del x
 
 

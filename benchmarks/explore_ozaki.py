@@ -58,7 +58,7 @@ def raw_gemms(m: int, rows: list[dict]) -> None:
         print(f"int8 GemmEx {m} x {m} x {k:6d}: {ms:7.3f} ms {tops:7.1f} TOPS", flush=True)
     want = a[:64, :m].astype(np.float64) @ b[:64, :m].astype(np.float64).T
     slices_cuda.gemm_s8(m, m, m, b.data.ptr, kmax, a.data.ptr, kmax, c.data.ptr, m)
-    assert bool((c[:64].astype(np.float64) == want).all()), "int8 GEMM result wrong"
+    assert bool((c[:64, :64].astype(np.float64) == want).all()), "int8 GEMM result wrong"
 
 
 def public_calls(x, ref, rows: list[dict]) -> float:

@@ -6,7 +6,9 @@ same way CI (no GPU) does.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -67,3 +69,24 @@ def _ceilings_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """Measured ceilings go to a cache folder of this test session, never to the user's
     ~/.cache (GPU tests too: they measure the real device once per session)."""
     monkeypatch.setenv("WARPLAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def run_in_threads(worker: Callable[[int], None], n: int = 2) -> None:
+    """``worker(i)`` for i in range(n), each on its own thread, all released at once (a
+    barrier); an exception in any thread fails the calling test with every one listed."""
+    start = threading.Barrier(n)
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            start.wait()
+            worker(i)
+        except BaseException as exc:  # noqa: BLE001  (re-raised in the calling thread)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

@@ -45,7 +45,11 @@ def commands(tmp: Path) -> dict[str, list[str]]:
         "memcpy": ["memcpy", "--min", "1", "--max", "64", "--total", "1M", *quick],
         "bench-reduce": ["bench", "reduce", "--quick", "--sizes", "64K", "--out", str(tmp / "r"),
                          *quick],
+        "stream": ["stream", "--sizes", "1M", "--source", "pageable,file_cached", "--op",
+                   "histogram", *quick],
     }
+#: Text every run of a command must show whole (a squeezed text column loses it silently).
+MUST_SHOW = {"stream": ("pageable", "file_cached", "stage")}
 
 
 def _table_lines(out: str) -> list[str]:
@@ -55,7 +59,8 @@ def _table_lines(out: str) -> list[str]:
 
 @pytest.mark.parametrize("width", WIDTHS, indirect=True)
 @pytest.mark.parametrize("name", ["device", "histogram-file", "histogram-time", "reduce",
-                                  "matmul", "series", "corr", "memcpy", "bench-reduce"])
+                                  "matmul", "series", "corr", "memcpy", "bench-reduce",
+                                  "stream"])
 def test_output_fits(name: str, width: int, tmp_path: Path,
                      capsys: pytest.CaptureFixture) -> None:
     argv = ["--device", "cpu", *commands(tmp_path)[name]]
@@ -68,6 +73,8 @@ def test_output_fits(name: str, width: int, tmp_path: Path,
     assert not too_wide, (name, width, too_wide[:3])
     cut = [line for line in lines if "…" in line]
     assert not cut, (name, width, cut[:3])
+    for text in MUST_SHOW.get(name, ()):
+        assert text in out, (name, width, text)
     for line in lines:  # a table row whose every cell is a dash would be a dropped column
         cells = [c.strip() for c in line.strip("│┃").split("│")]
         assert not (len(cells) > 2 and all(c in DASH_ONLY for c in cells[1:])), line
@@ -110,3 +117,28 @@ def test_device_after_the_subcommand(capsys: pytest.CaptureFixture) -> None:
     assert cli.main(["reduce", "--device", "cpu", "--size", "4K", "--runs", "1",
                      "--warmup", "0"]) == 0
     assert "(cpu)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cols", [60, 64, 70, 76])
+def test_text_columns_are_never_squeezed_away(cols: int) -> None:
+    """rich may shrink a wrapping text column to nothing (no ellipsis) and crop the numbers at
+    the right edge: print_table must transpose such a table instead (the stream table at 60
+    columns lost its source and host columns that way)."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from warplab.bench.tables import print_table
+
+    t = Table(title="stream")
+    for col in ("size", "source", "host", "chunk", "e2e ms", "GB/s", "read ms", "overlap"):
+        t.add_column(col, justify="left" if col in ("source", "host") else "right")
+    t.add_row("16 MiB", "pageable", "view", "2 MiB", "23.74", "0.7", "0.00", "-")
+    t.add_row("16 MiB", "file_cached", "stage", "2 MiB", "36.35", "0.5", "13.40", "0.41")
+    buf = io.StringIO()
+    print_table(t, Console(file=buf, width=cols))
+    out = buf.getvalue()
+    for text in ("pageable", "file_cached", "stage", "13.40", "0.41", "overlap"):
+        assert text in out, (cols, text, out)
+    assert max(map(len, out.splitlines())) <= cols

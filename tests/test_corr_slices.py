@@ -402,3 +402,16 @@ def test_variant_registered_not_default() -> None:
     v = registry.get("corrcoef", "int8_slices")
     assert v.backend == "cuda" and v.rank == 20
     assert registry.variants("corrcoef", "cuda")[0].name == "tc_gram"
+
+
+def test_naming_int8_slices_without_a_gpu_says_why() -> None:
+    """The variant is cuda-only: on the cpu backend, or where CuPy is missing, one clear
+    error names it and the backend it needs."""
+    from warplab.core.errors import DeviceUnavailableError
+
+    x = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(ValueError, match="int8_slices.*cuda backend"):
+        warplab.corrcoef(x, variant="int8_slices", device="cpu")
+    if not warplab.core.device.cuda_available():
+        with pytest.raises(DeviceUnavailableError, match="int8_slices"):
+            warplab.corrcoef(x, variant="int8_slices")

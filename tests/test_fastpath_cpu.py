@@ -21,6 +21,7 @@ from warplab.families.histogram import cuda as hcuda
 from warplab.families.histogram.spec import resolve
 from warplab.families.reduce import cuda as rcuda
 from warplab.families.reduce.spec import spec
+from conftest import run_in_threads
 
 
 @pytest.fixture(autouse=True)
@@ -228,29 +229,18 @@ def test_threads_on_the_numpy_backend() -> None:
     rng = np.random.default_rng(2)
     data = [rng.random(1024, dtype=np.float32) for _ in range(2)]
     raw = [rng.integers(0, 256, 4096, dtype=np.uint8) for _ in range(2)]
-    errors: list[BaseException] = []
-    start = threading.Barrier(2)
 
     def worker(i: int) -> None:
-        try:
-            start.wait()
-            with warplab.record_variants() as ran:
-                for _ in range(50):
-                    assert warplab.sum(data[i]) == np.float32(data[i].sum(dtype=np.float64))
-                    np.testing.assert_array_equal(warplab.byte_histogram(raw[i]),
-                                                  np.bincount(raw[i], minlength=256))
-                    np.testing.assert_allclose(warplab.mean(data[i].reshape(32, 32), axis=1),
-                                               data[i].reshape(32, 32).mean(axis=1), rtol=1e-6)
-            assert len(ran) == 150  # each thread sees its own calls only
-        except BaseException as exc:  # noqa: BLE001  (re-raised in the main thread)
-            errors.append(exc)
+        with warplab.record_variants() as ran:
+            for _ in range(50):
+                assert warplab.sum(data[i]) == np.float32(data[i].sum(dtype=np.float64))
+                np.testing.assert_array_equal(warplab.byte_histogram(raw[i]),
+                                              np.bincount(raw[i], minlength=256))
+                np.testing.assert_allclose(warplab.mean(data[i].reshape(32, 32), axis=1),
+                                           data[i].reshape(32, 32).mean(axis=1), rtol=1e-6)
+        assert len(ran) == 150  # each thread sees its own calls only
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(worker, 2)
 
 
 def test_environment_override_read_per_call(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,6 @@ full path's errors raised again, with the same message, through warm records. A 
 The other short paths' counters: ``test_fastpath_work_{bincount,copies,corr}.py``."""
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 import pytest
@@ -19,6 +18,7 @@ import warplab
 from fake_cupy import WORK, Dev, count_launch, dev, install, poison_allocations
 from warplab.core import fastpath, registry
 from warplab.families.reduce import axis, axis_cuda, axis_fast
+from conftest import run_in_threads
 
 _OPS = {v: k for k, v in axis_cuda.KERNEL_OP.items()}
 
@@ -243,23 +243,12 @@ def test_threads_share_one_record(gpu) -> None:
     xs = [dev(_data((32, 32), "float32", seed)) for seed in range(2)]
     wants = [_full("mean", x, axis=1) for x in xs]
     fastpath.clear()
-    start = threading.Barrier(2)
-    errors: list[BaseException] = []
 
     def worker(i: int) -> None:
-        try:
-            start.wait()
-            for _ in range(100):
-                np.testing.assert_array_equal(warplab.mean(xs[i], axis=1), wants[i])
-        except BaseException as exc:  # noqa: BLE001  (re-raised below)
-            errors.append(exc)
+        for _ in range(100):
+            np.testing.assert_array_equal(warplab.mean(xs[i], axis=1), wants[i])
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(worker, 2)
     assert fastpath.stats()["reduce.axis"] == 1  # same key: one record
 
 

@@ -13,7 +13,7 @@ import pytest
 import warplab
 from fake_cupy import WORK, Dev, count_launch, dev, install, poison_allocations
 from warplab.core import fastpath, registry
-from warplab.families.histogram import bincount_short, numeric_cuda
+from warplab.families.histogram import bincount_short, minmax_cuda, numeric_cuda
 
 
 def _key(v: int, dt: np.dtype) -> int:
@@ -114,7 +114,7 @@ def test_int_decoder_is_from_order_key() -> None:
         mask, offset = bincount_short.int_decoder(dt)
         for v in {info.min, info.min + 1, -1 if info.min else 0, 0, 1, info.max - 1, info.max}:
             k = _key(v, dt)
-            assert (k & mask) - offset == v == numeric_cuda.from_order_key(k, dt)
+            assert (k & mask) - offset == v == minmax_cuda.from_order_key(k, dt)
             # the minimum's word holds the key's complement in 64 bits
             assert (~((1 << 64) - 1 - k) & mask) - offset == v
 

@@ -26,7 +26,7 @@ from hypothesis.extra import numpy as hnp
 import warplab
 from fake_cupy import Dev
 from warplab.core import fastpath, registry
-from warplab.families.histogram import api, numeric, numeric_cuda
+from warplab.families.histogram import api, minmax_cuda, numeric, numeric_cuda
 from warplab.families.histogram.cpu import byte_counts
 from warplab.families.histogram.numeric_fast import even_fast_bins_reference
 
@@ -195,7 +195,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(numeric_cuda, "_grid", lambda *a: 3)
     monkeypatch.setattr(api, "_run_cuda", _model_run_cuda)
     # the pinned read of the min/max partials: plain host copies of the "device" arrays
-    monkeypatch.setattr(numeric_cuda, "read_small", lambda *arrays: [a.get() for a in arrays])
+    monkeypatch.setattr(minmax_cuda, "read_small", lambda *arrays: [a.get() for a in arrays])
     monkeypatch.setattr(fastpath, "read_small", lambda *arrays: [a.get() for a in arrays])
     LAUNCHES.clear()
     BYTE_RUNS.clear()
@@ -425,7 +425,7 @@ def test_device_input_gives_device_output() -> None:
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint16"])
 def test_even_fast_and_atomic_min_max(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(numeric_cuda, "MINMAX", "atomic")
+    monkeypatch.setattr(minmax_cuda, "MINMAX", "atomic")
     a = sample(dtype, 5001, 3)
     if a.dtype.kind == "f":
         a = a[np.isfinite(a)]
@@ -433,16 +433,16 @@ def test_even_fast_and_atomic_min_max(dtype: str, monkeypatch: pytest.MonkeyPatc
         same_as_numpy(lambda: warplab.histogram(_dev(a), nbins, r, variant="even_fast"),
                       lambda: np.histogram(a, nbins, r))
         assert ran()[-1][1] == "even_fast" and LAUNCHES[-1][0] == "hist_even_fast"
-    lo, hi = numeric_cuda.device_min_max(_dev(a))
+    lo, hi = minmax_cuda.device_min_max(_dev(a))
     assert (lo, hi) == (a.min(), a.max()) and lo.dtype == a.dtype
 
 
 def test_device_min_max_model_nan_and_values() -> None:
     a = np.array([3, -7, 12, 5], np.int16)
-    lo, hi = numeric_cuda.device_min_max(_dev(a))
+    lo, hi = minmax_cuda.device_min_max(_dev(a))
     assert (lo, hi) == (-7, 12) and lo.dtype == np.int16
     f = np.array([1.5, np.nan, -2.0], np.float32)
-    lo, hi = numeric_cuda.device_min_max(_dev(f))
+    lo, hi = minmax_cuda.device_min_max(_dev(f))
     assert np.isnan(lo) and np.isnan(hi) and lo.dtype == np.float32
 
 

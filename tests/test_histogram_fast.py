@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warplab.families.histogram import numeric
-from warplab.families.histogram.numeric_cuda import from_order_key
+from warplab.families.histogram.minmax_cuda import from_order_key
 from warplab.families.histogram.numeric_fast import (even_fast_bins_reference, fast_constants,
                                                      fast_share)
 

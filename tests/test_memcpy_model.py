@@ -14,9 +14,14 @@ from warplab.families.memcpy.cuda import DEFINES
 from warplab.families.memcpy.spec import (
     PR_CLASSES,
     TUNED_CLASSES,
+    WARP_CLASSES,
+    WARP_CLASSES_SWEEP,
     chunk_owner,
     concat_plan,
+    group_lanes,
     partition_model,
+    thread_pieces,
+    warp_classes_model,
 )
 
 UNROLL = DEFINES["WARPLAB_MEMCPY_UNROLL"]
@@ -120,6 +125,54 @@ def test_partition_model(sizes: list[int], classes: object) -> None:
     assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
     off = (g - m["first_chunk"][owner]) * classes.chunk
     assert (off < s[m["queue"]][owner]).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 40), st.integers(0, 300), st.integers(0, 70000)),
+                max_size=400), st.sampled_from([WARP_CLASSES, *WARP_CLASSES_SWEEP]))
+def test_warp_classes_model(sizes: list[int], classes: object) -> None:
+    s = np.array(sizes, dtype=np.int64)
+    m = warp_classes_model(s, classes)
+    cls = classes.classify(s)
+    ids = np.concatenate([m["thread"], m["group"], m["warp"], m["queue"]])
+    assert sorted(ids.tolist()) == np.flatnonzero(cls >= 0).tolist()  # empty ones: no work
+    for key, k in (("thread", 0), ("group", 1), ("warp", 2), ("queue", 3)):
+        assert (cls[m[key]] == k).all() and (np.diff(m[key]) > 0).all()
+    assert (s[m["thread"]] <= 16).all()  # thread_copy holds at most 16 bytes
+    n_chunks = -(-s[m["queue"]] // classes.chunk)
+    assert np.array_equal(m["first_chunk"], np.cumsum(n_chunks) - n_chunks)
+    g = np.arange(int(m["chunks"]))
+    owner = chunk_owner(m["first_chunk"], g)
+    assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
+
+
+@pytest.mark.parametrize("classes", [WARP_CLASSES, *WARP_CLASSES_SWEEP])
+def test_group_copy_covers_each_byte_once(classes: object) -> None:
+    for n in range(classes.tlev_max + 1, classes.sub_max + 1):
+        for dst in range(16):
+            lanes = group_lanes(n, dst, classes.group, classes.sub_max)
+            covered = np.zeros(n, dtype=int)
+            for mine in lanes:
+                for off, kind in mine:
+                    width = 16 if kind == "chunk" else 1
+                    assert off + width <= n
+                    if kind == "chunk":
+                        assert (dst + off) % 16 == 0  # 16-byte stores are aligned
+                    covered[off:off + width] += 1
+            assert (covered == 1).all(), (n, dst)
+
+
+def test_thread_copy_pieces_cover_each_byte_once_aligned() -> None:
+    for n in range(1, 17):
+        for src in range(32):
+            for dst in (0, 4, 8, 16, 3):
+                pieces = thread_pieces(n, src, dst)
+                covered = np.zeros(n, dtype=int)
+                for off, w in pieces:
+                    assert (src + off) % w == 0 and (dst + off) % w == 0  # aligned moves
+                    covered[off:off + w] += 1
+                assert (covered == 1).all(), (n, src, dst)
+        assert thread_pieces(n, 16, 32) == ([(0, 16)] if n == 16 else thread_pieces(n, 8, 8))
 
 
 def test_concat_plan_covers_the_output_once() -> None:

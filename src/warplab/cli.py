@@ -78,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
                    "matmul: float32,float64")
     b.add_argument("--ops", type=csv, help="reduce: sum,min,max,mean")
     b.add_argument("--no-compare", action="store_true", help="skip the comparators")
+    b.add_argument("--dry-run", action="store_true", help="memcpy: print the campaign's plan "
+                   "and estimated time (on the CPU), measure nothing")
+    b.add_argument("--deadline", type=float, default=None, metavar="S",
+                   help="memcpy --full: start no new cell after S seconds (the JSON keeps "
+                        "what ran)")
     timing_args(b, runs=None, warmup=None)
 
     r = sub.add_parser("report", help="figures and an HTML page from results JSON")

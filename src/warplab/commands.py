@@ -75,6 +75,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Run the chosen family's campaign (or every family's) into one timestamped folder."""
     backend = resolve_backend(args.device)
     campaign = args.campaign or "quick"
+    if getattr(args, "dry_run", False):
+        for family in FAMILIES:
+            if args.family in (family, "all"):
+                mod = family_command(family)
+                if hasattr(mod, "plan"):
+                    mod.plan(args, backend, campaign)
+                else:
+                    console.print(f"{family}: no plan to show (--dry-run: memcpy only)")
+        return 0
     out = timestamped(args.out)
     ok = True
     try:

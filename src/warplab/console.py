@@ -105,11 +105,23 @@ def progress(title: str) -> Iterator[Callable[[int, int, dict], None]]:
         yield update
 
 
+def print_notes(doc: dict) -> None:
+    """Print a results document's notes, one line each."""
+    for note in doc["meta"]["notes"]:
+        console.print(f"note: {note}")
+
+
+def finish_run(doc: dict) -> int:
+    """Print a campaign's notes; the exit status of the command that ran it: 0 when every
+    warplab record was verified, else 1."""
+    print_notes(doc)
+    return 0 if all_verified(doc) else 1
+
+
 def finish_bench(doc: dict, path: Path) -> bool:
     """Print a campaign's notes and where its JSON went; True when every warplab record was
     verified."""
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
+    print_notes(doc)
     console.print(f"results: {path}")
     return all_verified(doc)
 

@@ -136,11 +136,11 @@ def test_out_poisoned_device_and_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_8192_random_walks() -> None:
-    """The benchmark's input: s = 5, 4, 2; errors within the issue's bounds (cupy float64
+    """The benchmark's input: s = 5, 3, 2; errors within the issue's bounds (cupy float64
     reference)."""
     x = warplab.random_walk(8192, 8192, seed=1)
     ref = cupy.corrcoef(x.astype(np.float64))
-    for precision, s in (("float64", 5), ("float32", 4), ("tf32", 2)):
+    for precision, s in (("float64", 5), ("float32", 3), ("tf32", 2)):
         eng = cuda.SlicesEngine(x, precision)
         assert eng.slices == s
         assert eng.prep.bound <= slices.TARGETS[precision]

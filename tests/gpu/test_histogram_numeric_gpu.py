@@ -12,7 +12,7 @@ import pytest
 import warplab
 from conftest import clear_ran
 from warplab.families.histogram import api as hapi
-from warplab.families.histogram import numeric_cuda
+from warplab.families.histogram import minmax_cuda, numeric_cuda
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
@@ -183,9 +183,9 @@ def test_even_fast_bit_for_bit(dtype: str, nbins: int, rng_) -> None:
         h = np.concatenate([h, e, np.nextafter(e, h.dtype.type(np.inf)),
                             np.nextafter(e, h.dtype.type(-np.inf))])
     want = np.histogram(h, nbins, rng_)
-    default = numeric_cuda.MINMAX
+    default = minmax_cuda.MINMAX
     for minmax in ("partials", "atomic"):
-        numeric_cuda.MINMAX = minmax
+        minmax_cuda.MINMAX = minmax
         try:
             clear_ran()
             got = warplab.histogram(cupy.asarray(h), nbins, rng_, variant="even_fast")
@@ -193,7 +193,7 @@ def test_even_fast_bit_for_bit(dtype: str, nbins: int, rng_) -> None:
             assert "does not support" in str(e)
             return
         finally:
-            numeric_cuda.MINMAX = default
+            minmax_cuda.MINMAX = default
         assert_numpy(got, want)
         assert ran_all() == [("histogram_even", "even_fast", "cuda")]
     clear_ran()
@@ -293,7 +293,7 @@ def test_subnormals_bit_for_bit(dtype: str) -> None:
                 assert_numpy(got, want)
     for edges in (np.array([-1.0, 0.0, 1.0], t), np.concatenate([-tiny[::-1], [0], tiny])):
         assert_numpy(warplab.histogram(cupy.asarray(h), edges), np.histogram(h, edges))
-    lo, hi = numeric_cuda.device_min_max(cupy.asarray(h))
+    lo, hi = minmax_cuda.device_min_max(cupy.asarray(h))
     assert (lo, hi) == (h.min(), h.max())
 
 
@@ -371,17 +371,17 @@ def test_bincount_weighted_errors() -> None:
 
 @pytest.mark.parametrize("method", ["partials", "atomic"])
 def test_device_min_max(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(numeric_cuda, "MINMAX", method)
+    monkeypatch.setattr(minmax_cuda, "MINMAX", method)
     for dt in DTYPES:
         h = data(dt, 70_001, 9, specials=False)
-        lo, hi = numeric_cuda.device_min_max(cupy.asarray(h))
+        lo, hi = minmax_cuda.device_min_max(cupy.asarray(h))
         assert lo == h.min() and hi == h.max() and lo.dtype == h.dtype
     f = data("float32", 70_001, 10)
-    lo, hi = numeric_cuda.device_min_max(cupy.asarray(f))
+    lo, hi = minmax_cuda.device_min_max(cupy.asarray(f))
     assert np.isnan(lo) and np.isnan(hi)
     for v in (np.array([-np.inf, 1.0], np.float32), np.array([-0.0, 0.0], np.float64),
               np.array([True, True])):
-        lo, hi = numeric_cuda.device_min_max(cupy.asarray(v))
+        lo, hi = minmax_cuda.device_min_max(cupy.asarray(v))
         assert lo == v.min() and hi == v.max()
 
 
@@ -409,11 +409,11 @@ def test_throughput_report(capsys: pytest.CaptureFixture) -> None:
         lines.append(f"histogram float32 1 GiB bins=256 range={r}: {g:.0f} GB/s")
     g = _gbps(lambda: warplab.histogram(d, 256, (-4, 4), variant="even_fast"), n * 4)
     lines.append(f"histogram float32 1 GiB bins=256 range=(-4, 4) even_fast: {g:.0f} GB/s")
-    default, numeric_cuda.MINMAX = numeric_cuda.MINMAX, "atomic"
+    default, minmax_cuda.MINMAX = minmax_cuda.MINMAX, "atomic"
     try:
         g = _gbps(lambda: warplab.histogram(d, 256, variant="even_fast"), n * 4)
     finally:
-        numeric_cuda.MINMAX = default
+        minmax_cuda.MINMAX = default
     lines.append(f"histogram float32 1 GiB bins=256 range=None even_fast + atomic min/max: "
                  f"{g:.0f} GB/s (2 reads)")
     g = _gbps(lambda: cupy.histogram(d, 256, (-4, 4)), n * 4, reps=3)

@@ -18,11 +18,12 @@ cupy = pytest.importorskip("cupy")
 
 VARIANTS = warplab.variants("memcpy_batched", "cuda")
 POISON = 0xA5
-#: size classes: TLEV, WLEV of both thresholds, BLEV, and a log-uniform mix of all
-RANGES = {"tiny": (0, 32), "warp": (33, 1024), "warp_tuned": (1025, 8192),
+#: size classes: TLEV, warp_classes' sub-warp groups, WLEV of both thresholds, BLEV, and a
+#: log-uniform mix of all
+RANGES = {"tiny": (0, 32), "sub": (17, 256), "warp": (33, 1024), "warp_tuned": (1025, 8192),
           "block": (8193, 40000), "mixed": (0, 70000)}
 COUNTS = (0, 1, 31, 32, 33, 1000, 100_000)
-BIG_COUNT_RANGES = ("tiny",)  # 100,000 buffers only where the data stays small
+BIG_COUNT_RANGES = ("tiny", "sub")  # 100,000 buffers only where the data stays small
 
 
 @functools.lru_cache(maxsize=8)
@@ -49,9 +50,9 @@ def layout(rng_name: str, count: int, align: int, shuffled: bool, seed: int
 
 
 def run_case(variants: list[str], rng_name: str, count: int, align: int, src_s: bool,
-             dst_s: bool) -> None:
-    """Every variant on one case (the expected arena built once); failures of all variants
-    are reported together."""
+             dst_s: bool, configs: tuple = ()) -> None:
+    """Every variant (and every ``warp_classes`` shape in ``configs``, through its launch
+    plan) on one case (the expected arena built once); failures are reported together."""
     sizes, s_off, s_bytes = layout(rng_name, count, align, src_s, 1)
     _, d_off, d_bytes = layout(rng_name, count, align, dst_s, 2)
     h_src = np.random.default_rng(3).integers(0, 256, size=s_bytes, dtype=np.uint8)
@@ -65,14 +66,26 @@ def run_case(variants: list[str], rng_name: str, count: int, align: int, src_s: 
     rel = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
     failures = []
+
+    def check(name: str) -> None:
+        bad = np.flatnonzero(d_dst.get() != want)
+        if bad.size:
+            failures.append(f"{name}: {bad.size} bytes wrong, first at {bad[:5]}")
+
     for variant in variants:
         d_dst.fill(POISON)
         clear_ran()
         warplab.memcpy_batched(src_ptrs, dst_ptrs, d_sizes, variant=variant)
         assert last_ran() == variant
-        bad = np.flatnonzero(d_dst.get() != want)
-        if bad.size:
-            failures.append(f"{variant}: {bad.size} bytes wrong, first at {bad[:5]}")
+        check(variant)
+    if configs:
+        from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
+
+        batch = DeviceBatch(src_ptrs, dst_ptrs, d_sizes.astype(np.uint64), count, None)
+        for c in configs:
+            d_dst.fill(POISON)
+            run_warp_classes(batch, c)
+            check(f"warp_classes{tuple(c)}")
     assert not failures, failures
 
 
@@ -87,6 +100,16 @@ def test_variants_copy_exactly(rng_name: str, count: int, align: int, src_s: boo
     variants = [v for v in VARIANTS if v != "loop_memcpy_async" or count <= 1000
                 or (align, src_s, rng_name) == (1, True, "tiny")]  # a driver call per buffer
     run_case(variants, rng_name, count, align, src_s, dst_s)
+
+
+@pytest.mark.parametrize("rng_name,count,align,src_s,dst_s",
+                         [c for c in CASES if c[1] in (1, 33, 1000, 100_000)])
+def test_warp_classes_shapes_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
+                                          dst_s: bool) -> None:
+    """The other shapes of warp_classes (benchmarks/explore_memcpy_small.py times them)."""
+    from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
+
+    run_case([], rng_name, count, align, src_s, dst_s, configs=WARP_CLASSES_SWEEP)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -214,3 +237,32 @@ def test_buffer_over_4_gib() -> None:
     dst = cupy.zeros(n, dtype=np.uint8)
     warplab.copy_batched([src[3:]], [dst])
     assert int(dst[0]) == 9 and bool((dst[-4096:] == 7).all())
+
+
+def test_planned_grid_on_the_device() -> None:
+    """The --full grid's runner on small cells with every target (the per-buffer ones in the
+    witness cell): draws on the device pack the buffers, every record verified, the fast
+    targets held back to back."""
+    from warplab.families.memcpy.bench import Case, targets
+    from warplab.families.memcpy.cells import layout_offsets
+    from warplab.families.memcpy.grid import SizeSet, run_planned
+    from warplab.families.memcpy.plan import SLOW, plan_cells
+
+    ss = SizeSet(cupy, 1, 64, 4, 1 << 20)
+    for layout, seed in (("consecutive", 0), ("shuffle", 2), ("shuffle", 3)):
+        off = layout_offsets(cupy, ss.sizes, layout, seed).get()
+        sizes = ss.sizes.get()
+        order = np.argsort(off, kind="stable")
+        assert off[order][0] == 0 and (off[order][1:] == (off + sizes)[order][:-1]).all()
+    tgts, _ = targets(None, True)
+    grid = [Case(1, 64, "shuffle", "shuffle", 4, 1 << 20),
+            Case(65536, 65536, "consecutive", "consecutive", 1, 1 << 23)]
+    cells = plan_cells(grid, [t.name for t in tgts], auto_total=False, runs=3, warmup=1)
+    with cupy.cuda.Stream(non_blocking=True):
+        records, _, complete = run_planned(cells, tgts, {})
+    assert complete and len(records) == sum(len(p.targets) for p in cells)
+    bad = [(r["variant"], r["params"]["case"], r["error"]) for r in records
+           if not r["verified"] and r["provider"] in ("warplab", "cub")]  # the runtime's
+    assert not bad, bad  # cudaMemcpyBatchAsync needs CUDA 13: not this test's subject
+    fast = [r for r in records if r["variant"] not in SLOW]
+    assert all(r["params"]["held"] and r["params"]["timing"] == "back_to_back" for r in fast)

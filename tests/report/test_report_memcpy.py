@@ -162,9 +162,9 @@ def test_target_rule() -> None:
 def test_grid_table(doc_path: Path) -> None:
     t, t4 = grid_tables(load_results(doc_path))
     assert "align 1" in t.title and "align 4" in t4.title
-    assert t.columns == ["align", "layout", "buffer sizes", "buffers", "default GB/s",
-                         "default data GB/s", "CUB GB/s", "default / CUB", "% of copy",
-                         "target"]
+    assert t.columns == ["align", "layout", "buffer sizes", "buffers", "data (MiB)",
+                         "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
+                         "% of copy", "target"]
     assert "size_classes_tuned (default) against CUB" in t.title and "all bytes" in t.note
     keys = [(r[0], r[1], r[2]) for r in t.rows]
     assert keys[:5] == [(1, "CC", "1–8 B"), (1, "CC", "16 B"), (1, "CC", "1 B–1 KiB"),
@@ -178,6 +178,7 @@ def test_grid_table(doc_path: Path) -> None:
     assert cell["% of copy"] == pytest.approx(100 * 1.25 * 1527 / COPY)
     assert cell["default data GB/s"] < cell["default GB/s"]
     assert cell["buffers"] == (512 << 20) // 4096
+    assert cell["data (MiB)"] == 512
     assert cell["target"] is False  # 64% of copy with 4 KiB buffers: below 85%
     assert rows[(1, "CC", "16 B")]["target"] is True
     assert rows[(4, "SS", "16 B")]["target"] is False  # the fixture's worst case

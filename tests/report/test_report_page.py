@@ -285,21 +285,46 @@ def test_corrupt_file_is_an_error_naming_it(tmp_path: Path, capsys: pytest.Captu
 # ---------------------------------------------------------------------------- screenshot
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not on PATH")
-def test_headless_screenshot(tmp_path: Path) -> None:
+def screenshot(index: Path, tmp_path: Path, height: int) -> Any:
+    """The page as headless chromium draws it in a window 1280 wide (RGB floats in [0, 1])."""
     from matplotlib.image import imread
 
-    index = build_report(write(tmp_path / "r.json", doc(reduce_results() + matmul_results())))
     shot = tmp_path / "shot.png"
     cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
            "--no-first-run", "--disable-background-networking", "--disable-component-update",
            "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-           "--window-size=1280,1600", f"--screenshot={shot}", index.as_uri()]
+           f"--window-size=1280,{height}", f"--screenshot={shot}", index.as_uri()]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
     assert shot.is_file(), f"chromium wrote no screenshot (rc {run.returncode}): {run.stderr}"
-    img = imread(shot)
+    return imread(shot)[:, :, :3]
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not on PATH")
+def test_headless_screenshot(tmp_path: Path) -> None:
+    index = build_report(write(tmp_path / "r.json", doc(reduce_results() + matmul_results())))
+    img = screenshot(index, tmp_path, 1600)
     assert img.shape[1] == 1280 and img.shape[0] >= 1000
-    top = img[:700, :, :3]
+    top = img[:700]
     assert top.std() > 0.05                      # text, a table and figures, not a blank page
     # the content spans the page's width (the summary table is laid out full width)
     assert (top.mean(axis=2) < 0.95).any(axis=0)[100:1200].mean() > 0.5
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not on PATH")
+def test_headless_screenshot_latency_and_stream(tmp_path: Path) -> None:
+    """The real H100 latency and stream campaigns: nothing failed, and the browser draws the
+    latency figures (warplab's blue and torch's red bars)."""
+    results = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+    src = [results / "latency-table-h100-latency2-session8.json",
+           results / "stream-table-h100-89b585f.json"]
+    index = build_report(src, out_dir=tmp_path / "report")
+    page = index.read_text(encoding="utf-8")
+    assert "103 verified records, 0 failed," in page and 'id="failures"' not in page
+    img = (screenshot(index, tmp_path, 3200) * 255).round()
+
+    def share(rgb: tuple[int, int, int]) -> float:
+        return float((abs(img - rgb).max(axis=2) <= 6).mean())
+
+    assert img.shape[1] == 1280
+    assert share((31, 119, 180)) > 1e-3  # warplab's bars (#1f77b4)
+    assert share((214, 39, 40)) > 1e-3   # torch's bars (#d62728)

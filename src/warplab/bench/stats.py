@@ -35,3 +35,28 @@ def paired_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> 
     if not numerators or len(numerators) != len(denominators) or min(denominators) <= 0:
         return None
     return float(np.median(np.asarray(numerators, float) / np.asarray(denominators, float)))
+
+
+def round_medians(samples: Sequence[float], per_round: int) -> list[float]:
+    """Medians of consecutive groups of ``per_round`` samples (the rounds of an interleaved
+    measurement, in the order they were taken); the one pooled median where the samples do not
+    split into whole rounds. ``[]`` without samples."""
+    a = np.asarray(samples, dtype=np.float64)
+    if a.size == 0:
+        return []
+    if per_round < 1 or a.size % per_round:
+        return [float(np.median(a))]
+    return [float(m) for m in np.median(a.reshape(-1, per_round), axis=1)]
+
+
+def paired_or_pooled(a: Sequence[float], b: Sequence[float], per_round: int) -> float | None:
+    """``a / b`` of two interleaved sample lists with ``per_round`` samples per round:
+    :func:`paired_ratio` of their :func:`round_medians`, else (rounds that do not pair up) the
+    ratio of the pooled medians; None without samples or with a zero median."""
+    if not len(a) or not len(b):
+        return None
+    ratio = paired_ratio(round_medians(a, per_round), round_medians(b, per_round))
+    if ratio is None:
+        den = float(np.median(np.asarray(b, float)))
+        return float(np.median(np.asarray(a, float))) / den if den > 0 else None
+    return ratio

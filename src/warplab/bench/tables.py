@@ -72,11 +72,31 @@ def fit(table: Table) -> Table:
             col.no_wrap = True
     for i, col in enumerate(table.columns):  # rich pads and measures a column by its _index
         col._index = i
+        # rich may squeeze a text column to nothing without an ellipsis: keep its longest word
+        words = [w for c in (str(col.header), *map(str, col.cells)) for w in c.split()]
+        col.min_width = max(col.min_width or 0, min(16, max(map(len, words), default=0)))
     return table
 
 
+def _min_width(table: Table) -> int:
+    """Characters the table needs at least: per column its widest unbreakable cell (a whole
+    cell where it does not wrap, else its longest word), the header's longest word and its
+    ``min_width``, plus padding and borders (rich's default box)."""
+    need = 1
+    for col in table.columns:
+        cells = [str(c) for c in col.cells]
+        units = cells if col.no_wrap else [w for c in cells for w in c.split()]
+        units += str(col.header).split()
+        need += max([len(u) for u in units] + [col.min_width or 0]) + 2 + 1
+    return need
+
+
 def _fits(table: Table, console: Console) -> bool:
-    """``table`` drawn at the console's width cuts nothing (rich marks a cut with an ellipsis)."""
+    """``table`` drawn at the console's width cuts nothing: its columns' minimum widths fit
+    (rich crops beyond them without a mark) and no cell is cut (rich marks that with an
+    ellipsis)."""
+    if _min_width(table) > console.width:
+        return False
     with console.capture() as cap:
         console.print(table)
     return "…" not in cap.get()

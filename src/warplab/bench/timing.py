@@ -152,6 +152,37 @@ def time_runs(run: Callable[[Any], None], *, warmup: int, runs: int, cuda: bool,
     return samples
 
 
+def back_to_back_samples(fn: Callable[[], None], runs: int, warmup: int, hold: bool = True
+                         ) -> tuple[list[float], bool]:
+    """CUDA-event times (ms) of ``fn`` launched ``warmup + runs`` times back to back on the
+    current stream, the first ``warmup`` not returned, and whether they were held.
+
+    ``hold``: all launches are enqueued behind the blocking kernel and released together, so
+    the device runs them back to back whatever the host's cost per call (a call slower to
+    enqueue than to run is timed as the device runs it, not as the host feeds it). Where
+    enqueuing takes longer than the blocking kernel's timeout (or ``fn`` synchronises), the
+    kernel lets go early and the later launches are fed as the host goes: held is False.
+    One synchronisation in all, after the last launch."""
+    import cupy
+
+    ev = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(warmup + runs)]
+    h = _stream_hold() if hold else None
+    if h:
+        h.block()
+    t0 = time.perf_counter()
+    try:
+        for a, b in ev:
+            a.record()
+            fn()
+            b.record()
+    finally:
+        if h:
+            h.release()
+    held = h is not None and time.perf_counter() - t0 < 0.9 * h.TIMEOUT_S
+    ev[-1][1].synchronize()
+    return [cupy.cuda.get_elapsed_time(a, b) for a, b in ev[warmup:]], held
+
+
 def back_to_back_ms(fn: Callable[[], None], runs: int, warmup: int) -> float:
     """Median CUDA-event time (ms) of ``fn`` launched ``warmup + runs`` times back to back on
     the current stream, the first ``warmup`` not counted: the tuning sweeps' quick timer

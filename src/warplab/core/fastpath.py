@@ -49,7 +49,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Any, Hashable, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 import numpy as np
 
@@ -91,6 +91,20 @@ class PlanCache:
             if len(self._plans) >= self.maxsize:
                 self._plans.clear()
             return self._plans.setdefault(key, plan)
+
+    def record(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """A short path's launch record of ``key``: :meth:`get`, else ``build()`` published
+        with :meth:`put`. ``build`` returns the record, False for calls the full path always
+        runs (cached, so later calls skip the checks), or None when the call's checks raise
+        (not cached: the full path raises what it always raised). Returns the record, or None
+        for the full path."""
+        rec = self.get(key)
+        if rec is None:
+            rec = build()
+            if rec is None:
+                return None
+            rec = self.put(key, rec)
+        return None if rec is False else rec
 
     def __len__(self) -> int:
         return len(self._plans)

@@ -8,11 +8,14 @@ from typing import Iterable
 from .corr import all_corr_tables
 from .gallery import FigureRef, make_figures
 from .html import render_page
+from .latency import latency_tables
 from .load import Results, load_results
 from .memcpy import memcpy_tables
 from .roofline import roofline_table
 from .series import series_tables
 from .skips import SkippedFigure
+from .dask import dask_tables
+from .stream import end_to_end_tables
 from .tables import (
     Table, failures_table, glance_tables, lecture_tables, median_tables, ratio_tables,
     speedup_tables,
@@ -30,6 +33,9 @@ def build_tables(results: Results) -> list[Table]:
     tables += series_tables(results)
     tables += all_corr_tables(results)
     tables += memcpy_tables(results)
+    tables += latency_tables(results)
+    tables += end_to_end_tables(results)
+    tables += dask_tables(results)
     tables += ratio_tables(results)
     tables += glance_tables(results)
     tables += median_tables(results)

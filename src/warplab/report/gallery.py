@@ -23,10 +23,12 @@ from .groups import (
     config_slug, group_by, ordered_series, slug, sort_key_config, step_speedups, styles_for,
     without,
 )
+from .latency import latency_figures
 from .load import Results, Row, num
 from .memcpy import memcpy_figures
 from .roofline import best_points, device_ceilings, plot_roofline
 from .series import series_figures
+from .stream import stream_figures
 from .skips import (
     SkippedFigure, line_reason, phases_reason, ratio_noise_reason, speedup_reason, step_reason,
 )
@@ -45,7 +47,8 @@ class FigureRef:
             vs size, families with flops: matmul), ``phases``,
             ``ratio``, ``shape`` (``reduce_axis``: bandwidth vs row length at a
             fixed total size), ``time_error`` (corrcoef: time and error per precision, one
-            per shape) or ``roofline`` (family ``roofline``, config
+            per shape), ``latency`` (per case: call latency and host time per call),
+            ``stream`` (GB/s end to end vs size) or ``roofline`` (family ``roofline``, config
             ``(("device", name),)``, one per device).
         config: Config it shows (for ``ratio``: the config without ``bins``).
         title: Caption text.
@@ -79,8 +82,8 @@ class _Namer:
 XLABELS = {"histogram": "input size (bytes)", "reduce": "input size (elements)",
            "matmul": "matrix size N (N × N times N × N)"}
 # kinds in page order (html.py shows them in this order)
-KIND_ORDER = ("step", "throughput", "bandwidth", "shape", "time_error", "speedup", "ratio", "time",
-              "phases")
+KIND_ORDER = ("step", "throughput", "bandwidth", "shape", "time_error", "latency", "stream",
+              "speedup", "ratio", "time", "phases")
 
 
 def _title(family: str, what: str, config: Config) -> str:
@@ -128,8 +131,11 @@ def make_figures(results: Results, out_dir: Path,
     largest size (per device; none without a baseline row). For histogram also letters/ascii128
     ratio vs size per remaining config. The families with a module of their own
     (``OWN_REPORT_FAMILIES``) get theirs from :func:`warplab.report.series.series_figures`,
-    :func:`warplab.report.corr.corr_figures` (time and error per precision) and
-    :func:`warplab.report.memcpy.memcpy_figures` (bandwidth vs buffer size) instead. A
+    :func:`warplab.report.corr.corr_figures` (time and error per precision),
+    :func:`warplab.report.memcpy.memcpy_figures` (bandwidth vs buffer size),
+    :func:`warplab.report.latency.latency_figures` (per case: call latency and host time per
+    call against CuPy, PyTorch and the floor) and :func:`warplab.report.stream.stream_figures`
+    (GB/s end to end vs size) instead. A
     figure with one point per line, one bar, only the kernel phase, or nothing but noise
     (:mod:`warplab.report.skips`) is not drawn; ``skipped`` receives why.
 
@@ -182,6 +188,8 @@ def make_figures(results: Results, out_dir: Path,
     refs += [FigureRef(*f) for f in series_figures(results, name)]
     refs += [FigureRef(*f) for f in corr_figures(results, name, notes)]
     refs += [FigureRef(*f) for f in memcpy_figures(results, name, notes)]
+    refs += [FigureRef(*f) for f in latency_figures(results, name, notes)]
+    refs += [FigureRef(*f) for f in stream_figures(results, name, notes)]
     return refs + _roofline_figures(results, name)
 
 

@@ -3,9 +3,10 @@
 A *config* is the part of a record's ``params`` that selects one plot/table:
 for the histogram family always ``bins`` and ``data`` (reduce: ``op``, ``dtype``, ``data``),
 plus any other parameter that varies within the family (``size``, ``runs``, ``warmup``,
-``held``, ``rounds`` and ``checked_rows`` never count, and a parameter fully determined by the
-other config keys, like ``nbins`` by ``bins``, is dropped). A *series* is one line in a plot: the variant, suffixed
-with the device when a family holds rows from more than one device.
+``held``, ``rounds``, ``checked_rows`` and ``timing`` never count, and a parameter fully
+determined by the other config keys, like ``nbins`` by ``bins``, is dropped). A *series* is
+one line in a plot: the variant, suffixed with the device when a family holds rows from more
+than one device.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ K = TypeVar("K", bound=Hashable)
 
 # Measurement details, not configurations: runs, warm-up, whether the timed phase could be
 # held behind a blocking kernel (a property of the call being timed), the rounds that
-# interleave timed calls, and how many rows of a large product were verified.
-EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held", "rounds", "checked_rows"})
+# interleave timed calls, how many rows of a large product were verified, and how the kernel
+# phase was timed (memcpy's planned grid: "back_to_back").
+EXCLUDED_KEYS = frozenset({"size", "runs", "warmup", "held", "rounds", "checked_rows",
+                           "timing"})
 ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
     "histogram": ("bins", "data"),
     "reduce": ("op", "dtype", "data"),
@@ -64,7 +67,7 @@ CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     "corrcoef": ("pairwise_direct", "tiled_smem", "tc_gram"),
     # one copy call per buffer, the obvious one-launch kernels, the PR's design, the default
     "memcpy": ("loop_memcpy_async", "block_per_buffer", "warp_per_buffer", "size_classes",
-               "size_classes_tuned"),
+               "warp_classes", "size_classes_tuned"),
 }
 # Families of the series campaign (families/series/bench.py): their records are shapes (M x N),
 # not sizes, so the per-config figures and tables above do not fit them; report/series.py
@@ -76,9 +79,23 @@ CORR_FAMILIES = frozenset({"corrcoef", "corr_pairs"})
 # The batched-copy campaign (families/memcpy/bench.py): a grid of buffer-size classes x layouts
 # x alignments at a fixed total; report/memcpy.py draws and tabulates it.
 MEMCPY_FAMILIES = frozenset({"memcpy"})
+# The latency campaign (families/latency/bench.py): host-clock times of small calls per case and
+# mode (call latency, host time per call) next to CuPy, PyTorch and the bare launch; no kernel
+# phase, no size axis, no rate; report/latency.py draws and tabulates it.
+LATENCY_FAMILIES = frozenset({"latency"})
+# The streaming campaign (families/stream/bench.py): the end-to-end time of a public call on
+# host data, split into read, H2D and kernel (per-run sums over chunks); report/stream.py.
+STREAM_FAMILIES = frozenset({"stream"})
+# The Dask campaign (families/dask/bench.py): the end-to-end time of a distributed compute()
+# per workload, mode (direct, cluster) and worker count; report/dask.py tabulates it.
+DASK_FAMILIES = frozenset({"dask"})
+# Families whose measurement is the end-to-end time (``phases.total``) of a call: a record with
+# that and no kernel phase is well formed.
+END_TO_END_FAMILIES = LATENCY_FAMILIES | STREAM_FAMILIES | DASK_FAMILIES
 # Families with a report module of their own: the generic per-size figures, glance and median
 # tables skip them.
-OWN_REPORT_FAMILIES = SERIES_FAMILIES | CORR_FAMILIES | MEMCPY_FAMILIES
+OWN_REPORT_FAMILIES = (SERIES_FAMILIES | CORR_FAMILIES | MEMCPY_FAMILIES | LATENCY_FAMILIES
+                       | STREAM_FAMILIES | DASK_FAMILIES)
 # Families whose canonical order is a chain of optimisation steps: they get the step-speedup
 # figure and the lecture table (each canonical kernel against the one before it).
 STEP_FAMILIES = frozenset({"reduce"})

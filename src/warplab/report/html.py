@@ -14,15 +14,19 @@ from pathlib import Path
 from typing import Sequence
 
 from .corr import CORR_KINDS
+from .dask import DASK_KINDS
 from .devices import esc, render_devices
 from .gallery import KIND_ORDER, FigureRef
 from .groups import config_label, slug
+from .latency import LATENCY_KINDS
 from .load import Results
 from .memcpy import MEMCPY_KINDS
 from .roofline import NOTE as ROOFLINE_NOTE
 from .skips import SkippedFigure
+from .stream import STREAM_KINDS
 from .summary import (
-    NOT_SPEED, Headline, headline_figure, headline_figures, headlines, size_text, summary_table,
+    NOT_SPEED, Headline, family_notes, headline_figure, headline_figures, headlines, size_text,
+    summary_table,
 )
 from .tables import Table, render_table
 from .units import fmt_ratio, fmt_timestamp
@@ -67,6 +71,8 @@ KIND_TITLES = {
     "bandwidth": "Bandwidth vs size",
     "shape": "Bandwidth vs row length at a fixed total size",
     "time_error": "Time and error per precision",
+    "latency": "Call latency and host time per call, per case",
+    "stream": "GB/s end to end vs size",
     "speedup": "Speedup vs baseline",
     "ratio": "letters / ascii128 time ratio",
     "time": "Kernel time vs size",
@@ -141,6 +147,7 @@ def _summary_section(results: Results, heads: Sequence[Headline],
     if other:
         parts.append(f'<p class="note">{esc(", ".join(other))}: accuracy and host baselines, not '
                      "speeds; see their sections.</p>")
+    parts += [f'<p class="note family-note">{esc(line)}</p>' for line in family_notes(results)]
     figs, missing = [], []
     for h in heads:
         ref = headline_figure(h, figures)
@@ -217,7 +224,8 @@ def _family_section(family: str, figures: Sequence[FigureRef], tables: Sequence[
     fid = slug(family)
     parts = [f'<section id="family-{esc(fid)}" class="family"><h2>{esc(family)}</h2>']
     main = [t for t in tables
-            if t.kind in ("speedup", "ratio", *SERIES_KINDS, *CORR_KINDS, *MEMCPY_KINDS)]
+            if t.kind in ("speedup", "ratio", *SERIES_KINDS, *CORR_KINDS, *MEMCPY_KINDS,
+                          *LATENCY_KINDS, *STREAM_KINDS, *DASK_KINDS)]
     lecture = [t for t in tables if t.kind == "lecture"]
     if main or lecture:
         parts.append(f'<section id="tables-{esc(fid)}" class="tables">')
@@ -266,8 +274,7 @@ def _scope(results: Results) -> str:
     n, devices = len(results.sources), sorted({s.device_name for s in results.sources})
     times = [fmt_timestamp(s.meta.get("timestamp")) for s in results.sources]
     when = times[0] if len(set(times)) == 1 else f"{times[0]} to {times[-1]}"
-    return (f'<p class="scope">{ok:,} verified records' + (f" ({failed:,} failed)" if failed
-                                                          else "")
+    return (f'<p class="scope">{ok:,} verified records, {failed:,} failed,'
             + f" from {n} results file{'s' if n > 1 else ''} · "
             f"{len(devices)} device{'s' if len(devices) > 1 else ''}: {esc(', '.join(devices))}"
             f" · families: {esc(', '.join(results.families()))} · {esc(when)}</p>")

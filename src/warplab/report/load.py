@@ -2,8 +2,11 @@
 
 A results file holds ``{"schema": 1, "meta": {...}, "results": [...]}``. Each
 record becomes one :class:`Row`; per-phase statistics are kept (converted to
-milliseconds), raw samples are dropped. Malformed records are not discarded:
-they become failed rows so that they show up in the report's failures table.
+milliseconds), raw samples are dropped except where a report module needs them
+(:data:`KEEP_SAMPLES`). A record needs a kernel timing, or, in the families whose measurement
+is a call end to end (``groups.END_TO_END_FAMILIES``: latency, stream), a total one. Malformed
+records are not discarded: they become failed rows so that they show up in the report's
+failures table.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..bench.results import SCHEMA
-from .groups import assign_configs, assign_series
+from .groups import END_TO_END_FAMILIES, LATENCY_FAMILIES, assign_configs, assign_series
 from .units import parse_timestamp
 
 PHASES: tuple[str, ...] = ("h2d", "kernel", "d2h", "total")
 STATS: tuple[str, ...] = ("min", "q10", "median", "q90", "max", "noise")
 _UNIT_TO_MS: dict[str, float] = {"ms": 1.0, "s": 1e3, "us": 1e-3, "µs": 1e-3, "ns": 1e-6}
+# family -> phases whose raw samples are kept (latency: its ratios pair the interleaved rounds)
+KEEP_SAMPLES: dict[str, tuple[str, ...]] = {f: ("total",) for f in LATENCY_FAMILIES}
 
 Stats = dict[str, float | None]
 # record keys that have their own Row attribute; every other key lands in ``Row.extra``
@@ -92,6 +97,8 @@ class Row:
         gflops: Achieved GFLOP/s of such records, or None.
         extra: The record's other top-level keys (beyond schema 1's and the ones above), e.g.
             the series campaign's ``accuracy`` or ``pct_of_read_bw``; ``{}`` when none.
+        samples: Phase name -> raw samples in ms, for the phases of :data:`KEEP_SAMPLES`
+            only; ``{}`` for the rest.
         config: Plot/table grouping key (set by :func:`assign_configs`).
         series: Line identity in plots (set by :func:`assign_series`).
     """
@@ -115,6 +122,7 @@ class Row:
     flops: int | None = None
     gflops: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)
     config: tuple[tuple[str, Any], ...] = ()
     series: str = ""
 
@@ -130,7 +138,7 @@ class Row:
 
     @property
     def median(self) -> float | None:
-        """Kernel-phase median time in ms."""
+        """Kernel-phase median time in ms (None for end-to-end records without one)."""
         return self.stat("kernel", "median")
 
 
@@ -187,6 +195,14 @@ def _stats(obj: Any, scale: float) -> Stats | None:
     return out if out.get("median") is not None else None
 
 
+def _samples(obj: Any, scale: float) -> list[float]:
+    """A phase's finite raw samples in ms (``[]`` when it has none)."""
+    raw = obj.get("samples") if isinstance(obj, dict) else None
+    if not isinstance(raw, list):
+        return []
+    return [v * scale for x in raw if (v := num(x)) is not None]
+
+
 def flatten_record(rec: Any, source: Source) -> Row:
     """Turn one ``results`` entry into a :class:`Row`.
 
@@ -212,15 +228,20 @@ def flatten_record(rec: Any, source: Source) -> Row:
     for key in ("family", "variant"):
         if not rec.get(key):
             problems.append(f"missing {key}")
-    if phases.get("kernel") is None:
+    family = str(rec.get("family") or "unknown")
+    if family in END_TO_END_FAMILIES:
+        if phases.get("kernel") is None and phases.get("total") is None:
+            problems.append("no timing (neither a kernel nor a total phase)")
+    elif phases.get("kernel") is None:
         problems.append("no kernel timing")
     error = rec.get("error")
     error = None if error is None or error == "" else str(error)
     if problems:
         msg = "malformed record: " + "; ".join(problems)
         error = msg if error is None else f"{error} ({msg})"
+    samples = {p: _samples(raw_phases.get(p), scale) for p in KEEP_SAMPLES.get(family, ())}
     return Row(
-        family=str(rec.get("family") or "unknown"),
+        family=family,
         variant=str(rec.get("variant") or "unknown"),
         provider=str(rec.get("provider") or "warplab"),
         backend=str(rec.get("backend") or source.device.get("backend") or "unknown"),
@@ -239,6 +260,7 @@ def flatten_record(rec: Any, source: Source) -> Row:
         flops=_int(rec.get("flops")),
         gflops=num(rec.get("gflops")),
         extra={str(k): v for k, v in rec.items() if k not in _ROW_KEYS},
+        samples={p: v for p, v in samples.items() if v},
     )
 
 

@@ -28,9 +28,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .groups import Pick, group_by, latest, ordered_series, styles_for
 from .load import Results, Row, num
-from .plotkit import (
-    DPI, LABEL_PT, LEGEND_PT, TICK_PT, TITLE_PT, _legend_columns, _text, wrap_title,
-)
+from .plotkit import DPI, LABEL_PT, TICK_PT, _text, finish_panels
 from .roofline import device_ceilings
 from .skips import SkippedFigure
 from .tables import Table
@@ -162,13 +160,16 @@ def grid_tables(results: Results) -> list[Table]:
         has_cub = any(is_cub(r) for r in rows)
         t = Table(f"memcpy: {default} (default) against CUB, align {a} — GB/s counting all "
                   f"bytes{_suffix(ok, device)}",
-                  ["align", "layout", "buffer sizes", "buffers", "default GB/s",
-                   "default data GB/s", "CUB GB/s", "default / CUB", "% of copy", "target"],
+                  ["align", "layout", "buffer sizes", "buffers", "data (MiB)",
+                   "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
+                   "% of copy", "target"],
                   [], "memcpy", "memcpy",
-                  {3: ",.0f", 4: ".1f", 5: ".1f", 6: ".1f", 7: ".2f", 8: ".1f"},
+                  {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".2f", 9: ".1f"},
                   note="GB/s counts all bytes as the batch-memcpy PR does: data read and "
                        "written plus 24 bytes per buffer (source and destination pointers, "
-                       "size); data GB/s: the data read and written only. % of copy: the "
+                       "size); data GB/s: the data read and written only; data (MiB): the "
+                       "bytes copied in the case (the planned --full grid picks it per case "
+                       "so that a launch lasts >= 100 us at the copy ceiling). % of copy: the "
                        "default's GB/s over the measured copy ceiling"
                        + (f" ({fmt_bandwidth(roof)})" if roof else " (not measured)")
                        + ". Target (issue 13): default >= 1.2x CUB, or >= 95% of copy where "
@@ -183,12 +184,14 @@ def grid_tables(results: Results) -> list[Table]:
             ratio = d.gbps / cub.gbps if d and cub and d.gbps and cub.gbps else None
             pct = _pct(d, roof)
             count = num((d or cub).params.get("count"))  # type: ignore[union-attr]
-            t.rows.append([a, lay, class_label(lo, hi), count, d.gbps if d else None,
+            data = num((d or cub).extra.get("data_bytes"))  # type: ignore[union-attr]
+            t.rows.append([a, lay, class_label(lo, hi), count,
+                           data / 2 / (1 << 20) if data else None, d.gbps if d else None,
                            num(d.extra.get("data_gbps")) if d else None,
                            cub.gbps if cub else None, ratio, pct,
                            target_met(ratio, pct, cub.gbps if cub else None, roof, lo)])
             t.row_keys.append(f"{lay} {class_label(lo, hi)} align {a}")
-        _small_rates(t, (4, 5, 6))
+        _small_rates(t, (5, 6, 7))
         tables.append(t)
     return tables
 
@@ -302,17 +305,7 @@ def plot_bandwidth_vs_class(rows: Sequence[Row], path: Path, *, title: str,
         axes[0].set_ylim(top=top * 2.2)
     else:
         axes[0].set_ylim(0, top * 1.12)
-    handles, labels = axes[0].get_legend_handles_labels()
-    seen = dict(zip(labels, handles))
-    for ax in axes[1:len(panels)]:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(lab, h)
-    fig.suptitle(_text(wrap_title(title, width)), fontsize=TITLE_PT)
-    fig.legend(list(seen.values()), list(seen), loc="outside lower center", fontsize=LEGEND_PT,
-               ncol=_legend_columns(list(seen), width), frameon=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
-    return path
+    return finish_panels(fig, axes[:len(panels)], path, title)
 
 
 def _layout_words(panel: str) -> str:

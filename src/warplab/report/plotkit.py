@@ -69,6 +69,23 @@ def _finish(fig: Figure, ax: Any, path: Path, title: str, xlabel: str, ylabel: s
     return path
 
 
+def finish_panels(fig: Figure, axes: Sequence[Any], path: Path, title: str) -> Path:
+    """A figure of several panels: the title over them (wrapped to the figure's width), one
+    legend under them with every panel's entries once (first seen first); save."""
+    width = fig.get_figwidth()
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    fig.suptitle(_text(wrap_title(title, width)), fontsize=TITLE_PT)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center",
+                   fontsize=LEGEND_PT, ncol=_legend_columns(list(seen), width), frameon=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+    return path
+
+
 def pow2_label(x: float, _pos: Any = None) -> str:
     """``2ᵏ`` in plain text (no mathtext: fast to render)."""
     k = round(math.log2(x)) if x > 0 else 0

@@ -28,6 +28,18 @@ effective FLOP/s, errors named next to the times; roof: the DGEMM or SGEMM its a
 against); ``memcpy`` the grid's worst case of the default against CUB (GB/s counting all bytes,
 roof: copy), the ratio's spread over the grid, and the share of cases with buffers >= 1 KiB at
 >= 85% of the copy ceiling.
+
+Two families are not rows of the table but a line under it (:func:`family_notes`):
+
+- ``latency`` measures host-side times of small calls (smaller is better) against issue 15's
+  targets: no bytes, so no rate, and no roof (its floor, an empty launch, is a time, and the
+  cpu backend has none). A row would have to invent a rate or squeeze eleven cases into one
+  ratio that hides which of them miss. The line says per target which cases meet it
+  (:func:`warplab.report.latency.target_lines`); the section has the numbers.
+- ``stream`` measures GB/s end to end of host data with no comparator, where the table's
+  kernel-phase rate would be a sum of per-chunk kernel times (not what a user gets): the line
+  gives the fastest source at the largest size and a pageable array's rate, with their share of
+  the pinned H2D ceiling (:func:`warplab.report.stream.summary_lines`).
 """
 
 from __future__ import annotations
@@ -36,11 +48,13 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from . import corr as _corr
+from . import latency as _latency
 from . import memcpy as _memcpy
+from . import stream as _stream
 from .gallery import KIND_ORDER, FigureRef
 from .groups import (
-    CORR_FAMILIES, MEMCPY_FAMILIES, SERIES_FAMILIES, Pick, config_label, fmt_size, group_by,
-    latest,
+    CORR_FAMILIES, LATENCY_FAMILIES, MEMCPY_FAMILIES, SERIES_FAMILIES, STREAM_FAMILIES, Pick,
+    config_label, fmt_size, group_by, latest,
 )
 from .load import Results, Row, num
 from .figures import flops_rate
@@ -195,8 +209,8 @@ def headlines(results: Results) -> list[Headline]:
     """One :class:`Headline` per speed family and device, families in page order."""
     out: list[Headline] = []
     for family in results.families():
-        if family in NOT_SPEED:
-            continue
+        if family in NOT_SPEED or family in LATENCY_FAMILIES or family in STREAM_FAMILIES:
+            continue  # not rates against a comparator: family_notes
         if family in CORR_FAMILIES or family in MEMCPY_FAMILIES:
             out += _own_headlines(results, family)
             continue
@@ -205,6 +219,24 @@ def headlines(results: Results) -> list[Headline]:
         for device, drows in sorted(group_by(rows, lambda r: r.device).items()):
             if any((rate(r, "gflops" if r.flops else "gbps") or 0) > 0 for r in drows):
                 out.append(_headline(results, family, device, drows))
+    return out
+
+
+def family_notes(results: Results) -> list[str]:
+    """The lines under the summary table for the families that are not rows of it (see the
+    module docstring): latency's targets, stream's end-to-end rates."""
+    fams = set(results.families())
+    out = []
+    if fams & LATENCY_FAMILIES:
+        lines = _latency.target_lines(results)
+        if lines:
+            out.append("latency (host times of small calls, medians; not rates): "
+                       + "; ".join(lines) + ".")
+    if fams & STREAM_FAMILIES:
+        lines = _stream.summary_lines(results)
+        if lines:
+            out.append("stream (host data to a result, no comparator): " + "; ".join(lines)
+                       + ".")
     return out
 
 

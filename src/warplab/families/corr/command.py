@@ -12,10 +12,10 @@ from rich.table import Table
 
 from ...bench.tables import print_table
 from ...console import (
-    all_verified,
     console,
     csv,
     finish_bench,
+    finish_run,
     json_path,
     progress,
     settings,
@@ -69,9 +69,7 @@ def run(args: argparse.Namespace) -> int:
                        precisions=_precisions(args.precision), with_comparators=args.compare,
                        with_pairs=args.pairs, settings=settings(args, None), progress=update)
     print_corr_tables(doc["results"], backend)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    return 0 if all_verified(doc) else 1
+    return finish_run(doc)
 
 
 def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from ...bench.tables import print_table
-from ...console import all_verified, console, csv, finish_bench, json_path, progress
+from ...console import console, csv, finish_bench, finish_run, json_path, progress
 from ...core.device import resolve_backend
 
 
@@ -48,9 +48,7 @@ def run(args: argparse.Namespace) -> int:
     doc = _run(args.campaign, resolve_backend(args.device), json_path(args), args.workload,
                args.runs, args.warmup, args.tmp)
     print_tables(doc)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    return 0 if all_verified(doc) else 1
+    return finish_run(doc)
 
 
 def _f(x: float | None, nd: int = 2) -> str:

@@ -269,7 +269,7 @@ def _min_max(arr: Any, on_device: bool) -> tuple[Any, Any]:
     """The data's (min, max) as NumPy gives them: NumPy on the host, one kernel on device."""
     if not on_device:
         return streamed.host_min_max(arr)
-    from .numeric_cuda import device_min_max
+    from .minmax_cuda import device_min_max
 
     return device_min_max(arr)
 

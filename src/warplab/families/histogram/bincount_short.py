@@ -18,7 +18,7 @@ for a larger ``minlength``) and the binning launch. Not per call: ``NumericProbl
 What the record takes: flat contiguous, non-empty CuPy ``x`` of a signed or unsigned integer
 dtype up to 64 bits (not uint64, not bool), CuPy weights of x's length, 1-D, flat contiguous,
 of a dtype NumPy casts safely to float64 (bool, integers, float16/32/64); the atomic min/max
-pass (``numeric_cuda.MINMAX``); no ``variant=``/``device=``. Everything else takes the full
+pass (``minmax_cuda.MINMAX``); no ``variant=``/``device=``. Everything else takes the full
 path (``api._bincount_weighted``), which raises what it always raised; a negative value
 raises here the full path's ``ValueError``, with its message.
 """
@@ -31,7 +31,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.arrays import is_flat
-from . import numeric_cuda
+from . import minmax_cuda, numeric_cuda
 from .numeric import BINCOUNT, NumericJob, NumericProblem
 
 _RECORDS = fastpath.PlanCache("bincount.weighted")
@@ -65,7 +65,7 @@ class Bins(NamedTuple):
 
 def int_decoder(dtype: Any) -> tuple[int, int]:
     """``(mask, offset)`` such that an integer dtype's value is ``(key & mask) - offset`` of
-    its numeric.cu order key (``numeric_cuda.from_order_key`` for integers, on Python ints)."""
+    its numeric.cu order key (``minmax_cuda.from_order_key`` for integers, on Python ints)."""
     dt = np.dtype(dtype)
     width = 8 * dt.itemsize
     return (1 << width) - 1, (1 << (width - 1)) if dt.kind == "i" else 0
@@ -80,15 +80,13 @@ def weighted(x: Any, w: Any, minlength: int) -> Any | None:
     """
     cupy = sys.modules.get("cupy")
     if cupy is None or type(x) is not cupy.ndarray or type(w) is not cupy.ndarray \
-            or numeric_cuda.MINMAX != "atomic":
+            or minmax_cuda.MINMAX != "atomic":
         return None
     aligned = not ((x.data.ptr | w.data.ptr) & 15)
     key = (x.dtype, x.shape, x.strides, w.dtype, w.shape, w.strides, aligned,
            cupy.cuda.runtime.getDevice(), numeric_cuda.EPOCH[0])
-    rec = _RECORDS.get(key)
+    rec = _RECORDS.record(key, lambda: _build(x, w))
     if rec is None:
-        rec = _RECORDS.put(key, _build(x, w))
-    if rec is False:
         return None
     d_res = fastpath.zeros(3, _U64)
     rec.minmax((x, rec.n, d_res))
@@ -98,9 +96,7 @@ def weighted(x: Any, w: Any, minlength: int) -> Any | None:
         raise ValueError(f"bincount needs non-negative values, found {lo}")
     nbins = (k_hi & rec.mask) - rec.offset + 1
     bkey = (key, nbins)
-    b = _BINS.get(bkey)
-    if b is None:
-        b = _BINS.put(bkey, _bins(x, w, nbins, aligned))
+    b = _BINS.record(bkey, lambda: _bins(x, w, nbins, aligned))
     _registry.ran(b.variant)
     if b.launch is None:  # a variant the records do not know: its own run, as the full path
         out = b.variant.fn(NumericJob(x, w, None, None, None, nbins, True, minlength)).hist
@@ -122,7 +118,7 @@ def _build(x: Any, w: Any) -> Record | bool:
         return False
     n = int(x.size)
     mask, offset = int_decoder(dt)
-    return Record(numeric_cuda.minmax_prepared(dt, n), np.uint64(n), mask, offset)
+    return Record(minmax_cuda.minmax_prepared(dt, n), np.uint64(n), mask, offset)
 
 
 def _bins(x: Any, w: Any, nbins: int, aligned: bool) -> Bins:

@@ -1,7 +1,7 @@
 """Launch plans of the numeric histogram kernels (``numeric.cu`` beside this file): NumPy's
 ``histogram`` with evenly spaced bins (``hist_even``) and with an edges array (``hist_edges``),
-weighted ``bincount`` (``bincount_w``, ``bincount_wvec``) and the min/max pass of a range taken
-from the data (``minmax_partials``, ``minmax_atomic``); the variants of the registry families
+weighted ``bincount`` (``bincount_w``, ``bincount_wvec``; the min/max pass of a range taken
+from the data is ``minmax_cuda``'s); the variants of the registry families
 ``histogram_even`` (also ``hist_even_fast``: the one-FMA bin of ``numeric_fast``),
 ``histogram_edges`` and ``bincount`` on the cuda backend.
 
@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...core.arrays import to_host
-from ...core.fastpath import read_small, zeros
+from ...core.fastpath import zeros
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core.registry import register
 from .numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, EdgesPlan, EvenPlan, NumericJob,
@@ -44,10 +44,6 @@ SOURCE = Path(__file__).with_name("numeric.cu")
 DEFINES = {"WARPLAB_NUM_BLOCK": 256, "WARPLAB_NUM_UNROLL": 2, "WARPLAB_NUM_PREFETCH": 0}
 ACC_BUDGET = 32 * 1024   # shared bytes of accumulator copies per block
 SMEM_LIMIT = 48 * 1024   # dynamic shared memory a block may use without opting in
-#: How device_min_max reads the data's range: "partials" (per-block minima, maxima and flags
-#: reduced on the host, three reads back) or "atomic" (one set of 64-bit atomics per block into
-#: three words, one read back; the default: 2689 against 2474 GB/s on the H100, NOTES).
-MINMAX = "atomic"
 MAX_BLOCK_ELEMS = 1 << 31  # 32-bit shared counters: a block sees fewer elements than this
 #: Changes whenever :func:`launch_config` changes the constants: the short paths' launch
 #: records (``numeric_short``, ``bincount_short``) have it in their keys.
@@ -516,70 +512,3 @@ def bincount_global(job: NumericJob) -> NumericResult:
 #: (private, vec) of each cuda bincount variant's launch (the short path's records).
 BINCOUNT_KINDS = {bincount_private: (True, False), bincount_private_vec: (True, True),
                   bincount_global_vec: (False, True), bincount_global: (False, False)}
-
-
-# ------------------------------------------------------------------------------------ min/max
-
-
-def device_min_max(d_x: Any) -> tuple[Any, Any]:
-    """(min, max) of a flat contiguous device array as NumPy scalars of its dtype, NaN for both
-    when it holds a NaN (as NumPy's ``a.min()``, ``a.max()``). One pass; synchronises.
-
-    Raises ``ValueError`` for an empty array (NumPy's message)."""
-    import cupy
-
-    dt = np.dtype(d_x.dtype)
-    n = int(d_x.size)
-    if n == 0:
-        raise ValueError("zero-size array to reduction operation minimum which has no identity")
-    if dt == np.bool_:
-        d_x = d_x.view(np.uint8)
-    if MINMAX == "atomic":
-        d_res = zeros(3, np.uint64)
-        minmax_prepared(d_x.dtype, n)((d_x, np.uint64(n), d_res))
-        res = read_small(d_res)[0]  # one pinned copy, one sync
-        if res[2] & 2:
-            nan = np.array(np.nan, dtype=dt)[()]
-            return nan, nan
-        lo, hi = (from_order_key(k, d_x.dtype) for k in (~res[0], res[1]))
-        return (np.bool_(lo), np.bool_(hi)) if dt == np.bool_ else (lo, hi)
-    expr = f"minmax_partials<{c_type(d_x.dtype)}>"
-    group = (expr,)
-    grid = _grid(expr, group, 0, n, d_x.dtype.itemsize)
-    pmin = cupy.empty(grid, dtype=d_x.dtype)
-    pmax = cupy.empty(grid, dtype=d_x.dtype)
-    pflags = zeros(grid, np.uint32)
-    _kernel(expr, group)((grid,), (block(),), (d_x, np.uint64(n), pmin, pmax, pflags))
-    flags, h_min, h_max = read_small(pflags, pmin, pmax)  # one pinned copy, one sync
-    if (flags & 2).any():
-        nan = np.array(np.nan, dtype=dt)[()]
-        return nan, nan
-    ok = (flags & 1) != 0
-    lo, hi = h_min[ok].min(), h_max[ok].max()
-    if dt == np.bool_:
-        lo, hi = np.bool_(lo), np.bool_(hi)
-    return lo, hi
-
-
-def minmax_prepared(dtype: Any, n: int) -> Callable[[tuple], None]:
-    """The launch of ``minmax_atomic`` over ``n`` elements of ``dtype`` with kernel and grid
-    decided: ``launch((x, n, res))``, ``res`` three zeroed 64-bit words."""
-    expr = f"minmax_atomic<{c_type(dtype)}>"
-    k = _kernel(expr, (expr,))
-    grid, threads = (_grid(expr, (expr,), 0, n, np.dtype(dtype).itemsize),), (block(),)
-    return lambda args: k(grid, threads, args)
-
-
-def from_order_key(key: Any, dtype: Any) -> Any:
-    """The value of ``dtype`` whose ``order_key`` (numeric.cu) is ``key`` (a 64-bit word, its
-    low bytes the key): floats' ordered bits back to sign-magnitude, signed integers' offset
-    removed."""
-    dt = np.dtype(dtype)
-    width = 8 * dt.itemsize
-    k = int(key) & ((1 << width) - 1)
-    sign = 1 << (width - 1)
-    if dt.kind == "f":
-        k = k ^ sign if k & sign else k ^ ((1 << width) - 1)
-    elif dt.kind == "i":
-        k ^= sign
-    return np.frombuffer(k.to_bytes(dt.itemsize, "little"), dtype=dt)[0]

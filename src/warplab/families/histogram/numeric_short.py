@@ -71,13 +71,8 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
         return None
     key = (a.dtype, a.shape, a.strides, bins, rk, cupy.cuda.runtime.getDevice(),
            numeric_cuda.EPOCH[0])
-    rec = _RECORDS.get(key)
+    rec = _RECORDS.record(key, lambda: _build(a, bins, range))
     if rec is None:
-        rec = _build(a, bins, range)
-        if rec is None:
-            return None
-        rec = _RECORDS.put(key, rec)
-    if rec is False:
         return None
     _registry.ran(rec.variant)
     out = fastpath.zeros(rec.nbins, _I64)

@@ -117,7 +117,7 @@ def host_min_max(h_x: np.ndarray) -> tuple[Any, Any]:
     if h_x.size == 0 or np.dtype(h_x.dtype) not in KERNEL_DTYPES or \
             not worth_streaming(h_x.nbytes):
         return h_x.min(), h_x.max()
-    from .numeric_cuda import device_min_max
+    from .minmax_cuda import device_min_max
 
     def combine(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
         lo = np.array([p[0] for p in parts], dtype=h_x.dtype)

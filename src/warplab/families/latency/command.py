@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
 from rich.table import Table
 
-from ...bench.stats import paired_ratio
+from ...bench.stats import paired_or_pooled
 from ...bench.tables import print_table
-from ...console import all_verified, console, csv, finish_bench, json_path, progress
+from ...console import console, csv, finish_bench, finish_run, json_path, progress
 from ...core.device import resolve_backend
 from .bench import FLOOR_CASE, MODES, run_latency
 from .cases import CASE_NAMES, CASES
@@ -40,9 +39,7 @@ def run(args: argparse.Namespace) -> int:
                           with_comparators=not args.no_compare, calls=args.runs,
                           warmup=args.warmup, progress=update)
     print_tables(doc["results"], backend)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    return 0 if all_verified(doc) else 1
+    return finish_run(doc)
 
 
 def _us(r: dict | None) -> str:
@@ -54,25 +51,15 @@ def _us(r: dict | None) -> str:
     return v if r["verified"] else v + "!"
 
 
-def _per_round(r: dict) -> list[float]:
-    """Per-round medians of a record's samples (call latency: ``calls`` samples per round;
-    host time per call: one sample per burst, a burst per round)."""
-    samples = np.asarray(r["phases"]["total"]["samples"])
-    per = r["params"].get("calls", 1) if r["params"]["mode"] == MODES[0] else 1
-    if per < 1 or samples.size % per:
-        return [float(np.median(samples))]
-    return [float(m) for m in np.median(samples.reshape(-1, per), axis=1)]
-
-
 def _paired(a: dict | None, b: dict | None) -> float | None:
     """a / b: the median of the per-round ratios (the rounds were interleaved, so host drift
-    cancels in each); the ratio of the medians where the rounds do not pair up."""
+    cancels in each; call latency: ``calls`` samples per round, host time per call: one sample
+    per burst, a burst per round); the ratio of the medians where the rounds do not pair up."""
     if not (a and b and a["phases"]["total"] and b["phases"]["total"]):
         return None
-    ratio = paired_ratio(_per_round(a), _per_round(b))
-    if ratio is None:
-        return a["phases"]["total"]["median"] / b["phases"]["total"]["median"]
-    return ratio
+    per = a["params"].get("calls", 1) if a["params"]["mode"] == MODES[0] else 1
+    return paired_or_pooled(a["phases"]["total"]["samples"], b["phases"]["total"]["samples"],
+                            per)
 
 
 def print_tables(records: list[dict], backend: str) -> None:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ...bench.tables import matmul_table, print_table
-from ...console import (all_verified, console, csv, finish_bench, json_path, parse_size,
+from ...console import (console, csv, finish_bench, finish_run, json_path, parse_size,
                         progress, settings, timing_args)
 from ...core.device import resolve_backend
 from .bench import MATMUL_CAMPAIGNS, run_matmul
@@ -47,9 +47,7 @@ def run(args: argparse.Namespace) -> int:
                          with_comparators=args.compare, settings=settings(args, None),
                          progress=update)
     print_matmul_tables(doc["results"], backend)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    return 0 if all_verified(doc) else 1
+    return finish_run(doc)
 
 
 def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:

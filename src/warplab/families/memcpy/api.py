@@ -2,7 +2,8 @@
 ``concatenate`` and ``split`` (NumPy's, in one launch).
 
 Variants: ``warplab.variants("memcpy_batched")``: ``size_classes_tuned`` (the default),
-``size_classes`` (the batch-memcpy PR's design), ``warp_per_buffer``, ``block_per_buffer``,
+``warp_classes`` (size classes per warp, no block-wide partition), ``size_classes`` (the
+batch-memcpy PR's design), ``warp_per_buffer``, ``block_per_buffer``,
 ``loop_memcpy_async`` (cuda, ``cuda.py``) and ``numpy`` (cpu, ``cpu.py``).
 """
 from __future__ import annotations

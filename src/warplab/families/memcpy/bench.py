@@ -12,7 +12,9 @@ public ``copy_batched`` on a list of device arrays, host-timed until the stream 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,86 +23,31 @@ import numpy as np
 
 from ...bench.campaign import finish_campaign
 from ...bench.ceilings import measure_all
-from ...bench.comparators import Provider, campaign_targets
+from ...bench.comparators import campaign_targets
 from ...bench.measure import Settings, time_device_runs
-from ...bench.results import make_result
 from ...bench.stats import summarize
 from ...bench.timing import time_runs
+from .cells import (  # Case, make_sizes, offsets: this module's API too
+    GUARD,
+    LAYOUTS,
+    POISON,
+    Case,
+    check_destination,
+    make_sizes,
+    offsets,
+    params_of,
+    record_of,
+    sample_bytes,
+    sample_picks,
+    target_call,
+)
 from .comparators import MEMCPY_PROVIDERS
 from .cpu import numpy_copy
-from .spec import MemcpyProblem, Plan, bytes_moved, data_bytes
+from .plan import RUNS, WARMUP, PlannedCell, estimate_s, plan_cells
+from .spec import MemcpyProblem, Plan
 
-GUARD = 256
-POISON = 0xA5
-LAYOUTS = ("consecutive", "shuffle")
 #: Slow-per-buffer targets run only up to this many buffers (a driver call per buffer).
 PER_BUFFER_LIMIT = {"loop_memcpy_async": 20_000, "cudaMemcpyBatchAsync": 1_000_000}
-
-
-@dataclass(frozen=True)
-class Case:
-    """One cell of the grid: sizes in [lo, hi] bytes, layouts, alignment, total data."""
-
-    lo: int
-    hi: int
-    src_layout: str
-    dst_layout: str
-    align: int
-    total: int
-
-    @property
-    def label(self) -> str:
-        return (f"{self.src_layout[0].upper()}_{self.dst_layout[0].upper()}_{self.lo}_"
-                f"{self.hi}_a{self.align}")
-
-
-def make_sizes(lo: int, hi: int, align: int, total: int, seed: int = 1) -> np.ndarray:
-    """Uniform random multiples of ``align`` in [lo, hi] (zero included when lo is 0), as
-    many as fit in ``total`` bytes on average (at least one)."""
-    if lo < 0 or hi < max(lo, 1) or align < 1 or total < 1:
-        raise ValueError(f"need 0 <= min <= max, max >= 1, align >= 1 and total >= 1, got "
-                         f"{lo}, {hi}, {align}, {total}")
-    a_lo, a_hi = -(-lo // align), hi // align
-    if a_hi < max(a_lo, 1):
-        raise ValueError(f"no multiple of {align} in [{lo}, {hi}]")
-    mean = (a_lo + a_hi) / 2 * align
-    count = max(1, int(total // mean))
-    rng = np.random.default_rng(seed)
-    return rng.integers(a_lo, a_hi + 1, size=count, dtype=np.int64) * align
-
-
-def offsets(sizes: np.ndarray, layout: str, seed: int = 2) -> np.ndarray:
-    """CONSECUTIVE: buffer i right after buffer i-1. SHUFFLE: the same packing in a random
-    order of the buffers (so neighbouring buffers land far apart)."""
-    if layout == "consecutive":
-        order = np.arange(sizes.size)
-    elif layout == "shuffle":
-        order = np.random.default_rng(seed).permutation(sizes.size)
-    else:
-        raise ValueError(f"unknown layout {layout!r}; valid: consecutive, shuffle")
-    packed = np.cumsum(sizes[order]) - sizes[order]
-    out = np.empty_like(sizes)
-    out[order] = packed
-    return out
-
-
-def _params(c: Case, count: int, st: Settings, runs: int, mode: str = "kernel",
-            **extra: Any) -> dict:
-    return {"size": c.total, "min": c.lo, "max": c.hi, "in": c.src_layout,
-            "out": c.dst_layout, "align": c.align, "count": count, "case": c.label,
-            "mode": mode, "runs": runs, "warmup": st.warmup, **extra}
-
-
-def _record(c: Case, problem: MemcpyProblem, name: str, provider: str, backend: str,
-            phases: dict, ok: bool, err: str | None, ceilings: dict, params: dict) -> dict:
-    rec = make_result(family="memcpy", variant=name, provider=provider, backend=backend,
-                      params=params, phases=phases, bytes_moved=bytes_moved(problem),
-                      ceilings=ceilings, verified=ok, error=err)
-    k = phases.get("kernel")
-    rec["data_bytes"] = data_bytes(problem)
-    rec["data_gbps"] = (data_bytes(problem) / (k["median"] * 1e-3) / 1e9
-                        if rec["gbps"] is not None and k else None)
-    return rec
 
 
 class DeviceCase:
@@ -125,31 +72,17 @@ class DeviceCase:
         self.batch = send_batch(self.src_off.astype(u) + u(s0), self.dst_off.astype(u) + u(d0),
                                 self.sizes.astype(u))
         self.src_sum = int(self.src[GUARD:GUARD + self.data].sum(dtype=np.uint64))
-        rng = np.random.default_rng(5)
-        n = self.sizes.size
-        pick = np.concatenate([np.arange(min(32, n)), np.arange(max(0, n - 32), n),
-                               rng.integers(0, n, size=min(192, n)), [np.argmax(self.sizes)]])
-        pick = np.unique(pick)
-        lens = self.sizes[pick]
-        rel = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
-        self.sample_src = cupy.asarray(np.repeat(self.src_off[pick], lens) + rel + GUARD)
-        self.sample_dst = cupy.asarray(np.repeat(self.dst_off[pick], lens) + rel + GUARD)
+        pick = sample_picks(self.sizes.size, int(np.argmax(self.sizes)))
+        s_idx, d_idx = sample_bytes(self.sizes[pick], self.src_off[pick], self.dst_off[pick])
+        self.sample_src, self.sample_dst = cupy.asarray(s_idx), cupy.asarray(d_idx)
         cupy.cuda.get_current_stream().synchronize()
 
     def verify(self) -> tuple[bool, str | None]:
         """Check the destination after one poisoned run (see the module docstring)."""
         import cupy
 
-        bad = int(cupy.count_nonzero(self.dst[self.sample_dst] != self.src[self.sample_src]))
-        if bad:
-            return False, f"{bad} sampled bytes differ from their source"
-        guards = cupy.concatenate([self.dst[:GUARD], self.dst[GUARD + self.data:]])
-        if int(cupy.count_nonzero(guards != POISON)):
-            return False, "a guard byte outside the destination region was written"
-        got = int(self.dst[GUARD:GUARD + self.data].sum(dtype=np.uint64))
-        if got != self.src_sum:
-            return False, "the destination's byte sum differs from the source's"
-        return True, None
+        return check_destination(cupy, self.src, self.dst, self.data, self.sample_src,
+                                 self.sample_dst, self.src_sum)
 
 
 def measure_target(dc: DeviceCase, target: Any, settings: Settings, ceilings: dict) -> dict:
@@ -157,11 +90,7 @@ def measure_target(dc: DeviceCase, target: Any, settings: Settings, ceilings: di
     import cupy
 
     c, b = dc.case, dc.batch
-    if isinstance(target, Provider):
-        call: Callable[[], None] = lambda: target.run(b)
-        name, provider = target.name, target.library
-    else:
-        call, name, provider = (lambda: target.fn(b)), target.name, "warplab"
+    call, name, provider = target_call(target, b)
     problem = MemcpyProblem(b.count, dc.data, int(dc.sizes.max()), True)
 
     def run(rec: Any, held: bool) -> None:
@@ -177,12 +106,12 @@ def measure_target(dc: DeviceCase, target: Any, settings: Settings, ceilings: di
         cupy.cuda.get_current_stream().synchronize()
         ok, err = dc.verify()
     except Exception as exc:  # noqa: BLE001  (a failing target is a record, never a crash)
-        return _record(c, problem, name, provider, "cuda", {}, False,
-                       f"{type(exc).__name__}: {exc}", ceilings,
-                       _params(c, b.count, settings, 0))
-    return _record(c, problem, name, provider, "cuda",
-                   {k: summarize(v) for k, v in samples.items()}, ok, err, ceilings,
-                   _params(c, b.count, settings, len(samples["total"]), held=held))
+        return record_of(c, problem, name, provider, "cuda", {}, False,
+                         f"{type(exc).__name__}: {exc}", ceilings,
+                         params_of(c, b.count, settings, 0))
+    return record_of(c, problem, name, provider, "cuda",
+                     {k: summarize(v) for k, v in samples.items()}, ok, err, ceilings,
+                     params_of(c, b.count, settings, len(samples["total"]), held=held))
 
 
 def measure_calls(n_arrays: int, settings: Settings, ceilings: dict, seed: int = 6) -> list[dict]:
@@ -217,10 +146,10 @@ def measure_calls(n_arrays: int, settings: Settings, ceilings: dict, seed: int =
         samples = time_runs(run, warmup=max(settings.warmup, 3), runs=max(settings.runs, 30),
                             cuda=False, max_seconds=settings.max_seconds)
         ok = all(bool((d == s).all()) for s, d in zip(srcs[:64], dsts[:64]))
-        rec = _record(case, problem, name, provider, "cuda",
-                      {k: summarize(v) for k, v in samples.items()}, ok,
-                      None if ok else "copied arrays differ", ceilings,
-                      _params(case, n_arrays, settings, len(samples["total"]), mode="call"))
+        rec = record_of(case, problem, name, provider, "cuda",
+                        {k: summarize(v) for k, v in samples.items()}, ok,
+                        None if ok else "copied arrays differ", ceilings,
+                        params_of(case, n_arrays, settings, len(samples["total"]), mode="call"))
         rec["gbps"] = rec["pct_of_copy_bw"] = rec["data_gbps"] = None  # a latency
         records.append(rec)
     return records
@@ -246,10 +175,10 @@ def measure_cpu(c: Case, settings: Settings, ceilings: dict) -> dict:
     for s, d, n in zip(so.tolist(), do.tolist(), sizes.tolist()):
         want[GUARD + d:GUARD + d + n] = src[GUARD + s:GUARD + s + n]
     ok = bool(np.array_equal(dst, want))
-    return _record(c, MemcpyProblem(sizes.size, data, int(sizes.max()), False), "numpy",
-                   "warplab", "cpu", {k: summarize(v) for k, v in samples.items()}, ok,
-                   None if ok else "destination differs from the reference", ceilings,
-                   _params(c, sizes.size, settings, len(samples["total"])))
+    return record_of(c, MemcpyProblem(sizes.size, data, int(sizes.max()), False), "numpy",
+                     "warplab", "cpu", {k: summarize(v) for k, v in samples.items()}, ok,
+                     None if ok else "destination differs from the reference", ceilings,
+                     params_of(c, sizes.size, settings, len(samples["total"])))
 
 
 #: The PR's size ranges (min, max): ranges 1-8 .. 1-4096, fixed sizes, and 1-64 KiB.
@@ -266,6 +195,7 @@ class MemcpyCampaign:
     runs: int
     warmup: int
     call_arrays: tuple[int, ...]   # list lengths of the public-call records
+    planned: bool = False   # plan.py's rules and grid.py's run: see run_memcpy
 
 
 _ALL_LAYOUTS = tuple((a, b) for a in LAYOUTS for b in LAYOUTS)
@@ -274,8 +204,8 @@ MEMCPY_CAMPAIGNS = {
                             (("consecutive", "consecutive"),), (1,), 64 << 20, 10, 2, (1000,)),
     "table": MemcpyCampaign(PR_SIZES, (("consecutive", "consecutive"), ("shuffle", "shuffle")),
                             (1,), 256 << 20, 10, 2, (100, 1000, 10000)),
-    "full": MemcpyCampaign(PR_SIZES, _ALL_LAYOUTS, (1, 4, 16), 512 << 20, 20, 3,
-                           (100, 1000, 10000)),
+    "full": MemcpyCampaign(PR_SIZES, _ALL_LAYOUTS, (1, 4, 16), 512 << 20, RUNS, WARMUP,
+                           (100, 1000, 10000), planned=True),
 }
 CPU_TOTAL = 1 << 20
 
@@ -300,12 +230,51 @@ def targets(variant_names: list[str] | None, with_comparators: bool
                             with_comparators)
 
 
+class Terminated(BaseException):
+    """SIGTERM (``timeout``'s signal) during a planned campaign: its JSON keeps what ran."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` inside the block (main thread only; elsewhere
+    the signal keeps its handler)."""
+    def raise_terminated(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    try:
+        old = signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def plan_of(campaign: str, grid: list[Case] | None, names: list[str],
+            copy_gbps: float | None, settings: Settings | None = None) -> list[PlannedCell]:
+    """The plan of a planned campaign: its grid with the plan's totals, or ``grid`` (the
+    ``--sizes`` totals) as it is."""
+    c = MEMCPY_CAMPAIGNS[campaign]
+    st = settings or Settings(runs=c.runs, warmup=c.warmup)
+    return plan_cells(grid if grid is not None else cases(c), names, copy_gbps,
+                      auto_total=grid is None, runs=st.runs, warmup=st.warmup)
+
+
 def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
                grid: list[Case] | None = None, variant_names: list[str] | None = None,
                with_comparators: bool = True, settings: Settings | None = None,
                call_arrays: tuple[int, ...] | None = None,
-               progress: Callable[[int, int, dict], None] | None = None) -> dict:
-    """Run a memcpy campaign (or an explicit ``grid``); write ``json_path`` if given."""
+               progress: Callable[[int, int, dict], None] | None = None,
+               log: Callable[[str], None] | None = None,
+               deadline_s: float | None = None) -> dict:
+    """Run a memcpy campaign (or an explicit ``grid``); write ``json_path`` if given.
+
+    A planned campaign (``--full``) on the GPU runs :func:`plan_of`'s cells through
+    ``grid.run_planned`` (``log`` gets the plan's estimate first, then a line per cell; new
+    cells stop starting once ``deadline_s`` would pass), the others every target on every
+    case with the held timing of ``measure_target``."""
     c = MEMCPY_CAMPAIGNS[campaign]
     settings = settings or Settings(runs=c.runs, warmup=c.warmup, max_seconds=0.5)
     notes: list[str] = []
@@ -318,14 +287,16 @@ def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
         if wrong:
             raise ValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
                              "(valid on cpu: numpy)")
+    grid_given = grid
     grid = grid if grid is not None else cases(c)
     ceilings = measure_all(backend)
     records: list[dict] = []
+    expected = [0]  # records a planned campaign will make (0: not known)
 
     def add(rec: dict) -> None:
         records.append(rec)
         if progress:
-            progress(len(records), 0, rec)
+            progress(len(records), expected[0], rec)
 
     if backend == "cpu":
         for case in grid:
@@ -336,7 +307,28 @@ def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
     tgts, more = targets(variant_names, with_comparators)
     notes += more
     skipped: set[str] = set()
+    calls = call_arrays if call_arrays is not None else c.call_arrays
     with cupy.cuda.Stream(non_blocking=True):  # cudaMemcpyBatchAsync refuses the legacy one
+        if c.planned:
+            from .grid import run_planned
+
+            cells = plan_of(campaign, grid_given, [t.name for t in tgts],
+                            ceilings.get("copy_gbps"), settings)
+            est = estimate_s(cells, startup=False, calls=bool(calls))
+            if log:
+                log(f"memcpy {campaign}: {len(cells)} cells, "
+                    f"{sum(len(p.targets) for p in cells)} records planned, about {est:.0f} s")
+            expected[0] = sum(len(p.targets) for p in cells) + 2 * len(calls)
+            try:
+                with _sigterm_raises():
+                    _, planned_notes, complete = run_planned(
+                        cells, tgts, ceilings, add=add, log=log, deadline_s=deadline_s)
+            except Terminated:
+                stop = (f"terminated (SIGTERM) after {len(records)} of {expected[0]} records: "
+                        "the records so far")
+                planned_notes, complete = [stop], False
+            notes += planned_notes
+            grid, calls = [], calls if complete else ()
         for case in grid:
             dc = DeviceCase(case)
             for t in tgts:
@@ -347,7 +339,7 @@ def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
                 add(measure_target(dc, t, settings, ceilings))
             del dc
             cupy.get_default_memory_pool().free_all_blocks()
-        for n in call_arrays if call_arrays is not None else c.call_arrays:
+        for n in calls:
             for rec in measure_calls(n, settings, ceilings):
                 add(rec)
     notes += sorted(skipped)

@@ -20,7 +20,7 @@ from ...console import (
     timing_args,
 )
 from ...core.device import resolve_backend
-from .bench import LAYOUTS, MEMCPY_CAMPAIGNS, Case, cases, run_memcpy
+from .bench import LAYOUTS, MEMCPY_CAMPAIGNS, Case, cases, plan_of, run_memcpy
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -94,18 +94,66 @@ def print_tables(records: list[dict], backend: str) -> None:
         print_table(t, console)
 
 
+def _grid(args: argparse.Namespace, campaign: str) -> list[Case] | None:
+    """The campaign's cases at the ``--sizes`` totals (None: the campaign's own)."""
+    c = MEMCPY_CAMPAIGNS[campaign]
+    return [g for total in args.sizes for g in cases(c, total)] if args.sizes else None
+
+
 def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:
     """The memcpy campaign of ``warplab bench``; True when every record verified.
-    ``--sizes`` replaces the data bytes per cell."""
+    ``--sizes`` replaces the data bytes per cell; ``--deadline`` stops a planned campaign
+    from starting new cells after that many seconds."""
     c = MEMCPY_CAMPAIGNS[campaign]
-    grid = None
-    if args.sizes:
-        grid = [g for total in args.sizes for g in cases(c, total)]
     path = out / "memcpy.json"
     with progress(f"memcpy {campaign} ({backend})") as update:
-        doc = run_memcpy(campaign=campaign, backend=backend, json_path=path, grid=grid,
-                         variant_names=args.variant, with_comparators=not args.no_compare,
+        doc = run_memcpy(campaign=campaign, backend=backend, json_path=path,
+                         grid=_grid(args, campaign), variant_names=args.variant,
+                         with_comparators=not args.no_compare,
                          settings=settings(args, c) if args.runs or args.warmup else None,
-                         progress=update)
+                         progress=update, log=console.print,
+                         deadline_s=getattr(args, "deadline", None))
     print_tables(doc["results"], backend)
     return finish_bench(doc, path)
+
+
+def plan(args: argparse.Namespace, backend: str, campaign: str) -> None:
+    """``warplab bench memcpy --full --dry-run``: the plan and its estimated seconds, on the
+    CPU (nothing measured): per size range and alignment its data, buffers, the targets per
+    layout and the seconds of its four cells. The copy ceiling is the stored one where the
+    GPU is in use and was measured, else the H100's of session 6."""
+    from ...bench.ceilings import cached_ceilings
+    from ...core.registry import variants
+    from .comparators import MEMCPY_PROVIDERS
+    from .plan import COPY_GBPS_H100, STARTUP_S, estimate_s
+
+    c = MEMCPY_CAMPAIGNS[campaign]
+    if not c.planned:
+        console.print(f"memcpy --{campaign}: not a planned campaign (every target on every "
+                      "case, held timing): no estimate; --full is planned")
+        return
+    names = list(args.variant or [v.name for v in variants("memcpy_batched", "cuda")])
+    if not args.no_compare:
+        names += [p.name for p in MEMCPY_PROVIDERS]
+    stored = cached_ceilings("cuda") if backend == "cuda" else None
+    copy = (stored or {}).get("copy_gbps") or COPY_GBPS_H100
+    cells = plan_of(campaign, _grid(args, campaign), names, copy,
+                    settings(args, c) if args.runs or args.warmup else None)
+    t = Table(title=f"memcpy --{campaign}: the plan at a copy ceiling of {copy:.0f} GB/s "
+                    f"({'stored' if stored else 'H100, session 6'})")
+    for col in ("sizes", "align", "data", "buffers", "targets", "est. s"):
+        t.add_column(col, justify="left" if col == "sizes" else "right")
+    rows: dict[tuple[int, int, int, int], list] = {}
+    for p in cells:
+        rows.setdefault(p.size_key, []).append(p)
+    for (lo, hi, a, total), ps in rows.items():
+        t.add_row(f"{lo}-{hi} B" if lo != hi else f"{hi} B", str(a), f"{total / 2**20:g} MiB",
+                  f"{ps[0].count:,}", "/".join(str(len(p.targets)) for p in ps),
+                  f"{sum(p.est_s for p in ps):.1f}")
+    print_table(t, console)
+    calls = c.call_arrays
+    console.print(f"{len(cells)} cells, {sum(len(p.targets) for p in cells)} records: "
+                  f"about {estimate_s(cells, startup=False, calls=False):.0f} s for the cells"
+                  f", {estimate_s([], startup=False, calls=bool(calls)):.0f} s for the call "
+                  f"records, {STARTUP_S:.0f} s of start-up (cold caches): "
+                  f"{estimate_s(cells, calls=bool(calls)):.0f} s in all")

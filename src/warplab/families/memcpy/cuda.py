@@ -20,8 +20,11 @@ from .spec import (
     MAX_QUEUED,
     PR_CLASSES,
     TUNED_CLASSES,
+    WARP_CLASSES,
+    WARP_CLASSES_SWEEP,
     MemcpyProblem,
     SizeClasses,
+    WarpClasses,
     bytes_moved,
 )
 
@@ -30,11 +33,13 @@ BLOCK = 256          # block_per_buffer: threads per buffer
 WARP_BLOCK = 256     # warp_per_buffer: eight warps (buffers) per block
 BLEV_THREADS = 256   # size_classes, second kernel
 BLEV_BLOCKS_PER_SM = 8
+WARP_THREADS = 256   # warp_classes, first kernel: eight warps of 32 buffers per block
 MAX_GRID = 1 << 20   # grid-stride loops cover the rest
 #: The kernels' compile-time constants (their only copy; passed as -D options).
 DEFINES = {
     "WARPLAB_MEMCPY_UNROLL": 4,               # 16-byte loads in flight per thread
     "WARPLAB_MEMCPY_BLEV_THREADS": BLEV_THREADS,
+    "WARPLAB_MEMCPY_WARP_THREADS": WARP_THREADS,
 }
 
 
@@ -57,9 +62,17 @@ def _tiles_expr(c: SizeClasses) -> str:
             f"{c.tlev_max}, {c.wlev_max}, {c.chunk}>")
 
 
+def _warp_expr(c: WarpClasses) -> str:
+    return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.wlev_max}, "
+            f"{c.chunk}, {c.min_blocks}>")
+
+
+_WARP_CONFIGS = (WARP_CLASSES, *WARP_CLASSES_SWEEP)
 _EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
-                *(f"memcpy_size_classes_blev<{c.chunk}>" for c in (PR_CLASSES, TUNED_CLASSES)))
+                *(_warp_expr(c) for c in _WARP_CONFIGS),
+                *sorted({f"memcpy_size_classes_blev<{c.chunk}>"
+                         for c in (PR_CLASSES, TUNED_CLASSES, *_WARP_CONFIGS)}))
 
 
 def _kernel(expr: str) -> Any:
@@ -138,6 +151,24 @@ def warp_per_buffer(b: DeviceBatch) -> None:
 _NULL = np.uint64(0)
 
 
+def _queue(count: int) -> tuple[Any, np.uint64, np.uint64, np.uint64]:
+    """The BLEV queue's workspace and its parts as kernel arguments (addresses: no CuPy views
+    per call): (workspace, counter zeroed on the stream, first chunks, ids). The caller keeps
+    the workspace until its launches are queued."""
+    import cupy
+
+    ws = cupy.empty(1 + count + -(-count // 2), dtype=np.uint64)  # counter, first, ids
+    ws.data.memset_async(0, 8)
+    base = ws.data.ptr
+    return ws, np.uint64(base), np.uint64(base + 8), np.uint64(base + 8 * (1 + count))
+
+
+def _blev(b: DeviceBatch, chunk: int, dev: int, counter: Any, ids: Any, first: Any) -> None:
+    _kernel_on(f"memcpy_size_classes_blev<{chunk}>", dev)(
+        (BLEV_BLOCKS_PER_SM * _sms(dev),), (BLEV_THREADS,),
+        (b.src, b.dst, b.sizes, counter, ids, first))
+
+
 def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
     """The launches of the size-class design (see ``memcpy.cu``): the tiles kernel, and when
     a buffer may be larger than ``c.wlev_max`` (BLEV) the queue's workspace (a zeroed counter,
@@ -153,15 +184,25 @@ def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
     if b.largest is not None and b.largest <= c.wlev_max:
         tiles_kernel((tiles,), (c.tile_threads,), (*_args(b), _NULL, _NULL, _NULL))
         return
-    ws = cupy.empty(1 + b.count + -(-b.count // 2), dtype=np.uint64)  # counter, first, ids
-    ws.data.memset_async(0, 8)
-    base = ws.data.ptr  # pointers into ws as kernel arguments (no CuPy views per call)
-    counter, first, ids = (np.uint64(base), np.uint64(base + 8),
-                           np.uint64(base + 8 * (1 + b.count)))
+    ws, counter, first, ids = _queue(b.count)
     tiles_kernel((tiles,), (c.tile_threads,), (*_args(b), counter, ids, first))
-    _kernel_on(f"memcpy_size_classes_blev<{c.chunk}>", dev)(
-        (BLEV_BLOCKS_PER_SM * _sms(dev),), (BLEV_THREADS,),
-        (b.src, b.dst, b.sizes, counter, ids, first))
+    _blev(b, c.chunk, dev, counter, ids, first)
+    del ws  # the workspace outlived both launches
+
+
+def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
+    """The two launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``
+    and ``WARP_CLASSES_SWEEP``: the module compiles those)."""
+    import cupy
+
+    if b.count == 0:
+        return
+    dev = cupy.cuda.runtime.getDevice()
+    ws, counter, first, ids = _queue(b.count)
+    grid = min(-(-b.count // WARP_THREADS), MAX_GRID)
+    _kernel_on(_warp_expr(c), dev)((grid,), (WARP_THREADS,), (*_args(b), counter, ids, first))
+    _blev(b, c.chunk, dev, counter, ids, first)
+    del ws  # the workspace outlived both launches
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
@@ -195,3 +236,19 @@ def size_classes_tuned(b: DeviceBatch) -> None:
     (see benchmarks/NOTES.md).
     """
     _size_classes(b, TUNED_CLASSES)
+
+
+@register("memcpy_batched", "warp_classes", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=5)
+def warp_classes(b: DeviceBatch) -> None:
+    """Size classes decided per warp of 32 buffers by ballots (no block-wide histogram,
+    prefix sum or byte-stream decode): a lane per buffer up to 16 bytes (16-, 8- or 4-byte
+    words where both addresses allow, else bytes), groups of 8 lanes per buffer up to 256
+    bytes (16-byte stores, shifted 8-byte loads for mutually misaligned buffers), a warp per
+    buffer up to 8 KiB, the BLEV queue and second kernel of ``size_classes_tuned`` above.
+
+    Performance: two launches and an 8-byte memset; all bytes once plus 24 bytes per buffer
+    (read coalesced, 8 bytes a lane), plus 12 bytes per BLEV buffer through the queue, one
+    atomic per warp holding any BLEV buffer. Predicted, not yet measured (notes-memcpy2.md).
+    """
+    run_warp_classes(b, WARP_CLASSES)

@@ -46,6 +46,38 @@ PR_CLASSES = SizeClasses(128, 4, 32, 1024, 8192)
 #: warps in flight), warps take buffers up to 8 KiB (CUB queues 4 KiB buffers for a second
 #: kernel: its weak spot), 32 KiB pieces for the large ones.
 TUNED_CLASSES = SizeClasses(256, 1, 32, 8192, 32768)
+
+
+class WarpClasses(NamedTuple):
+    """The ``warp_classes`` kernel's thresholds (bytes): a lane per buffer up to ``tlev_max``
+    (<= 16, the widest words both addresses allow), groups of ``group`` lanes per buffer up to
+    ``sub_max``, a warp per buffer up to ``wlev_max``, BLEV above (queued; the second kernel
+    of ``size_classes`` copies ``chunk``-byte pieces); ``min_blocks`` blocks of 256 threads
+    per SM (a register cap). Classes are decided per warp of 32
+    buffers by ballots: no block-wide histogram or partition."""
+
+    tlev_max: int
+    group: int
+    sub_max: int
+    wlev_max: int
+    chunk: int
+    min_blocks: int  # the kernel's registers are capped so that this many blocks fit an SM
+
+    def classify(self, sizes: np.ndarray) -> np.ndarray:
+        """Class per buffer: 0 thread, 1 group, 2 warp, 3 BLEV; -1 for empty buffers."""
+        s = np.maximum(np.asarray(sizes, dtype=np.int64), 0)
+        return np.select([s == 0, s <= self.tlev_max, s <= self.sub_max, s <= self.wlev_max],
+                         [-1, 0, 1, 2], 3)
+
+
+#: ``warp_classes``: a lane per buffer up to 16 bytes, eight lanes per buffer up to 256
+#: bytes, the tuned design's warp and BLEV limits above, four blocks per SM (<= 64 registers).
+WARP_CLASSES = WarpClasses(16, 8, 256, 8192, 32768, 4)
+#: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py:
+#: groups of 4 and 16 lanes, thread level only to 8 bytes, no register cap, three blocks per SM.
+WARP_CLASSES_SWEEP = tuple(WARP_CLASSES._replace(**kw) for kw in (
+    {"group": 4}, {"group": 16}, {"tlev_max": 8, "group": 4, "sub_max": 128},
+    {"min_blocks": 1}, {"min_blocks": 3}))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
@@ -213,6 +245,74 @@ def partition_model(sizes: np.ndarray, classes: SizeClasses) -> dict[str, np.nda
         chunks += int(n_chunks.sum())
     return {"tlev": _i64(tlev), "tlev_end": _i64(tlev_end), "wlev": _i64(wlev),
             "queue": _i64(queue), "first_chunk": _i64(first), "chunks": np.int64(chunks)}
+
+
+def warp_classes_model(sizes: np.ndarray, classes: WarpClasses) -> dict[str, np.ndarray]:
+    """A NumPy model of ``memcpy_warp_classes``'s bookkeeping (for the CPU tests): per warp of
+    32 buffers (in order) the ids of each class in lane order, and the BLEV queue filled by
+    one packed atomic per warp with BLEV buffers, taken here in warp order.
+
+    Returns ``thread``, ``group``, ``warp`` (buffer ids), ``queue`` (BLEV ids),
+    ``first_chunk`` and ``chunks`` (total), as :func:`partition_model`."""
+    s = np.maximum(_i64(sizes), 0)
+    cls = classes.classify(s)
+    out: dict[str, list] = {"thread": [], "group": [], "warp": [], "queue": [], "first": []}
+    chunks = 0
+    for w0 in range(0, len(s), 32):
+        ids = np.arange(w0, min(w0 + 32, len(s)))
+        for key, k in (("thread", 0), ("group", 1), ("warp", 2)):
+            out[key] += list(ids[cls[ids] == k])
+        big = ids[cls[ids] == 3]
+        mine = -(-s[big] // classes.chunk)
+        incl = np.cumsum(mine)
+        out["queue"] += list(big)
+        out["first"] += list(chunks + incl - mine)
+        chunks += int(mine.sum())
+    return {"thread": _i64(out["thread"]), "group": _i64(out["group"]),
+            "warp": _i64(out["warp"]), "queue": _i64(out["queue"]),
+            "first_chunk": _i64(out["first"]), "chunks": np.int64(chunks)}
+
+
+def group_lanes(n: int, dst: int, group: int, max_bytes: int) -> list[list[tuple[int, str]]]:
+    """What each of ``group`` lanes copies in ``group_copy`` (memcpy.cu) of ``n <= max_bytes``
+    bytes to address ``dst``: per lane a list of (byte offset, "chunk" or "byte"), chunks 16
+    bytes from ``dst``'s first 16-byte boundary on, edge bytes before it and after the last
+    chunk; at most ``ceil(max_bytes / 16 / group)`` chunks and ``ceil(30 / group)`` edge bytes
+    per lane."""
+    k_max, e_max = -(-(max_bytes // 16) // group), -(-30 // group)
+    head = min((16 - dst % 16) % 16, n)
+    chunks = (n - head) >> 4
+    body_end = head + 16 * chunks
+    edges = head + n - body_end
+    lanes = []
+    for g in range(group):
+        mine = [(head + 16 * (g + k * group), "chunk") for k in range(k_max)
+                if g + k * group < chunks]
+        for k in range(e_max):
+            j = g + k * group
+            if j < edges:
+                mine.append((j if j < head else j - head + body_end, "byte"))
+        lanes.append(mine)
+    return lanes
+
+
+def thread_pieces(n: int, src: int, dst: int) -> list[tuple[int, int]]:
+    """The (offset, width) moves of ``thread_copy`` (memcpy.cu) for ``n <= 16`` bytes: one
+    16-byte move when both addresses are 16-aligned and n is 16, else 8- or 4-byte words
+    where both are so aligned and the tail in 4-, 2-, 1-byte pieces, else single bytes."""
+    a = src | dst
+    if n == 16 and a % 16 == 0:
+        return [(0, 16)]
+    if a % 4:
+        return [(k, 1) for k in range(n)]
+    w = 8 if a % 8 == 0 else 4
+    out = [(k * w, w) for k in range(n // w)]
+    o = n - n % w
+    for p in (4, 2, 1):
+        if p < w and n & p:
+            out.append((o, p))
+            o += p
+    return out
 
 
 def chunk_owner(first_chunk: np.ndarray, g: np.ndarray) -> np.ndarray:

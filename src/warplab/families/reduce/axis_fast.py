@@ -62,13 +62,8 @@ def reduce(a: Any, op: str, axis: Any, keepdims: Any, ddof: Any) -> Any:
         return None
     key = (op, a.dtype, a.shape, a.strides, a.data.ptr % 16 == 0, axis, keepdims, ddof,
            cupy.cuda.runtime.getDevice())
-    rec = _RECORDS.get(key)
+    rec = _RECORDS.record(key, lambda: _build(a, op, axis, keepdims, ddof))
     if rec is None:
-        rec = _build(a, op, axis, keepdims, ddof)
-        if rec is None:
-            return None
-        rec = _RECORDS.put(key, rec)
-    if rec is False:
         return None
     _registry.ran(rec.variant)
     out = axis_cuda._empty(rec.shape, rec.dtype)
@@ -84,10 +79,8 @@ def series_stats(x: Any) -> tuple[Any, Any] | None:
         return None
     key = ("stats", x.dtype, x.shape, x.strides, x.data.ptr % 16 == 0,
            cupy.cuda.runtime.getDevice())
-    rec = _RECORDS.get(key)
+    rec = _RECORDS.record(key, lambda: _build_stats(x))
     if rec is None:
-        rec = _RECORDS.put(key, _build_stats(x))
-    if rec is False:
         return None
     _registry.ran(rec.variant)
     out = axis_cuda._empty(rec.shape, rec.dtype)

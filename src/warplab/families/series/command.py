@@ -16,10 +16,10 @@ from rich.table import Table
 
 from ...bench.tables import print_table
 from ...console import (
-    all_verified,
     console,
     csv,
     finish_bench,
+    finish_run,
     json_path,
     parse_size,
     progress,
@@ -84,9 +84,7 @@ def run(args: argparse.Namespace) -> int:
                          with_comparators=args.compare, settings=settings(args, None),
                          progress=update)
     print_series_tables(doc["results"], backend)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    return 0 if all_verified(doc) else 1
+    return finish_run(doc)
 
 
 def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> bool:

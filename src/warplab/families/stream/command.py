@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from ...bench.tables import print_table
-from ...console import all_verified, console, csv, finish_bench, json_path, parse_size, progress
+from ...console import console, csv, finish_bench, finish_run, json_path, parse_size, progress
 from ...core.device import resolve_backend
 from .bench import OPS, SOURCES, run_stream
 
@@ -38,9 +38,7 @@ def run(args: argparse.Namespace) -> int:
                          sizes=args.sizes, sources=args.source, ops=args.op, runs=args.runs,
                          warmup=args.warmup, tmp_dir=args.tmp, progress=update)
     print_tables(doc)
-    for note in doc["meta"]["notes"]:
-        console.print(f"note: {note}")
-    return 0 if all_verified(doc) else 1
+    return finish_run(doc)
 
 
 def _f(x: float | None, nd: int = 1) -> str:
