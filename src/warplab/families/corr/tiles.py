@@ -73,15 +73,17 @@ def warn_invalid(all_valid: bool) -> None:
 
 
 def finish(b: Any, r0: int, c0: int, eng: Engine) -> Any:
-    """Clip ``b`` (a block at ``(r0, c0)``) to [-1, 1] in place, set the diagonal to 1 and the
-    rows and columns of invalid series to NaN (their diagonal too, as NumPy). Returns ``b``."""
+    """Clip ``b`` (a block at ``(r0, c0)``) to [-1, 1] in place, set the diagonal to 1 (unless
+    the engine's blocks come so: ``eng.finished``) and the rows and columns of invalid series
+    to NaN (their diagonal too, as NumPy). Returns ``b``."""
     xp = eng.xp
-    xp.clip(b, -1, 1, out=b)
     rows, cols = b.shape
-    lo, hi = max(r0, c0), min(r0 + rows, c0 + cols)
-    if lo < hi:
-        d = xp.arange(lo, hi)
-        b[d - r0, d - c0] = 1
+    if not getattr(eng, "finished", False):
+        xp.clip(b, -1, 1, out=b)
+        lo, hi = max(r0, c0), min(r0 + rows, c0 + cols)
+        if lo < hi:
+            d = xp.arange(lo, hi)
+            b[d - r0, d - c0] = 1
     if not eng.all_valid:
         b[xp.nonzero(~eng.valid[r0:r0 + rows])[0], :] = np.nan
         b[:, xp.nonzero(~eng.valid[c0:c0 + cols])[0]] = np.nan
