@@ -13,9 +13,12 @@ of RUNS after WARMUP calls:
 3. int8_slices' phases: normalise, row statistics (+ the read-back), split, the GEMMs and the
    combines of the diagonal block, per precision; then the diagonal block alone for forced
    s = 2 .. 6 (time, error, bound: what each target would cost) and for panel widths 512 ..
-   4096 at the float64 choice.
+   4096 at the float64 choice;
+4. the crossover: both variants' public calls on smaller shapes (512 .. 4096 series), and which
+   one automatic dispatch takes there.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_ozaki.py --json $OUT/ozaki.json [--m 8192]
+       [--parts raw,calls,phases,sweeps,crossover]
 """
 from __future__ import annotations
 
@@ -70,12 +73,13 @@ def public_calls(x, ref, rows: list[dict]) -> float:
     print(f"cupy.corrcoef               {cp_ms:8.3f} ms", flush=True)
     for precision in PRECISIONS:
         flops = corr_flops(CorrProblem(m, n, np.dtype(np.float32), precision, True))
-        for variant in ("int8_slices", "tc_gram"):
+        for variant in ("int8_slices", "tc_gram", None):  # None: the automatic choice
             def call(v=variant, p=precision):
                 return warplab.corrcoef(x, variant=v, precision=p)
             err = float(cupy.abs(call() - ref).max())
             ms = kernel_ms(call, runs=RUNS, warmup=WARMUP)
-            row = {"part": "call", "target": variant, "precision": precision, "ms": ms,
+            row = {"part": "call", "target": variant or "default", "precision": precision,
+                   "ms": ms,
                    "tflops": flops / ms / 1e9, "max_abs_error": err, "x_cupy": ms / cp_ms}
             if variant == "int8_slices":
                 eng = corr_cuda.SlicesEngine(x, precision)
@@ -83,7 +87,7 @@ def public_calls(x, ref, rows: list[dict]) -> float:
                 del eng
             rows.append(row)
             extra = f" s={row['slices']} bound {row['bound']:.1e}" if "slices" in row else ""
-            print(f"{variant:12s} {precision:8s}     {ms:8.3f} ms {row['tflops']:6.1f} TFLOP/s "
+            print(f"{row['target']:12s} {precision:8s}     {ms:8.3f} ms {row['tflops']:6.1f} TFLOP/s "
                   f"{ms / cp_ms:5.2f}x cupy  err {err:.2e}{extra}", flush=True)
             cupy.get_default_memory_pool().free_all_blocks()
     return cp_ms
@@ -95,19 +99,19 @@ def _phases(x, precision: str, forced: int | None = None,
     for name in ("normalise", "prepare"):
         ev.append([name, cupy.cuda.Event(), cupy.cuda.Event()])
     ev[0][1].record()
-    z, valid = corr_cuda.normalise_rows(x, np.float64)
+    z, valid, extent = corr_cuda.normalise_with_extent(x)
     ev[0][2].record()
     ev[1][1].record()
-    prep = slices_cuda.Prepared(z, valid, precision, slices=forced)
+    prep = slices_cuda.Prepared(z, valid, precision, slices=forced, extent=extent)
     ev[1][2].record()
     prep.events = []
-    r = prep.block(0, x.shape[0], 0, x.shape[0], width=width)
+    r = prep.block(0, x.shape[0], 0, x.shape[0], width=width, finish=True)
     times = _events_ms([tuple(e) for e in ev] + prep.events)
     times["block"] = times["gemms"] + times["combine"]
     return times, (prep, z, valid, r)
 
 
-def breakdown(x, ref, rows: list[dict]) -> None:
+def breakdown(x, ref, rows: list[dict], sweeps: bool) -> None:
     m = x.shape[0]
     for precision in PRECISIONS:
         samples = []
@@ -128,6 +132,8 @@ def breakdown(x, ref, rows: list[dict]) -> None:
             f"{k} {v:.3f}" for k, v in med.items()) + f" ms; GEMMs {row['int8_tops']:.0f} TOPS",
             flush=True)
         cupy.get_default_memory_pool().free_all_blocks()
+    if not sweeps:
+        return
     for forced in range(2, 7):
         _sweep(x, ref, rows, "slices", forced=forced)
     for width in (512, 1024, 2048, 4096):
@@ -152,21 +158,55 @@ def _sweep(x, ref, rows: list[dict], what: str, forced: int | None = None,
     cupy.get_default_memory_pool().free_all_blocks()
 
 
+def crossover(rows: list[dict]) -> None:
+    """Public calls of int8_slices and tc_gram on smaller shapes: where the default switches
+    (``cuda.SLICES_PREFER_WORK``)."""
+    for m, n in ((512, 1024), (1024, 1024), (1024, 8192), (2048, 1024), (2048, 8192),
+                 (4096, 1024), (4096, 4096)):
+        x = warplab.random_walk(m, n, seed=2)
+        for precision in PRECISIONS:
+            ms = {}
+            for variant in ("int8_slices", "tc_gram"):
+                ms[variant] = kernel_ms(lambda v=variant, p=precision, xs=x: warplab.corrcoef(
+                    xs, variant=v, precision=p), runs=RUNS, warmup=WARMUP)
+            auto = "int8_slices" if corr_cuda._slices_prefer(
+                CorrProblem(m, n, np.dtype(np.float32), precision, True)) else "tc_gram"
+            rows.append({"part": "crossover", "m": m, "n": n, "precision": precision,
+                         "work": m * m * n, "auto": auto, **ms})
+            print(f"crossover {m:5d} x {n:5d} {precision:8s}: int8_slices "
+                  f"{ms['int8_slices']:7.3f} ms  tc_gram {ms['tc_gram']:7.3f} ms  "
+                  f"auto {auto}", flush=True)
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+PARTS = ("raw", "calls", "phases", "sweeps", "crossover")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="write the rows here")
     ap.add_argument("--m", type=int, default=8192, help="series (and values per series)")
+    ap.add_argument("--parts", default=",".join(PARTS), help=f"of {', '.join(PARTS)}")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
     dev = cupy.cuda.Device()
     name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
     print(f"device {name} cc {dev.compute_capability}; median of {RUNS}", flush=True)
     rows: list[dict] = []
-    raw_gemms(args.m, rows)
-    cupy.get_default_memory_pool().free_all_blocks()
+    if "raw" in parts:
+        raw_gemms(args.m, rows)
+        cupy.get_default_memory_pool().free_all_blocks()
     x = warplab.random_walk(args.m, args.m, seed=1)
     ref = cupy.corrcoef(x)  # float64 (CuPy computes float32 input in float64)
-    public_calls(x, ref, rows)
-    breakdown(x, ref, rows)
+    if "calls" in parts:
+        public_calls(x, ref, rows)
+    if "phases" in parts:
+        breakdown(x, ref, rows, "sweeps" in parts)
+    del x, ref
+    cupy.get_default_memory_pool().free_all_blocks()
+    if "crossover" in parts:
+        crossover(rows)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         meta = {"device": name, "cc": dev.compute_capability, "m": args.m, "runs": RUNS,

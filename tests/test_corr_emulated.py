@@ -20,8 +20,9 @@ T, NB, PB = (cuda.DEFINES[k] for k in ("CORR_TILE", "CORR_NORM_BLOCK", "CORR_PAI
 
 
 def _normalise(grid, block, args) -> None:
-    x, z, valid, m, n = args
+    x, z, valid, extent, m, n = args
     assert block == (NB,) and 1 <= grid[0] <= m and x.shape == z.shape == (m, n)
+    assert (isinstance(extent, np.ndarray) and extent.shape == (m, 2)) or int(extent) == 0
     for row in range(int(m)):
         d = x[row].astype(np.float64) - np.float64(x[row, 0])
         c = d - d.sum() / n
@@ -29,6 +30,9 @@ def _normalise(grid, block, args) -> None:
         ok = bool(np.isfinite(norm) and norm > 0)
         z[row] = (c * (1.0 / norm if ok else np.nan)).astype(z.dtype)
         valid[row] = ok
+        if isinstance(extent, np.ndarray):
+            a = np.abs(z[row].astype(np.float64))
+            extent[row] = (a.max(), a.sum()) if ok else (0.0, 0.0)
 
 
 def _tiled(grid, block, args) -> None:

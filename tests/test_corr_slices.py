@@ -71,7 +71,7 @@ def _normalise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     m, n = x.shape
     z, valid = np.empty((m, n)), np.empty(m, bool)
     CORR_MODELS["corr_normalise_rows"]((1,), (cuda.DEFINES["CORR_NORM_BLOCK"],),
-                                       (x, z, valid, m, n))
+                                       (x, z, valid, 0, m, n))
     return z, valid
 
 
@@ -244,12 +244,14 @@ def test_panels_cover_the_block_once(block: tuple[int, int, int, int], width: in
 
 def test_panel_rows_and_triangle_work() -> None:
     p = SlicesPlan.of(8192, 8192, 5)
-    assert panel_rows(8192, p) == 1024
+    assert panel_rows(8192, p) == 2048
+    assert panel_rows(8192, p, width=1024) == 1024
     assert panel_rows(8192, p, budget=100 << 20) == 640        # 5 planes x 8192 x 4 B a row
     assert panel_rows(8192, p, budget=1) == ALIGN
     full = p.int8_ops(8192, 8192)
     assert full == 2 * 8192**3 * 15
-    assert block_ops(0, 8192, 0, 8192, p) == full * 36 // 64  # 8 panels of 1024: 36 / 64
+    assert block_ops(0, 8192, 0, 8192, p, 1024) == full * 36 // 64  # 8 panels of 1024
+    assert block_ops(0, 8192, 0, 8192, p) == full * 10 // 16        # 4 panels of 2048
 
 
 # --- the engine on the CPU: fake CuPy, kernel models, a cuBLAS model through pointers ------------
@@ -325,7 +327,7 @@ def _split_model(grid, block, args) -> None:
 
 
 def _combine_model(grid, block, args) -> None:
-    prod, c, out, plane, ldp, rows, cols, s, nc, gr0, gc0, ldo, or0, oc0, mirror = (
+    prod, c, out, plane, ldp, rows, cols, s, nc, gr0, gc0, ldo, or0, oc0, mirror, fin = (
         a if isinstance(a, np.ndarray) else int(a) for a in args)
     t = slices_cuda.DEFINES["SLICES_COMBINE_TILE"]
     assert block == (t, slices_cuda.DEFINES["SLICES_COMBINE_ROWS"])
@@ -335,6 +337,8 @@ def _combine_model(grid, block, args) -> None:
     levels = [sum(flat[((lv - 2) * nc + ch) * plane + ii * ldp + jj].astype(np.int64)
                   for ch in range(nc)) for lv in range(2, s + 2)]
     val = slices.combine(levels, c[gr0:gr0 + rows], c[gc0:gc0 + cols])
+    if fin:
+        val = np.where(gr0 + ii == gc0 + jj, 1.0, np.clip(val, -1, 1))
     o = out.reshape(-1)
     here = (or0 + ii <= oc0 + jj) if mirror else np.ones_like(ii, bool)
     o[((or0 + ii) * ldo + oc0 + jj)[here]] = val[here]
@@ -358,6 +362,43 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
 BLOCKS = ((0, 1, 0, 1), (0, 37, 0, 37), (0, 20, 20, 37), (3, 19, 25, 36), (16, 37, 16, 37))
 
 
+def _engine_choice(z: np.ndarray, valid: np.ndarray, precision: str) -> int:
+    """The engine's rule: s from the a-priori bound (row maxima and 1-norms of the valid rows)
+    when that is at most the nominal s, else from the digit statistics."""
+    with np.errstate(invalid="ignore"):
+        a = np.where(valid[:, None], np.abs(z), 0.0)
+    s = choose_slices(precision, z.shape[1],
+                      slices.apriori_maxima(a.max(axis=1).max() / slices.TOP,
+                                            a.sum(axis=1).max()))
+    if s <= slices.NOMINAL_SLICES[precision]:
+        return s
+    return choose_slices(precision, z.shape[1], _maxima(z, valid))
+
+
+def _finished(raw: np.ndarray, r0: int, c0: int) -> np.ndarray:
+    """What the combine's finish makes of raw coefficients at (r0, c0): clipped, diagonal 1."""
+    i, j = np.indices(raw.shape)
+    return np.where(r0 + i == c0 + j, 1.0, np.clip(raw, -1, 1))
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_apriori_choice_meets_the_target_and_never_undercuts(precision: str, kind: str) -> None:
+    """apriori_maxima's bound holds (it is looser than the digit statistics' bound for every s)
+    and the engine's rule still meets the precision's target."""
+    z, valid = _normalise(_data(kind, 30, 257, 3))
+    if not valid.any():
+        return
+    a = np.where(valid[:, None], np.abs(z), 0.0)
+    light = slices.apriori_maxima(a.max() / slices.TOP, a.sum(axis=1).max())
+    full = _maxima(z, valid)
+    for s in range(1, DIGITS + 1):
+        assert slices_error_bound(s, 257, light) >= slices_error_bound(s, 257, full)
+    s = _engine_choice(z, valid, precision)
+    maxima = light if s == choose_slices(precision, 257, light) else full
+    assert slices_error_bound(s, 257, maxima) <= slices.TARGETS[precision] or s == DIGITS
+
+
 @pytest.mark.parametrize("chunked", (False, True))
 @pytest.mark.parametrize("width", (16, 1024))
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -372,10 +413,10 @@ def test_engine_blocks_equal_emulation(gpu: FakeGpu, precision: str, width: int,
     assert eng.all_valid is False and (plan.nc > 1) == (chunked and plan.s > 1)
     z, valid = _normalise(x)
     want, s = emulate(z, valid, slices=eng.slices)
-    assert s == eng.slices == choose_slices(precision, 70, _maxima(z, valid))
+    assert s == eng.slices == _engine_choice(z, valid, precision)
     for r0, r1, c0, c1 in BLOCKS:
         got = eng.block(r0, r1, c0, c1)
-        np.testing.assert_array_equal(got, want[r0:r1, c0:c1])
+        np.testing.assert_array_equal(got, _finished(want[r0:r1, c0:c1], r0, c0))
     runs = sum(len(panels(*b, panel_rows(b[3] - b[2], plan, width))) for b in BLOCKS)
     assert gpu.gemms == runs * s * plan.nc
 
@@ -396,12 +437,27 @@ def test_engine_whole_and_tiled_vs_numpy(gpu: FakeGpu, precision: str, kind: str
         assert np.array_equal(got, got.T, equal_nan=True)
 
 
-def test_variant_registered_not_default() -> None:
+def test_variant_default_for_large_problems(monkeypatch: pytest.MonkeyPatch) -> None:
+    """int8_slices comes first in rank order but is preferred only from SLICES_PREFER_WORK
+    multiply-adds: smaller problems go to tc_gram, unless int8_slices is named."""
     from warplab.core import registry
+    from warplab.families.corr.spec import CorrProblem
 
+    monkeypatch.setattr(cuda, "slices_ok", lambda: (True, ""))
+    monkeypatch.setattr(cuda, "gram_ok", lambda: (True, ""))
     v = registry.get("corrcoef", "int8_slices")
-    assert v.backend == "cuda" and v.rank == 20
-    assert registry.variants("corrcoef", "cuda")[0].name == "tc_gram"
+    assert v.backend == "cuda" and registry.variants("corrcoef", "cuda")[0] is v
+
+    def problem(m: int, n: int) -> CorrProblem:
+        return CorrProblem(m, n, np.dtype(np.float32), "float64", True)
+
+    assert registry.choose("corrcoef", "cuda", problem(8192, 8192)).name == "int8_slices"
+    assert registry.choose("corrcoef", "cuda", problem(8, 64)).name == "tc_gram"
+    assert registry.choose("corrcoef", "cuda", problem(8, 64), "int8_slices") is v
+    edge = round((cuda.SLICES_PREFER_WORK / 1024) ** 0.5)
+    assert edge * edge * 1024 == cuda.SLICES_PREFER_WORK
+    assert registry.choose("corrcoef", "cuda", problem(edge, 1024)).name == "int8_slices"
+    assert registry.choose("corrcoef", "cuda", problem(edge - 1, 1024)).name == "tc_gram"
 
 
 def test_naming_int8_slices_without_a_gpu_says_why() -> None:

@@ -30,9 +30,13 @@ def _table(args: tuple) -> list[tuple[int, int, int]]:
 def _kernel_on(expr: str, device: int) -> object:
     classes = {c.chunk: c for c in (spec.PR_CLASSES, spec.TUNED_CLASSES)}
 
-    def tiles(grid: tuple, block: tuple, args: tuple) -> None:
+    def tiles(grid: tuple, block: tuple, args: tuple) -> None:  # also warp_classes' first
         count_launch()
-        c = next(c for c in classes.values() if f", {c.chunk}>" in expr)
+        params = [int(v) for v in expr.split("<")[1].rstrip(">").split(",")]
+        if "warp_classes" in expr:  # <TMAX, G, SUB_MAX, WLEV_MAX, CHUNK, MINB>
+            c = classes[params[4]]._replace(wlev_max=params[3])
+        else:                       # <threads, per thread, TLEV_MAX, WLEV_MAX, CHUNK>
+            c = classes[params[4]]
         queued = False
         for s, d, n in _table(args):
             if n > c.wlev_max:
@@ -49,7 +53,7 @@ def _kernel_on(expr: str, device: int) -> object:
             if n > c.wlev_max:
                 ctypes.memmove(int(d), int(s), int(n))
 
-    return tiles if "tiles" in expr else blev
+    return tiles if "tiles" in expr or "warp_classes" in expr else blev
 
 
 @pytest.fixture
@@ -94,7 +98,7 @@ def test_warm_copy_batched_work(gpu, monkeypatch) -> None:
     with warplab.record_variants() as ran:
         warplab.copy_batched(srcs, dsts)
     assert dict(WORK) == {"empty": 1, "h2d": 1, "record": 1, "sync": 1, "launch": 1}
-    assert planned == [] and [r.variant for r in ran] == ["size_classes_tuned"]
+    assert planned == [] and [r.variant for r in ran] == ["warp_classes"]
     _same(srcs, dsts)
 
 

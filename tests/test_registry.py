@@ -141,6 +141,23 @@ def test_preferred_for_all(scratch_family: str) -> None:
     assert _registry.preferred_for_all("reduce", "cuda").name == "persistent_vec"
 
 
+def test_prefer_steers_automatic_dispatch_only(scratch_family: str) -> None:
+    """A variant that supports a problem but does not prefer it is skipped by automatic
+    dispatch, runs when named, and is still taken when no supporting variant prefers it."""
+    _registry.register(scratch_family, "big", backend="cpu", bytes_moved=lambda p: 0,
+                       supports=lambda p: p < 100, prefer=lambda p: p >= 10, rank=0)(
+        lambda: None)
+    _registry.register(scratch_family, "small", backend="cpu", bytes_moved=lambda p: 0,
+                       supports=lambda p: p < 5, rank=5)(lambda: None)
+    assert _registry.choose(scratch_family, "cpu", 50).name == "big"
+    assert _registry.choose(scratch_family, "cpu", 3).name == "small"
+    assert _registry.choose(scratch_family, "cpu", 7).name == "big"  # none prefers: first able
+    assert _registry.choose(scratch_family, "cpu", 3, "big").name == "big"
+    assert _registry.preferred_for_all(scratch_family, "cpu") is None
+    with pytest.raises(ValueError, match="no"):
+        _registry.choose(scratch_family, "cpu", 500)
+
+
 def test_no_supporting_variant(scratch_family: str) -> None:
     _registry.register(scratch_family, "never", backend="cpu", bytes_moved=lambda p: 0,
                        supports=lambda p: False)(lambda: None)

@@ -1,7 +1,7 @@
 """GPU tests of the int8_slices corrcoef variant (``families/corr/slices*.py``, ``slices.cu``):
 cuBLAS's int8 GEMM as called (TN, int32 out) against NumPy integers; every precision x shape x
 data (random walks, constant series, NaN series) against float64 NumPy within the variant's
-bound (``spec.error_bound``: 1e-9 for float64, 2^-19.5 and 2^-11 targets for float32 and tf32);
+bound (``spec.error_bound``: 1e-9 for float64, 2^-19.5 and 2^-10 targets for float32 and tf32);
 each block bit for bit equal to the NumPy emulation (``slices.emulate``) on the same normalised
 rows, also with k cut into chunks and narrow panels; the GPU's row statistics against NumPy's;
 out= on the device and tile by tile into host memory; the choice of s on 8192 random walks."""
@@ -120,6 +120,50 @@ def test_blocks_bitwise_equal_emulation(precision: str, shape: tuple[int, int], 
         for r0, r1, c0, c1 in blocks:
             got = cupy.asnumpy(prep.block(r0, r1, c0, c1, width=width))
             np.testing.assert_array_equal(got, want[r0:r1, c0:c1])
+
+
+@pytest.mark.parametrize("shape", ((31, 17), (257, 1000)))
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_extent_path_and_finished_blocks(precision: str, shape: tuple[int, int]) -> None:
+    """normalise_with_extent: the same z and valid as normalise_rows, per-row max |z| exact
+    and |z|_1 to rounding; Prepared with it picks s by the a-priori rule (digit statistics
+    only above the nominal s); finished blocks are the raw ones clipped, diagonal 1."""
+    m, n = shape
+    h = cupy.asarray(_host(m, n, "const"))
+    z, valid, extent = cuda.normalise_with_extent(h)
+    z0, valid0 = cuda.normalise_rows(h, np.float64)
+    assert bool((valid == valid0).all()) and bool(cupy.array_equal(z, z0, equal_nan=True))
+    zh, vh, eh = cupy.asnumpy(z), cupy.asnumpy(valid), cupy.asnumpy(extent)
+    a = np.where(vh[:, None], np.abs(zh), 0.0)
+    np.testing.assert_array_equal(eh[:, 0], a.max(axis=1))
+    np.testing.assert_allclose(eh[:, 1], a.sum(axis=1), rtol=1e-13)
+    prep = slices_cuda.Prepared(z, valid, precision, extent=extent)
+    light = slices.apriori_maxima(eh[:, 0].max() / slices.TOP, eh[:, 1].max())
+    s = choose_slices(precision, n, light)
+    if s > slices.NOMINAL_SLICES[precision]:
+        s = choose_slices(precision, n, RowMaxima.of(row_stats(zh, vh).max(axis=0)))
+    assert prep.slices == s and prep.bound <= slices.TARGETS[precision]
+    want, _ = emulate(zh, vh, slices=s)
+    for r0, r1, c0, c1 in ((0, m, 0, m), (0, m // 2, m // 2, m), (m // 3, m, 0, m // 2)):
+        raw = cupy.asnumpy(prep.block(r0, r1, c0, c1))
+        np.testing.assert_array_equal(raw, want[r0:r1, c0:c1])
+        fin = cupy.asnumpy(prep.block(r0, r1, c0, c1, finish=True))
+        i, j = np.indices(raw.shape)
+        np.testing.assert_array_equal(fin, np.where(r0 + i == c0 + j, 1.0,
+                                                    np.clip(raw, -1, 1)))
+
+
+def test_default_dispatch_by_size() -> None:
+    """int8_slices is the automatic choice from SLICES_PREFER_WORK multiply-adds, tc_gram
+    below (where it runs: sm_80+)."""
+    big = warplab.random_walk(2048, 1024, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = warplab.corrcoef(big)
+    assert ran_of("corrcoef") == "int8_slices"
+    _close(cupy.asnumpy(r), _numpy(cupy.asnumpy(big)), 1e-9)
+    warplab.corrcoef(big[:64])
+    assert ran_of("corrcoef") == ("tc_gram" if cuda.gram_ok()[0] else "tiled_smem")
 
 
 def test_out_poisoned_device_and_tiles(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -39,6 +39,7 @@ class Variant:
     rank: int = 100
     seed: bool = False
     summary: str = ""
+    prefer: Callable[[Any], bool] = supports_all
 
 
 def register(
@@ -51,6 +52,7 @@ def register(
     flops: Callable[[Any], int] | None = None,
     rank: int = 100,
     seed: bool = False,
+    prefer: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register ``fn`` as variant ``name`` of ``family``.
 
@@ -63,6 +65,8 @@ def register(
         flops: arithmetic cost model where it matters.
         rank: lower is preferred by automatic dispatch (the default is the lowest rank).
         seed: True for a variant that reproduces a seed document's kernel faithfully.
+        prefer: predicate for automatic dispatch only: where it is False the problem passes to
+            the next variant in rank order, though the variant still runs it when named.
     """
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -72,7 +76,7 @@ def register(
         doc = (fn.__doc__ or "").strip().splitlines()
         fam[name] = Variant(family, name, backend, fn, bytes_moved,
                             supports or supports_all, flops, rank, seed,
-                            doc[0] if doc else "")
+                            doc[0] if doc else "", prefer or supports_all)
         return fn
 
     return deco
@@ -127,14 +131,16 @@ def preferred_for_all(family: str, backend: str) -> Variant | None:
     """The preferred variant of ``backend`` if it supports every problem (what :func:`choose`
     returns for any problem, so a hot path may skip building one), else None."""
     order = _ordered(family, backend)
-    return order[0] if order and order[0].supports is supports_all else None
+    return (order[0] if order and order[0].supports is supports_all
+            and order[0].prefer is supports_all else None)
 
 
 def choose(family: str, backend: str, problem: Any, name: str | None = None) -> Variant:
     """Pick the variant that runs ``problem``.
 
     With ``name`` the named variant must exist, belong to ``backend`` and support the problem;
-    without it the first supporting variant of ``backend`` in rank order is taken.
+    without it the first variant of ``backend`` in rank order that supports and prefers it is
+    taken (the first that supports it when none prefers it).
     """
     if name is not None:
         v = get(family, name)
@@ -145,9 +151,14 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
         if not v.supports(problem):
             raise ValueError(f"{family} variant {name!r} does not support this input ({problem})")
         return v
+    first = None
     for v in _ordered(family, backend):
         if v.supports(problem):
-            return v
+            if v.prefer(problem):
+                return v
+            first = first or v
+    if first is not None:
+        return first
     raise ValueError(f"no {family} variant on {backend} supports {problem}")
 
 

@@ -34,7 +34,9 @@ from .skips import SkippedFigure
 from .tables import Table
 from .units import fmt_bandwidth, fmt_pct
 
-DEFAULT = "size_classes_tuned"   # the cuda default (rank 0 of memcpy_batched)
+DEFAULT = "warp_classes"   # the cuda default (rank 0 of memcpy_batched) since session 9
+#: The default before: what a run made without warp_classes measured as its default.
+EARLIER_DEFAULT = "size_classes_tuned"
 LAYOUTS = ("consecutive", "shuffle")
 PANELS = ("CC", "CS", "SC", "SS")
 TARGET_RATIO, TARGET_CAP_PCT, TARGET_LARGE_PCT, LARGE = 1.2, 95.0, 85.0, 1024
@@ -108,11 +110,13 @@ def kernel_rows(results: Results) -> list[Row]:
 
 
 def default_name(rows: Sequence[Row]) -> str | None:
-    """The variant the tables call the default: :data:`DEFAULT` where measured, else the only
-    warplab variant (the cpu backend's ``numpy``); None when neither."""
+    """The variant the tables call the default: :data:`DEFAULT` where measured, else
+    :data:`EARLIER_DEFAULT` (runs from before the switch), else the only warplab variant (the
+    cpu backend's ``numpy``); None when none of these."""
     names = {r.variant for r in rows if r.provider == "warplab"}
-    if DEFAULT in names:
-        return DEFAULT
+    for name in (DEFAULT, EARLIER_DEFAULT):
+        if name in names:
+            return name
     return next(iter(names)) if len(names) == 1 else None
 
 

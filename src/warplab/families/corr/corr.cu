@@ -26,13 +26,31 @@ __device__ double block_sum(double v, double* scratch) {
     return scratch[32];
 }
 
+// The maximum of v (>= 0 or NaN-free) over the block, as block_sum.
+__device__ double block_max(double v, double* scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < CORR_NORM_BLOCK / 32 ? scratch[lane] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
+        if (lane == 0) scratch[32] = v;
+    }
+    __syncthreads();
+    return scratch[32];
+}
+
 // One block per row (grid-stride over rows): z = (x - mean) / sqrt(sum (x - mean)^2) in
 // float64, stored as TOut. Sums run over d = x - x[0] (exact for float32 input), so a constant
 // row centres to exact zeros; a row whose norm is 0 or not finite gets NaN and valid = false.
+// extent (may be null): per row max |z| and |z|_1 of the stored values (0, 0 for an invalid
+// row), what the int8 slices' a-priori bound needs, for free in the storing pass.
 template <class TIn, class TOut>
 __global__ void __launch_bounds__(CORR_NORM_BLOCK)
 corr_normalise_rows(const TIn* __restrict__ x, TOut* __restrict__ z, bool* __restrict__ valid,
-                    i64 m, i64 n) {
+                    double* __restrict__ extent, i64 m, i64 n) {
     __shared__ double scratch[33];
     for (i64 row = blockIdx.x; row < m; row += gridDim.x) {
         const TIn* xr = x + row * n;
@@ -49,9 +67,22 @@ corr_normalise_rows(const TIn* __restrict__ x, TOut* __restrict__ z, bool* __res
         const double norm = sqrt(block_sum(q, scratch));
         const bool ok = norm - norm == 0.0 && norm > 0.0;  // finite and non-zero
         const double inv = ok ? 1.0 / norm : corr_nan();
-        for (i64 k = threadIdx.x; k < n; k += CORR_NORM_BLOCK)
-            zr[k] = (TOut)((((double)xr[k] - x0) - mean_d) * inv);
+        double mx = 0.0, l1 = 0.0;
+        for (i64 k = threadIdx.x; k < n; k += CORR_NORM_BLOCK) {
+            const TOut v = (TOut)((((double)xr[k] - x0) - mean_d) * inv);
+            zr[k] = v;
+            mx = fmax(mx, fabs((double)v));
+            l1 += fabs((double)v);
+        }
         if (threadIdx.x == 0) valid[row] = ok;
+        if (extent != nullptr) {  // uniform over the block: the barriers are not split
+            const double row_l1 = block_sum(l1, scratch);
+            const double row_max = block_max(mx, scratch);
+            if (threadIdx.x == 0) {
+                extent[2 * row] = ok ? row_max : 0.0;
+                extent[2 * row + 1] = ok ? row_l1 : 0.0;
+            }
+        }
     }
 }
 
@@ -136,11 +167,12 @@ corr_finish(T* __restrict__ b, const bool* __restrict__ valid, i64 rows, i64 col
 #ifdef WARPLAB_NVCC_CHECK
 template __global__ void corr_finish<float>(float*, const bool*, i64, i64, i64, i64, i64, i64);
 template __global__ void corr_finish<double>(double*, const bool*, i64, i64, i64, i64, i64, i64);
-template __global__ void corr_normalise_rows<float, float>(const float*, float*, bool*, i64, i64);
-template __global__ void corr_normalise_rows<float, double>(const float*, double*, bool*, i64, i64);
-template __global__ void corr_normalise_rows<double, float>(const double*, float*, bool*, i64, i64);
-template __global__ void corr_normalise_rows<double, double>(const double*, double*, bool*, i64,
-                                                             i64);
+#define CORR_NORMALISE_INSTANCE(TI, TO) \
+    template __global__ void corr_normalise_rows<TI, TO>(const TI*, TO*, bool*, double*, i64, i64);
+CORR_NORMALISE_INSTANCE(float, float)
+CORR_NORMALISE_INSTANCE(float, double)
+CORR_NORMALISE_INSTANCE(double, float)
+CORR_NORMALISE_INSTANCE(double, double)
 template __global__ void corr_tiled_smem<float>(const float*, const float*, float*, int, int, i64,
                                                 int);
 template __global__ void corr_tiled_smem<double>(const double*, const double*, double*, int, int,

@@ -67,6 +67,18 @@ def normalise_rows(x: Any, out_dtype: np.dtype) -> tuple[Any, Any]:
     arithmetic, stored as ``out_dtype``); NaN rows and ``valid`` False for constant or
     non-finite series. One launch, one block per row, three passes over the row (the second and
     third mostly from cache). Needs N >= 1."""
+    z, valid, _ = _normalise(x, out_dtype, False)
+    return z, valid
+
+
+def normalise_with_extent(x: Any) -> tuple[Any, Any, Any]:
+    """``(z, valid, extent)``: :func:`normalise_rows` to float64, and per row ``max |z|`` and
+    ``|z|_1`` ((M, 2) float64; 0 for an invalid row) from the same launch (the storing pass
+    reduces them: no extra read)."""
+    return _normalise(x, np.dtype(np.float64), True)
+
+
+def _normalise(x: Any, out_dtype: np.dtype, extent: bool) -> tuple[Any, Any, Any]:
     import cupy
 
     if np.dtype(x.dtype) not in _C:
@@ -75,9 +87,11 @@ def normalise_rows(x: Any, out_dtype: np.dtype) -> tuple[Any, Any]:
     m, n = x.shape
     z = cupy.empty((m, n), out_dtype)
     valid = cupy.empty(m, dtype=bool)
+    ext = cupy.empty((m, 2), np.float64) if extent else None
     k = _kernel(f"corr_normalise_rows<{_C[np.dtype(x.dtype)]}, {_C[np.dtype(out_dtype)]}>")
-    k((min(m, 1 << 20),), (DEFINES["CORR_NORM_BLOCK"],), (x, z, valid, np.int64(m), np.int64(n)))
-    return z, valid
+    k((min(m, 1 << 20),), (DEFINES["CORR_NORM_BLOCK"],),
+      (x, z, valid, ext if extent else np.uint64(0), np.int64(m), np.int64(n)))
+    return z, valid, ext
 
 
 class _Engine:
@@ -181,20 +195,25 @@ class GramEngine(_Engine):
 class SlicesEngine(_Engine):
     """Normalised float64 rows split into int8 slices (``slices_cuda.Prepared``: s chosen
     from the rows' statistics); blocks by cuBLAS int8 GEMMs, upper-triangle panels only on
-    diagonal blocks, mirrored by the combine."""
+    diagonal blocks, mirrored by the combine, which also clips and sets the diagonal."""
 
     def __init__(self, x: Any, precision: str) -> None:
         import cupy
 
         from .slices_cuda import Prepared
 
-        z, valid = normalise_rows(x, np.float64)
-        self.prep = Prepared(z, valid, precision)  # z is not kept
+        z, valid, extent = normalise_with_extent(x)
+        self.prep = Prepared(z, valid, precision, extent=extent)  # z is not kept
         self.xp, self.m, self.valid = cupy, int(x.shape[0]), valid
         self._all_valid, self.slices = self.prep.all_valid, self.prep.slices
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
-        return self.prep.block(r0, r1, c0, c1)
+        return self.prep.block(r0, r1, c0, c1, finish=True)
+
+    def finish_block(self, b: Any, r0: int, c0: int) -> Any:
+        """Blocks come clipped with their diagonal from the combine: only invalid series (known
+        since the statistics' read-back) need the finishing kernel, for their NaNs."""
+        return b if self._all_valid else super().finish_block(b, r0, c0)
 
 
 def _fits(p: CorrProblem) -> bool:
@@ -206,7 +225,7 @@ def _tc_supports(p: CorrProblem) -> bool:
 
 
 @register("corrcoef", "tc_gram", backend="cuda", bytes_moved=gram_bytes, flops=corr_flops,
-          supports=_tc_supports, rank=0)
+          supports=_tc_supports, rank=5)
 def tc_gram(x: Any, precision: str) -> GramEngine:
     """Centre and normalise rows (own kernel), then their Gram matrix on tensor cores.
 
@@ -222,18 +241,30 @@ def _slices_supports(p: CorrProblem) -> bool:
     return _fits(p) and p.n <= SLICES_MAX_N and slices_ok()[0]
 
 
+#: int8_slices is the automatic choice from this many multiply-adds (M^2 N) up; below it its
+#: fixed costs (a read-back, the split, a GEMM per level and panel) lose to tc_gram.
+SLICES_PREFER_WORK = 1 << 32
+
+
+def _slices_prefer(p: CorrProblem) -> bool:
+    return p.m * p.m * p.n >= SLICES_PREFER_WORK
+
+
 @register("corrcoef", "int8_slices", backend="cuda", bytes_moved=slices_bytes, flops=corr_flops,
-          supports=_slices_supports, rank=20)
+          supports=_slices_supports, prefer=_slices_prefer, rank=0)
 def int8_slices(x: Any, precision: str) -> SlicesEngine:
     """Float64 normalised rows split error-free into s int8 slices, their products on int8
-    tensor cores (cuBLAS GemmEx, exact int32), recombined in float64 (the Ozaki scheme).
+    tensor cores (cuBLAS GemmEx, exact int32), recombined in float64 (the Ozaki scheme). The
+    default from ``SLICES_PREFER_WORK`` multiply-adds up (sm_75+).
 
     s is the smallest whose rigorous bound (``slices.slices_error_bound``) meets the
-    precision's target: 2^-33 (``float64``), 2^-22 (``float32``), 2^-11 (``tf32``); about 5,
-    4 and 2 for random walks of 8192 values: s (s + 1) / 2 slice products in s GEMMs per row
-    panel. sm_75+. Performance: ``corr_flops`` counted (the int8 work is about s (s + 1) / 2
-    times that); the rows normalised, read twice for statistics and once for the split; one
-    synchronisation.
+    precision's target (``slices.TARGETS``): 2^-33 (``float64``), 2^-19.5 (``float32``), 2^-10
+    (``tf32``); 5, 3 and 2 for random walks of 8192 values: s (s + 1) / 2 slice products in s
+    GEMMs per row panel. The bound first comes from the normalisation's row maxima and 1-norms
+    alone; the digit statistics (one more pass) run only when that needs more slices than
+    ``slices.NOMINAL_SLICES``. Performance: ``corr_flops`` counted (the int8 work is about
+    s (s + 1) / 2 times that); the rows normalised (float64, written once), split (read once),
+    the combine clips and writes the diagonal; one synchronisation.
     """
     return SlicesEngine(x, precision)
 

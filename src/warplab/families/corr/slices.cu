@@ -30,7 +30,7 @@ __device__ __forceinline__ void slices_digits(i64 y, int d[SLICES_DIGITS], doubl
     for (int t = SLICES_DIGITS - 1; t >= 1; --t) {
         const i64 low = ((h + 128) & 255) - 128;
         d[t] = (int)low;
-        h = (h - low) / 256;  // exact
+        h = (h - low) >> 8;  // h - low is a multiple of 256: the shift divides exactly
         if (tail) tail[t - 1] = (double)(y - h * ((i64)1 << (8 * (SLICES_DIGITS - t)))) * 0x1p-56;
     }
     d[0] = (int)h;
@@ -155,11 +155,12 @@ slices_split(const double* __restrict__ z, const double* __restrict__ c, signed 
 // int32), runs Horner from the deepest level, acc = acc 2^-8 + C_L, and scales by c_i c_j. It
 // lands at out[(or0 + i) ldo + oc0 + j]. mirror (a diagonal block): only there when
 // or0 + i <= oc0 + j, and at the transposed place when or0 + i < oc0 + j (through shared memory,
-// so both stores are coalesced): every element of the block once.
+// so both stores are coalesced): every element of the block once. finish: the value clipped
+// to [-1, 1] and 1 on the matrix diagonal (gr0 + i == gc0 + j), what tiles.finish does after.
 __global__ void __launch_bounds__(SLICES_COMBINE_TILE * SLICES_COMBINE_ROWS)
 slices_combine(const int* __restrict__ prod, const double* __restrict__ c,
                double* __restrict__ out, i64 plane, i64 ldp, int rows, int cols, int s, int nc,
-               i64 gr0, i64 gc0, i64 ldo, i64 or0, i64 oc0, int mirror) {
+               i64 gr0, i64 gc0, i64 ldo, i64 or0, i64 oc0, int mirror, int finish) {
     __shared__ double tile[SLICES_COMBINE_TILE][SLICES_COMBINE_TILE + 1];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int i0 = blockIdx.y * SLICES_COMBINE_TILE, j0 = blockIdx.x * SLICES_COMBINE_TILE;
@@ -177,6 +178,7 @@ slices_combine(const int* __restrict__ prod, const double* __restrict__ c,
                 acc = level == s + 1 ? (double)v : __fma_rn(acc, 0x1p-8, (double)v);
             }
             val = acc * (c[gr0 + i] * c[gc0 + j]);
+            if (finish) val = gr0 + i == gc0 + j ? 1.0 : fmin(fmax(val, -1.0), 1.0);
             if (!mirror || or0 + i <= oc0 + j) out[(or0 + i) * ldo + oc0 + j] = val;
         }
         tile[y][tx] = val;

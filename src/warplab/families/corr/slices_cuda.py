@@ -16,11 +16,14 @@ from ...core.arrays import to_host
 from ...core.loader import defines, get_kernel
 from .slices import (
     DIGITS,
+    NOMINAL_SLICES,
     PANEL_ROWS,
     STATS,
     TARGETS,
+    TOP,
     RowMaxima,
     SlicesPlan,
+    apriori_maxima,
     choose_slices,
     panel_rows,
     panels,
@@ -119,42 +122,58 @@ def split(z: Any, c: Any, plan: SlicesPlan) -> tuple[Any, Any]:
 class Prepared:
     """One call's slices: statistics, s, scales, F and R. ``block`` as tiles.Engine asks.
 
-    ``slices`` forces s (benchmarks, tests). ``events``: set to a list to have each panel
-    append ``(name, start, end)`` CUDA events around its GEMMs and its combine (benchmarks).
+    ``slices`` forces s (benchmarks, tests). ``extent``: the normalisation's per-row max |z|
+    and |z|_1 ((M, 2) float64, ``cuda.normalise_rows(..., extent=True)``); with it s is first
+    chosen from the a-priori bound (:func:`slices.apriori_maxima`), and the digit statistics
+    run only when that choice is above ``NOMINAL_SLICES[precision]`` (they may lower it).
+    ``events``: set to a list to have each panel append ``(name, start, end)`` CUDA events
+    around its GEMMs and its combine (benchmarks).
     """
 
-    def __init__(self, z: Any, valid: Any, precision: str, slices: int | None = None) -> None:
+    def __init__(self, z: Any, valid: Any, precision: str, slices: int | None = None,
+                 extent: Any = None) -> None:
         import cupy
 
         self.xp, self.events = cupy, None
         m, n = z.shape
-        stats = row_stats(z, valid)
-        host = to_host(cupy.concatenate([stats.max(axis=0),
-                                         valid.all().astype(np.float64).reshape(1)]))
-        self.maxima, self.all_valid = RowMaxima.of(host[:STATS]), bool(host[STATS])
-        self.slices = slices or choose_slices(precision, n, self.maxima)
+        flag = valid.all().astype(np.float64).reshape(1)
+        c = None
+        if extent is not None and slices is None:
+            host = to_host(cupy.concatenate([extent.max(axis=0), flag]))
+            maxima = apriori_maxima(host[0] / TOP, host[1])
+            s = choose_slices(precision, n, maxima)
+            if s <= NOMINAL_SLICES[precision]:
+                self.maxima, self.all_valid, self.slices = maxima, bool(host[2]), s
+                c = extent[:, 0] / TOP  # the stats kernel's c (0 for an invalid row)
+        if c is None:
+            stats = row_stats(z, valid)
+            host = to_host(cupy.concatenate([stats.max(axis=0), flag]))
+            self.maxima, self.all_valid = RowMaxima.of(host[:STATS]), bool(host[STATS])
+            self.slices = slices or choose_slices(precision, n, self.maxima)
+            c = cupy.ascontiguousarray(stats[:, STATS - 2])
         self.bound = slices_error_bound(self.slices, n, self.maxima)
         if slices is None and self.bound > TARGETS[precision]:
             warnings.warn(f"corrcoef int8_slices: error bound {self.bound:.2g} at {DIGITS} "
                           f"slices, above the {precision} target {TARGETS[precision]:.2g}",
                           RuntimeWarning, stacklevel=3)
-        self.plan = SlicesPlan.of(m, n, self.slices)
-        self.c = cupy.ascontiguousarray(stats[:, STATS - 2])
+        self.plan, self.c = SlicesPlan.of(m, n, self.slices), c
         self.f, self.r = split(z, self.c, self.plan)
 
-    def block(self, r0: int, r1: int, c0: int, c1: int, width: int | None = None) -> Any:
+    def block(self, r0: int, r1: int, c0: int, c1: int, width: int | None = None,
+              finish: bool = False) -> Any:
         """Raw coefficients of rows ``r0:r1`` against ``c0:c1`` (float64); a diagonal block
-        whole, from its upper triangle (row panels against the columns at and right of them)."""
+        whole, from its upper triangle (row panels against the columns at and right of them).
+        ``finish``: clipped to [-1, 1] with 1 on the matrix diagonal, by the combine."""
         cupy, p = self.xp, self.plan
         sym = r0 == c0 and r1 == c1
         out = cupy.empty((r1 - r0, c1 - c0), np.float64)
         w = panel_rows(c1 - c0, p, PANEL_ROWS if width is None else width)
         for a, b, j0, j1 in panels(r0, r1, c0, c1, w):
-            self._panel(out, a, b, j0, j1, r0, c0, sym)
+            self._panel(out, a, b, j0, j1, r0, c0, sym, finish)
         return out
 
     def _panel(self, out: Any, a: int, b: int, j0: int, j1: int, r0: int, c0: int,
-               sym: bool) -> None:
+               sym: bool, finish: bool) -> None:
         cupy, p = self.xp, self.plan
         rows_p, cols_p = round_up(b - a), round_up(j1 - j0)
         prod = cupy.empty((p.planes, rows_p, cols_p), np.int32)
@@ -173,7 +192,8 @@ class Prepared:
             (-(-cols // t), -(-rows // t)), (t, ty),
             (prod, self.c, out, np.int64(rows_p * cols_p), np.int64(cols_p), np.int32(rows),
              np.int32(cols), np.int32(p.s), np.int32(p.nc), np.int64(a), np.int64(j0),
-             np.int64(out.shape[1]), np.int64(a - r0), np.int64(j0 - c0), np.int32(sym)))
+             np.int64(out.shape[1]), np.int64(a - r0), np.int64(j0 - c0), np.int32(sym),
+             np.int32(finish)))
         if self.events is not None:
             self.events += [("gemms", t0, t1), ("combine", t1, self._mark())]
 

@@ -1,8 +1,8 @@
 """Batched copies: ``copy_batched`` (lists of arrays), ``memcpy_batched`` (CUB's pointer form),
 ``concatenate`` and ``split`` (NumPy's, in one launch).
 
-Variants: ``warplab.variants("memcpy_batched")``: ``size_classes_tuned`` (the default),
-``warp_classes`` (size classes per warp, no block-wide partition), ``size_classes`` (the
+Variants: ``warplab.variants("memcpy_batched")``: ``warp_classes`` (the default: size classes per warp, no block-wide partition),
+``size_classes_tuned`` (the block-wide partition, tuned), ``size_classes`` (the
 batch-memcpy PR's design), ``warp_per_buffer``, ``block_per_buffer``,
 ``loop_memcpy_async`` (cuda, ``cuda.py``) and ``numpy`` (cpu, ``cpu.py``).
 """

@@ -192,15 +192,20 @@ def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
 
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
     """The two launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``
-    and ``WARP_CLASSES_SWEEP``: the module compiles those)."""
+    and ``WARP_CLASSES_SWEEP``: the module compiles those); one when the host knows that no
+    buffer exceeds ``c.wlev_max`` (the first kernel touches the queue only for such)."""
     import cupy
 
     if b.count == 0:
         return
     dev = cupy.cuda.runtime.getDevice()
-    ws, counter, first, ids = _queue(b.count)
     grid = min(-(-b.count // WARP_THREADS), MAX_GRID)
-    _kernel_on(_warp_expr(c), dev)((grid,), (WARP_THREADS,), (*_args(b), counter, ids, first))
+    warps = _kernel_on(_warp_expr(c), dev)
+    if b.largest is not None and b.largest <= c.wlev_max:  # nothing to queue: one launch
+        warps((grid,), (WARP_THREADS,), (*_args(b), _NULL, _NULL, _NULL))
+        return
+    ws, counter, first, ids = _queue(b.count)
+    warps((grid,), (WARP_THREADS,), (*_args(b), counter, ids, first))
     _blev(b, c.chunk, dev, counter, ids, first)
     del ws  # the workspace outlived both launches
 
@@ -225,7 +230,7 @@ def size_classes(b: DeviceBatch) -> None:
 
 
 @register("memcpy_batched", "size_classes_tuned", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=0)
+          supports=_queue_fits, rank=3)
 def size_classes_tuned(b: DeviceBatch) -> None:
     """The size-class design tuned where CUB sags: tiles of 256 x 1 buffers (twice the warps
     in flight), warps take buffers up to 8 KiB (no second kernel for 4 KiB buffers), 32 KiB
@@ -239,7 +244,7 @@ def size_classes_tuned(b: DeviceBatch) -> None:
 
 
 @register("memcpy_batched", "warp_classes", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=5)
+          supports=_queue_fits, rank=0)
 def warp_classes(b: DeviceBatch) -> None:
     """Size classes decided per warp of 32 buffers by ballots (no block-wide histogram,
     prefix sum or byte-stream decode): a lane per buffer up to 16 bytes (16-, 8- or 4-byte
@@ -247,8 +252,13 @@ def warp_classes(b: DeviceBatch) -> None:
     bytes (16-byte stores, shifted 8-byte loads for mutually misaligned buffers), a warp per
     buffer up to 8 KiB, the BLEV queue and second kernel of ``size_classes_tuned`` above.
 
-    Performance: two launches and an 8-byte memset; all bytes once plus 24 bytes per buffer
-    (read coalesced, 8 bytes a lane), plus 12 bytes per BLEV buffer through the queue, one
-    atomic per warp holding any BLEV buffer. Predicted, not yet measured (notes-memcpy2.md).
+    The default: on the H100 1.31x ``size_classes_tuned`` (geometric mean over the PR's 140
+    cells, faster in 120) and >= 85% of the copy ceiling from 1 KiB buffers up (see
+    benchmarks/NOTES.md).
+
+    Performance: two launches and an 8-byte memset (one launch when the host knows no buffer
+    exceeds 8 KiB: ``copy_batched``); all bytes once plus 24 bytes per buffer (read
+    coalesced, 8 bytes a lane), plus 12 bytes per BLEV buffer through the queue, one atomic
+    per warp holding any BLEV buffer.
     """
     run_warp_classes(b, WARP_CLASSES)
