@@ -108,7 +108,7 @@ def _phases(x, precision: str, forced: int | None = None,
     r = prep.block(0, x.shape[0], 0, x.shape[0], width=width, finish=True)
     times = _events_ms([tuple(e) for e in ev] + prep.events)
     times["block"] = times["gemms"] + times["combine"]
-    return times, (prep, z, valid, r)
+    return times, (prep, z, valid, r, extent)
 
 
 def breakdown(x, ref, rows: list[dict], sweeps: bool) -> None:
@@ -119,9 +119,9 @@ def breakdown(x, ref, rows: list[dict], sweeps: bool) -> None:
             t, keep = _phases(x, precision)
             if i >= WARMUP:
                 samples.append(t)
-        prep, z, valid, _ = keep
+        prep, z, valid, _, extent = keep
         med = {k: float(np.median([s[k] for s in samples])) for k in samples[-1]}
-        for name, fn in (("stats", lambda z=z, v=valid: slices_cuda.row_stats(z, v)),
+        for name, fn in (("stats", lambda z=z, v=valid, e=extent: slices_cuda.row_stats(z, v, e)),
                          ("split", lambda z=z, p=prep: slices_cuda.split(z, p.c, p.plan))):
             med[name] = kernel_ms(fn, runs=RUNS, warmup=1)
         ops = slices.block_ops(0, m, 0, m, prep.plan)
@@ -160,7 +160,7 @@ def _sweep(x, ref, rows: list[dict], what: str, forced: int | None = None,
 
 def crossover(rows: list[dict]) -> None:
     """Public calls of int8_slices and tc_gram on smaller shapes: where the default switches
-    (``cuda.SLICES_PREFER_WORK``)."""
+    (``cuda.SLICES_PREFER_M``, ``cuda.SLICES_PREFER_N``)."""
     for m, n in ((512, 1024), (1024, 1024), (1024, 8192), (2048, 1024), (2048, 8192),
                  (4096, 1024), (4096, 4096)):
         x = warplab.random_walk(m, n, seed=2)

@@ -307,9 +307,13 @@ class FakeGpu:
 
 
 def _stats_model(grid, block, args) -> None:
-    z, valid, stats, m, _ = args
+    z, valid, extent, stats, m, _ = args
     assert block == (slices_cuda.DEFINES["SLICES_STATS_BLOCK"],) and grid == (min(m, 1 << 20),)
     stats[...] = row_stats(z, valid)
+    if isinstance(extent, np.ndarray):  # the kernel takes c and |z|_1 from the extent
+        ok = stats[:, -2] > 0
+        np.testing.assert_array_equal(extent[:, 0][ok] / slices.TOP, stats[ok, -2])
+        stats[:, -1] = np.where(ok, extent[:, 1], 0.0)
 
 
 def _split_model(grid, block, args) -> None:
@@ -438,8 +442,8 @@ def test_engine_whole_and_tiled_vs_numpy(gpu: FakeGpu, precision: str, kind: str
 
 
 def test_variant_default_for_large_problems(monkeypatch: pytest.MonkeyPatch) -> None:
-    """int8_slices comes first in rank order but is preferred only from SLICES_PREFER_WORK
-    multiply-adds: smaller problems go to tc_gram, unless int8_slices is named."""
+    """int8_slices comes first in rank order but is preferred only from SLICES_PREFER_M
+    series of SLICES_PREFER_N values: smaller problems go to tc_gram, unless it is named."""
     from warplab.core import registry
     from warplab.families.corr.spec import CorrProblem
 
@@ -448,16 +452,14 @@ def test_variant_default_for_large_problems(monkeypatch: pytest.MonkeyPatch) -> 
     v = registry.get("corrcoef", "int8_slices")
     assert v.backend == "cuda" and registry.variants("corrcoef", "cuda")[0] is v
 
-    def problem(m: int, n: int) -> CorrProblem:
-        return CorrProblem(m, n, np.dtype(np.float32), "float64", True)
+    def choice(m: int, n: int, name: str | None = None) -> str:
+        p = CorrProblem(m, n, np.dtype(np.float32), "float64", True)
+        return registry.choose("corrcoef", "cuda", p, name).name
 
-    assert registry.choose("corrcoef", "cuda", problem(8192, 8192)).name == "int8_slices"
-    assert registry.choose("corrcoef", "cuda", problem(8, 64)).name == "tc_gram"
-    assert registry.choose("corrcoef", "cuda", problem(8, 64), "int8_slices") is v
-    edge = round((cuda.SLICES_PREFER_WORK / 1024) ** 0.5)
-    assert edge * edge * 1024 == cuda.SLICES_PREFER_WORK
-    assert registry.choose("corrcoef", "cuda", problem(edge, 1024)).name == "int8_slices"
-    assert registry.choose("corrcoef", "cuda", problem(edge - 1, 1024)).name == "tc_gram"
+    m0, n0 = cuda.SLICES_PREFER_M, cuda.SLICES_PREFER_N
+    assert choice(8192, 8192) == choice(m0, n0) == "int8_slices"
+    assert choice(m0 - 1, n0) == choice(8192, n0 - 1) == choice(8, 64) == "tc_gram"
+    assert choice(8, 64, "int8_slices") == "int8_slices"
 
 
 def test_naming_int8_slices_without_a_gpu_says_why() -> None:

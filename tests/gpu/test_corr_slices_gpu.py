@@ -154,9 +154,9 @@ def test_extent_path_and_finished_blocks(precision: str, shape: tuple[int, int])
 
 
 def test_default_dispatch_by_size() -> None:
-    """int8_slices is the automatic choice from SLICES_PREFER_WORK multiply-adds, tc_gram
-    below (where it runs: sm_80+)."""
-    big = warplab.random_walk(2048, 1024, seed=3)
+    """int8_slices is the automatic choice from SLICES_PREFER_M series of SLICES_PREFER_N
+    values, tc_gram below (where it runs: sm_80+)."""
+    big = warplab.random_walk(cuda.SLICES_PREFER_M, cuda.SLICES_PREFER_N, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = warplab.corrcoef(big)

@@ -240,7 +240,7 @@ def test_fastpath_zeros_and_copy() -> None:
             assert not z.any()
             a = cupy.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
             c = fastpath.copy(a)
-            assert c.data.ptr != a.data.ptr
+            assert c.data.ptr != a.data.ptr or a.size == 0  # CuPy: empty arrays at address 0
             np.testing.assert_array_equal(c.get(), a.get())
         s.synchronize()
 

@@ -145,6 +145,16 @@ corr_tiled_smem(const T* __restrict__ a, const T* __restrict__ b, T* __restrict_
 // x, both grid-stride.
 __device__ __forceinline__ float corr_nan_of(float) { return __int_as_float(0x7fc00000); }
 __device__ __forceinline__ double corr_nan_of(double) { return corr_nan(); }
+// cupy.clip's result: a NaN passes with its bits (float32 compares compiled with --ftz=true
+// gave 0x7fffffff for a 0x7fc00000 input on the H100: decided on the bits instead).
+__device__ __forceinline__ float corr_clip(float v) {
+    const int bits = __float_as_int(v);
+    if ((bits & 0x7fffffff) > 0x7f800000) return __int_as_float(bits);
+    return bits < 0 ? (bits > (int)0xbf800000 ? -1.0f : v) : (bits > 0x3f800000 ? 1.0f : v);
+}
+__device__ __forceinline__ double corr_clip(double v) {
+    return v < -1.0 ? -1.0 : v > 1.0 ? 1.0 : v;
+}
 
 template <class T>
 __global__ void __launch_bounds__(CORR_NORM_BLOCK)
@@ -159,7 +169,7 @@ corr_finish(T* __restrict__ b, const bool* __restrict__ valid, i64 rows, i64 col
             T* p = b + i * srow + j * scol;
             const T v = *p;
             *p = !row_ok || !valid[gj] ? corr_nan_of(v)
-                 : gi == gj ? T(1) : v < T(-1) ? T(-1) : v > T(1) ? T(1) : v;
+                 : gi == gj ? T(1) : corr_clip(v);
         }
     }
 }

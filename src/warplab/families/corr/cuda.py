@@ -241,13 +241,16 @@ def _slices_supports(p: CorrProblem) -> bool:
     return _fits(p) and p.n <= SLICES_MAX_N and slices_ok()[0]
 
 
-#: int8_slices is the automatic choice from this many multiply-adds (M^2 N) up; below it its
-#: fixed costs (a read-back, the split, a GEMM per level and panel) lose to tc_gram.
-SLICES_PREFER_WORK = 1 << 32
+#: int8_slices is the automatic choice from SLICES_PREFER_M series of SLICES_PREFER_N values
+#: up. Measured on the H100 (benchmarks/NOTES.md, session 9): it wins at 1024 x 8192 (0.68 vs
+#: 1.42 ms float64), 2048 x 8192 and 4096 x 4096, and loses to tc_gram on series of 1024
+#: values (2048 x 1024: 0.75 vs 0.47 ms; 4096 x 1024: 1.12 vs 0.94), where its fixed costs (a
+#: read-back, the split, a GEMM per level and panel) weigh more than the short products.
+SLICES_PREFER_M, SLICES_PREFER_N = 1024, 4096
 
 
 def _slices_prefer(p: CorrProblem) -> bool:
-    return p.m * p.m * p.n >= SLICES_PREFER_WORK
+    return p.m >= SLICES_PREFER_M and p.n >= SLICES_PREFER_N
 
 
 @register("corrcoef", "int8_slices", backend="cuda", bytes_moved=slices_bytes, flops=corr_flops,
@@ -255,7 +258,7 @@ def _slices_prefer(p: CorrProblem) -> bool:
 def int8_slices(x: Any, precision: str) -> SlicesEngine:
     """Float64 normalised rows split error-free into s int8 slices, their products on int8
     tensor cores (cuBLAS GemmEx, exact int32), recombined in float64 (the Ozaki scheme). The
-    default from ``SLICES_PREFER_WORK`` multiply-adds up (sm_75+).
+    default from ``SLICES_PREFER_M`` series of ``SLICES_PREFER_N`` values up (sm_75+).
 
     s is the smallest whose rigorous bound (``slices.slices_error_bound``) meets the
     precision's target (``slices.TARGETS``): 2^-33 (``float64``), 2^-19.5 (``float32``), 2^-10

@@ -60,10 +60,11 @@ __device__ void slices_block_sum(double* v, double (*scratch)[NV], double* share
 
 // One block per row (grid-stride): c = max|z| / 127 (0 for an invalid row), then per value the
 // 8 digits and 7 tails; writes stats[row] = c |D_t|_2 (t = 1..8), c |T(r)|_2 (r = 1..8; T(8) =
-// 0), c, |z|_1 (slices.row_stats). Two passes over the row, the second mostly from cache.
+// 0), c, |z|_1 (slices.row_stats). Two passes over the row, the second mostly from cache; one
+// when extent (the normalisation's per-row max |z| and |z|_1) is given.
 __global__ void __launch_bounds__(SLICES_STATS_BLOCK)
 slices_row_stats(const double* __restrict__ z, const bool* __restrict__ valid,
-                 double* __restrict__ stats, i64 m, i64 n) {
+                 const double* __restrict__ extent, double* __restrict__ stats, i64 m, i64 n) {
     __shared__ double scratch[SLICES_WARPS][2 * SLICES_DIGITS];
     __shared__ double sums[2 * SLICES_DIGITS];
     for (i64 row = blockIdx.x; row < m; row += gridDim.x) {
@@ -71,21 +72,27 @@ slices_row_stats(const double* __restrict__ z, const bool* __restrict__ valid,
         double v[2 * SLICES_DIGITS];
 #pragma unroll
         for (int i = 0; i < 2 * SLICES_DIGITS; ++i) v[i] = 0.0;
-        for (i64 k = threadIdx.x; k < n; k += SLICES_STATS_BLOCK) {
-            const double a = fabs(zr[k]);
-            v[0] = fmax(v[0], a);
-            v[1] += a;
+        double mx = 0.0, l1 = 0.0;
+        if (extent != nullptr) {  // the normalisation's max |z| and |z|_1 (uniform branch)
+            mx = extent[2 * row];
+            l1 = extent[2 * row + 1];
+        } else {
+            for (i64 k = threadIdx.x; k < n; k += SLICES_STATS_BLOCK) {
+                const double a = fabs(zr[k]);
+                v[0] = fmax(v[0], a);
+                v[1] += a;
+            }
+            for (int o = 16; o > 0; o >>= 1)
+                v[0] = fmax(v[0], __shfl_down_sync(0xffffffffu, v[0], o));
+            // the max through the sum helper: max over warps of the warp maxima (v[0] >= 0)
+            __syncthreads();
+            if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5][0] = v[0];
+            __syncthreads();
+            for (int w = 0; w < SLICES_WARPS; ++w) mx = fmax(mx, scratch[w][0]);
+            v[0] = 0.0;
+            slices_block_sum<2 * SLICES_DIGITS>(v, scratch, sums);
+            l1 = v[1];
         }
-        for (int o = 16; o > 0; o >>= 1) v[0] = fmax(v[0], __shfl_down_sync(0xffffffffu, v[0], o));
-        // the max through the sum helper: max over warps of the warp maxima (v[0] >= 0)
-        __syncthreads();
-        if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5][0] = v[0];
-        __syncthreads();
-        double mx = 0.0;
-        for (int w = 0; w < SLICES_WARPS; ++w) mx = fmax(mx, scratch[w][0]);
-        v[0] = 0.0;
-        slices_block_sum<2 * SLICES_DIGITS>(v, scratch, sums);
-        const double l1 = v[1];
         const bool ok = valid[row] && mx > 0.0 && mx - mx == 0.0;
         const double c = ok ? mx / 127.0 : 0.0;
 #pragma unroll

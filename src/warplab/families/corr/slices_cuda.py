@@ -93,14 +93,16 @@ def gemm_s8(m: int, n: int, k: int, a_ptr: int, lda: int, b_ptr: int, ldb: int, 
         cublas.setPointerMode(handle, mode)
 
 
-def row_stats(z: Any, valid: Any) -> Any:
-    """``slices.row_stats`` on the GPU: (M, STATS) float64, one block per row."""
+def row_stats(z: Any, valid: Any, extent: Any = None) -> Any:
+    """``slices.row_stats`` on the GPU: (M, STATS) float64, one block per row; with
+    ``extent`` (``cuda.normalise_with_extent``'s) its max |z| and |z|_1 instead of a pass."""
     import cupy
 
     m, n = z.shape
     stats = cupy.empty((m, STATS), np.float64)
     _kernel("slices_row_stats")((min(m, MAX_ROW_BLOCKS),), (DEFINES["SLICES_STATS_BLOCK"],),
-                                (z, valid, stats, np.int64(m), np.int64(n)))
+                                (z, valid, np.uint64(0) if extent is None else extent, stats,
+                                 np.int64(m), np.int64(n)))
     return stats
 
 
@@ -146,7 +148,7 @@ class Prepared:
                 self.maxima, self.all_valid, self.slices = maxima, bool(host[2]), s
                 c = extent[:, 0] / TOP  # the stats kernel's c (0 for an invalid row)
         if c is None:
-            stats = row_stats(z, valid)
+            stats = row_stats(z, valid, extent)
             host = to_host(cupy.concatenate([stats.max(axis=0), flag]))
             self.maxima, self.all_valid = RowMaxima.of(host[:STATS]), bool(host[STATS])
             self.slices = slices or choose_slices(precision, n, self.maxima)
