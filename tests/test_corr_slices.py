@@ -316,6 +316,14 @@ def _stats_model(grid, block, args) -> None:
         stats[:, -1] = np.where(ok, extent[:, 1], 0.0)
 
 
+def _column_max_model(grid, block, args) -> None:
+    a, valid, out, m, cols = (v if isinstance(v, np.ndarray) else int(v) for v in args)
+    assert grid == (1,) and block == (slices_cuda.DEFINES["SLICES_STATS_BLOCK"],)
+    assert a.shape == (m, cols) and out.shape == (cols + 1,) and (a >= 0).all()
+    out[:cols] = a.max(axis=0) if m else 0.0
+    out[cols] = float(bool(np.all(valid)))
+
+
 def _split_model(grid, block, args) -> None:
     z, c, f, r, m, n, rows, s, kc, nc = (a if isinstance(a, np.ndarray) else int(a) for a in args)
     sb = slices_cuda.DEFINES["SLICES_SPLIT_BLOCK"]
@@ -357,7 +365,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
     monkeypatch.setitem(sys.modules, "cupy", g.module())
     monkeypatch.setattr(cuda, "_kernel", lambda expr: CORR_MODELS[expr.split("<")[0]])
     models = {"slices_row_stats": _stats_model, "slices_split": _split_model,
-              "slices_combine": _combine_model}
+              "slices_combine": _combine_model, "slices_column_max": _column_max_model}
     monkeypatch.setattr(slices_cuda, "_kernel", lambda name: models[name])
     monkeypatch.setattr(slices_cuda, "gemm_s8", g.gemm)
     return g
@@ -374,7 +382,7 @@ def _engine_choice(z: np.ndarray, valid: np.ndarray, precision: str) -> int:
     s = choose_slices(precision, z.shape[1],
                       slices.apriori_maxima(a.max(axis=1).max() / slices.TOP,
                                             a.sum(axis=1).max()))
-    if s <= slices.NOMINAL_SLICES[precision]:
+    if s <= slices.NOMINAL_SLICES[precision] and precision not in slices_cuda.STATS_FIRST:
         return s
     return choose_slices(precision, z.shape[1], _maxima(z, valid))
 

@@ -140,7 +140,7 @@ def test_extent_path_and_finished_blocks(precision: str, shape: tuple[int, int])
     prep = slices_cuda.Prepared(z, valid, precision, extent=extent)
     light = slices.apriori_maxima(eh[:, 0].max() / slices.TOP, eh[:, 1].max())
     s = choose_slices(precision, n, light)
-    if s > slices.NOMINAL_SLICES[precision]:
+    if s > slices.NOMINAL_SLICES[precision] or precision in slices_cuda.STATS_FIRST:
         s = choose_slices(precision, n, RowMaxima.of(row_stats(zh, vh).max(axis=0)))
     assert prep.slices == s and prep.bound <= slices.TARGETS[precision]
     want, _ = emulate(zh, vh, slices=s)
@@ -151,6 +151,19 @@ def test_extent_path_and_finished_blocks(precision: str, shape: tuple[int, int])
         i, j = np.indices(raw.shape)
         np.testing.assert_array_equal(fin, np.where(r0 + i == c0 + j, 1.0,
                                                     np.clip(raw, -1, 1)))
+
+
+@pytest.mark.parametrize("m", (1, 5, 300, 2000))
+def test_column_maxima(m: int) -> None:
+    rng = np.random.default_rng(m)
+    for cols in (2, STATS, 16):
+        a = rng.random((m, cols)) * 10.0 ** rng.integers(-300, 300, (m, cols))
+        v = np.ones(m, bool)
+        got = cupy.asnumpy(slices_cuda.column_maxima(cupy.asarray(a), cupy.asarray(v)))
+        np.testing.assert_array_equal(got, np.append(a.max(axis=0), 1.0))
+        v[m // 2] = False
+        got = cupy.asnumpy(slices_cuda.column_maxima(cupy.asarray(a), cupy.asarray(v)))
+        assert got[cols] == 0.0
 
 
 def test_default_dispatch_by_size() -> None:

@@ -118,6 +118,46 @@ slices_row_stats(const double* __restrict__ z, const bool* __restrict__ valid,
     }
 }
 
+// What one read-back brings to the host (one block): out[j] = max over the m rows of a[row][j]
+// (j < cols, values >= 0: statistics or the normalisation's extent), out[cols] = 1 when every
+// valid[row], else 0.
+__global__ void __launch_bounds__(SLICES_STATS_BLOCK)
+slices_column_max(const double* __restrict__ a, const bool* __restrict__ valid,
+                  double* __restrict__ out, i64 m, int cols) {
+    __shared__ double scratch[SLICES_WARPS][2 * SLICES_DIGITS];
+    for (int j0 = 0; j0 <= cols; j0 += 2 * SLICES_DIGITS) {  // the flag is one more column
+        double v[2 * SLICES_DIGITS];
+#pragma unroll
+        for (int i = 0; i < 2 * SLICES_DIGITS; ++i) v[i] = 0.0;
+        for (i64 row = threadIdx.x; row < m; row += SLICES_STATS_BLOCK) {
+#pragma unroll
+            for (int i = 0; i < 2 * SLICES_DIGITS; ++i) {
+                const int j = j0 + i;
+                if (j < cols) v[i] = fmax(v[i], a[row * cols + j]);
+                else if (j == cols) v[i] = fmax(v[i], valid[row] ? 0.0 : 1.0);  // any invalid
+            }
+        }
+        // block max through warp shuffles and the scratch rows
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+        for (int i = 0; i < 2 * SLICES_DIGITS; ++i)
+            for (int o = 16; o > 0; o >>= 1)
+                v[i] = fmax(v[i], __shfl_down_sync(0xffffffffu, v[i], o));
+        __syncthreads();
+        if (lane == 0)
+#pragma unroll
+            for (int i = 0; i < 2 * SLICES_DIGITS; ++i) scratch[warp][i] = v[i];
+        __syncthreads();
+        if (threadIdx.x < 2 * SLICES_DIGITS) {
+            double mx = 0.0;
+            for (int w = 0; w < SLICES_WARPS; ++w) mx = fmax(mx, scratch[w][threadIdx.x]);
+            const int j = j0 + (int)threadIdx.x;
+            if (j < cols) out[j] = mx;
+            else if (j == cols) out[j] = mx > 0.0 ? 0.0 : 1.0;
+        }
+    }
+}
+
 // The slices: thread (row, g) splits the 8 values k = 8g .. 8g+7 of the padded row (zeros for
 // k >= n, rows >= m and rows with c == 0) and stores the first s digits of each as 8 bytes per
 // slice: f[row][chunk][t][k'] (slice t = 0..s-1) and r[row][chunk][s-1-t][k'], k = chunk kc + k',
