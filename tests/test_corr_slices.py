@@ -368,6 +368,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
               "slices_combine": _combine_model, "slices_column_max": _column_max_model}
     monkeypatch.setattr(slices_cuda, "_kernel", lambda name: models[name])
     monkeypatch.setattr(slices_cuda, "gemm_s8", g.gemm)
+    monkeypatch.setattr(slices_cuda, "read_async", lambda a: lambda h=np.array(a): h.copy())
     return g
 
 
@@ -431,6 +432,25 @@ def test_engine_blocks_equal_emulation(gpu: FakeGpu, precision: str, width: int,
         np.testing.assert_array_equal(got, _finished(want[r0:r1, c0:c1], r0, c0))
     runs = sum(len(panels(*b, panel_rows(b[3] - b[2], plan, width))) for b in BLOCKS)
     assert gpu.gemms == runs * s * plan.nc
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_speculative_split(gpu: FakeGpu, precision: str, kind: str,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The split runs with the nominal s while the maxima are read back, and once more only
+    when the choice differs; the blocks are the emulation's either way."""
+    splits: list[int] = []
+    real = slices_cuda.split
+    monkeypatch.setattr(slices_cuda, "split", lambda z, c, plan: splits.append(plan.s) or
+                        real(z, c, plan))
+    x = _data(kind, 23, 90, 4).astype(np.float32)
+    eng = cuda.SlicesEngine(x, precision)
+    nominal = slices.NOMINAL_SLICES[precision]
+    assert splits == ([nominal] if eng.slices == nominal else [nominal, eng.slices])
+    z, valid = _normalise(x)
+    want, _ = emulate(z, valid, slices=eng.slices)
+    np.testing.assert_array_equal(eng.block(0, 23, 0, 23), _finished(want, 0, 0))
 
 
 @pytest.mark.parametrize("kind", ("walk", "const", "spiky"))

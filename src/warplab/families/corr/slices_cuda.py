@@ -7,6 +7,7 @@ followed by one combine launch.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,14 +138,35 @@ def split(z: Any, c: Any, plan: SlicesPlan) -> tuple[Any, Any]:
     return f, r
 
 
+def read_async(a: Any) -> Callable[[], np.ndarray]:
+    """Enqueue the copy of the small device array ``a`` into pinned host memory on the current
+    stream; returns ``wait()``, which waits for that copy only (not for work launched after
+    it) and gives the host array."""
+    import cupy
+
+    mem = cupy.cuda.alloc_pinned_memory(max(a.nbytes, 1))
+    host = np.frombuffer(mem, a.dtype, a.size).reshape(a.shape)
+    stream = cupy.cuda.get_current_stream()
+    a.data.copy_to_host_async(mem.ptr, a.nbytes, stream)
+    done = cupy.cuda.Event(block=False, disable_timing=True)
+    done.record(stream)
+
+    def wait() -> np.ndarray:
+        done.synchronize()
+        return host.copy()
+
+    return wait
+
+
 class Prepared:
     """One call's slices: statistics, s, scales, F and R. ``block`` as tiles.Engine asks.
 
     ``slices`` forces s (benchmarks, tests). ``extent``: the normalisation's per-row max |z|
-    and |z|_1 ((M, 2) float64, ``cuda.normalise_rows(..., extent=True)``); with it s is first
-    chosen from the a-priori bound (:func:`slices.apriori_maxima`), and the digit statistics
-    run only when that choice is above ``NOMINAL_SLICES[precision]`` (they may lower it), or
-    at once for the precisions of ``STATS_FIRST``.
+    and |z|_1 ((M, 2) float64, ``cuda.normalise_with_extent``); with it s is first chosen from
+    the a-priori bound (:func:`slices.apriori_maxima`), and the digit statistics run only when
+    that choice is above ``NOMINAL_SLICES[precision]`` (they may lower it), or at once for the
+    precisions of ``STATS_FIRST``. The split runs with the nominal s (or the forced one) while
+    the maxima travel to the host, and again only when the choice differs.
     ``events``: set to a list to have each panel append ``(name, start, end)`` CUDA events
     around its GEMMs and its combine (benchmarks).
     """
@@ -155,27 +177,32 @@ class Prepared:
 
         self.xp, self.events = cupy, None
         m, n = z.shape
-        c = None
-        if extent is not None and slices is None and precision not in STATS_FIRST:
-            host = to_host(column_maxima(extent, valid))
-            maxima = apriori_maxima(host[0] / TOP, host[1])
-            s = choose_slices(precision, n, maxima)
-            if s <= NOMINAL_SLICES[precision]:
-                self.maxima, self.all_valid, self.slices = maxima, bool(host[2]), s
-                c = extent[:, 0] / TOP  # the stats kernel's c (0 for an invalid row)
-        if c is None:
-            stats = row_stats(z, valid, extent)
-            host = to_host(column_maxima(stats, valid))
+        light = extent is not None and slices is None and precision not in STATS_FIRST
+        stats = None if light else row_stats(z, valid, extent)
+        wait = read_async(column_maxima(extent if light else stats, valid))
+        c = extent[:, 0] / TOP if light else cupy.ascontiguousarray(stats[:, STATS - 2])
+        guess = SlicesPlan.of(m, n, slices or NOMINAL_SLICES[precision])
+        f, r = split(z, c, guess)  # the stats kernel's c either way (0 for an invalid row)
+        host = wait()
+        if light:
+            self.maxima, self.all_valid = apriori_maxima(host[0] / TOP, host[1]), bool(host[2])
+            self.slices = choose_slices(precision, n, self.maxima)
+            if self.slices > NOMINAL_SLICES[precision]:  # the digit statistics may lower it
+                host = to_host(column_maxima(row_stats(z, valid, extent), valid))
+                light = False
+        if not light:
             self.maxima, self.all_valid = RowMaxima.of(host[:STATS]), bool(host[STATS])
             self.slices = slices or choose_slices(precision, n, self.maxima)
-            c = cupy.ascontiguousarray(stats[:, STATS - 2])
         self.bound = slices_error_bound(self.slices, n, self.maxima)
         if slices is None and self.bound > TARGETS[precision]:
             warnings.warn(f"corrcoef int8_slices: error bound {self.bound:.2g} at {DIGITS} "
                           f"slices, above the {precision} target {TARGETS[precision]:.2g}",
                           RuntimeWarning, stacklevel=3)
         self.plan, self.c = SlicesPlan.of(m, n, self.slices), c
-        self.f, self.r = split(z, self.c, self.plan)
+        if self.plan != guess:
+            del f, r
+            f, r = split(z, c, self.plan)
+        self.f, self.r = f, r
 
     def block(self, r0: int, r1: int, c0: int, c1: int, width: int | None = None,
               finish: bool = False) -> Any:
