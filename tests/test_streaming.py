@@ -400,23 +400,3 @@ def test_streamed_numeric_histogram_adds_chunks_into_one_total(monkeypatch) -> N
     got = streamed.numeric_histogram(SimpleNamespace(name="even_fast", fn=fn), job)
     assert len(calls) == 3
     np.testing.assert_array_equal(got.hist, np.bincount(np.arange(10) % 3, minlength=3))
-
-
-@given(size=st.integers(0, 5000), chunk=st.integers(1, 400), unit=st.integers(1, 9))
-def test_ramp_bounds_cover_in_order(size: int, chunk: int, unit: int) -> None:
-    """Ramps of 1/8, 1/4, 1/2 chunk at both ends (unit multiples) once 8 chunks fit; the
-    plain chunks otherwise; in order, gapless, covering [0, size)."""
-    chunk = max(unit, chunk // unit * unit)
-    b = staging.ramp_bounds(size, chunk, unit)
-    assert [x for ab in b for x in ab][:1] in ([], [0])
-    assert all(b[i][1] == b[i + 1][0] for i in range(len(b) - 1))
-    assert (b[-1][1] if b else 0) == size
-    assert all(lo % unit == 0 for lo, _ in b)
-    if size >= 8 * chunk and chunk >= 8 * unit:
-        ramp = [max(unit, (chunk >> k) // unit * unit) for k in (3, 2, 1)]
-        sizes = [hi - lo for lo, hi in b]
-        assert sizes[:3] == ramp and sizes[-3:-1] == ramp[:0:-1]
-        assert ramp[0] <= sizes[-1] < ramp[0] + unit  # the end absorbs size % unit
-        assert max(sizes) == chunk and all(0 < x <= chunk for x in sizes)
-    else:
-        assert b == staging.chunk_bounds(size, chunk)

@@ -12,8 +12,6 @@ and the chunk plan.
 """
 from __future__ import annotations
 
-import itertools
-
 import math
 import os
 import threading
@@ -259,27 +257,6 @@ def chunk_bounds(size: int, chunk: int) -> list[tuple[int, int]]:
     if chunk < 1:
         raise ValueError("chunk must be >= 1")
     return [(a, min(a + chunk, size)) for a in range(0, size, chunk)]
-
-
-def ramp_bounds(size: int, chunk: int, unit: int = 1) -> list[tuple[int, int]]:
-    """:func:`chunk_bounds` with ramps at both ends: when ``size`` holds at least 8 chunks (of
-    at least 8 units), the first three are 1/8, 1/4 and 1/2 of ``chunk`` and the last three
-    1/2, 1/4 and 1/8 (multiples of ``unit``; the last also takes ``size % unit``). The
-    pipeline's two unoverlapped steps shrink with them: the fill before the
-    first copy and the copy (and kernel) after the last fill (H100: a 256 MiB chunk takes about
-    5.5 ms to stage and 4.7 ms to copy; 4 GiB stream in about 109 ms)."""
-    if chunk < 1 or unit < 1:
-        raise ValueError("chunk and unit must be >= 1")
-    if size < 8 * chunk or chunk < 8 * unit:  # (the last piece takes size % unit too)
-        return chunk_bounds(size, chunk)
-    ramp = [max(unit, (chunk >> k) // unit * unit) for k in (3, 2, 1)]
-    starts = list(itertools.accumulate(ramp, initial=0))              # 0 and the head's ends
-    ends = [size]
-    for step in ramp:                                                 # 1/8, 1/4, 1/2 from the end
-        ends.insert(0, (ends[0] - step) // unit * unit)               # unit-aligned starts
-    middle = range(starts[-1], ends[0], chunk)
-    cuts = starts + [b for b in middle if b > starts[-1]] + ends
-    return list(zip(cuts[:-1], cuts[1:]))
 
 
 def is_pinned(address: Any) -> bool:

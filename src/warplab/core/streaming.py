@@ -36,8 +36,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .sources import ArraySource, FileSource, open_source, split
-from .staging import (chunk_bounds, env_bytes, executor, is_pinned, plan_chunk, ramp_bounds,
-                      staging_pool,
+from .staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_pool,
                       stream_min_bytes, threads)
 
 RING = 4
@@ -120,9 +119,7 @@ def stream(data: Any, chunk_fn: Callable[[Any, int], Any], combine: Callable[[li
         itemsize = src.dtype.itemsize
         chunk = plan_chunk(src.size * itemsize, unit * itemsize, backend,
                            override=chunk_bytes) // itemsize
-        forced = chunk_bytes is not None or env_bytes("WARPLAB_STREAM_CHUNK") is not None
-        bounds = (ramp_bounds(src.size, chunk, unit) if backend == "cuda" and not forced
-                  else chunk_bounds(src.size, chunk))
+        bounds = chunk_bounds(src.size, chunk)
         t0 = time.perf_counter()
         stats: dict[str, Any] = {"bytes": src.size * itemsize, "chunks": len(bounds),
                                  "chunk_bytes": chunk * itemsize, "threads": threads(),
