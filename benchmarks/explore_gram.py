@@ -1,5 +1,5 @@
 """The Gram kernel configurations (``gram_cuda.CONFIGS``) against the default and cuBLAS (GPU
-machine; not part of the package's API; notes-gram.md and benchmarks/NOTES.md hold the
+machine; not part of the package's API; benchmarks/NOTES.md holds the
 predictions).
 
 For M = N = 8192 and 4096 (normalised random-walk rows, as ``corrcoef`` feeds ``gram``): every

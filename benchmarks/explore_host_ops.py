@@ -1,6 +1,6 @@
 """Host microseconds of the CuPy operations the small-call paths are made of (GPU machine; not
 part of the API). Issue 15, branch latency3: checks the premises of its predictions
-(notes-latency3.md) and measures what a direct driver launch would save.
+(benchmarks/NOTES.md, helper notes latency3) and measures what a direct driver launch would save.
 
 Each row: the operation repeated N times back to back on the current stream (no
 synchronisation inside), host time per operation, median of 5 rounds:

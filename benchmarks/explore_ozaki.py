@@ -1,5 +1,5 @@
 """The int8_slices corrcoef variant (the Ozaki scheme, families/corr/slices*.py) on the GPU
-machine (not part of the package's API; notes-ozaki.md holds the predictions).
+machine (not part of the package's API; benchmarks/NOTES.md holds the predictions).
 
 On 8192 float32 random walks of 8192 values (warplab.random_walk, seed 1), CUDA events, median
 of RUNS after WARMUP calls:

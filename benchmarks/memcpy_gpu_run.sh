@@ -7,7 +7,7 @@
 #   (c) the full PR grid with CUB in the same run: its plan first (--dry-run, CPU), then
 #       `warplab bench memcpy --full`               -> $OUT/memcpy-full.{log,json}
 # Each step under its own `timeout`; the limits add up to 530 s (8 min 50 s) at most.
-# Estimates (H100; cold caches for the first step, warm after it; notes-memcpy3.md):
+# Estimates (H100; cold caches for the first step, warm after it; benchmarks/NOTES.md, helper notes memcpy3):
 #   (a) ~75 s: CUB helper nvcc build ~20 s, NVRTC of memcpy.cu ~5 s, 569 tests ~50 s   (limit 180)
 #   (b) ~60 s: ceilings measured and stored ~15 s, 22 cells x 8 targets planned at ~18 s,
 #       the every-byte check ~10 s, CuPy kernels compiled on first use              (limit 120)
