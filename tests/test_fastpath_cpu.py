@@ -6,16 +6,14 @@ public function's error cases raised again, with the same message, after a succe
 the same shape (warm caches) as with the caches bypassed."""
 from __future__ import annotations
 
-import sys
 import threading
-import types
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import warplab
-from fake_cupy import Dev
+from fake_cupy import Dev, Gpu, install
 from warplab.core import fastpath, loader
 from warplab.families.histogram import cuda as hcuda
 from warplab.families.histogram.spec import resolve
@@ -31,33 +29,13 @@ def _fresh() -> None:
     fastpath.clear()
 
 
-class _Gpu:
-    """The device and stream CuPy would report (switched by the tests)."""
-
-    def __init__(self) -> None:
-        self.device, self.stream = 0, 11
-
-    def module(self) -> types.ModuleType:
-        m = types.ModuleType("cupy")
-        m.ndarray = _Dev
-        m.zeros = lambda shape, dtype=float: np.zeros(shape, dtype).view(_Dev)
-        m.empty = lambda shape, dtype=float: np.empty(shape, dtype).view(_Dev)
-        m.asarray = lambda a: np.asarray(a).view(_Dev)
-        m.cuda = SimpleNamespace(
-            runtime=SimpleNamespace(getDevice=lambda: self.device,
-                                    getDeviceProperties=lambda d: {"multiProcessorCount": 4}),
-            get_current_stream=lambda: SimpleNamespace(ptr=self.stream))
-        return m
-
-
 _Dev = Dev  # NumPy memory that the short paths take for a CuPy array (fake_cupy's)
 
 
 @pytest.fixture
-def gpu(monkeypatch: pytest.MonkeyPatch) -> _Gpu:
-    g = _Gpu()
-    monkeypatch.setitem(sys.modules, "cupy", g.module())
-    return g
+def gpu(monkeypatch: pytest.MonkeyPatch) -> Gpu:
+    """fake_cupy's stand-in: CuPy's device and stream queries answer what the test sets."""
+    return install(monkeypatch)
 
 
 # --- the caches themselves ------------------------------------------------------------------
@@ -107,7 +85,7 @@ def test_two_threads_publish_one_plan() -> None:
 # --- keys -----------------------------------------------------------------------------------
 
 
-def test_kernel_cache_keys(gpu: _Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kernel_cache_keys(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     builds: list[tuple] = []
 
     def build(*key: object) -> object:
@@ -147,7 +125,7 @@ def test_defines_follow_the_dict() -> None:
     assert loader.defines(d) == ("-DA=5", "-DB=2")
 
 
-def test_reduce_plan_keys(gpu: _Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reduce_plan_keys(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[tuple] = []
 
     class Plan:
@@ -167,7 +145,7 @@ def test_reduce_plan_keys(gpu: _Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(built) == 5 and built[-1][1] == 1 and q is not p
 
 
-def test_histogram_plan_keys(gpu: _Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_histogram_plan_keys(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[tuple] = []
 
     class Plan:
@@ -198,7 +176,7 @@ def _model_plan(expr: str, mapping: object, smem: int = 0) -> SimpleNamespace:
                            nbins=np.uint32(mapping.nbins), full=4, smem=smem)
 
 
-def test_byte_histogram_short_path(gpu: _Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_byte_histogram_short_path(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hcuda, "_plan", _model_plan)
     rng = np.random.default_rng(1)
     x = rng.integers(0, 256, 4096, dtype=np.uint8)
@@ -313,7 +291,7 @@ def test_errors_through_warm_caches(name: str, good: tuple, bad: list) -> None:
     assert all(issubclass(t, (TypeError, ValueError)) for t, _ in warm), warm
 
 
-def test_stream_key_separates_threads_on_the_per_thread_stream(gpu: _Gpu) -> None:
+def test_stream_key_separates_threads_on_the_per_thread_stream(gpu: Gpu) -> None:
     """Every host thread reports the same handle for the per-thread default stream, which is
     a different stream per thread: per-stream scratch must not be shared between them."""
     import threading

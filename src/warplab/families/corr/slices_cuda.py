@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ...core.arrays import to_host
 from ...core.loader import defines, get_kernel
 from .slices import (
     DIGITS,
@@ -188,7 +187,7 @@ class Prepared:
             self.maxima, self.all_valid = apriori_maxima(host[0] / TOP, host[1]), bool(host[2])
             self.slices = choose_slices(precision, n, self.maxima)
             if self.slices > NOMINAL_SLICES[precision]:  # the digit statistics may lower it
-                host = to_host(column_maxima(row_stats(z, valid, extent), valid))
+                host = read_async(column_maxima(row_stats(z, valid, extent), valid))()
                 light = False
         if not light:
             self.maxima, self.all_valid = RowMaxima.of(host[:STATS]), bool(host[STATS])

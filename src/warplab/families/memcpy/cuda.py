@@ -169,45 +169,45 @@ def _blev(b: DeviceBatch, chunk: int, dev: int, counter: Any, ids: Any, first: A
         (b.src, b.dst, b.sizes, counter, ids, first))
 
 
+def _classed(b: DeviceBatch, first_kernel: Any, grid: int, block: int, wlev_max: int,
+             chunk: int, dev: int) -> None:
+    """The launches of a size-class kernel (``memcpy.cu``): the first kernel copies every
+    buffer of up to ``wlev_max`` bytes and queues the larger ones (BLEV) for the second kernel,
+    through a workspace of a zeroed counter, slots and first chunks. When the host knows that
+    no buffer is that large, the first kernel never touches the queue: one launch, null
+    pointers, no workspace."""
+    if b.largest is not None and b.largest <= wlev_max:
+        first_kernel((grid,), (block,), (*_args(b), _NULL, _NULL, _NULL))
+        return
+    ws, counter, first, ids = _queue(b.count)
+    first_kernel((grid,), (block,), (*_args(b), counter, ids, first))
+    _blev(b, chunk, dev, counter, ids, first)
+    del ws  # the workspace outlived both launches
+
+
 def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
-    """The launches of the size-class design (see ``memcpy.cu``): the tiles kernel, and when
-    a buffer may be larger than ``c.wlev_max`` (BLEV) the queue's workspace (a zeroed counter,
-    slots, first chunks) and the second kernel. When the host knows that no buffer is that
-    large, the tiles kernel copies everything and never touches the queue (null pointers)."""
+    """The size-class design: the tiles kernel, then the BLEV queue's kernel (``_classed``)."""
     import cupy
 
     if b.count == 0:
         return
     dev = cupy.cuda.runtime.getDevice()
     tiles = -(-b.count // (c.tile_threads * c.buffers_per_thread))
-    tiles_kernel = _kernel_on(_tiles_expr(c), dev)
-    if b.largest is not None and b.largest <= c.wlev_max:
-        tiles_kernel((tiles,), (c.tile_threads,), (*_args(b), _NULL, _NULL, _NULL))
-        return
-    ws, counter, first, ids = _queue(b.count)
-    tiles_kernel((tiles,), (c.tile_threads,), (*_args(b), counter, ids, first))
-    _blev(b, c.chunk, dev, counter, ids, first)
-    del ws  # the workspace outlived both launches
+    _classed(b, _kernel_on(_tiles_expr(c), dev), tiles, c.tile_threads, c.wlev_max, c.chunk,
+             dev)
 
 
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
-    """The two launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``
-    and ``WARP_CLASSES_SWEEP``: the module compiles those); one when the host knows that no
-    buffer exceeds ``c.wlev_max`` (the first kernel touches the queue only for such)."""
+    """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES`` and
+    ``WARP_CLASSES_SWEEP``: the module compiles those): the warp kernel, then the BLEV queue's
+    kernel (``_classed``: one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
     import cupy
 
     if b.count == 0:
         return
     dev = cupy.cuda.runtime.getDevice()
     grid = min(-(-b.count // WARP_THREADS), MAX_GRID)
-    warps = _kernel_on(_warp_expr(c), dev)
-    if b.largest is not None and b.largest <= c.wlev_max:  # nothing to queue: one launch
-        warps((grid,), (WARP_THREADS,), (*_args(b), _NULL, _NULL, _NULL))
-        return
-    ws, counter, first, ids = _queue(b.count)
-    warps((grid,), (WARP_THREADS,), (*_args(b), counter, ids, first))
-    _blev(b, c.chunk, dev, counter, ids, first)
-    del ws  # the workspace outlived both launches
+    _classed(b, _kernel_on(_warp_expr(c), dev), grid, WARP_THREADS, c.wlev_max, c.chunk, dev)
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
