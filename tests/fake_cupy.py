@@ -11,8 +11,9 @@ elementwise copy kernel: ``Dev.copy``), ``d2d`` (``cudaMemcpyAsync`` device to d
 ``copy_from_device_async``, ``runtime.memcpyAsync``), ``h2d`` (``asarray``/``array`` of host
 data, ``memcpyAsync`` host to device), ``d2h`` (``get``/``asnumpy``, ``copy_to_host_async``,
 ``memcpyAsync`` device to host), ``sync`` (a stream's or an event's ``synchronize``),
-``event`` (a new ``cupy.cuda.Event``), ``record`` (``Event.record``), ``pinned`` (a page-locked
-allocation), ``memGetInfo``, ``launch`` (kernels built by the tests call :func:`count_launch`), ``ufunc``
+``event`` (a new ``cupy.cuda.Event``), ``record`` (``Event.record``), ``wait`` (a stream's
+``wait_event``), ``register``/``unregister`` (``cudaHostRegister``/``Unregister``; the
+:class:`Gpu` keeps the registered ranges), ``pinned`` (a page-locked allocation), ``memGetInfo``, ``launch`` (kernels built by the tests call :func:`count_launch`), ``ufunc``
 (CuPy's elementwise and reduction kernels: ``clip``, ``arange``, ``nonzero``, ``Dev.all``),
 ``linspace`` (``numpy.linspace``, patched by :func:`install`).
 """
@@ -102,11 +103,39 @@ def count_launch() -> None:
 
 
 class _Stream:
-    def __init__(self, ptr: int) -> None:
+    def __init__(self, ptr: int = 12, non_blocking: bool = False) -> None:
         self.ptr = ptr
 
     def synchronize(self) -> None:
         WORK["sync"] += 1
+
+    def wait_event(self, event: Any) -> None:
+        WORK["wait"] += 1
+
+
+class CUDARuntimeError(RuntimeError):
+    """CuPy's ``cupy.cuda.runtime.CUDARuntimeError``."""
+
+
+def _host_register(gpu: "Gpu", address: int, size: int, flags: int) -> None:
+    """``cudaHostRegister``: refused when ``gpu.refuse_register`` says so or when a page of the
+    range is registered already (as the driver does)."""
+    WORK["register"] += 1
+    first, last = address // 4096, (address + max(1, size) - 1) // 4096
+    if gpu.refuse_register(address, size) or any(
+            first <= b and a <= last for a, b in gpu.registered.values()):
+        raise CUDARuntimeError("cudaErrorHostMemoryAlreadyRegistered")
+    gpu.registered[address] = (first, last)
+
+
+def _host_unregister(gpu: "Gpu", address: int) -> None:
+    WORK["unregister"] += 1
+    if gpu.registered.pop(address, None) is None:
+        raise CUDARuntimeError("cudaErrorHostMemoryNotRegistered")
+
+
+def _no_pointer(address: int) -> Any:  # plain host memory: CUDA does not know it
+    raise CUDARuntimeError("cudaErrorInvalidValue")
 
 
 class _Event:
@@ -140,6 +169,8 @@ class Gpu:
 
     def __init__(self) -> None:
         self.device, self.stream = 0, 11
+        self.registered: dict[int, tuple[int, int]] = {}  # address -> (first, last page)
+        self.refuse_register = lambda address, size: False
 
     def module(self) -> types.ModuleType:
         m = types.ModuleType("cupy")
@@ -192,10 +223,15 @@ class Gpu:
                                         "sharedMemPerBlock": 48 << 10,
                                         "sharedMemPerBlockOptin": 227 << 10},
                                     memcpyAsync=_memcpy_async, memsetAsync=_memset_async,
+                                    hostRegister=lambda a, n, f: _host_register(self, a, n, f),
+                                    hostUnregister=lambda a: _host_unregister(self, a),
+                                    pointerGetAttributes=_no_pointer,
+                                    CUDARuntimeError=CUDARuntimeError,
                                     memcpyHostToDevice=1, memcpyDeviceToHost=2,
                                     memcpyDeviceToDevice=3, memcpyDefault=4),
             Device=lambda *a: SimpleNamespace(id=self.device, compute_capability="90"),
-            get_current_stream=lambda: _Stream(self.stream),
+            get_current_stream=lambda: _Stream(self.stream), Stream=_Stream,
+            get_elapsed_time=lambda start, stop: 0.0,
             alloc_pinned_memory=_pinned, Event=_Event)
         m.get_default_memory_pool = lambda: SimpleNamespace(free_bytes=lambda: 0)
         return m
