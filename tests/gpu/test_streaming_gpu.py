@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.core import pinning, staging, streaming
+from warplab.core import staging, streaming
 from warplab.core.sources import open_source
 
 pytestmark = pytest.mark.gpu
@@ -42,7 +42,7 @@ def _bytes(n: int, seed: int = 0) -> np.ndarray:
 
 
 @pytest.mark.parametrize("n", [1, 4095, 4096, 4097, 65535, 65537, 3 * 65536, (1 << 20) + 3])
-@pytest.mark.parametrize("host", ["stage", "register", "pinned", "hybrid"])
+@pytest.mark.parametrize("host", ["stage", "register", "pinned"])
 def test_stream_chunks_reach_the_device_in_order(n, host, small_chunks) -> None:
     a = np.arange(n, dtype=np.int32) * 3 - 7
     if host == "pinned":
@@ -54,9 +54,7 @@ def test_stream_chunks_reach_the_device_in_order(n, host, small_chunks) -> None:
                                lambda parts: cupy.concatenate([p[1] for p in parts]).get(),
                                backend="cuda", host="stage" if host == "pinned" else host)
     np.testing.assert_array_equal(got, a)
-    hybrid = "hybrid" if pinning.chosen_chunks(
-        staging.chunk_bounds(n, max(1, small_chunks // 4)), 4, pinning.pin_share()) else "stage"
-    want = {"stage": "stage", "register": "register", "pinned": "pinned", "hybrid": hybrid}[host]
+    want = {"stage": "stage", "register": "register", "pinned": "pinned"}[host]
     assert stats[-1]["host"] == want
     assert stats[-1]["chunks"] == -(-n * 4 // max(4, small_chunks // 4 * 4))
 
@@ -205,45 +203,3 @@ def test_stream_more_than_the_gpu_holds(tmp_path) -> None:
     counts = warplab.byte_histogram(p)
     assert counts[1:5].tolist() == [1, 1, 1, 1] and counts[0] == size - 4
     assert int(counts.sum()) == size
-
-
-@pytest.mark.parametrize("share", ["0.2", "0.5"])
-def test_hybrid_unpins_on_success_and_on_error(share, monkeypatch) -> None:
-    monkeypatch.setenv("WARPLAB_STREAM_PIN_SHARE", share)
-    monkeypatch.setattr(pinning, "PIN_PIECE", 1 << 16)
-    a = _bytes((3 << 20) + 5)[1:]
-    want = warplab.byte_histogram(a, device="cpu")
-    for fail in (False, True):
-        calls = []
-
-        def chunk_fn(d, start):
-            calls.append(start)
-            if fail and len(calls) == 5:
-                raise RuntimeError("planted")
-            return cupy.bincount(d, minlength=256)
-
-        if fail:
-            with pytest.raises(RuntimeError, match="planted"):
-                streaming.stream(a, chunk_fn, sum, backend="cuda", host="hybrid",
-                                 chunk_bytes=1 << 18)
-        else:
-            got = streaming.stream(a, chunk_fn, lambda p: sum(p).get(), backend="cuda",
-                                   host="hybrid", chunk_bytes=1 << 18)
-            np.testing.assert_array_equal(got, want)
-        for off in range(0, a.nbytes, 4096):
-            assert not staging.is_pinned(a.ctypes.data + off)
-        assert staging.staging_pool("cuda").in_use == 0
-
-
-def test_hybrid_through_the_public_calls(monkeypatch) -> None:
-    monkeypatch.setenv("WARPLAB_STREAM_HOST", "hybrid")
-    monkeypatch.setenv("WARPLAB_STREAM_MIN", "0")
-    monkeypatch.setenv("WARPLAB_STREAM_CHUNK", "65536")
-    h = _bytes((1 << 20) + 7)
-    x = np.random.default_rng(1).standard_normal(300_001).astype(np.float32)
-    with streaming.collect() as stats:
-        np.testing.assert_array_equal(warplab.byte_histogram(h),
-                                      warplab.byte_histogram(h, device="cpu"))
-        np.testing.assert_allclose(float(warplab.sum(x)), float(x.sum(dtype=np.float64)),
-                                   rtol=1e-5)
-    assert {s["host"] for s in stats} == {"hybrid"}

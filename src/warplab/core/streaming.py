@@ -8,14 +8,13 @@ those calls returned, in chunk order. Any error (a read, a chunk function) propa
 buffer goes back to its pool on every path.
 
 cuda backend: a ring of ``RING`` pinned host buffers and ``RING`` device buffers. Worker
-threads fill host buffer ``k % RING`` with staged chunk ``k`` (``np.copyto`` of slices, or ``preadv``
+threads fill host buffer ``i % RING`` with chunk ``i`` (``np.copyto`` of slices, or ``preadv``
 from files; both release the GIL) up to ``RING`` chunks ahead; one non-blocking stream copies
 each filled buffer to the device while ``chunk_fn`` enqueues the kernels of the previous
 chunks on the caller's current stream. Events order the reuse: a fill waits for the copy out
 of its buffer, a copy for the kernels that read its device buffer. Host arrays can instead be
 copied from directly (``host="register"``: ``cudaHostRegister`` of the user's array for the
-call; already pinned arrays always are), or partly (``host="hybrid"``: every few chunks
-page-locked in place while the workers stage the others; ``core/pinning.py``).
+call; already pinned arrays always are).
 
 cpu backend: the same chunks run ``chunk_fn`` in the worker threads (threads over chunks;
 contiguous arrays as zero-copy slices, files read into plain pooled buffers), so the chunking
@@ -30,29 +29,21 @@ import contextlib
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .pinning import ChunkPinner, chosen_chunks, pin_share, register_whole
 from .sources import ArraySource, FileSource, open_source, split
-from .staging import (
-    chunk_bounds,
-    executor,
-    plan_chunk,
-    staging_pool,
-    stream_min_bytes,
-    threads,
-)
+from .staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_pool,
+                      stream_min_bytes, threads)
 
 RING = 4
 #: Smallest piece of a chunk one worker fills (smaller chunks take fewer workers).
 PIECE = 1 << 20
 H2D = 1  # cudaMemcpyHostToDevice
-HOST_MODES = ("auto", "stage", "register", "hybrid")
+HOST_MODES = ("auto", "stage", "register")
 _OBSERVER: ContextVar[Callable[[int, int], None] | None] = ContextVar("warplab_stream_observer",
                                                                      default=None)
 _STATS: ContextVar[list[dict] | None] = ContextVar("warplab_stream_stats", default=None)
@@ -107,9 +98,8 @@ def stream(data: Any, chunk_fn: Callable[[Any, int], Any], combine: Callable[[li
         chunk_bytes: the chunk size (default: planned from the measured rates;
             ``WARPLAB_STREAM_CHUNK``).
         host: cuda, host arrays: ``"stage"`` (threads copy into pinned buffers), ``"register"``
-            (page-lock the array in place for the call, copy from it directly), ``"hybrid"``
-            (stage most chunks, page-lock every few in place: ``core/pinning.py``) or
-            ``"auto"`` (``WARPLAB_STREAM_HOST`` if set, else stage: measured faster, see
+            (page-lock the array in place for the call, copy from it directly) or ``"auto"``
+            (``WARPLAB_STREAM_HOST`` if set, else stage: measured faster, see
             docs/streaming.md); arrays already pinned are copied from directly in every mode.
         direct: files: read through ``O_DIRECT`` too (see ``sources.FileSource``;
             ``WARPLAB_STREAM_DIRECT=1`` turns it on for every stream).
@@ -224,13 +214,31 @@ def _fill_part(src: Any, dst: np.ndarray, lo: int, free: Any) -> tuple[float, fl
     return t0, time.perf_counter()
 
 
+def _register(src: Any, host: str) -> tuple[bool, str]:
+    """(copy straight from the user's array, how host data reaches the bus). ``register``
+    page-locks a contiguous array for the call (read-only memory with the read-only flag);
+    where that fails the chunks are staged."""
+    if not isinstance(src, ArraySource) or not src.contiguous:
+        return False, "stage"
+    if is_pinned(src.address):
+        return True, "pinned"
+    if host != "register" or src.size == 0:
+        return False, "stage"
+    import cupy
+
+    nbytes = src.size * src.dtype.itemsize
+    for flags in (0, 8):  # cudaHostRegisterDefault, cudaHostRegisterReadOnly
+        try:
+            cupy.cuda.runtime.hostRegister(src.address, nbytes, flags)
+            return True, "register"
+        except cupy.cuda.runtime.CUDARuntimeError:
+            continue
+    return False, "stage"
+
+
 def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
               chunk_fn: Callable[[Any, int], Any], host: str, stats: dict) -> list:
-    """The pinned ring (see the module docstring). Each chunk reaches the bus one of three
-    ways: from the user's memory (``direct``: pinned or registered whole), from a pinned
-    staging buffer the workers filled (the ring: staged chunk ``k`` uses host buffer
-    ``k % RING``), or, in ``hybrid`` mode, from the user's memory page-locked for that chunk
-    alone (``pinning.ChunkPinner``)."""
+    """The pinned ring (see the module docstring)."""
     import cupy
 
     if not bounds:
@@ -244,21 +252,16 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
     compute = cupy.cuda.get_current_stream()
     h_bufs: list[np.ndarray] = []
     fills: dict[int, list[Future]] = {}
-    h_free: list[Any] = [None] * nbuf   # the last copy out of each host buffer
-    consumed: list[Any] = [None] * nbuf  # the last kernels reading each device buffer
+    copied: list[Any] = [None] * nbuf
+    consumed: list[Any] = [None] * nbuf
     marks: list[tuple] = []
     align = 4096 // itemsize if getattr(src, "direct", False) else 1
-    pinned: set[int] = set()
-    staged: dict[int, int] = {}  # chunk -> its ordinal among the staged chunks
-    order: list[int] = []
-    pinner: ChunkPinner | None = None
 
-    def submit_fill(k: int) -> None:
-        i = order[k]
+    def submit_fill(i: int) -> None:
         a, b = bounds[i]
-        dst = h_bufs[k % nbuf][:(b - a) * itemsize].view(src.dtype)
+        dst = h_bufs[i % nbuf][:(b - a) * itemsize].view(src.dtype)
         pieces = max(1, min(threads(), (b - a) * itemsize // PIECE))
-        fills[i] = [executor().submit(_fill_part, src, dst[lo - a:hi - a], lo, h_free[k % nbuf])
+        fills[i] = [executor().submit(_fill_part, src, dst[lo - a:hi - a], lo, copied[i % nbuf])
                     for lo, hi in split(a, b, pieces, unit, align)]
 
     def event() -> Any:
@@ -267,13 +270,7 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
     partials: list = []
     direct, how, copy_stream = False, "stage", None
     try:
-        direct, how = register_whole(src, host)
-        if not direct and host == "hybrid" and getattr(src, "contiguous", False):
-            pinned = chosen_chunks(bounds, itemsize, pin_share())
-            if pinned:
-                how = "hybrid"
-                pinner = ChunkPinner(src.address, itemsize, bounds, pinned)
-                pinner.ahead(0)
+        direct, how = _register(src, host)
         stats["host"] = how
         copy_stream = cupy.cuda.Stream(non_blocking=True)
         d_bufs = [cupy.empty(max_bytes, np.uint8) for _ in range(nbuf)]
@@ -283,74 +280,53 @@ def _run_cuda(src: Any, bounds: list[tuple[int, int]], unit: int,
         allocated.record(compute)
         copy_stream.wait_event(allocated)
         if not direct:
-            order = [i for i in range(len(bounds)) if i not in pinned]
-            staged = {i: k for k, i in enumerate(order)}
-            for _ in range(min(nbuf, len(order))):
+            for _ in range(nbuf):
                 h_bufs.append(pool.acquire(max_bytes))
-            for k in range(len(h_bufs)):
-                submit_fill(k)
+            for i in range(nbuf):
+                submit_fill(i)
         for i, (a, b) in enumerate(bounds):
             slot, nbytes = i % nbuf, (b - a) * itemsize
             read = (0.0, 0.0)
-            parts = None
             if direct:
-                copies = [(src.address + a * itemsize, nbytes)]
-            elif i in pinned:
-                parts = pinner.pieces_of(i)
-                # refused by the driver: a pageable copy (the driver stages it; correct, slow)
-                copies = parts or [(src.address + a * itemsize, nbytes)]
+                h_ptr = src.address + a * itemsize
             else:
                 futs = fills[i]
                 wait(futs)  # every piece has stopped writing before an error surfaces
                 spans = [f.result() for f in futs]
                 del fills[i]
                 read = (min(s[0] for s in spans), max(s[1] for s in spans))
-                copies = [(h_bufs[staged[i] % nbuf].ctypes.data, nbytes)]
+                h_ptr = h_bufs[slot].ctypes.data
             if consumed[slot] is not None:
                 copy_stream.wait_event(consumed[slot])
             c0 = event()
             c0.record(copy_stream)
-            dst = d_bufs[slot].data.ptr
-            for h_ptr, n in copies:
-                cupy.cuda.runtime.memcpyAsync(dst, h_ptr, n, H2D, copy_stream.ptr)
-                dst += n
-            copied = event()
-            copied.record(copy_stream)
-            if parts:
-                pinner.release_after(parts, copied)
-            if i in staged:
-                h_free[staged[i] % nbuf] = copied
-            compute.wait_event(copied)
+            cupy.cuda.runtime.memcpyAsync(d_bufs[slot].data.ptr, h_ptr, nbytes, H2D,
+                                          copy_stream.ptr)
+            copied[slot] = event()
+            copied[slot].record(copy_stream)
+            compute.wait_event(copied[slot])
             k0 = event()
             k0.record(compute)
             partials.append(chunk_fn(d_bufs[slot][:nbytes].view(src.dtype), a))
             consumed[slot] = event()
             consumed[slot].record(compute)
-            marks.append((read, c0, copied, k0, consumed[slot]))
-            if i in staged and staged[i] + nbuf < len(order):
-                submit_fill(staged[i] + nbuf)
-            if pinner is not None:
-                pinner.ahead(i + 1)
+            marks.append((read, c0, copied[slot], k0, consumed[slot]))
+            if not direct and i + nbuf < len(bounds):
+                submit_fill(i + nbuf)
             _progress(b * itemsize, total)
         if timed:
             compute.synchronize()
             stats["read_s"] = sum(m[0][1] - m[0][0] for m in marks)
             stats["h2d_s"] = sum(cupy.cuda.get_elapsed_time(m[1], m[2]) for m in marks) / 1e3
             stats["kernel_s"] = sum(cupy.cuda.get_elapsed_time(m[3], m[4]) for m in marks) / 1e3
-            if pinner is not None:
-                stats["pinned_bytes"] = pinner.pinned_bytes
     finally:
         try:
             _drain(f for fl in fills.values() for f in fl)
             if copy_stream is not None:
                 copy_stream.synchronize()  # no copy still reads a buffer going back to the pool
         finally:
-            try:
-                if pinner is not None:
-                    pinner.close()
-            finally:
-                for buf in h_bufs:
-                    pool.release(buf)
-                if how == "register":
-                    cupy.cuda.runtime.hostUnregister(src.address)
+            for buf in h_bufs:
+                pool.release(buf)
+            if how == "register":
+                cupy.cuda.runtime.hostUnregister(src.address)
     return partials

@@ -37,7 +37,7 @@ from .skips import SkippedFigure
 from .tables import Table
 from .units import fmt_bandwidth, fmt_pct
 
-SOURCES = ("pinned", "pageable", "hybrid", "file_cached", "register", "oneshot", "file_cold",
+SOURCES = ("pinned", "pageable", "file_cached", "register", "oneshot", "file_cold",
            "file_direct")
 OPS = ("histogram", "sum")
 STREAM_KINDS = ("stream",)

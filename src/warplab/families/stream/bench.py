@@ -5,7 +5,6 @@ until its NumPy result is back), and the phases inside it from ``streaming.colle
 
 * sources (``variant``): ``pageable`` (a NumPy array, staged by the worker threads),
   ``register`` (the same array page-locked in place for the call: ``WARPLAB_STREAM_HOST``),
-  ``hybrid`` (the same array, every few chunks page-locked in place, the rest staged),
   ``pinned`` (a ``cupyx.empty_pinned`` array, copied from directly), ``oneshot`` (the
   pageable array with streaming off: the path before streaming, one pageable copy),
   ``file_cached`` (a file in the page cache), ``file_cold`` (the file evicted from the page
@@ -42,7 +41,7 @@ from ...families.histogram.api import byte_histogram
 from ...families.reduce.api import sum as wl_sum
 
 MiB, GiB = 1 << 20, 1 << 30
-ARRAY_SOURCES = ("pageable", "hybrid", "register", "pinned", "oneshot")
+ARRAY_SOURCES = ("pageable", "register", "pinned", "oneshot")
 FILE_SOURCES = ("file_cached", "file_cold", "file_direct")
 SOURCES = ARRAY_SOURCES + FILE_SOURCES
 OPS = ("histogram", "sum")
@@ -99,7 +98,7 @@ def _env(**values: str) -> Iterator[None]:
 def _case(source: str, op: str, h: np.ndarray, path: Path | None, backend: str
           ) -> tuple[Callable[[], Any], Callable[[], None], dict[str, str]]:
     """(the call, what runs before each run, environment) of one (source, op)."""
-    env = {"WARPLAB_STREAM_HOST": source if source in ("register", "hybrid") else "auto",
+    env = {"WARPLAB_STREAM_HOST": "register" if source == "register" else "auto",
            "WARPLAB_STREAM_MIN": str(1 << 62) if source == "oneshot" else "0",
            "WARPLAB_STREAM_DIRECT": "1" if source == "file_direct" else "0"}
     before: Callable[[], None] = (lambda: _evict(path)) if source in ("file_cold",
@@ -170,7 +169,7 @@ def _sources(backend: str, names: list[str] | None) -> list[str]:
     if bad:
         raise ValueError(f"unknown stream source(s) {bad}; valid: {', '.join(SOURCES)}")
     if backend != "cuda":
-        chosen = [s for s in chosen if s not in ("hybrid", "register", "pinned", "oneshot")]
+        chosen = [s for s in chosen if s not in ("register", "pinned", "oneshot")]
     return chosen
 
 
