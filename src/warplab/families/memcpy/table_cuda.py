@@ -9,11 +9,13 @@ is a one-element structured array of three ``MEMCPY_TABLE_MAX``-long uint64 rows
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ...core import fastpath
 from ...core.loader import defines, get_kernel
 from ...core.registry import Variant
 from .spec import MemcpyProblem
@@ -38,6 +40,9 @@ def _bytes(p: MemcpyProblem) -> int:
 ARGS_TABLE = Variant("memcpy_batched", "args_table", "cuda", lambda *a: None, _bytes)
 
 
+_KERNELS = fastpath.PlanCache("memcpy.table")
+
+
 def fits(count: int, largest: int) -> bool:
     """The table takes the batch: 1..``MAX_BUFFERS`` buffers, none above ``MAX_BYTES``."""
     return 0 < count <= MAX_BUFFERS and largest <= MAX_BYTES
@@ -51,5 +56,8 @@ def copy(src: list[int], dst: list[int], sizes: list[int]) -> None:
     flat[:n] = src
     flat[_N:_N + n] = dst
     flat[2 * _N:2 * _N + n] = sizes
-    kernel = get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES))
+    dev = sys.modules["cupy"].cuda.runtime.getDevice()
+    kernel = _KERNELS.get(dev)
+    if kernel is None:
+        kernel = _KERNELS.put(dev, get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES)))
     kernel((n,), (DEFINES["MEMCPY_TABLE_BLOCK"],), (flat.view(TABLE), np.int32(n)))
