@@ -33,8 +33,8 @@ def _model(expr: str, module=cuda._EXPRESSIONS):
 @pytest.fixture
 def gpu(monkeypatch: pytest.MonkeyPatch):
     g = install(monkeypatch)
-    monkeypatch.setattr(cuda, "_kernel", _model)
-    monkeypatch.setattr(record, "_kernel", _model)
+    for module in (cuda, record):  # the full path's kernels and the record's
+        monkeypatch.setattr(module, "_kernel", _model)
     monkeypatch.setattr(registry, "cuda_available", lambda: True)
     fastpath.clear()
     yield g
