@@ -4,6 +4,7 @@ computes per thread (checking the grid and block it is launched with), ``gram`` 
 module's NumPy emulation. Results must match numpy.corrcoef within the stated bounds."""
 from __future__ import annotations
 
+import ctypes
 import sys
 import types
 import warnings
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.families.corr import cuda, gram, pairs, tiles
+from warplab.families.corr import cuda, gram, pairs, small_cuda, tiles
 from warplab.families.corr.spec import PRECISIONS, error_bound
 from warplab.families.corr.tiles import fill_tiled, full_matrix
 
@@ -72,8 +73,30 @@ def _finish(grid, block, args) -> None:
     flat[...] = np.where(ok, np.where(gi == gj, 1, np.clip(flat, -1, 1)), np.nan)
 
 
+def _small(grid, block, args) -> None:
+    """corr_small: one block; the finished float64 matrix and the validity word (an int32 at
+    the address it is given, when not 0)."""
+    x, r, word, m, n, srow, scol = args
+    assert grid == (1,) and block == (small_cuda.DEFINES["CORR_SMALL_BLOCK"],)
+    assert small_cuda.fits(int(m), int(n)) and x.shape == (m, n) and r.shape == (m, m)
+    assert (int(srow), int(scol)) == tuple(st // x.itemsize for st in x.strides)
+    with np.errstate(all="ignore"):
+        d = x.astype(np.float64) - x[:, :1].astype(np.float64)
+        c = d - (d.sum(axis=1) / int(n))[:, None]
+        norm = np.sqrt((c * c).sum(axis=1))
+        ok = np.isfinite(norm) & (norm > 0)
+        z = c * np.where(ok, 1.0 / np.where(ok, norm, 1.0), 0.0)[:, None]
+        g = np.clip(z @ z.T, -1, 1)
+    np.fill_diagonal(g, 1.0)
+    g[~ok, :] = np.nan
+    g[:, ~ok] = np.nan
+    r[...] = g
+    if int(word):
+        ctypes.c_int32.from_address(int(word)).value = int(ok.all())
+
+
 MODELS = {"corr_normalise_rows": _normalise, "corr_tiled_smem": _tiled,
-          "corr_pairwise_direct": _direct, "corr_finish": _finish}
+          "corr_pairwise_direct": _direct, "corr_finish": _finish, "corr_small": _small}
 
 
 @pytest.fixture(autouse=True)
@@ -82,6 +105,7 @@ def numpy_device(monkeypatch: pytest.MonkeyPatch) -> None:
     fake.__getattr__ = lambda name: getattr(np, name)  # type: ignore[method-assign]
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(cuda, "_kernel", lambda expr: MODELS[expr.split("<")[0]])
+    monkeypatch.setattr(small_cuda, "_kernel", lambda expr: MODELS[expr.split("<")[0]])
     monkeypatch.setattr(cuda, "read_small", lambda *arrays: [np.asarray(a) for a in arrays])
     monkeypatch.setattr(gram, "gram", lambda a, b=None, *, precision="float64":
                         gram.gram_reference(a, b, precision))

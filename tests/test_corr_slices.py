@@ -471,7 +471,8 @@ def test_engine_whole_and_tiled_vs_numpy(gpu: FakeGpu, precision: str, kind: str
 
 def test_variant_default_for_large_problems(monkeypatch: pytest.MonkeyPatch) -> None:
     """int8_slices comes first in rank order but is preferred only from SLICES_PREFER_M
-    series of SLICES_PREFER_N values: smaller problems go to tc_gram, unless it is named."""
+    series of SLICES_PREFER_N values: smaller problems go to tc_gram (the smallest to
+    fused_small), unless it is named."""
     from warplab.core import registry
     from warplab.families.corr.spec import CorrProblem
 
@@ -486,7 +487,8 @@ def test_variant_default_for_large_problems(monkeypatch: pytest.MonkeyPatch) -> 
 
     m0, n0 = cuda.SLICES_PREFER_M, cuda.SLICES_PREFER_N
     assert choice(8192, 8192) == choice(m0, n0) == "int8_slices"
-    assert choice(m0 - 1, n0) == choice(8192, n0 - 1) == choice(8, 64) == "tc_gram"
+    assert choice(m0 - 1, n0) == choice(8192, n0 - 1) == choice(8, 600) == "tc_gram"
+    assert choice(8, 64) == "fused_small"  # small problems: one launch (small_cuda.py)
     assert choice(8, 64, "int8_slices") == "int8_slices"
 
 

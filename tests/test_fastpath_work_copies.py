@@ -1,9 +1,11 @@
 """Work counters of ``copy_batched`` on device arrays (no GPU; ``fake_cupy``, the size-class
-kernels replaced by a model that copies what each kernel copies): a warm call of 8 buffers
-of 1 KiB is one allocation (the device table), one H2D copy from the pinned ring, one event
-record and wait, and one launch: no copy plan, no NumPy address tables, no NumPy overlap
-sweep, no dispatch, no new event, no queue workspace or its memset, no second kernel (no
-buffer above the tuned WLEV limit). Larger buffers still take both kernels. Results equal
+and table kernels replaced by models that copy what each kernel copies): a warm call of 8
+buffers of 1 KiB is one launch whose parameter is the address table (``args_table``): no
+allocation, no H2D copy, no event, no copy plan, no NumPy address tables, no NumPy overlap
+sweep, no dispatch. With the table path off (or past its limits) the ring path: one
+allocation (the device table), one H2D copy from the pinned ring, one event record and wait,
+and one launch, no queue workspace or its memset, no second kernel (no buffer above the tuned
+WLEV limit). Larger buffers still take both kernels. Results equal
 the full path's (a named variant) and the sources' bytes; the full path's errors are raised
 again with the same message; the Python overlap sweep agrees with NumPy's and brute force."""
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 import warplab
 from fake_cupy import WORK, Dev, count_launch, dev, install
 from warplab.core import device, fastpath, registry
-from warplab.families.memcpy import api, cuda, spec, transfer
+from warplab.families.memcpy import api, cuda, spec, table_cuda, transfer
 
 
 def _table(args: tuple) -> list[tuple[int, int, int]]:
@@ -56,10 +58,25 @@ def _kernel_on(expr: str, device: int) -> object:
     return tiles if "tiles" in expr or "warp_classes" in expr else blev
 
 
+def _table_kernel(source, expr: str, options=()) -> object:
+    assert expr == "memcpy_table" and source == table_cuda.SOURCE
+
+    def run(grid: tuple, block: tuple, args: tuple) -> None:
+        count_launch()
+        t, n = args
+        assert isinstance(t, np.ndarray) and t.dtype == table_cuda.TABLE and t.size == 1
+        assert grid == (int(n),) and block == (table_cuda.DEFINES["MEMCPY_TABLE_BLOCK"],)
+        for s, d, z in zip(*(t[k][0][:int(n)] for k in ("src", "dst", "size"))):
+            ctypes.memmove(int(d), int(s), int(z))
+
+    return run
+
+
 @pytest.fixture
 def gpu(monkeypatch: pytest.MonkeyPatch):
     g = install(monkeypatch)
     monkeypatch.setattr(cuda, "_kernel_on", _kernel_on)
+    monkeypatch.setattr(table_cuda, "get_kernel", _table_kernel)
     monkeypatch.setattr(registry, "cuda_available", lambda: True)  # named variants
     monkeypatch.setattr(device, "cuda_available", lambda: True)  # memcpy_batched's device=
     monkeypatch.setattr(transfer, "_RINGS", {})
@@ -82,7 +99,46 @@ def _same(srcs: list[Dev], dsts: list[Dev]) -> None:
         np.testing.assert_array_equal(np.asarray(d).view(np.uint8), np.asarray(s).view(np.uint8))
 
 
-def test_warm_copy_batched_work(gpu, monkeypatch) -> None:
+def _spy_planning(monkeypatch) -> list[str]:
+    planned: list[str] = []
+    for mod, name in ((api, "pairwise_plan"), (api, "host_pointers"), (spec, "overlap"),
+                      (registry, "choose"), (transfer, "send_batch"), (api, "send_batch")):
+        real = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _n=name, _r=real, **k:
+                            planned.append(_n) or _r(*a, **k))
+    return planned
+
+
+def test_warm_copy_batched_is_one_launch(gpu, monkeypatch) -> None:
+    srcs, dsts = _buffers([1024] * 8)
+    warplab.copy_batched(srcs, dsts)
+    planned = _spy_planning(monkeypatch)
+    for d in dsts:
+        d[...] = 0xA5
+    WORK.clear()
+    with warplab.record_variants() as ran:
+        warplab.copy_batched(srcs, dsts)
+    assert dict(WORK) == {"launch": 1}
+    assert planned == [] and [r.variant for r in ran] == ["args_table"]
+    _same(srcs, dsts)
+
+
+@pytest.mark.parametrize("sizes,table", [
+    ([1024] * 32, True), ([1024] * 33, False), ([table_cuda.MAX_BYTES, 0, 1], True),
+    ([table_cuda.MAX_BYTES + 1], False), ([0], True), ([3, 5, 7, 16, 17, 31, 4097], True)])
+def test_table_limits(gpu, sizes: list[int], table: bool) -> None:
+    srcs, dsts = _buffers(sizes, seed=len(sizes))
+    # odd offsets: addresses of every alignment
+    srcs = [dev(np.concatenate([np.zeros(i % 5, np.uint8), s]))[i % 5:]
+            for i, s in enumerate(srcs)]
+    with warplab.record_variants() as ran:
+        warplab.copy_batched(srcs, dsts)
+    assert ([r.variant for r in ran] == ["args_table"]) == table
+    _same(srcs, dsts)
+
+
+def test_warm_copy_batched_ring_work(gpu, monkeypatch) -> None:
+    monkeypatch.setattr(api, "TABLE_BUFFERS", 0)  # the ring path (main's before the table)
     srcs, dsts = _buffers([1024] * 8)
     for _ in range(transfer.RING):  # every slot of the ring used once: its event exists
         warplab.copy_batched(srcs, dsts)
@@ -103,7 +159,8 @@ def test_warm_copy_batched_work(gpu, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("variant", [None, "size_classes_tuned", "size_classes"])
-def test_size_classes_and_launches(gpu, variant) -> None:
+def test_size_classes_and_launches(gpu, monkeypatch, variant) -> None:
+    monkeypatch.setattr(api, "TABLE_BUFFERS", 0)
     for sizes, launches in (([0, 32, 33, 1024, 8192], 1), ([8192, 8193], 2),
                             ([40000, 1, 0, 70000], 2), ([0, 0], 1)):
         srcs, dsts = _buffers(sizes, seed=len(sizes))

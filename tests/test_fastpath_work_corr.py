@@ -1,11 +1,12 @@
 """Work counters of a small ``corrcoef`` on device input (no GPU; ``fake_cupy``, the corr.cu
-kernels and the Gram kernel replaced by NumPy models): a warm 8 x 64 call is three
-allocations (normalised rows, validity flags, the Gram matrix), three launches (normalise,
-Gram, finish) and one read back of the M validity flags through the pinned buffer (one copy,
-one synchronisation): no free-memory query (the result is tiny), no CuPy elementwise or
-reduction kernels (clip, arange, index scatters, ``valid.all()``), no pageable read, no
-second shared-memory opt-in. Results and NumPy's warning as before (NaN rows and columns for
-a constant series), whatever the block's layout and offset."""
+kernels and the Gram kernel replaced by NumPy models): with ``variant="tc_gram"`` a warm 8 x
+64 call is three allocations (normalised rows, validity flags, the Gram matrix), three
+launches (normalise, Gram, finish) and one read back of the M validity flags through the
+pinned buffer (one copy, one synchronisation): no free-memory query (the result is tiny), no
+CuPy elementwise or reduction kernels (clip, arange, index scatters, ``valid.all()``), no
+pageable read, no second shared-memory opt-in. Results and NumPy's warning as before (NaN rows
+and columns for a constant series), whatever the block's layout and offset. The default call
+(``fused_small``) is ``test_fastpath_work_corr_small.py``'s."""
 from __future__ import annotations
 
 import warnings
@@ -79,11 +80,11 @@ def _numpy(x: Dev) -> np.ndarray:
 
 def test_warm_corrcoef_work(gpu) -> None:
     x = _series()
-    first = warplab.corrcoef(x)
+    first = warplab.corrcoef(x, variant="tc_gram")
     WORK.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning: every series varies
-        got = warplab.corrcoef(x)
+        got = warplab.corrcoef(x, variant="tc_gram")
     assert dict(WORK) == {"empty": 3, "launch": 3, "d2h": 1, "sync": 1}
     assert sum(k.opt_ins for k in gpu.values()) == 1  # the first call's only
     for r in (first, got):
@@ -95,7 +96,7 @@ def test_warm_corrcoef_work(gpu) -> None:
 def test_constant_series_nan_and_one_warning(gpu) -> None:
     x = _series(const=(1, 6))
     with pytest.warns(RuntimeWarning, match="invalid value encountered in divide") as rec:
-        got = np.asarray(warplab.corrcoef(x))
+        got = np.asarray(warplab.corrcoef(x, variant="tc_gram"))
     assert len(rec) == 1 and rec[0].filename == __file__  # stacklevel: the caller's line
     want = _numpy(x)
     assert np.array_equal(np.isnan(got), np.isnan(want))
@@ -106,11 +107,11 @@ def test_constant_series_nan_and_one_warning(gpu) -> None:
 
 
 def test_memory_query_only_beyond_tiny(gpu, monkeypatch) -> None:
-    warplab.corrcoef(_series())
+    warplab.corrcoef(_series(), variant="tc_gram")
     assert WORK["memGetInfo"] == 0
     monkeypatch.setattr(tiles, "TINY_BYTES", 0)
     WORK.clear()
-    warplab.corrcoef(_series())
+    warplab.corrcoef(_series(), variant="tc_gram")
     assert WORK["memGetInfo"] == 1
 
 

@@ -13,6 +13,7 @@ from ...core.arrays import as_input, to_device, to_host
 from ...core.device import device_errors
 from . import tiles
 from .nan import pairwise_complete
+from .small_cuda import device_call
 from .spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
 from .tiles import full_matrix, warn_invalid
 
@@ -95,8 +96,10 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
             error about 1e-15 sqrt(N)), ``"float32"`` (float32 rows, error below 2e-6),
             ``"tf32"`` (one TF32 tensor-core pass, error about 1e-3). The cpu backend computes
             in float64 whatever the precision.
-        variant: ``warplab.variants("corrcoef")``; default ``tc_gram`` on sm_80+ GPUs, else
-            ``tiled_smem``; ``numpy`` on the cpu backend.
+        variant: ``warplab.variants("corrcoef")``; default ``fused_small`` for small problems
+            (precision float64, M <= 64, M N <= 4096), else ``tc_gram`` on sm_80+ GPUs (from
+            1024 series of 4096 values ``int8_slices``), else ``tiled_smem``; ``numpy`` on the
+            cpu backend.
         out: an ``(M, M)`` array of the result dtype (any layout): CuPy, NumPy or a NumPy
             memory map (also for device input: a result larger than GPU memory is written
             tile by tile). Returned.
@@ -120,8 +123,17 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     Performance:
         ``M (M + 1) / 2 * N`` multiply-adds (upper triangle only, mirrored); one normalisation
         pass; one synchronisation (the constant-series check). Host input: one H2D copy of
-        the data, one D2H copy of the result (per tile when tiled).
+        the data, one D2H copy of the result (per tile when tiled). Small device input (M <=
+        64, M N <= 4096, default keywords): one allocation, one launch (``fused_small``), one
+        synchronisation, through a cached launch record.
     """
+    if (y is None and rowvar is True and dtype is None and precision is None and variant is None
+            and out is None and nan_policy == "propagate" and device is None):
+        small = device_call(x)  # a small device matrix: one launch (small_cuda.py)
+        if small is not None:
+            if not small[1]:
+                warn_invalid(False)
+            return small[0]
     precision = check_precision(precision)
     if nan_policy not in NAN_POLICIES:
         raise ValueError(f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")

@@ -16,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ...core import fastpath, registry as _registry
 from ...core.device import device_errors
+from . import table_cuda
 from .cuda import DeviceBatch
 from .spec import MemcpyProblem, Plan, concat_plan, pairwise_plan, split_plan
 from .transfer import (check_overlap, device_pointers, host_pointers, require_contiguous,
@@ -71,13 +72,24 @@ def _execute(srcs: list[Any], dsts: list[Any], plan: Plan, on_device: bool,
         v.fn(send_batch(src, dst, sizes, problem.largest))
 
 
+#: Batches of at most this many buffers, none above ``table_cuda.MAX_BYTES``, go with their
+#: address table as the launch's parameter (``table_cuda``); 0 turns that path off (the ring).
+TABLE_BUFFERS = table_cuda.MAX_BUFFERS
+
+
 def _copy_on_device(src: list[int], dst: list[int], sizes: list[int]) -> None:
     """The short path of ``copy_batched`` for CuPy arrays on the current device whose
     addresses and sizes ``device_pointers`` read: the full path's overlap check (a sweep in
-    Python for few buffers), its dispatch (cached per problem) and one H2D copy of the table;
-    no plan, no NumPy address arithmetic, no per-array checks beyond that one pass."""
+    Python for few buffers), then for a few small buffers one launch with the table as its
+    parameter (``args_table``), else the dispatch (cached per problem) and one H2D copy of the
+    table; no plan, no NumPy address arithmetic, no per-array checks beyond that one pass."""
     check_overlap(src, dst, sizes)
-    problem = MemcpyProblem(len(sizes), sum(sizes), max(sizes), True)
+    largest = max(sizes)
+    if len(sizes) <= TABLE_BUFFERS and table_cuda.fits(len(sizes), largest):
+        _registry.ran(table_cuda.ARGS_TABLE)
+        table_cuda.copy(src, dst, sizes)
+        return
+    problem = MemcpyProblem(len(sizes), sum(sizes), largest, True)
     v = _CHOICES.get(problem)
     if v is None:
         v = _CHOICES.put(problem, _registry.choose(FAMILY, "cuda", problem))
@@ -107,9 +119,11 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
 
     Performance:
         Device: addresses and sizes read on the host in one pass (a few attribute reads per
-        array), the overlap test, and one H2D copy of the table from pinned memory; the
-        default variant's launches (one when no buffer exceeds 8 KiB, else two) read 24 bytes
-        per buffer and every byte once. No host synchronisation (a fifth call while four
+        array) and the overlap test; up to 32 buffers of at most 16 KiB (CuPy arrays, no
+        ``variant``/``device``): one launch whose parameter is the address table
+        (``args_table``, ``table_cuda.py``); otherwise one H2D copy of the table from pinned
+        memory and the default variant's launches (one when no buffer exceeds 8 KiB, else
+        two), which read 24 bytes per buffer and every byte once. No host synchronisation (a fifth call while four
         copies are still queued waits for the first).
     """
     srcs, dsts = _as_list(srcs, "srcs"), _as_list(dsts, "dsts")

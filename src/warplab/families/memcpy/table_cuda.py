@@ -1,0 +1,63 @@
+"""``copy_batched`` of a few small device buffers in one launch whose parameter is the address
+table itself (``table.cu``): no pinned staging, no host-to-device copy, no event, no device
+allocation; the driver copies the parameter (``MEMCPY_TABLE_MAX`` triples of uint64) into the
+launch when it is queued.
+
+CuPy passes a NumPy array of one element by value (its bytes as the parameter), so the table
+is a one-element structured array of three ``MEMCPY_TABLE_MAX``-long uint64 rows, built per call
+(nothing shared between threads).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...core import fastpath
+from ...core.loader import defines, get_kernel
+from ...core.registry import Variant
+from .spec import MemcpyProblem
+
+SOURCE = Path(__file__).with_name("table.cu")
+#: Buffers a table holds and threads per buffer (one block each).
+DEFINES = {"MEMCPY_TABLE_MAX": 32, "MEMCPY_TABLE_BLOCK": 256}
+MAX_BUFFERS = DEFINES["MEMCPY_TABLE_MAX"]
+#: The largest buffer this path copies (one block each: larger ones go to the size classes).
+MAX_BYTES = 16 << 10
+_N = MAX_BUFFERS
+TABLE = np.dtype([("src", np.uint64, (_N,)), ("dst", np.uint64, (_N,)), ("size", np.uint64, (_N,))])
+
+
+def _bytes(p: MemcpyProblem) -> int:
+    """Every byte read and written once (the table comes with the launch)."""
+    return 2 * int(p.data or 0)
+
+
+#: What ``registry.record_variants`` reports for this path (not a registered variant: it needs
+#: the addresses on the host, which only the list forms have).
+ARGS_TABLE = Variant("memcpy_batched", "args_table", "cuda", lambda *a: None, _bytes)
+
+
+_KERNELS = fastpath.PlanCache("memcpy.table")
+
+
+def fits(count: int, largest: int) -> bool:
+    """The table takes the batch: 1..``MAX_BUFFERS`` buffers, none above ``MAX_BYTES``."""
+    return 0 < count <= MAX_BUFFERS and largest <= MAX_BYTES
+
+
+def copy(src: list[int], dst: list[int], sizes: list[int]) -> None:
+    """Copy ``sizes[i]`` bytes from ``src[i]`` to ``dst[i]`` (device addresses, :func:`fits`)
+    on the current stream: one launch, nothing else."""
+    n = len(sizes)
+    flat = np.empty(3 * _N, np.uint64)
+    flat[:n] = src
+    flat[_N:_N + n] = dst
+    flat[2 * _N:2 * _N + n] = sizes
+    dev = sys.modules["cupy"].cuda.runtime.getDevice()
+    kernel = _KERNELS.get(dev)
+    if kernel is None:
+        kernel = _KERNELS.put(dev, get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES)))
+    kernel((n,), (DEFINES["MEMCPY_TABLE_BLOCK"],), (flat.view(TABLE), np.int32(n)))

@@ -1,0 +1,185 @@
+"""The small-call paths of issue 15 part B on the GPU (``pytest -m gpu``): ``corrcoef``'s
+``fused_small`` (one launch, the validity word in pinned memory) against NumPy and the
+``tc_gram``/``tiled_smem`` full paths around its thresholds, for float32/float64, layouts,
+constant, NaN and inf series, the one warning, threads and a non-default stream;
+``copy_batched``'s ``args_table`` (the address table as the launch parameter) against the
+sources' bytes for sizes and alignments at its limits, and against the ring path."""
+from __future__ import annotations
+
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import warplab
+from warplab.core import fastpath
+
+pytestmark = pytest.mark.gpu
+if not warplab.cuda_available():
+    pytest.skip("no usable CUDA GPU", allow_module_level=True)
+cupy = pytest.importorskip("cupy")
+from warplab.families.corr import small_cuda  # noqa: E402
+from warplab.families.memcpy import api as memcpy_api, table_cuda  # noqa: E402
+
+
+def _data(m: int, n: int, dtype, bad: bool, seed: int = 0) -> np.ndarray:
+    x = np.cumsum(np.random.default_rng(seed + m * n).standard_normal((m, n)), axis=1)
+    x = x.astype(dtype)
+    if bad and m >= 4:
+        x[m // 2] = 0.25
+        x[1, n // 2] = np.nan
+        x[m - 1, 0] = np.inf
+    return x
+
+
+def _numpy(h: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):  # NumPy's own warning for the invalid series
+        return np.corrcoef(h.astype(np.float64))
+
+
+def _same(got: np.ndarray, want: np.ndarray, tol: float) -> None:
+    """NaN where ``want`` has it (NumPy's quiet NaN bits), else within ``tol``; float64."""
+    assert got.dtype == np.float64 and got.shape == want.shape
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    if ok.any():
+        assert np.abs(got[ok] - want[ok]).max() <= tol
+    assert (got[np.isnan(got)].view(np.uint64) == 0x7FF8000000000000).all()
+
+
+SHAPES = [(2, 2), (3, 5), (8, 64), (31, 33), (64, 64), (65, 63), (8, 512), (8, 513),
+          (2, 2048), (2, 2049), (40, 102), (40, 103)]
+
+
+@pytest.mark.parametrize("bad", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_corrcoef_small_against_numpy_and_full_path(m: int, n: int, dtype, bad: bool) -> None:
+    h = _data(m, n, dtype, bad)
+    x = cupy.asarray(h)
+    small = small_cuda.fits(m, n)
+    invalid = bad and m >= 4
+    for _ in range(3):  # cold record, warm record, warm again
+        with warnings.catch_warnings(record=True) as w, warplab.record_variants() as ran:
+            warnings.simplefilter("always")
+            got = warplab.corrcoef(x)
+        assert ("fused_small" in [r.variant for r in ran]) == small
+        assert len([v for v in w if "invalid value" in str(v.message)]) == int(invalid)
+        _same(got.get(), _numpy(h), 1e-12)
+        g = got.get()
+        assert np.array_equal(np.nan_to_num(g), np.nan_to_num(g.T))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for variant in ("tc_gram", "tiled_smem"):
+            full = warplab.corrcoef(x, variant=variant).get()
+            _same(got.get(), full, 1e-12)
+        with fastpath.bypassed():
+            _same(warplab.corrcoef(x).get(), got.get(), 0.0)
+
+
+@pytest.mark.parametrize("layout", ["fortran", "padded", "reversed", "rowvar"])
+def test_corrcoef_small_layouts(layout: str) -> None:
+    h = _data(9, 40, np.float32, True)
+    base = cupy.asarray(h)
+    x = {"fortran": cupy.asfortranarray(base),
+         "padded": cupy.pad(base, ((0, 0), (0, 7)))[:, :40],
+         "reversed": base[::-1].copy()[::-1],
+         "rowvar": cupy.ascontiguousarray(base.T)}[layout]
+    kw = {"rowvar": False} if layout == "rowvar" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(2):
+            _same(warplab.corrcoef(x, **kw).get(), _numpy(h), 1e-12)
+
+
+def test_corrcoef_small_threads_and_streams() -> None:
+    """Threads on their own streams: right results, and one warning per input with an invalid
+    series. ``warnings.catch_warnings`` is process-wide (not thread-safe), so one block in this
+    thread records what every thread warns, and the count is checked."""
+    hs = [_data(8, 64, np.float32, i % 2 == 1, seed=i) for i in range(8)]
+
+    def one(i: int) -> np.ndarray:
+        with cupy.cuda.Stream(non_blocking=True):
+            return warplab.corrcoef(cupy.asarray(hs[i])).get()
+
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with ThreadPoolExecutor(4) as ex:
+                out = list(ex.map(one, range(8)))
+        assert len(w) == sum(i % 2 == 1 for i in range(8))
+        for i, r in enumerate(out):
+            _same(r, _numpy(hs[i]), 1e-12)
+
+
+def _copy_case(sizes: list[int], src_off: int, dst_off: int):
+    rng = np.random.default_rng(len(sizes) + src_off)
+    pool = cupy.asarray(rng.integers(0, 256, sum(sizes) + 64 * len(sizes) + 64, dtype=np.uint8))
+    dpool = cupy.full(pool.size, 0xA5, np.uint8)
+    srcs, dsts, at = [], [], 0
+    for i, n in enumerate(sizes):
+        srcs.append(pool[at + src_off:at + src_off + n])
+        dsts.append(dpool[at + (dst_off + i) % 17:at + (dst_off + i) % 17 + n])
+        at += n + 64
+    return srcs, dsts, dpool
+
+
+COPY_SIZES = [[1024] * 8, [0, 1, 3, 15, 16, 17, 31, 33, 255, 256, 4097],
+              [table_cuda.MAX_BYTES] * 3 + [table_cuda.MAX_BYTES - 1],
+              [5] * table_cuda.MAX_BUFFERS, [5] * (table_cuda.MAX_BUFFERS + 1),
+              [table_cuda.MAX_BYTES + 1, 7], [0, 0]]
+
+
+@pytest.mark.parametrize("src_off,dst_off", [(0, 0), (1, 0), (4, 8), (8, 3), (16, 16)])
+@pytest.mark.parametrize("sizes", COPY_SIZES, ids=lambda s: f"{len(s)}x{max(s)}")
+def test_copy_batched_table(sizes: list[int], src_off: int, dst_off: int) -> None:
+    table = table_cuda.fits(len(sizes), max(sizes))
+    for ring in (False, True):
+        srcs, dsts, dpool = _copy_case(sizes, src_off, dst_off)
+        before = dpool.get()
+        old = memcpy_api.TABLE_BUFFERS
+        memcpy_api.TABLE_BUFFERS = 0 if ring else old
+        try:
+            with warplab.record_variants() as ran:
+                warplab.copy_batched(srcs, dsts)
+        finally:
+            memcpy_api.TABLE_BUFFERS = old
+        assert ([r.variant for r in ran] == ["args_table"]) == (table and not ring)
+        for s, d in zip(srcs, dsts):
+            assert (s == d).all()
+        # nothing outside the destinations was written
+        after = dpool.get()
+        mask = np.ones(after.size, bool)
+        for d in dsts:
+            off = d.data.ptr - dpool.data.ptr
+            mask[off:off + d.nbytes] = False
+        assert np.array_equal(after[mask], before[mask])
+
+
+def test_copy_batched_table_overlap_error_through_warm_path() -> None:
+    buf = cupy.zeros(4096, np.uint8)
+    warplab.copy_batched([buf[:64]], [buf[1024:1088]])
+    with pytest.raises(ValueError, match="overlaps"):
+        warplab.copy_batched([buf[:1024]], [buf[512:1536]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n,shift", [(64, 64, 64, 0), (64, 64, 64, 1), (3, 5, 7, 0),
+                                         (65, 130, 66, 0), (1, 1, 1, 0), (128, 256, 128, 2)])
+def test_matmul_record_against_full_path(m: int, k: int, n: int, shift: int, dtype) -> None:
+    rng = np.random.default_rng(m + k + n)
+    ha, hb = rng.random((m, k)).astype(dtype), rng.random((k, n)).astype(dtype)
+    buf = cupy.zeros(m * k + shift, dtype)
+    a = buf[shift:].reshape(m, k)
+    a[...] = cupy.asarray(ha)
+    b = cupy.asarray(hb)
+    with fastpath.bypassed(), warplab.record_variants() as full_ran:
+        want = warplab.matmul(a, b).get()
+    for _ in range(3):
+        with warplab.record_variants() as ran:
+            got = warplab.matmul(a, b).get()
+        assert [r.variant for r in ran] == [r.variant for r in full_ran]
+        np.testing.assert_array_equal(got, want)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, ha.astype(np.float64) @ hb.astype(np.float64), rtol=tol)
