@@ -15,11 +15,14 @@ from warplab.families.memcpy.spec import (
     PR_CLASSES,
     TUNED_CLASSES,
     WARP_CLASSES,
+    WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     chunk_owner,
     concat_plan,
     group_lanes,
     partition_model,
+    stream_bytes,
+    streamed,
     thread_pieces,
     warp_classes_model,
 )
@@ -129,7 +132,8 @@ def test_partition_model(sizes: list[int], classes: object) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.integers(-3, 40), st.integers(0, 300), st.integers(0, 70000)),
-                max_size=400), st.sampled_from([WARP_CLASSES, *WARP_CLASSES_SWEEP]))
+                max_size=400),
+       st.sampled_from([WARP_CLASSES, WARP_CLASSES_STREAM, *WARP_CLASSES_SWEEP]))
 def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     s = np.array(sizes, dtype=np.int64)
     m = warp_classes_model(s, classes)
@@ -146,7 +150,7 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
 
 
-@pytest.mark.parametrize("classes", [WARP_CLASSES, *WARP_CLASSES_SWEEP])
+@pytest.mark.parametrize("classes", [WARP_CLASSES, WARP_CLASSES_STREAM, *WARP_CLASSES_SWEEP])
 def test_group_copy_covers_each_byte_once(classes: object) -> None:
     for n in range(classes.tlev_max + 1, classes.sub_max + 1):
         for dst in range(16):
@@ -206,3 +210,41 @@ def test_grid_leaves_out_cells_without_aligned_sizes() -> None:
     assert len(cases(MEMCPY_CAMPAIGNS["table"])) == 24
     with pytest.raises(ValueError):
         make_sizes(1, 8, 16, 1024)
+
+
+def test_streamed_buffers_are_thread_copys_byte_path() -> None:
+    """stream 1 takes exactly the thread-level buffers thread_copy would copy byte by byte (an
+    address not 4-byte aligned); stream 2 every thread-level one; stream 0 none."""
+    n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(-1, 20), np.arange(32),
+                                                   np.arange(32), indexing="ij"))
+    tiny = (n > 0) & (n <= 16)
+    for c, want in ((WARP_CLASSES, np.zeros_like(tiny)), (WARP_CLASSES_SWEEP[0], tiny),
+                    (WARP_CLASSES_STREAM, tiny & (((src | dst) % 4) != 0))):
+        got = streamed(n, src.astype(np.uint64), dst.astype(np.uint64), c)
+        assert np.array_equal(got, want), c
+    for k in np.flatnonzero(streamed(n, src.astype(np.uint64), dst.astype(np.uint64),
+                                     WARP_CLASSES_STREAM)):
+        assert thread_pieces(int(n[k]), int(src[k]), int(dst[k])) == [
+            (j, 1) for j in range(int(n[k]))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2, 20), min_size=0, max_size=32),
+       st.lists(st.integers(0, 63), min_size=64, max_size=64),
+       st.sampled_from([WARP_CLASSES_STREAM, *[c for c in WARP_CLASSES_SWEEP if c.stream]]))
+def test_stream_copy_covers_each_byte_once(sizes: list[int], addr: list[int],
+                                           classes: object) -> None:
+    """The warp's byte stream (stream_copy): every byte of every streamed buffer exactly once,
+    nothing of the others, at most tlev_max bytes a lane (the kernel's loop bound)."""
+    s = np.array(sizes, dtype=np.int64)
+    src = np.array(addr[:len(s)], dtype=np.uint64)
+    dst = np.array(addr[32:32 + len(s)], dtype=np.uint64)
+    chosen = streamed(s, src, dst, classes)
+    lanes = stream_bytes(s, chosen)
+    covered = {}
+    for mine in lanes:
+        assert len(mine) <= classes.tlev_max
+        for owner, off in mine:
+            covered[(owner, off)] = covered.get((owner, off), 0) + 1
+    want = {(b, j): 1 for b in np.flatnonzero(chosen) for j in range(int(s[b]))}
+    assert covered == want

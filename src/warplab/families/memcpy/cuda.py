@@ -21,6 +21,7 @@ from .spec import (
     PR_CLASSES,
     TUNED_CLASSES,
     WARP_CLASSES,
+    WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     MemcpyProblem,
     SizeClasses,
@@ -64,10 +65,10 @@ def _tiles_expr(c: SizeClasses) -> str:
 
 def _warp_expr(c: WarpClasses) -> str:
     return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.wlev_max}, "
-            f"{c.chunk}, {c.min_blocks}>")
+            f"{c.chunk}, {c.min_blocks}, {c.stream}>")
 
 
-_WARP_CONFIGS = (WARP_CLASSES, *WARP_CLASSES_SWEEP)
+_WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, *WARP_CLASSES_SWEEP)
 _EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
                 *(_warp_expr(c) for c in _WARP_CONFIGS),
@@ -198,9 +199,10 @@ def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
 
 
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
-    """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES`` and
-    ``WARP_CLASSES_SWEEP``: the module compiles those): the warp kernel, then the BLEV queue's
-    kernel (``_classed``: one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
+    """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``,
+    ``WARP_CLASSES_STREAM`` and ``WARP_CLASSES_SWEEP``: the module compiles those): the warp
+    kernel, then the BLEV queue's kernel (``_classed``: one launch when the host knows no
+    buffer exceeds ``c.wlev_max``)."""
     import cupy
 
     if b.count == 0:
@@ -262,3 +264,19 @@ def warp_classes(b: DeviceBatch) -> None:
     per warp holding any BLEV buffer.
     """
     run_warp_classes(b, WARP_CLASSES)
+
+
+@register("memcpy_batched", "warp_classes_stream", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=4)
+def warp_classes_stream(b: DeviceBatch) -> None:
+    """``warp_classes`` with the thread-level buffers that have an address not 4-byte aligned
+    copied as one byte stream per warp (their bytes back to back, lane l taking bytes l,
+    l + 32, ...) instead of byte by byte by their own lane: a store instruction then writes
+    neighbouring bytes of a few buffers, one or two 32-byte sectors per buffer, where the
+    own-lane copy writes a sector per byte when destinations are scattered (issue 13's 1-8 B
+    cells with shuffled destinations).
+
+    Performance: as ``warp_classes``, plus per warp with such buffers a scan of their sizes and
+    one shared-memory byte per streamed byte; unmeasured (benchmarks/notes-memcpy4.md).
+    """
+    run_warp_classes(b, WARP_CLASSES_STREAM)

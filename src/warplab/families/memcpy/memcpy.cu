@@ -353,20 +353,52 @@ __device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
     return __shfl_sync(FULL_MASK, x, lane);
 }
 
+// Thread-level buffers copied as one byte stream of the warp: their bytes back to back in lane
+// order, lane l taking stream bytes l, l + 32, ... (at most TMAX each), so the bytes of a
+// buffer that one store instruction writes are neighbours (one or two 32-byte sectors per
+// buffer and instruction; a lane copying its own buffer byte by byte costs one per byte when
+// destinations are scattered). s_src / s_dst: each streamed lane's addresses less its start
+// in the stream; s_owner: the lane of each stream byte. Loads before stores, R rounds at a
+// time (registers).
+template <int TMAX>
+__device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
+                                            const u8* s_owner, u32 total, u32 lane) {
+    constexpr int R = TMAX < 8 ? TMAX : 8;
+#pragma unroll
+    for (int k0 = 0; k0 < TMAX; k0 += R) {
+        if (32u * k0 >= total) break;
+        u8 v[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const u32 j = lane + 32u * (k0 + k);
+            if (j < total) v[k] = __ldg(reinterpret_cast<const u8*>(s_src[s_owner[j]] + j));
+        }
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const u32 j = lane + 32u * (k0 + k);
+            if (j < total) *reinterpret_cast<u8*>(s_dst[s_owner[j]] + j) = v[k];
+        }
+    }
+}
+
 // The first kernel of warp_classes (the second is memcpy_size_classes_blev<CHUNK>): a
 // grid-stride loop of warps over groups of 32 buffers; blocks of WARPLAB_MEMCPY_WARP_THREADS,
 // registers capped so that MINB blocks fit an SM (occupancy: small copies are latency-bound).
-template <int TMAX, int G, int SUB_MAX, int WLEV_MAX, int CHUNK, int MINB>
+// STREAM: thread-level buffers that thread_copy would copy byte by byte (an address not 4-byte
+// aligned) go through the warp's byte stream instead (1), or all of them do (2), or none (0).
+template <int TMAX, int G, int SUB_MAX, int WLEV_MAX, int CHUNK, int MINB, int STREAM>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, MINB)
 memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                     const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
                     u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
     static_assert(TMAX <= 16 && TMAX < SUB_MAX && SUB_MAX <= WLEV_MAX, "bad size classes");
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
+    static_assert(STREAM >= 0 && STREAM <= 2, "STREAM is 0, 1 or 2");
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
     __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
     __shared__ u32 s_size[WARPS][32];
     __shared__ u8 s_list[WARPS][32];
+    __shared__ u8 s_owner[WARPS][STREAM ? 32 * TMAX : 1];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 lt = (1u << lane) - 1;  // lanes below this one
     const u64 stride = ((u64)gridDim.x * blockDim.x) & ~31ull;
@@ -397,19 +429,40 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                 queue_first[slot] = (old & ((1ull << CHUNK_BITS) - 1)) + incl - mine;
             }
         }
-        // Thread level: the lane's own buffer.
-        if (size > 0 && size <= (u64)TMAX) thread_copy<TMAX>((u8*)dp, (const u8*)sp, (u32)size);
+        // Thread level: the lane's own buffer, or the warp's byte stream.
+        const bool tiny = size > 0 && size <= (u64)TMAX;
+        const bool streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
+        if (tiny && !streamed) thread_copy<TMAX>((u8*)dp, (const u8*)sp, (u32)size);
         // The rest through shared memory (registers stay free for the copies): every lane's
-        // buffer at its lane, the list of sub-warp buffers' lanes by rank.
+        // buffer at its lane (streamed ones less their stream start), the list of sub-warp
+        // buffers' lanes by rank, the stream's owner lanes.
         const bool sub = size > (u64)TMAX && size <= (u64)SUB_MAX;
         const u32 subs = __ballot_sync(FULL_MASK, sub);
         u32 wl = __ballot_sync(FULL_MASK, size > (u64)SUB_MAX && size <= (u64)WLEV_MAX);
-        if (subs | wl) {
-            s_src[warp][lane] = sp;
-            s_dst[warp][lane] = dp;
+        const u32 strm = STREAM ? __ballot_sync(FULL_MASK, streamed) : 0;
+        if (subs | wl | strm) {
+            u32 start = 0, total = 0;
+            if (strm) {  // the stream: an exclusive scan of the streamed sizes
+                const u32 len = streamed ? (u32)size : 0;
+                u32 incl = len;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
+                    if (lane >= (u32)o) incl += x;
+                }
+                start = incl - len;
+                total = __shfl_sync(FULL_MASK, incl, 31);
+#pragma unroll
+                for (int k = 0; k < TMAX; ++k)
+                    if ((u32)k < len) s_owner[warp][start + k] = (u8)lane;
+            }
+            s_src[warp][lane] = sp - start;
+            s_dst[warp][lane] = dp - start;
             s_size[warp][lane] = (u32)size;
             if (sub) s_list[warp][__popc(subs & lt)] = (u8)lane;
             __syncwarp();
+            if (STREAM && strm)
+                stream_copy<TMAX>(s_src[warp], s_dst[warp], s_owner[warp], total, lane);
             // Sub-warp level: groups of G lanes over the list.
             const u32 n_sub = __popc(subs);
             for (u32 r = lane / G; r < n_sub; r += 32 / G) {
@@ -438,13 +491,15 @@ template __global__ void memcpy_size_classes_blev<8192>(const u64*, const u64*, 
                                                         const u64*, const u32*, const u64*);
 template __global__ void memcpy_size_classes_blev<32768>(const u64*, const u64*, const u64*,
                                                          const u64*, const u32*, const u64*);
-#define WARP_CLASSES_INST(TM, G, SM, WM, C, MB)                                              \
-    template __global__ void memcpy_warp_classes<TM, G, SM, WM, C, MB>(                      \
+#define WARP_CLASSES_INST(TM, G, SM, WM, C, MB, ST)                                          \
+    template __global__ void memcpy_warp_classes<TM, G, SM, WM, C, MB, ST>(                  \
         const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);
-WARP_CLASSES_INST(16, 8, 256, 8192, 32768, 4)
-WARP_CLASSES_INST(16, 4, 256, 8192, 32768, 4)
-WARP_CLASSES_INST(16, 16, 256, 8192, 32768, 4)
-WARP_CLASSES_INST(8, 4, 128, 8192, 32768, 4)
-WARP_CLASSES_INST(16, 8, 256, 8192, 32768, 1)
-WARP_CLASSES_INST(16, 8, 256, 8192, 32768, 3)
+WARP_CLASSES_INST(16, 8, 256, 8192, 32768, 4, 0)
+WARP_CLASSES_INST(16, 8, 256, 8192, 32768, 4, 1)
+WARP_CLASSES_INST(16, 8, 256, 8192, 32768, 4, 2)
+WARP_CLASSES_INST(16, 16, 256, 8192, 32768, 4, 1)
+WARP_CLASSES_INST(16, 8, 256, 8192, 32768, 3, 1)
+WARP_CLASSES_INST(16, 16, 1024, 8192, 32768, 4, 0)
+WARP_CLASSES_INST(16, 16, 1024, 8192, 32768, 4, 1)
+WARP_CLASSES_INST(16, 32, 1024, 8192, 32768, 4, 0)
 #endif

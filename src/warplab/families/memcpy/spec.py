@@ -53,8 +53,10 @@ class WarpClasses(NamedTuple):
     (<= 16, the widest words both addresses allow), groups of ``group`` lanes per buffer up to
     ``sub_max``, a warp per buffer up to ``wlev_max``, BLEV above (queued; the second kernel
     of ``size_classes`` copies ``chunk``-byte pieces); ``min_blocks`` blocks of 256 threads
-    per SM (a register cap). Classes are decided per warp of 32
-    buffers by ballots: no block-wide histogram or partition."""
+    per SM (a register cap); ``stream``: which thread-level buffers go through the warp's byte
+    stream instead of their own lane (0 none, 1 those with an address not 4-byte aligned, 2
+    all; :func:`streamed`). Classes are decided per warp of 32 buffers by ballots: no
+    block-wide histogram or partition."""
 
     tlev_max: int
     group: int
@@ -62,6 +64,7 @@ class WarpClasses(NamedTuple):
     wlev_max: int
     chunk: int
     min_blocks: int  # the kernel's registers are capped so that this many blocks fit an SM
+    stream: int = 0
 
     def classify(self, sizes: np.ndarray) -> np.ndarray:
         """Class per buffer: 0 thread, 1 group, 2 warp, 3 BLEV; -1 for empty buffers."""
@@ -73,11 +76,19 @@ class WarpClasses(NamedTuple):
 #: ``warp_classes``: a lane per buffer up to 16 bytes, eight lanes per buffer up to 256
 #: bytes, the tuned design's warp and BLEV limits above, four blocks per SM (<= 64 registers).
 WARP_CLASSES = WarpClasses(16, 8, 256, 8192, 32768, 4)
-#: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py:
-#: groups of 4 and 16 lanes, thread level only to 8 bytes, no register cap, three blocks per SM.
+#: ``warp_classes_stream``: as ``WARP_CLASSES``, the misaligned thread-level buffers (those
+#: ``thread_copy`` would copy byte by byte) through the warp's byte stream.
+WARP_CLASSES_STREAM = WARP_CLASSES._replace(stream=1)
+#: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py
+#: (issue 13's cells below 1.2x CUB): every thread-level buffer streamed; the stream with
+#: groups of 16 lanes, or with three blocks per SM (80 registers); groups of 16 lanes up to
+#: 1 KiB (two buffers per warp at a time, every load before the stores), with and
+#: without the stream; groups of 32 up to 1 KiB. (Session 9's shapes, groups of 4 and 16 up to
+#: 256 bytes, thread level to 8 bytes, 1 and 3 blocks per SM: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = tuple(WARP_CLASSES._replace(**kw) for kw in (
-    {"group": 4}, {"group": 16}, {"tlev_max": 8, "group": 4, "sub_max": 128},
-    {"min_blocks": 1}, {"min_blocks": 3}))
+    {"stream": 2}, {"stream": 1, "group": 16},
+    {"stream": 1, "min_blocks": 3}, {"group": 16, "sub_max": 1024},
+    {"stream": 1, "group": 16, "sub_max": 1024}, {"group": 32, "sub_max": 1024}))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
@@ -313,6 +324,35 @@ def thread_pieces(n: int, src: int, dst: int) -> list[tuple[int, int]]:
             out.append((o, p))
             o += p
     return out
+
+
+def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
+             classes: WarpClasses) -> np.ndarray:
+    """Which buffers ``memcpy_warp_classes`` copies through the warp's byte stream: thread-level
+    ones (1..``tlev_max`` bytes) when ``classes.stream`` is 2, or when it is 1 and an address is
+    not 4-byte aligned (exactly those ``thread_copy`` would copy byte by byte)."""
+    s = np.maximum(_i64(sizes), 0)
+    tiny = (s > 0) & (s <= classes.tlev_max)
+    if classes.stream == 2:
+        return tiny
+    odd = ((np.asarray(src, np.uint64) | np.asarray(dst, np.uint64)) & np.uint64(3)) != 0
+    return tiny & odd if classes.stream == 1 else np.zeros_like(tiny)
+
+
+def stream_bytes(sizes: np.ndarray, chosen: np.ndarray) -> list[list[tuple[int, int]]]:
+    """What each lane of one warp copies in ``stream_copy`` (memcpy.cu): the ``chosen`` lanes'
+    buffers (``sizes``, 32 entries at most) back to back in lane order, lane l taking stream
+    bytes l, l + 32, ... below the total; per lane a list of (owner lane, byte offset) (the
+    kernel's loop holds ``tlev_max`` entries a lane: no lane may get more)."""
+    s = np.where(chosen, np.maximum(_i64(sizes), 0), 0)
+    start = np.cumsum(s) - s
+    total = int(s.sum())
+    owner = np.repeat(np.arange(len(s)), s)  # the kernel's s_owner
+    lanes = []
+    for lane in range(32):
+        lanes.append([(int(owner[j]), int(j - start[owner[j]]))
+                      for j in range(lane, total, 32)])
+    return lanes
 
 
 def chunk_owner(first_chunk: np.ndarray, g: np.ndarray) -> np.ndarray:
