@@ -450,7 +450,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                     const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
                     if (lane >= (u32)o) incl += x;
                 }
-                start = incl - len;
+                start = streamed ? incl - len : 0;  // the others keep their own addresses
                 total = __shfl_sync(FULL_MASK, incl, 31);
 #pragma unroll
                 for (int k = 0; k < TMAX; ++k)
