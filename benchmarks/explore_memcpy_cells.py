@@ -1,7 +1,8 @@
 """Issue 13's cells where the default ``warp_classes`` trails 1.2x CUB (H100, session 9:
 ``results/memcpy-analysis-session9.md``): the byte stream for misaligned tiny buffers
-(``warp_classes_stream``) and the shapes of ``spec.WARP_CLASSES_SWEEP`` against the default
-and CUB, on the same batches. GPU machine; not part of the package's API.
+(``warp_classes_stream``), the size tiers of ``warp_tiers`` and the shapes of
+``spec.WARP_CLASSES_SWEEP`` (the tiers with other streams or 3 blocks per SM) against the
+default and CUB, on the same batches. GPU machine; not part of the package's API.
 
 Cells: the 26 below 1.2x CUB in session 9 (1-8 B and 1-64 B with a shuffled side, 1-1024 B,
 fixed 16 B S/S; and 1-64 B C/S align 4 at 1.20x) and five guards that pass (1-8 B and 1-64 B
@@ -31,7 +32,7 @@ from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.plan import RUNS
 
 CUB = "cub::DeviceMemcpy::Batched"
-VARIANTS = ["warp_classes", "warp_classes_stream"]
+VARIANTS = ["warp_classes", "warp_classes_stream", "warp_tiers"]
 C, S = "consecutive", "shuffle"
 #: (lo, hi, align, layouts): session 9's misses, then the guards
 CELLS = ([(1, 8, 1, l) for l in ((C, S), (S, C), (S, S))]
@@ -51,7 +52,10 @@ def short(name: str) -> str:
         return "default"
     if name == "warp_classes_stream":
         return "stream"
-    return name[len("warp_classes["):-1].replace("t16,", "").replace(",b4", "")
+    if name == "warp_tiers":
+        return "tiers"
+    inner = name[len("warp_classes["):-1].replace("t16,", "").replace(",b4", "")
+    return inner.replace("g8,s256,g32,s1024", "tiers")
 
 
 def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:

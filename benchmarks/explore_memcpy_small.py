@@ -85,7 +85,10 @@ def measure_cells(grid: list[Case], tgts: list[Any], notes: list[str], runs: int
 
 
 def shape_name(c: Any) -> str:
-    return f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},b{c.min_blocks},st{c.stream}]"
+    """``warp_classes[t16,g8,s256,b4,st0]``; a second group tier adds ``g32,s1024``."""
+    tier2 = f"g{c.group2},s{c.tier2_max}," if c.tier2_max > c.sub_max else ""
+    return (f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},{tier2}b{c.min_blocks},"
+            f"st{c.stream}]")
 
 
 def shape_targets() -> list[Any]:
