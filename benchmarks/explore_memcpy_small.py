@@ -64,13 +64,37 @@ def full_check(dc: GridCell) -> str | None:
     return f"{bad} destination bytes differ from their source" if bad else None
 
 
+def measure_cells(grid: list[Case], tgts: list[Any], notes: list[str], runs: int,
+                  auto_total: bool = True) -> tuple[list[dict], dict]:
+    """The cells of ``grid`` planned (``auto_total``: the plan's data total per cell) and
+    measured for ``tgts`` with :func:`full_check`, the copy ceiling measured first; prints the
+    plan's estimate and a line per cell; adds run_planned's notes to ``notes``. Returns
+    (records, ceilings)."""
+    ceilings = measure_all("cuda")
+    copy = ceilings.get("copy_gbps")
+    cells = plan_cells(grid, [t.name for t in tgts], copy, auto_total=auto_total, runs=runs,
+                       warmup=WARMUP)
+    print(f"{warplab.__file__}; copy ceiling {copy} GB/s; {len(cells)} cells x {len(tgts)} "
+          f"targets, about {estimate_s(cells, startup=False, calls=False):.0f} s planned; "
+          f"notes: {notes}", flush=True)
+    with cupy.cuda.Stream(non_blocking=True):
+        records, more, _ = run_planned(cells, tgts, ceilings, check=full_check,
+                                       log=lambda line: print(line, flush=True))
+    notes += more
+    return records, ceilings
+
+
+def shape_name(c: Any) -> str:
+    """``warp_classes[t16,g8,s256,b4,st0]``; a second group tier adds ``g32,s1024``."""
+    tier2 = f"g{c.group2},s{c.tier2_max}," if c.tier2_max > c.sub_max else ""
+    return (f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},{tier2}b{c.min_blocks},"
+            f"st{c.stream}]")
+
+
 def shape_targets() -> list[Any]:
     """The sweep's shapes as targets (a name and a launch function)."""
-    out = []
-    for c in WARP_CLASSES_SWEEP:
-        name = (f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},b{c.min_blocks}]")
-        out.append(SimpleNamespace(name=name, fn=lambda b, c=c: mc.run_warp_classes(b, c)))
-    return out
+    return [SimpleNamespace(name=shape_name(c), fn=lambda b, c=c: mc.run_warp_classes(b, c))
+            for c in WARP_CLASSES_SWEEP]
 
 
 def main() -> None:
@@ -84,22 +108,12 @@ def main() -> None:
     cub = [t for t in variants if getattr(t, "name", "") == CUB]
     tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
     tgts += ([] if args.quick else shape_targets()) + cub
-    ceilings = measure_all("cuda")
-    copy = ceilings.get("copy_gbps")
     layouts = LAYOUTS[:1] if args.quick else LAYOUTS
     aligns = (1,) if args.quick else (1, 16)
     total = parse_size(args.total) if args.total else 1
     grid = [Case(lo, hi, s, d, a, total) for lo, hi in CELLS for a in aligns
             if hi // a >= max(-(-lo // a), 1) for s, d in layouts]
-    cells = plan_cells(grid, [t.name for t in tgts], copy, auto_total=args.total is None,
-                       runs=args.runs, warmup=WARMUP)
-    print(f"{warplab.__file__}; copy ceiling {copy} GB/s; {len(cells)} cells x {len(tgts)} "
-          f"targets, about {estimate_s(cells, startup=False, calls=False):.0f} s planned; "
-          f"notes: {notes}", flush=True)
-    with cupy.cuda.Stream(non_blocking=True):
-        records, more, _ = run_planned(cells, tgts, ceilings, check=full_check,
-                                       log=lambda line: print(line, flush=True))
-    notes += more
+    records, ceilings = measure_cells(grid, tgts, notes, args.runs, args.total is None)
     by_case: dict[str, list[dict]] = {}
     for r in records:
         by_case.setdefault(r["params"]["case"], []).append(r)

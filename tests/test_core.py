@@ -140,3 +140,23 @@ def test_shared_header_is_included_not_copied() -> None:
     for cu in fam.glob("*/*.cu"):
         text = cu.read_text()
         assert "struct Lim<int>" not in text, f"{cu.name} copies the shared header"
+
+
+def test_family_headers_are_on_the_include_path_and_in_the_key(tmp_path) -> None:
+    """A source's own headers (*.cuh beside it): its folder goes on NVRTC's include path and
+    their hash into the options (CuPy's disk cache keys on options); none without headers."""
+    from warplab.core import loader
+    from warplab.families.memcpy import cuda as mc
+
+    folder = mc.SOURCE.resolve().parent
+    opts = loader.local_headers(folder)
+    assert opts[0] == f"-I{folder}" and opts[1].startswith("-DWARPLAB_LOCAL_HASH=0x")
+    for name in ("memcpy_copy.cuh", "memcpy_warp.cuh"):
+        assert f'#include "{name}"' in mc.SOURCE.read_text() + (folder / "memcpy_warp.cuh"
+                                                                 ).read_text()
+    assert loader.local_headers(tmp_path) == ()
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, text in ((a, "x"), (b, "y")):
+        d.mkdir()
+        (d / "h.cuh").write_text(text)
+    assert loader.local_headers(a)[1] != loader.local_headers(b)[1]

@@ -35,8 +35,8 @@ def _kernel_on(expr: str, device: int) -> object:
     def tiles(grid: tuple, block: tuple, args: tuple) -> None:  # also warp_classes' first
         count_launch()
         params = [int(v) for v in expr.split("<")[1].rstrip(">").split(",")]
-        if "warp_classes" in expr:  # <TMAX, G, SUB_MAX, WLEV_MAX, CHUNK, MINB>
-            c = classes[params[4]]._replace(wlev_max=params[3])
+        if "warp_classes" in expr:  # <TMAX, G, SUB_MAX, G2, SUB2_MAX, WLEV_MAX, CHUNK, ...>
+            c = classes[params[6]]._replace(wlev_max=params[5])
         else:                       # <threads, per thread, TLEV_MAX, WLEV_MAX, CHUNK>
             c = classes[params[4]]
         queued = False

@@ -15,11 +15,15 @@ from warplab.families.memcpy.spec import (
     PR_CLASSES,
     TUNED_CLASSES,
     WARP_CLASSES,
+    WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
+    WARP_TIERS,
     chunk_owner,
     concat_plan,
     group_lanes,
     partition_model,
+    stream_bytes,
+    streamed,
     thread_pieces,
     warp_classes_model,
 )
@@ -129,16 +133,26 @@ def test_partition_model(sizes: list[int], classes: object) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.integers(-3, 40), st.integers(0, 300), st.integers(0, 70000)),
-                max_size=400), st.sampled_from([WARP_CLASSES, *WARP_CLASSES_SWEEP]))
+                max_size=400),
+       st.sampled_from([WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, *WARP_CLASSES_SWEEP]))
 def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     s = np.array(sizes, dtype=np.int64)
     m = warp_classes_model(s, classes)
     cls = classes.classify(s)
-    ids = np.concatenate([m["thread"], m["group"], m["warp"], m["queue"]])
+    ids = np.concatenate([m["thread"], m["group"], m["group2"], m["warp"], m["queue"]])
     assert sorted(ids.tolist()) == np.flatnonzero(cls >= 0).tolist()  # empty ones: no work
-    for key, k in (("thread", 0), ("group", 1), ("warp", 2), ("queue", 3)):
+    for key, k in (("thread", 0), ("group", 1), ("group2", 2), ("warp", 3), ("queue", 4)):
         assert (cls[m[key]] == k).all() and (np.diff(m[key]) > 0).all()
     assert (s[m["thread"]] <= 16).all()  # thread_copy holds at most 16 bytes
+    if classes.sub2_max <= classes.sub_max:
+        assert m["group2"].size == 0  # no second tier: the kernel's ballot is constant 0
+    # s_list: the two tiers' lanes never share a slot of their warp's 32
+    slot = m["list_slot"]
+    for w0 in range(0, len(s), 32):
+        mine = slot[w0:w0 + 32]
+        used = mine[mine >= 0]
+        assert len(set(used.tolist())) == used.size and (used < 32).all()
+        assert ((mine >= 0) == np.isin(cls[w0:w0 + 32], (1, 2))).all()
     n_chunks = -(-s[m["queue"]] // classes.chunk)
     assert np.array_equal(m["first_chunk"], np.cumsum(n_chunks) - n_chunks)
     g = np.arange(int(m["chunks"]))
@@ -146,11 +160,25 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
 
 
-@pytest.mark.parametrize("classes", [WARP_CLASSES, *WARP_CLASSES_SWEEP])
-def test_group_copy_covers_each_byte_once(classes: object) -> None:
-    for n in range(classes.tlev_max + 1, classes.sub_max + 1):
+def test_warp_tiers_classes_at_the_tier_boundaries() -> None:
+    """warp_tiers: thread level to 16 bytes, groups of 8 to 256, groups of 32 to 1 KiB, the
+    warp loop to 8 KiB, BLEV above; the defaults have no second tier."""
+    s = np.array([0, 1, 16, 17, 256, 257, 1024, 1025, 8192, 8193])
+    assert WARP_TIERS.classify(s).tolist() == [-1, 0, 0, 1, 1, 2, 2, 3, 3, 4]
+    assert (WARP_TIERS.group, WARP_TIERS.group2, WARP_TIERS.stream) == (8, 32, 3)
+    for c in (WARP_CLASSES, WARP_CLASSES_STREAM):
+        assert c.tier2_max == c.sub_max and 2 not in c.classify(s).tolist()
+
+
+@pytest.mark.parametrize("classes", [WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS,
+                                     *WARP_CLASSES_SWEEP])
+@pytest.mark.parametrize("tier", [1, 2])
+def test_group_copy_covers_each_byte_once(classes: object, tier: int) -> None:
+    lo, hi, group = ((classes.tlev_max, classes.sub_max, classes.group) if tier == 1 else
+                     (classes.sub_max, classes.tier2_max, classes.group2))
+    for n in range(lo + 1, hi + 1, 1 if tier == 1 else 3):
         for dst in range(16):
-            lanes = group_lanes(n, dst, classes.group, classes.sub_max)
+            lanes = group_lanes(n, dst, group, hi)
             covered = np.zeros(n, dtype=int)
             for mine in lanes:
                 for off, kind in mine:
@@ -206,3 +234,47 @@ def test_grid_leaves_out_cells_without_aligned_sizes() -> None:
     assert len(cases(MEMCPY_CAMPAIGNS["table"])) == 24
     with pytest.raises(ValueError):
         make_sizes(1, 8, 16, 1024)
+
+
+def test_streamed_buffers_are_thread_copys_byte_path() -> None:
+    """stream 1 takes exactly the thread-level buffers thread_copy would copy byte by byte (an
+    address not 4-byte aligned); stream 2 every thread-level one; stream 3 all but those one
+    aligned move copies (1, 2, 4, 8, 16 bytes, both addresses so aligned); stream 0 none."""
+    n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(-1, 20), np.arange(32),
+                                                   np.arange(32), indexing="ij"))
+    tiny = (n > 0) & (n <= 16)
+    single = np.isin(n, (1, 2, 4, 8, 16)) & ((src % np.maximum(n, 1)) == 0) & (
+        (dst % np.maximum(n, 1)) == 0)
+    assert WARP_CLASSES_SWEEP[0].stream == 2 and WARP_TIERS.stream == 3
+    for c, want in ((WARP_CLASSES, np.zeros_like(tiny)), (WARP_CLASSES_SWEEP[0], tiny),
+                    (WARP_CLASSES_STREAM, tiny & (((src | dst) % 4) != 0)),
+                    (WARP_TIERS, tiny & ~single)):
+        got = streamed(n, src.astype(np.uint64), dst.astype(np.uint64), c)
+        assert np.array_equal(got, want), c
+    for k in np.flatnonzero(streamed(n, src.astype(np.uint64), dst.astype(np.uint64),
+                                     WARP_CLASSES_STREAM)):
+        assert thread_pieces(int(n[k]), int(src[k]), int(dst[k])) == [
+            (j, 1) for j in range(int(n[k]))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2, 20), min_size=0, max_size=32),
+       st.lists(st.integers(0, 63), min_size=64, max_size=64),
+       st.sampled_from([WARP_CLASSES_STREAM, WARP_TIERS,
+                        *[c for c in WARP_CLASSES_SWEEP if c.stream]]))
+def test_stream_copy_covers_each_byte_once(sizes: list[int], addr: list[int],
+                                           classes: object) -> None:
+    """The warp's byte stream (stream_copy): every byte of every streamed buffer exactly once,
+    nothing of the others, at most tlev_max bytes a lane (the kernel's loop bound)."""
+    s = np.array(sizes, dtype=np.int64)
+    src = np.array(addr[:len(s)], dtype=np.uint64)
+    dst = np.array(addr[32:32 + len(s)], dtype=np.uint64)
+    chosen = streamed(s, src, dst, classes)
+    lanes = stream_bytes(s, chosen)
+    covered = {}
+    for mine in lanes:
+        assert len(mine) <= classes.tlev_max
+        for owner, off in mine:
+            covered[(owner, off)] = covered.get((owner, off), 0) + 1
+    want = {(b, j): 1 for b in np.flatnonzero(chosen) for j in range(int(s[b]))}
+    assert covered == want

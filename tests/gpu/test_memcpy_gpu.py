@@ -22,6 +22,11 @@ POISON = 0xA5
 #: log-uniform mix of all
 RANGES = {"tiny": (0, 32), "sub": (17, 256), "warp": (33, 1024), "warp_tuned": (1025, 8192),
           "block": (8193, 40000), "mixed": (0, 70000)}
+#: every warp's byte stream full (32 buffers of 16 bytes: 16 bytes a lane), or one short of it
+FULL_STREAM = {"sixteen": (16, 16), "fifteen_sixteen": (15, 16)}
+#: sizes on both sides of every class boundary (thread / groups / warp_tiers' second group
+#: tier / warp loop / BLEV), drawn from this list
+BOUNDARY_SIZES = (0, 1, 2, 4, 8, 15, 16, 17, 255, 256, 257, 1023, 1024, 1025, 8192, 8193)
 COUNTS = (0, 1, 31, 32, 33, 1000, 100_000)
 BIG_COUNT_RANGES = ("tiny", "sub")  # 100,000 buffers only where the data stays small
 
@@ -34,8 +39,10 @@ def layout(rng_name: str, count: int, align: int, shuffled: bool, seed: int
     multiple of ``align`` after a guard gap of 1..32 alignment units (drawn from ``seed``);
     shuffled packs the buffers in a random order."""
     rng = np.random.default_rng(0)
-    lo, hi = RANGES[rng_name]
-    if rng_name == "mixed":
+    lo, hi = {**RANGES, **FULL_STREAM, "boundary": (0, 8193)}[rng_name]
+    if rng_name == "boundary":
+        sizes = rng.choice(np.array(BOUNDARY_SIZES), size=count)
+    elif rng_name == "mixed":
         sizes = np.exp(rng.uniform(0, np.log(hi + 1), size=count)).astype(np.int64) - 1
     else:
         sizes = rng.integers(lo, hi + 1, size=count)
@@ -89,7 +96,7 @@ def run_case(variants: list[str], rng_name: str, count: int, align: int, src_s: 
     assert not failures, failures
 
 
-CASES = [(r, n, a, s, d) for r in RANGES for n in COUNTS for a in (1, 4, 16)
+CASES = [(r, n, a, s, d) for r in (*RANGES, "boundary") for n in COUNTS for a in (1, 4, 16)
          for s, d in ((False, False), (True, True), (False, True))
          if n < 100_000 or r in BIG_COUNT_RANGES]
 
@@ -106,10 +113,26 @@ def test_variants_copy_exactly(rng_name: str, count: int, align: int, src_s: boo
                          [c for c in CASES if c[1] in (1, 33, 1000, 100_000)])
 def test_warp_classes_shapes_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
                                           dst_s: bool) -> None:
-    """The other shapes of warp_classes (benchmarks/explore_memcpy_small.py times them)."""
+    """The other shapes of warp_classes (benchmarks/explore_memcpy_cells.py times them)."""
     from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
 
     run_case([], rng_name, count, align, src_s, dst_s, configs=WARP_CLASSES_SWEEP)
+
+
+@pytest.mark.parametrize("rng_name,count,align,src_s,dst_s",
+                         [(r, n, a, s, d) for r in FULL_STREAM for n in (32, 33, 1000)
+                          for a in (1, 4) for s, d in ((False, False), (True, True),
+                                                       (False, True), (True, False))])
+def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
+                                        dst_s: bool) -> None:
+    """Warps whose thread-level buffers fill the byte stream (16 bytes a lane: the kernel's
+    loop bound) or nearly, misaligned (align 1) or word-aligned (align 4: streamed only by the
+    shapes that stream every thread-level buffer, or all but single aligned moves: 16 bytes
+    at align 4 is streamed by warp_tiers), for every shape with a stream."""
+    from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
+
+    run_case(["warp_classes", "warp_classes_stream", "warp_tiers"], rng_name, count, align,
+             src_s, dst_s, configs=tuple(c for c in WARP_CLASSES_SWEEP if c.stream))
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -3,7 +3,9 @@
 Every family keeps its kernels beside its Python (``families/<family>/<family>.cu``) and asks
 for them here by path. Modules are cached per (source path, source hash, options, expressions,
 device) for the process; CuPy's own on-disk cache keeps the compiled binaries between
-processes, so a source is compiled once per machine. Compile-time constants (block sizes,
+processes, so a source is compiled once per machine. A source may include headers (``.cuh``)
+of its own folder: the folder is then on the include path and their hash in the options, as
+the shared header's is. Compile-time constants (block sizes,
 tile shapes) are passed as ``-D`` options by the family's launch plans, which hold the only
 copy of each value.
 """
@@ -29,6 +31,18 @@ def _header_digest() -> str:
     """Hash of the shared header: part of every module's options, so that CuPy's on-disk
     cache (keyed by source and options) never serves a kernel built with an older header."""
     return hashlib.sha256(HEADER.read_bytes()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def local_headers(folder: Path) -> tuple[str, ...]:
+    """Options for the headers (``*.cuh``) beside a source: its folder on the include path and
+    a hash of their text (so that CuPy's on-disk cache never serves a kernel built with older
+    ones); none when the folder has no header."""
+    heads = sorted(folder.glob("*.cuh"))
+    if not heads:
+        return ()
+    digest = hashlib.sha256(b"".join(h.name.encode() + h.read_bytes() for h in heads))
+    return (f"-I{folder}", f"-DWARPLAB_LOCAL_HASH=0x{digest.hexdigest()[:16]}ULL")
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,7 +97,8 @@ def _build_kernel(source: Path, expression: str, options: tuple[str, ...],
     names = all_expressions or (expression,)
     if expression not in names:
         raise ValueError(f"{expression!r} is not among the module's expressions")
-    opts = options + (f"-DWARPLAB_HEADER_HASH=0x{_header_digest()}ULL",)
+    opts = options + local_headers(source.resolve().parent) + (
+        f"-DWARPLAB_HEADER_HASH=0x{_header_digest()}ULL",)
     return _module(source, digest, opts, names, device_id).get_function(expression)
 
 

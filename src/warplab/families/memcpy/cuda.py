@@ -21,14 +21,16 @@ from .spec import (
     PR_CLASSES,
     TUNED_CLASSES,
     WARP_CLASSES,
+    WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
+    WARP_TIERS,
     MemcpyProblem,
     SizeClasses,
     WarpClasses,
     bytes_moved,
 )
 
-SOURCE = Path(__file__).with_name("memcpy.cu")
+SOURCE = Path(__file__).with_name("memcpy.cu")  # includes memcpy_copy.cuh, memcpy_warp.cuh
 BLOCK = 256          # block_per_buffer: threads per buffer
 WARP_BLOCK = 256     # warp_per_buffer: eight warps (buffers) per block
 BLEV_THREADS = 256   # size_classes, second kernel
@@ -63,11 +65,11 @@ def _tiles_expr(c: SizeClasses) -> str:
 
 
 def _warp_expr(c: WarpClasses) -> str:
-    return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.wlev_max}, "
-            f"{c.chunk}, {c.min_blocks}>")
+    return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, "
+            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}>")
 
 
-_WARP_CONFIGS = (WARP_CLASSES, *WARP_CLASSES_SWEEP)
+_WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, *WARP_CLASSES_SWEEP)
 _EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
                 *(_warp_expr(c) for c in _WARP_CONFIGS),
@@ -198,9 +200,11 @@ def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
 
 
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
-    """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES`` and
-    ``WARP_CLASSES_SWEEP``: the module compiles those): the warp kernel, then the BLEV queue's
-    kernel (``_classed``: one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
+    """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``,
+    ``WARP_CLASSES_STREAM``, ``WARP_TIERS`` and ``WARP_CLASSES_SWEEP``: the module compiles
+    those): the warp
+    kernel, then the BLEV queue's kernel (``_classed``: one launch when the host knows no
+    buffer exceeds ``c.wlev_max``)."""
     import cupy
 
     if b.count == 0:
@@ -262,3 +266,35 @@ def warp_classes(b: DeviceBatch) -> None:
     per warp holding any BLEV buffer.
     """
     run_warp_classes(b, WARP_CLASSES)
+
+
+@register("memcpy_batched", "warp_classes_stream", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=4)
+def warp_classes_stream(b: DeviceBatch) -> None:
+    """``warp_classes`` with the thread-level buffers that have an address not 4-byte aligned
+    copied as one byte stream per warp (their bytes back to back, lane l taking bytes l,
+    l + 32, ...) instead of byte by byte by their own lane: a store instruction then writes
+    neighbouring bytes of a few buffers, one or two 32-byte sectors per buffer, where the
+    own-lane copy writes a sector per byte when destinations are scattered (issue 13's 1-8 B
+    cells with shuffled destinations).
+
+    Performance: as ``warp_classes``, plus per warp with such buffers a scan of their sizes and
+    one shared-memory byte per streamed byte; unmeasured (benchmarks/notes-memcpy4.md).
+    """
+    run_warp_classes(b, WARP_CLASSES_STREAM)
+
+
+@register("memcpy_batched", "warp_tiers", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=5)
+def warp_tiers(b: DeviceBatch) -> None:
+    """``warp_classes`` with each size range copied the way the H100 measured best for it
+    (issue 13, session 10): thread-level buffers as the warp's byte stream, except those one
+    aligned move copies (1, 2, 4, 8 or 16 bytes with both addresses so aligned: their own
+    lane); groups of 8 lanes up to 256 bytes; a whole warp's group copy (every load before
+    its stores, at most two 16-byte chunks a lane) up to 1 KiB; the warp loop up to 8 KiB;
+    BLEV above.
+
+    Performance: as ``warp_classes``, plus a scan and a shared-memory byte per streamed byte
+    for warps with streamed buffers; unmeasured (benchmarks/notes-memcpy4.md, round 5).
+    """
+    run_warp_classes(b, WARP_TIERS)

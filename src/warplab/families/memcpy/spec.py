@@ -51,10 +51,14 @@ TUNED_CLASSES = SizeClasses(256, 1, 32, 8192, 32768)
 class WarpClasses(NamedTuple):
     """The ``warp_classes`` kernel's thresholds (bytes): a lane per buffer up to ``tlev_max``
     (<= 16, the widest words both addresses allow), groups of ``group`` lanes per buffer up to
-    ``sub_max``, a warp per buffer up to ``wlev_max``, BLEV above (queued; the second kernel
-    of ``size_classes`` copies ``chunk``-byte pieces); ``min_blocks`` blocks of 256 threads
-    per SM (a register cap). Classes are decided per warp of 32
-    buffers by ballots: no block-wide histogram or partition."""
+    ``sub_max``, groups of ``group2`` lanes up to ``sub2_max`` (a second tier; none while
+    ``sub2_max`` <= ``sub_max``), a warp per buffer up to ``wlev_max``, BLEV above (queued;
+    the second kernel of ``size_classes`` copies ``chunk``-byte pieces); ``min_blocks``
+    blocks of 256 threads per SM (a register cap); ``stream``: which thread-level buffers go
+    through the warp's byte stream instead of their own lane (0 none, 1 those with an address
+    not 4-byte aligned, 2 all, 3 all but those one aligned move copies; :func:`streamed`).
+    Classes are decided per warp of 32 buffers by ballots: no block-wide histogram or
+    partition."""
 
     tlev_max: int
     group: int
@@ -62,22 +66,40 @@ class WarpClasses(NamedTuple):
     wlev_max: int
     chunk: int
     min_blocks: int  # the kernel's registers are capped so that this many blocks fit an SM
+    stream: int = 0
+    group2: int = 32
+    sub2_max: int = 0
+
+    @property
+    def tier2_max(self) -> int:
+        """The second group tier's largest size (``sub_max`` when it has none)."""
+        return max(self.sub_max, self.sub2_max)
 
     def classify(self, sizes: np.ndarray) -> np.ndarray:
-        """Class per buffer: 0 thread, 1 group, 2 warp, 3 BLEV; -1 for empty buffers."""
+        """Class per buffer: 0 thread, 1 group, 2 second-tier group, 3 warp, 4 BLEV; -1 for
+        empty buffers."""
         s = np.maximum(np.asarray(sizes, dtype=np.int64), 0)
-        return np.select([s == 0, s <= self.tlev_max, s <= self.sub_max, s <= self.wlev_max],
-                         [-1, 0, 1, 2], 3)
+        return np.select([s == 0, s <= self.tlev_max, s <= self.sub_max, s <= self.tier2_max,
+                          s <= self.wlev_max], [-1, 0, 1, 2, 3], 4)
 
 
 #: ``warp_classes``: a lane per buffer up to 16 bytes, eight lanes per buffer up to 256
 #: bytes, the tuned design's warp and BLEV limits above, four blocks per SM (<= 64 registers).
 WARP_CLASSES = WarpClasses(16, 8, 256, 8192, 32768, 4)
-#: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py:
-#: groups of 4 and 16 lanes, thread level only to 8 bytes, no register cap, three blocks per SM.
-WARP_CLASSES_SWEEP = tuple(WARP_CLASSES._replace(**kw) for kw in (
-    {"group": 4}, {"group": 16}, {"tlev_max": 8, "group": 4, "sub_max": 128},
-    {"min_blocks": 1}, {"min_blocks": 3}))
+#: ``warp_classes_stream``: as ``WARP_CLASSES``, the misaligned thread-level buffers (those
+#: ``thread_copy`` would copy byte by byte) through the warp's byte stream.
+WARP_CLASSES_STREAM = WARP_CLASSES._replace(stream=1)
+#: ``warp_tiers``: each size range with the handling session 10 measured best for it (issue
+#: 13): thread-level buffers through the warp's byte stream except those one aligned move
+#: copies (stream 3), groups of 8 lanes up to 256 bytes, a whole warp's group copy (every load
+#: before its stores) up to 1 KiB, the warp loop up to 8 KiB, BLEV above.
+WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
+#: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py:
+#: the tiers with every thread-level buffer streamed, with none, and with three blocks per SM
+#: (80 registers). (Session 10's shapes, the stream with groups of 16 or 3 blocks, groups of
+#: 16 and 32 up to 1 KiB: benchmarks/notes-memcpy4.md; session 9's: benchmarks/NOTES.md.)
+WARP_CLASSES_SWEEP = tuple(WARP_TIERS._replace(**kw) for kw in (
+    {"stream": 2}, {"stream": 0}, {"min_blocks": 3}))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
@@ -252,25 +274,32 @@ def warp_classes_model(sizes: np.ndarray, classes: WarpClasses) -> dict[str, np.
     32 buffers (in order) the ids of each class in lane order, and the BLEV queue filled by
     one packed atomic per warp with BLEV buffers, taken here in warp order.
 
-    Returns ``thread``, ``group``, ``warp`` (buffer ids), ``queue`` (BLEV ids),
-    ``first_chunk`` and ``chunks`` (total), as :func:`partition_model`."""
+    Returns ``thread``, ``group``, ``group2``, ``warp`` (buffer ids), ``queue`` (BLEV ids),
+    ``first_chunk`` and ``chunks`` (total), as :func:`partition_model`, and ``list_slot``: per
+    buffer its slot in the warp's shared list (``s_list``: the groups' buffers by rank from
+    slot 0 up, the second tier's from slot 31 down; -1 for the others)."""
     s = np.maximum(_i64(sizes), 0)
     cls = classes.classify(s)
-    out: dict[str, list] = {"thread": [], "group": [], "warp": [], "queue": [], "first": []}
+    out: dict[str, list] = {"thread": [], "group": [], "group2": [], "warp": [], "queue": [],
+                            "first": []}
+    slot = np.full(len(s), -1, dtype=np.int64)
     chunks = 0
     for w0 in range(0, len(s), 32):
         ids = np.arange(w0, min(w0 + 32, len(s)))
-        for key, k in (("thread", 0), ("group", 1), ("warp", 2)):
+        for key, k in (("thread", 0), ("group", 1), ("group2", 2), ("warp", 3)):
             out[key] += list(ids[cls[ids] == k])
-        big = ids[cls[ids] == 3]
+        slot[ids[cls[ids] == 1]] = np.arange(np.count_nonzero(cls[ids] == 1))
+        slot[ids[cls[ids] == 2]] = 31 - np.arange(np.count_nonzero(cls[ids] == 2))
+        big = ids[cls[ids] == 4]
         mine = -(-s[big] // classes.chunk)
         incl = np.cumsum(mine)
         out["queue"] += list(big)
         out["first"] += list(chunks + incl - mine)
         chunks += int(mine.sum())
     return {"thread": _i64(out["thread"]), "group": _i64(out["group"]),
-            "warp": _i64(out["warp"]), "queue": _i64(out["queue"]),
-            "first_chunk": _i64(out["first"]), "chunks": np.int64(chunks)}
+            "group2": _i64(out["group2"]), "warp": _i64(out["warp"]),
+            "queue": _i64(out["queue"]), "first_chunk": _i64(out["first"]),
+            "chunks": np.int64(chunks), "list_slot": slot}
 
 
 def group_lanes(n: int, dst: int, group: int, max_bytes: int) -> list[list[tuple[int, str]]]:
@@ -313,6 +342,42 @@ def thread_pieces(n: int, src: int, dst: int) -> list[tuple[int, int]]:
             out.append((o, p))
             o += p
     return out
+
+
+def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
+             classes: WarpClasses) -> np.ndarray:
+    """Which buffers ``memcpy_warp_classes`` copies through the warp's byte stream: thread-level
+    ones (1..``tlev_max`` bytes) when ``classes.stream`` is 2; when it is 1, those with an
+    address not 4-byte aligned (exactly those ``thread_copy`` would copy byte by byte); when it
+    is 3, all but those of 1, 2, 4, 8 or 16 bytes with both addresses aligned to their size
+    (one aligned move each, ``one_move``)."""
+    s = np.maximum(_i64(sizes), 0)
+    tiny = (s > 0) & (s <= classes.tlev_max)
+    a = np.asarray(src, np.uint64) | np.asarray(dst, np.uint64)
+    if classes.stream == 2:
+        return tiny
+    if classes.stream == 3:
+        u = s.astype(np.uint64) - np.uint64(1)  # only read where tiny (s >= 1)
+        single = ((s & (s - 1)) == 0) & ((a & u) == 0)
+        return tiny & ~single
+    odd = (a & np.uint64(3)) != 0
+    return tiny & odd if classes.stream == 1 else np.zeros_like(tiny)
+
+
+def stream_bytes(sizes: np.ndarray, chosen: np.ndarray) -> list[list[tuple[int, int]]]:
+    """What each lane of one warp copies in ``stream_copy`` (memcpy.cu): the ``chosen`` lanes'
+    buffers (``sizes``, 32 entries at most) back to back in lane order, lane l taking stream
+    bytes l, l + 32, ... below the total; per lane a list of (owner lane, byte offset) (the
+    kernel's loop holds ``tlev_max`` entries a lane: no lane may get more)."""
+    s = np.where(chosen, np.maximum(_i64(sizes), 0), 0)
+    start = np.cumsum(s) - s
+    total = int(s.sum())
+    owner = np.repeat(np.arange(len(s)), s)  # the kernel's s_owner
+    lanes = []
+    for lane in range(32):
+        lanes.append([(int(owner[j]), int(j - start[owner[j]]))
+                      for j in range(lane, total, 32)])
+    return lanes
 
 
 def chunk_owner(first_chunk: np.ndarray, g: np.ndarray) -> np.ndarray:

@@ -1,0 +1,116 @@
+"""Issue 13's cells where the default ``warp_classes`` trails 1.2x CUB (H100, session 9:
+``results/memcpy-analysis-session9.md``): the byte stream for misaligned tiny buffers
+(``warp_classes_stream``), the size tiers of ``warp_tiers`` and the shapes of
+``spec.WARP_CLASSES_SWEEP`` (the tiers with other streams or 3 blocks per SM) against the
+default and CUB, on the same batches. GPU machine; not part of the package's API.
+
+Cells: the 26 below 1.2x CUB in session 9 (1-8 B and 1-64 B with a shuffled side, 1-1024 B,
+fixed 16 B S/S; and 1-64 B C/S align 4 at 1.20x) and five guards that pass (1-8 B and 1-64 B
+C/C align 1, 1-256 B C/C align 4, fixed 1 KiB C/S, 1-64 KiB S/S); each at the planned grid's
+data total (``plan.cell_total``). Every record is the planned
+grid's (``grid.measure_planned``: launches back to back behind a blocking kernel, median of
+``--runs``, a run into a poisoned destination checked on sampled buffers, the byte sum and the
+guard bytes); here every destination byte is then compared with its source byte too
+(``explore_memcpy_small.measure_cells``). GB/s counts all bytes (2 x data + 24 per buffer).
+
+Prints one line per cell (CUB's GB/s, then each target's x CUB; ``!`` marks a wrong copy) and
+per target the cells at >= 1.2x CUB and the geometric mean of x CUB; full records as JSON.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memcpy-cells.json
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+from explore_memcpy_small import measure_cells, shape_targets
+
+from warplab.bench.campaign import finish_campaign
+from warplab.families.memcpy.bench import Case, targets
+from warplab.families.memcpy.plan import RUNS
+
+CUB = "cub::DeviceMemcpy::Batched"
+VARIANTS = ["warp_classes", "warp_classes_stream", "warp_tiers"]
+C, S = "consecutive", "shuffle"
+#: (lo, hi, align, layouts): session 9's misses, then the guards
+CELLS = ([(1, 8, 1, l) for l in ((C, S), (S, C), (S, S))]
+         + [(1, 8, 4, l) for l in ((C, S), (S, S))]
+         + [(1, 64, 1, l) for l in ((C, S), (S, C), (S, S))]
+         + [(1, 64, 4, l) for l in ((C, S), (S, C), (S, S))]
+         + [(1, 1024, a, l) for a in (1, 4, 16) for l in ((C, C), (C, S), (S, C), (S, S))]
+         + [(16, 16, 1, (S, S))]
+         + [(1, 8, 1, (C, C)), (1, 64, 1, (C, C)), (1, 256, 4, (C, C)),
+            (1024, 1024, 1, (C, S)), (1, 65536, 1, (S, S))])
+GUARDS = 5
+
+
+def short(name: str) -> str:
+    """A column header: the shape's fields that differ from the default's."""
+    if name == "warp_classes":
+        return "default"
+    if name == "warp_classes_stream":
+        return "stream"
+    if name == "warp_tiers":
+        return "tiers"
+    inner = name[len("warp_classes["):-1].replace("t16,", "").replace(",b4", "")
+    return inner.replace("g8,s256,g32,s1024", "tiers")
+
+
+def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
+    """One line per cell, then per target: cells >= 1.2x CUB and the geometric mean."""
+    cols = [n for n in names if n != CUB]
+    lines = [f"{'cell':<20} {'CUB GB/s':>8} " + " ".join(f"{short(n):>14}" for n in cols)]
+    ratios: dict[str, list[float]] = {n: [] for n in cols}
+    for case, recs in by_case.items():
+        ref = recs.get(CUB, {}).get("gbps")
+        row = f"{case:<20} {ref or 0:8.0f} "
+        for n in cols:
+            r = recs.get(n)
+            if not r or not r.get("gbps") or not ref:
+                row += f"{'-':>14} "
+                continue
+            x = r["gbps"] / ref
+            ratios[n].append(x)
+            row += f"{r['gbps']:8.0f} {x:4.2f}{' ' if r['verified'] else '!'} "
+        lines.append(row.rstrip())
+    lines.append("target: cells >= 1.2x CUB / cells, geometric mean x CUB (guards included)")
+    for n in cols:
+        xs = ratios[n]
+        if xs:
+            g = math.exp(sum(map(math.log, xs)) / len(xs))
+            lines.append(f"  {short(n):<22} {sum(x >= 1.2 for x in xs):3d} / {len(xs)}  "
+                         f"{g:5.3f}")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=None, help="JSON path")
+    ap.add_argument("--runs", type=int, default=RUNS)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    variants, notes = targets(VARIANTS, True)
+    tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
+    tgts += shape_targets()
+    tgts += [t for t in variants if getattr(t, "name", "") == CUB]
+    names = [t.name for t in tgts]
+    grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
+    print(f"{len(grid)} cells, the last {GUARDS} guards", flush=True)
+    records, ceilings = measure_cells(grid, tgts, notes, args.runs)
+    by_case: dict[str, dict[str, dict]] = {}
+    for r in records:
+        by_case.setdefault(r["params"]["case"], {})[r["variant"]] = r
+    print("\n".join(summary(by_case, names)), flush=True)
+    bad = [f"{r['params']['case']} {r['variant']}: {r['error']}" for r in records
+           if not r["verified"]]
+    print("every record verified" if not bad else "WRONG: " + "; ".join(bad), flush=True)
+    path = Path(args.out) if args.out else None
+    finish_campaign("cuda", ceilings, notes, "explore_memcpy_cells", records, path)
+    print(f"done in {time.perf_counter() - t0:.0f} s" + (f"; JSON {path}" if path else ""),
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+// The copy helpers every batched-copy kernel shares (memcpy.cu, memcpy_warp.cuh): sizes read
+// as signed 64-bit, 16-byte chunks from aligned or shifted 8-byte loads, and copy_bytes (any
+// number of threads over one buffer). Needs warplab.cuh and WARPLAB_MEMCPY_UNROLL.
+#pragma once
+#include "warplab.cuh"
+
+typedef unsigned char u8;
+#define FULL_MASK 0xffffffffu
+#define CHUNK_BITS 32  // BLEV counter: queued buffers in the top 32 bits, chunks below
+
+__device__ __forceinline__ u64 size_of(const u64* sizes, u64 i) {
+    i64 s = (i64)sizes[i];
+    return s > 0 ? (u64)s : 0;
+}
+
+// Where a copy's 16-byte chunks come from: 16-byte loads when the source is 16-byte aligned
+// where the destination is, else aligned 8-byte loads shifted by the source's misalignment
+// (mis bytes; loads never leave an aligned word holding a source byte).
+struct ChunkSource {
+    const ulonglong2* s16;
+    const u64* s8;
+    u64 mis;
+    u32 lo, hi;
+    bool aligned;
+};
+
+__device__ __forceinline__ ulonglong2 load_chunk(const ChunkSource& s, u64 i) {
+    if (s.aligned) return __ldg(s.s16 + i);
+    ulonglong2 v;
+    const u64 a0 = __ldg(s.s8 + 2 * i), a1 = __ldg(s.s8 + 2 * i + 1);
+    if (s.mis == 0) {  // 8- but not 16-byte aligned
+        v.x = a0;
+        v.y = a1;
+    } else {
+        const u64 a2 = __ldg(s.s8 + 2 * i + 2);
+        v.x = (a0 >> s.lo) | (a1 << s.hi);
+        v.y = (a1 >> s.lo) | (a2 << s.hi);
+    }
+    return v;
+}
+
+__device__ __forceinline__ ChunkSource chunk_source(const u8* src) {
+    ChunkSource cs;
+    cs.aligned = ((u64)src & 15) == 0;
+    cs.mis = (u64)src & 7;
+    cs.s16 = reinterpret_cast<const ulonglong2*>(src);
+    cs.s8 = reinterpret_cast<const u64*>(src - cs.mis);
+    cs.lo = (u32)(8 * cs.mis);
+    cs.hi = 64 - cs.lo;
+    return cs;
+}
+
+// Copy n bytes from src to dst with the `lanes` threads numbered `lane` (a warp, a block...).
+// Bytes up to dst's first 16-byte boundary are copied one by one, then 16-byte stores of
+// chunks from load_chunk, UNROLL loads issued before their stores, then the tail below 16
+// bytes one by one.
+__device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __restrict__ src,
+                                           u64 n, u32 lane, u32 lanes) {
+    constexpr int U = WARPLAB_MEMCPY_UNROLL;
+    u64 head = (16 - ((u64)dst & 15)) & 15;
+    if (head > n) head = n;
+    for (u64 i = lane; i < head; i += lanes) dst[i] = src[i];
+    dst += head;
+    src += head;
+    n -= head;
+    const u64 chunks = n >> 4;
+    ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst);
+    const ChunkSource cs = chunk_source(src);
+    u64 i = lane;
+    for (; i + (u64)(U - 1) * lanes < chunks; i += (u64)U * lanes) {
+        ulonglong2 v[U];
+#pragma unroll
+        for (int k = 0; k < U; ++k) v[k] = load_chunk(cs, i + (u64)k * lanes);
+#pragma unroll
+        for (int k = 0; k < U; ++k) d16[i + (u64)k * lanes] = v[k];
+    }
+    for (; i < chunks; i += lanes) d16[i] = load_chunk(cs, i);
+    for (u64 j = (chunks << 4) + lane; j < n; j += lanes) dst[j] = src[j];
+}

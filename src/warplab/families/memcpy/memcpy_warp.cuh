@@ -1,0 +1,274 @@
+// The warp_classes kernel of the batched copy (launch plans in cuda.py, instantiations that
+// NVRTC compiles listed there, and in memcpy.cu for the nvcc check).
+#pragma once
+#include "memcpy_copy.cuh"
+
+// ---- warp_classes: size classes decided per warp by ballots, no block-wide partition ----
+// A warp takes 32 buffers (one per lane: the three metadata arrays read coalesced, 8 bytes a
+// lane each), then: buffers <= TMAX bytes are copied by their own lane with the widest words
+// both addresses allow, or as the warp's byte stream (STREAM); buffers <= SUB_MAX by groups of
+// G lanes, buffers <= SUB2_MAX by groups of G2 lanes (lists in shared memory); buffers
+// <= WLEV_MAX by the whole warp, one after another; larger ones go to the BLEV queue of the
+// size_classes design (one packed atomic per warp that has any). No __syncthreads, no
+// histogram.
+
+// Copy n <= MAXN bytes with W-byte words (both addresses W-aligned), then the tail in
+// 4-, 2- and 1-byte pieces (aligned: the tail starts at a multiple of W); every load is
+// issued before the first store.
+template <int W> struct WordOf { typedef u32 T; };
+template <> struct WordOf<8> { typedef u64 T; };
+
+template <int W, int MAXN>
+__device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* __restrict__ s,
+                                                  u32 n) {
+    typedef typename WordOf<W>::T Word;
+    constexpr int K = MAXN / W;
+    Word v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if ((u32)(k + 1) * W <= n) v[k] = __ldg(reinterpret_cast<const Word*>(s) + k);
+    const u32 o4 = n & ~(u32)(W - 1);
+    const u32 o2 = o4 + (W > 4 && (n & 4) ? 4 : 0), o1 = o2 + ((n & 2) ? 2 : 0);
+    u32 t4 = 0;
+    unsigned short t2 = 0;
+    u8 t1 = 0;
+    if (W > 4 && (n & 4)) t4 = __ldg(reinterpret_cast<const u32*>(s + o4));
+    if (n & 2) t2 = __ldg(reinterpret_cast<const unsigned short*>(s + o2));
+    if (n & 1) t1 = __ldg(s + o1);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if ((u32)(k + 1) * W <= n) reinterpret_cast<Word*>(d)[k] = v[k];
+    if (W > 4 && (n & 4)) *reinterpret_cast<u32*>(d + o4) = t4;
+    if (n & 2) *reinterpret_cast<unsigned short*>(d + o2) = t2;
+    if (n & 1) d[o1] = t1;
+}
+
+// One aligned move of n = 1, 2, 4, 8 or 16 bytes (both addresses n-aligned).
+__device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restrict__ s, u32 n) {
+    if (n == 16)
+        *reinterpret_cast<ulonglong2*>(d) = __ldg(reinterpret_cast<const ulonglong2*>(s));
+    else if (n == 8)
+        *reinterpret_cast<u64*>(d) = __ldg(reinterpret_cast<const u64*>(s));
+    else if (n == 4)
+        *reinterpret_cast<u32*>(d) = __ldg(reinterpret_cast<const u32*>(s));
+    else if (n == 2)
+        *reinterpret_cast<unsigned short*>(d) = __ldg(reinterpret_cast<const unsigned short*>(s));
+    else
+        *d = __ldg(s);
+}
+
+// One thread copies n <= MAXN (<= 16) bytes: one 16-byte move when both addresses are
+// 16-byte aligned and n is 16, else 8- or 4-byte words where both are so aligned, else bytes
+// (all loads first).
+template <int MAXN>
+__device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __restrict__ s,
+                                            u32 n) {
+    static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
+    const u32 a = (u32)((u64)d | (u64)s);
+    if (MAXN == 16 && n == 16 && (a & 15) == 0) {
+        *reinterpret_cast<ulonglong2*>(d) = __ldg(reinterpret_cast<const ulonglong2*>(s));
+    } else if ((a & 7) == 0) {
+        thread_copy_words<8, MAXN>(d, s, n);
+    } else if ((a & 3) == 0) {
+        thread_copy_words<4, MAXN>(d, s, n);
+    } else {
+        u8 v[MAXN];
+#pragma unroll
+        for (int k = 0; k < MAXN; ++k)
+            if ((u32)k < n) v[k] = __ldg(s + k);
+#pragma unroll
+        for (int k = 0; k < MAXN; ++k)
+            if ((u32)k < n) d[k] = v[k];
+    }
+}
+
+// G lanes (g = 0..G-1) copy n <= MAXN bytes: 16-byte stores from d's first 16-byte boundary
+// (chunks from load_chunk: 16-byte or shifted 8-byte loads), at most K per lane, and the edge
+// bytes before the boundary and after the last chunk; every load before the first store.
+template <int G, int MAXN>
+__device__ __forceinline__ void group_copy(u8* __restrict__ d, const u8* __restrict__ s,
+                                           u32 n, u32 g) {
+    constexpr int K = (MAXN / 16 + G - 1) / G;
+    constexpr int E = (30 + G - 1) / G;  // edge bytes per lane: head + tail < 32
+    u32 head = (16 - ((u32)(u64)d & 15)) & 15;
+    if (head > n) head = n;
+    const u32 chunks = (n - head) >> 4, body_end = head + (chunks << 4);
+    const u32 edges = head + (n - body_end);
+    const ChunkSource cs = chunk_source(s + head);
+    ulonglong2 v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (g + (u32)k * G < chunks) v[k] = load_chunk(cs, g + (u64)k * G);
+    u8 e[E];
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        const u32 j = g + (u32)k * G, at = j < head ? j : j - head + body_end;
+        if (j < edges) e[k] = __ldg(s + at);
+    }
+    ulonglong2* d16 = reinterpret_cast<ulonglong2*>(d + head);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (g + (u32)k * G < chunks) d16[g + k * G] = v[k];
+#pragma unroll
+    for (int k = 0; k < E; ++k) {
+        const u32 j = g + (u32)k * G, at = j < head ? j : j - head + body_end;
+        if (j < edges) d[at] = e[k];
+    }
+}
+
+__device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
+    return __shfl_sync(FULL_MASK, x, lane);
+}
+
+// Thread-level buffers copied as one byte stream of the warp: their bytes back to back in lane
+// order, lane l taking stream bytes l, l + 32, ... (at most TMAX each), so the bytes of a
+// buffer that one store instruction writes are neighbours (one or two 32-byte sectors per
+// buffer and instruction; a lane copying its own buffer byte by byte costs one per byte when
+// destinations are scattered). s_src / s_dst: each streamed lane's addresses less its start
+// in the stream; s_owner: the lane of each stream byte. Loads before stores, R rounds at a
+// time (registers).
+template <int TMAX>
+__device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
+                                            const u8* s_owner, u32 total, u32 lane) {
+    constexpr int R = TMAX < 8 ? TMAX : 8;
+#pragma unroll
+    for (int k0 = 0; k0 < TMAX; k0 += R) {
+        if (32u * k0 >= total) break;
+        u8 v[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const u32 j = lane + 32u * (k0 + k);
+            if (j < total) v[k] = __ldg(reinterpret_cast<const u8*>(s_src[s_owner[j]] + j));
+        }
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const u32 j = lane + 32u * (k0 + k);
+            if (j < total) *reinterpret_cast<u8*>(s_dst[s_owner[j]] + j) = v[k];
+        }
+    }
+}
+
+// The first kernel of warp_classes (the second is memcpy_size_classes_blev<CHUNK>): a
+// grid-stride loop of warps over groups of 32 buffers; blocks of WARPLAB_MEMCPY_WARP_THREADS,
+// registers capped so that MINB blocks fit an SM (occupancy: small copies are latency-bound).
+// STREAM: thread-level buffers that thread_copy would copy byte by byte (an address not 4-byte
+// aligned) go through the warp's byte stream instead (1), or all of them do (2), or all but
+// those one aligned move copies (3: n = 1, 2, 4, 8 or 16 with both addresses n-aligned; no
+// thread_copy), or none (0). Buffers of SUB_MAX + 1 .. SUB2_MAX bytes: groups of G2 lanes
+// (none when SUB2_MAX == SUB_MAX).
+template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
+          int STREAM>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, MINB)
+memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
+                    const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
+                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+    static_assert(TMAX <= 16 && TMAX < SUB_MAX && SUB_MAX <= SUB2_MAX && SUB2_MAX <= WLEV_MAX,
+                  "bad size classes");
+    static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
+    static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
+    static_assert(STREAM >= 0 && STREAM <= 3, "STREAM is 0, 1, 2 or 3");
+    constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
+    __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
+    __shared__ u32 s_size[WARPS][32];
+    __shared__ u8 s_list[WARPS][32];
+    __shared__ u8 s_owner[WARPS][STREAM ? 32 * TMAX : 1];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 lt = (1u << lane) - 1;  // lanes below this one
+    const u64 stride = ((u64)gridDim.x * blockDim.x) & ~31ull;
+    for (u64 base = ((u64)blockIdx.x * blockDim.x + threadIdx.x) & ~31ull; base < n;
+         base += stride) {
+        const u64 i = base + lane;
+        const bool live = i < n;
+        const u64 size = live ? size_of(sizes, i) : 0;
+        const u64 sp = live ? src[i] : 0, dp = live ? dst[i] : 0;
+        // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
+        const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
+        if (big) {
+            const u64 mine = size > (u64)WLEV_MAX ? (size + CHUNK - 1) / CHUNK : 0;
+            u64 incl = mine;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const u64 x = __shfl_up_sync(FULL_MASK, incl, o);
+                if (lane >= (u32)o) incl += x;
+            }
+            u64 old = 0;
+            if (lane == 31)
+                old = atomicAdd((unsigned long long*)counter,
+                                ((unsigned long long)__popc(big) << CHUNK_BITS) | incl);
+            old = shfl64(old, 31);
+            if (mine) {
+                const u64 slot = (old >> CHUNK_BITS) + __popc(big & lt);
+                queue_id[slot] = (u32)i;
+                queue_first[slot] = (old & ((1ull << CHUNK_BITS) - 1)) + incl - mine;
+            }
+        }
+        // Thread level: the lane's own buffer, or the warp's byte stream.
+        const bool tiny = size > 0 && size <= (u64)TMAX;
+        bool streamed = false;
+        if constexpr (STREAM == 3) {  // one aligned move: n a power of two dividing both
+            streamed = tiny && ((size & (size - 1)) | ((sp | dp) & (size - 1))) != 0;
+            if (tiny && !streamed) one_move((u8*)dp, (const u8*)sp, (u32)size);
+        } else {
+            streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
+            if (tiny && !streamed) thread_copy<TMAX>((u8*)dp, (const u8*)sp, (u32)size);
+        }
+        // The rest through shared memory (registers stay free for the copies): every lane's
+        // buffer at its lane (streamed ones less their stream start), the lanes of the G-lane
+        // groups' buffers by rank from the front of s_list, of the G2-lane groups' from the
+        // back, the stream's owner lanes.
+        const bool sub = size > (u64)TMAX && size <= (u64)SUB_MAX;
+        const bool sub2 = SUB2_MAX > SUB_MAX && size > (u64)SUB_MAX && size <= (u64)SUB2_MAX;
+        const u32 subs = __ballot_sync(FULL_MASK, sub);
+        const u32 subs2 = SUB2_MAX > SUB_MAX ? __ballot_sync(FULL_MASK, sub2) : 0;
+        u32 wl = __ballot_sync(FULL_MASK, size > (u64)SUB2_MAX && size <= (u64)WLEV_MAX);
+        const u32 strm = STREAM ? __ballot_sync(FULL_MASK, streamed) : 0;
+        if (subs | subs2 | wl | strm) {
+            u32 start = 0, total = 0;
+            if constexpr (STREAM != 0) if (strm) {  // an exclusive scan of the streamed sizes
+                const u32 len = streamed ? (u32)size : 0;
+                u32 incl = len;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
+                    if (lane >= (u32)o) incl += x;
+                }
+                start = streamed ? incl - len : 0;  // the others keep their own addresses
+                total = __shfl_sync(FULL_MASK, incl, 31);
+#pragma unroll
+                for (int k = 0; k < TMAX; ++k)
+                    if ((u32)k < len) s_owner[warp][start + k] = (u8)lane;
+            }
+            s_src[warp][lane] = sp - start;
+            s_dst[warp][lane] = dp - start;
+            s_size[warp][lane] = (u32)size;
+            if (sub) s_list[warp][__popc(subs & lt)] = (u8)lane;
+            if (sub2) s_list[warp][31 - __popc(subs2 & lt)] = (u8)lane;
+            __syncwarp();
+            if (STREAM && strm)
+                stream_copy<TMAX>(s_src[warp], s_dst[warp], s_owner[warp], total, lane);
+            // Sub-warp level: groups of G lanes over the list.
+            const u32 n_sub = __popc(subs);
+            for (u32 r = lane / G; r < n_sub; r += 32 / G) {
+                const u32 b = s_list[warp][r];
+                group_copy<G, SUB_MAX>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                       s_size[warp][b], lane % G);
+            }
+            if constexpr (SUB2_MAX > SUB_MAX) {  // the second tier: groups of G2 lanes
+                const u32 n_sub2 = __popc(subs2);
+                for (u32 r = lane / G2; r < n_sub2; r += 32 / G2) {
+                    const u32 b = s_list[warp][31 - r];
+                    group_copy<G2, SUB2_MAX>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                             s_size[warp][b], lane % G2);
+                }
+            }
+            // Warp level: the whole warp per buffer, in lane order.
+            while (wl) {
+                const u32 b = __ffs(wl) - 1;
+                wl &= wl - 1;
+                copy_bytes((u8*)s_dst[warp][b], (const u8*)s_src[warp][b], s_size[warp][b],
+                           lane, 32);
+            }
+            __syncwarp();
+        }
+    }
+}
