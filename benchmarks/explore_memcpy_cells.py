@@ -1,12 +1,15 @@
 """Issue 13's cells where the default ``warp_classes`` trails 1.2x CUB (H100, session 9:
-``results/memcpy-analysis-session9.md``): the byte stream for misaligned tiny buffers
-(``warp_classes_stream``), the size tiers of ``warp_tiers`` and the shapes of
-``spec.WARP_CLASSES_SWEEP`` (the tiers with other streams or 3 blocks per SM) against the
-default and CUB, on the same batches. GPU machine; not part of the package's API.
+``results/memcpy-analysis-session9.md``) and those where round 5's ``warp_tiers`` lost to it
+(session 10): the round-5 tiers (``warp_tiers``: every tiny buffer streamed but single aligned
+moves), the round-6 tiers (``warp_tiers_words``: word-aligned tiny buffers copied in words by
+their lane) and the shapes of ``spec.WARP_CLASSES_SWEEP`` (both at 3 blocks per SM) against
+the default and CUB, on the same batches. GPU machine; not part of the package's API.
 
 Cells: the 26 below 1.2x CUB in session 9 (1-8 B and 1-64 B with a shuffled side, 1-1024 B,
-fixed 16 B S/S; and 1-64 B C/S align 4 at 1.20x) and five guards that pass (1-8 B and 1-64 B
-C/C align 1, 1-256 B C/C align 4, fixed 1 KiB C/S, 1-64 KiB S/S); each at the planned grid's
+fixed 16 B S/S; and 1-64 B C/S align 4 at 1.20x), then guards: round 5's losses of
+``warp_tiers`` (1-8 B and 1-64 B align 4 C/C and S/C, 1-256 B C/C align 4, 1-4096 B C/C
+align 1) and four cells that pass (1-8 B and 1-64 B C/C align 1, fixed 1 KiB C/S, 1-64 KiB
+S/S); each at the planned grid's
 data total (``plan.cell_total``). Every record is the planned
 grid's (``grid.measure_planned``: launches back to back behind a blocking kernel, median of
 ``--runs``, a run into a poisoned destination checked on sampled buffers, the byte sum and the
@@ -32,7 +35,7 @@ from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.plan import RUNS
 
 CUB = "cub::DeviceMemcpy::Batched"
-VARIANTS = ["warp_classes", "warp_classes_stream", "warp_tiers"]
+VARIANTS = ["warp_classes", "warp_tiers", "warp_tiers_words"]
 C, S = "consecutive", "shuffle"
 #: (lo, hi, align, layouts): session 9's misses, then the guards
 CELLS = ([(1, 8, 1, l) for l in ((C, S), (S, C), (S, S))]
@@ -41,21 +44,22 @@ CELLS = ([(1, 8, 1, l) for l in ((C, S), (S, C), (S, S))]
          + [(1, 64, 4, l) for l in ((C, S), (S, C), (S, S))]
          + [(1, 1024, a, l) for a in (1, 4, 16) for l in ((C, C), (C, S), (S, C), (S, S))]
          + [(16, 16, 1, (S, S))]
-         + [(1, 8, 1, (C, C)), (1, 64, 1, (C, C)), (1, 256, 4, (C, C)),
-            (1024, 1024, 1, (C, S)), (1, 65536, 1, (S, S))])
-GUARDS = 5
+         + [(1, 8, 4, (C, C)), (1, 8, 4, (S, C)), (1, 64, 4, (C, C)), (1, 256, 4, (C, C)),
+            (1, 4096, 1, (C, C))]
+         + [(1, 8, 1, (C, C)), (1, 64, 1, (C, C)), (1024, 1024, 1, (C, S)),
+            (1, 65536, 1, (S, S))])
+GUARDS = 9
+#: column headers of the sweep's shapes (spec.WARP_CLASSES_SWEEP)
+SHAPES = {"t16,g8,s256,g32,s1024,b3,st4": "words,b3", "t16,g8,s256,g32,s1024,b3,st3": "tiers,b3"}
 
 
 def short(name: str) -> str:
-    """A column header: the shape's fields that differ from the default's."""
-    if name == "warp_classes":
-        return "default"
-    if name == "warp_classes_stream":
-        return "stream"
-    if name == "warp_tiers":
-        return "tiers"
-    inner = name[len("warp_classes["):-1].replace("t16,", "").replace(",b4", "")
-    return inner.replace("g8,s256,g32,s1024", "tiers")
+    """A column header: the variant's or shape's short name."""
+    names = {"warp_classes": "default", "warp_tiers": "tiers", "warp_tiers_words": "words"}
+    if name in names:
+        return names[name]
+    inner = name[len("warp_classes["):-1]
+    return SHAPES.get(inner, inner.replace("t16,", "").replace(",b4", ""))
 
 
 def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:

@@ -18,6 +18,7 @@ from warplab.families.memcpy.spec import (
     WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
+    WARP_TIERS_WORDS,
     chunk_owner,
     concat_plan,
     group_lanes,
@@ -134,7 +135,8 @@ def test_partition_model(sizes: list[int], classes: object) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.integers(-3, 40), st.integers(0, 300), st.integers(0, 70000)),
                 max_size=400),
-       st.sampled_from([WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, *WARP_CLASSES_SWEEP]))
+       st.sampled_from([WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
+                        *WARP_CLASSES_SWEEP]))
 def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     s = np.array(sizes, dtype=np.int64)
     m = warp_classes_model(s, classes)
@@ -164,14 +166,15 @@ def test_warp_tiers_classes_at_the_tier_boundaries() -> None:
     """warp_tiers: thread level to 16 bytes, groups of 8 to 256, groups of 32 to 1 KiB, the
     warp loop to 8 KiB, BLEV above; the defaults have no second tier."""
     s = np.array([0, 1, 16, 17, 256, 257, 1024, 1025, 8192, 8193])
-    assert WARP_TIERS.classify(s).tolist() == [-1, 0, 0, 1, 1, 2, 2, 3, 3, 4]
-    assert (WARP_TIERS.group, WARP_TIERS.group2, WARP_TIERS.stream) == (8, 32, 3)
+    for c, stream in ((WARP_TIERS, 3), (WARP_TIERS_WORDS, 4)):
+        assert c.classify(s).tolist() == [-1, 0, 0, 1, 1, 2, 2, 3, 3, 4]
+        assert (c.group, c.group2, c.stream) == (8, 32, stream)
     for c in (WARP_CLASSES, WARP_CLASSES_STREAM):
         assert c.tier2_max == c.sub_max and 2 not in c.classify(s).tolist()
 
 
 @pytest.mark.parametrize("classes", [WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS,
-                                     *WARP_CLASSES_SWEEP])
+                                     WARP_TIERS_WORDS, *WARP_CLASSES_SWEEP])
 @pytest.mark.parametrize("tier", [1, 2])
 def test_group_copy_covers_each_byte_once(classes: object, tier: int) -> None:
     lo, hi, group = ((classes.tlev_max, classes.sub_max, classes.group) if tier == 1 else
@@ -239,28 +242,41 @@ def test_grid_leaves_out_cells_without_aligned_sizes() -> None:
 def test_streamed_buffers_are_thread_copys_byte_path() -> None:
     """stream 1 takes exactly the thread-level buffers thread_copy would copy byte by byte (an
     address not 4-byte aligned); stream 2 every thread-level one; stream 3 all but those one
-    aligned move copies (1, 2, 4, 8, 16 bytes, both addresses so aligned); stream 0 none."""
+    aligned move copies (1, 2, 4, 8, 16 bytes, both addresses so aligned); stream 4 those of
+    stream 1 that no single aligned move copies (word-aligned ones keep word_copy); stream 0
+    none."""
     n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(-1, 20), np.arange(32),
                                                    np.arange(32), indexing="ij"))
     tiny = (n > 0) & (n <= 16)
+    odd = ((src | dst) % 4) != 0
     single = np.isin(n, (1, 2, 4, 8, 16)) & ((src % np.maximum(n, 1)) == 0) & (
         (dst % np.maximum(n, 1)) == 0)
-    assert WARP_CLASSES_SWEEP[0].stream == 2 and WARP_TIERS.stream == 3
-    for c, want in ((WARP_CLASSES, np.zeros_like(tiny)), (WARP_CLASSES_SWEEP[0], tiny),
-                    (WARP_CLASSES_STREAM, tiny & (((src | dst) % 4) != 0)),
-                    (WARP_TIERS, tiny & ~single)):
+    assert WARP_TIERS.stream == 3 and WARP_TIERS_WORDS.stream == 4
+    assert [c.stream for c in WARP_CLASSES_SWEEP] == [4, 3]
+    every = WARP_CLASSES._replace(stream=2)
+    for c, want in ((WARP_CLASSES, np.zeros_like(tiny)), (every, tiny),
+                    (WARP_CLASSES_STREAM, tiny & odd), (WARP_TIERS, tiny & ~single),
+                    (WARP_TIERS_WORDS, tiny & odd & ~single),
+                    (WARP_CLASSES_SWEEP[0], tiny & odd & ~single)):
         got = streamed(n, src.astype(np.uint64), dst.astype(np.uint64), c)
         assert np.array_equal(got, want), c
     for k in np.flatnonzero(streamed(n, src.astype(np.uint64), dst.astype(np.uint64),
                                      WARP_CLASSES_STREAM)):
         assert thread_pieces(int(n[k]), int(src[k]), int(dst[k])) == [
             (j, 1) for j in range(int(n[k]))]
+    # stream 4 at align 4: nothing streamed (round 5's stream 3 streamed 3-, 5- to 7-byte and
+    # misaligned 8- and 16-byte buffers there)
+    aligned = tiny & ~odd
+    assert not streamed(n[aligned], src[aligned].astype(np.uint64),
+                        dst[aligned].astype(np.uint64), WARP_TIERS_WORDS).any()
+    assert streamed(n[aligned], src[aligned].astype(np.uint64),
+                    dst[aligned].astype(np.uint64), WARP_TIERS).any()
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-2, 20), min_size=0, max_size=32),
        st.lists(st.integers(0, 63), min_size=64, max_size=64),
-       st.sampled_from([WARP_CLASSES_STREAM, WARP_TIERS,
+       st.sampled_from([WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
                         *[c for c in WARP_CLASSES_SWEEP if c.stream]]))
 def test_stream_copy_covers_each_byte_once(sizes: list[int], addr: list[int],
                                            classes: object) -> None:

@@ -127,12 +127,13 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
                                         dst_s: bool) -> None:
     """Warps whose thread-level buffers fill the byte stream (16 bytes a lane: the kernel's
     loop bound) or nearly, misaligned (align 1) or word-aligned (align 4: streamed only by the
-    shapes that stream every thread-level buffer, or all but single aligned moves: 16 bytes
-    at align 4 is streamed by warp_tiers), for every shape with a stream."""
+    shapes that stream all but single aligned moves: 16 bytes at align 4 is streamed by
+    warp_tiers, word-copied by warp_tiers_words), for every shape with a stream."""
     from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
 
-    run_case(["warp_classes", "warp_classes_stream", "warp_tiers"], rng_name, count, align,
-             src_s, dst_s, configs=tuple(c for c in WARP_CLASSES_SWEEP if c.stream))
+    run_case(["warp_classes", "warp_classes_stream", "warp_tiers", "warp_tiers_words"],
+             rng_name, count, align, src_s, dst_s,
+             configs=tuple(c for c in WARP_CLASSES_SWEEP if c.stream))
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -24,6 +24,7 @@ from .spec import (
     WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
+    WARP_TIERS_WORDS,
     MemcpyProblem,
     SizeClasses,
     WarpClasses,
@@ -69,7 +70,8 @@ def _warp_expr(c: WarpClasses) -> str:
             f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}>")
 
 
-_WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, *WARP_CLASSES_SWEEP)
+_WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
+                 *WARP_CLASSES_SWEEP)
 _EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
                 *(_warp_expr(c) for c in _WARP_CONFIGS),
@@ -201,9 +203,8 @@ def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
 
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
     """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``,
-    ``WARP_CLASSES_STREAM``, ``WARP_TIERS`` and ``WARP_CLASSES_SWEEP``: the module compiles
-    those): the warp
-    kernel, then the BLEV queue's kernel (``_classed``: one launch when the host knows no
+    ``WARP_CLASSES_STREAM``, ``WARP_TIERS``, ``WARP_TIERS_WORDS`` and ``WARP_CLASSES_SWEEP``:
+    the module compiles those): the warp kernel, then the BLEV queue's kernel (``_classed``: one launch when the host knows no
     buffer exceeds ``c.wlev_max``)."""
     import cupy
 
@@ -298,3 +299,17 @@ def warp_tiers(b: DeviceBatch) -> None:
     for warps with streamed buffers; unmeasured (benchmarks/notes-memcpy4.md, round 5).
     """
     run_warp_classes(b, WARP_TIERS)
+
+
+@register("memcpy_batched", "warp_tiers_words", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=6)
+def warp_tiers_words(b: DeviceBatch) -> None:
+    """``warp_tiers`` with the thread-level buffers whose addresses are both 4-byte aligned
+    copied by their own lane in 4-, 8- or 16-byte words (as ``warp_classes``), the others by
+    one aligned move where one copies them, only the rest as the warp's byte stream (round 5
+    streamed the 4- and 8-byte buffers of align-4 batches byte by byte: 0.63-0.89x
+    ``warp_classes`` on 1-8 B and 1-64 B align-4 cells).
+
+    Performance: as ``warp_tiers``; unmeasured (benchmarks/notes-memcpy4.md, round 6).
+    """
+    run_warp_classes(b, WARP_TIERS_WORDS)

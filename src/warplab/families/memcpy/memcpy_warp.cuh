@@ -57,20 +57,27 @@ __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restric
         *d = __ldg(s);
 }
 
-// One thread copies n <= MAXN (<= 16) bytes: one 16-byte move when both addresses are
-// 16-byte aligned and n is 16, else 8- or 4-byte words where both are so aligned, else bytes
-// (all loads first).
+// One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
+// when both are 16-byte aligned and n is 16, else 8- or 4-byte words (all loads first).
+template <int MAXN>
+__device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restrict__ s, u32 n) {
+    static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
+    const u32 a = (u32)((u64)d | (u64)s);
+    if (MAXN == 16 && n == 16 && (a & 15) == 0)
+        *reinterpret_cast<ulonglong2*>(d) = __ldg(reinterpret_cast<const ulonglong2*>(s));
+    else if ((a & 7) == 0)
+        thread_copy_words<8, MAXN>(d, s, n);
+    else
+        thread_copy_words<4, MAXN>(d, s, n);
+}
+
+// One thread copies n <= MAXN (<= 16) bytes: word_copy where both addresses are 4-byte
+// aligned, else bytes (all loads first).
 template <int MAXN>
 __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __restrict__ s,
                                             u32 n) {
-    static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
-    const u32 a = (u32)((u64)d | (u64)s);
-    if (MAXN == 16 && n == 16 && (a & 15) == 0) {
-        *reinterpret_cast<ulonglong2*>(d) = __ldg(reinterpret_cast<const ulonglong2*>(s));
-    } else if ((a & 7) == 0) {
-        thread_copy_words<8, MAXN>(d, s, n);
-    } else if ((a & 3) == 0) {
-        thread_copy_words<4, MAXN>(d, s, n);
+    if ((((u32)(u64)d | (u32)(u64)s) & 3) == 0) {
+        word_copy<MAXN>(d, s, n);
     } else {
         u8 v[MAXN];
 #pragma unroll
@@ -154,6 +161,8 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // STREAM: thread-level buffers that thread_copy would copy byte by byte (an address not 4-byte
 // aligned) go through the warp's byte stream instead (1), or all of them do (2), or all but
 // those one aligned move copies (3: n = 1, 2, 4, 8 or 16 with both addresses n-aligned; no
+// thread_copy), or those neither one aligned move nor 4-byte words copy (4: both addresses
+// 4-byte aligned -> word_copy, else one_move where it applies, else the stream; no
 // thread_copy), or none (0). Buffers of SUB_MAX + 1 .. SUB2_MAX bytes: groups of G2 lanes
 // (none when SUB2_MAX == SUB_MAX).
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
@@ -166,7 +175,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                   "bad size classes");
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
-    static_assert(STREAM >= 0 && STREAM <= 3, "STREAM is 0, 1, 2 or 3");
+    static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
     __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
     __shared__ u32 s_size[WARPS][32];
@@ -208,6 +217,12 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         if constexpr (STREAM == 3) {  // one aligned move: n a power of two dividing both
             streamed = tiny && ((size & (size - 1)) | ((sp | dp) & (size - 1))) != 0;
             if (tiny && !streamed) one_move((u8*)dp, (const u8*)sp, (u32)size);
+        } else if constexpr (STREAM == 4) {  // 4-byte words, else one aligned move, else stream
+            const bool words = ((sp | dp) & 3) == 0;
+            const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
+            streamed = tiny && !words && !move;
+            if (tiny && words) word_copy<TMAX>((u8*)dp, (const u8*)sp, (u32)size);
+            else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
             if (tiny && !streamed) thread_copy<TMAX>((u8*)dp, (const u8*)sp, (u32)size);

@@ -56,7 +56,8 @@ class WarpClasses(NamedTuple):
     the second kernel of ``size_classes`` copies ``chunk``-byte pieces); ``min_blocks``
     blocks of 256 threads per SM (a register cap); ``stream``: which thread-level buffers go
     through the warp's byte stream instead of their own lane (0 none, 1 those with an address
-    not 4-byte aligned, 2 all, 3 all but those one aligned move copies; :func:`streamed`).
+    not 4-byte aligned, 2 all, 3 all but those one aligned move copies, 4 those neither
+    4-byte words nor one aligned move copies; :func:`streamed`).
     Classes are decided per warp of 32 buffers by ballots: no block-wide histogram or
     partition."""
 
@@ -94,12 +95,17 @@ WARP_CLASSES_STREAM = WARP_CLASSES._replace(stream=1)
 #: copies (stream 3), groups of 8 lanes up to 256 bytes, a whole warp's group copy (every load
 #: before its stores) up to 1 KiB, the warp loop up to 8 KiB, BLEV above.
 WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
+#: ``warp_tiers_words``: ``WARP_TIERS`` with the thread-level buffers whose addresses are both
+#: 4-byte aligned copied by their own lane in 4-, 8- or 16-byte words (as ``WARP_CLASSES``),
+#: the other ones one aligned move copies by their lane, only the rest streamed (stream 4;
+#: round 6: the round-5 tiers streamed 4- and 8-byte buffers at align 4 byte by byte).
+WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py:
-#: the tiers with every thread-level buffer streamed, with none, and with three blocks per SM
-#: (80 registers). (Session 10's shapes, the stream with groups of 16 or 3 blocks, groups of
-#: 16 and 32 up to 1 KiB: benchmarks/notes-memcpy4.md; session 9's: benchmarks/NOTES.md.)
-WARP_CLASSES_SWEEP = tuple(WARP_TIERS._replace(**kw) for kw in (
-    {"stream": 2}, {"stream": 0}, {"min_blocks": 3}))
+#: the round-6 and round-5 tiers at three blocks per SM (80 registers). (Round 5's every-buffer
+#: stream and tiers without a stream; session 10's shapes, the stream with groups of 16 or 3
+#: blocks, groups of 16 and 32 up to 1 KiB: benchmarks/notes-memcpy4.md; session 9's:
+#: benchmarks/NOTES.md.)
+WARP_CLASSES_SWEEP = (WARP_TIERS_WORDS._replace(min_blocks=3), WARP_TIERS._replace(min_blocks=3))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
@@ -350,17 +356,18 @@ def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
     ones (1..``tlev_max`` bytes) when ``classes.stream`` is 2; when it is 1, those with an
     address not 4-byte aligned (exactly those ``thread_copy`` would copy byte by byte); when it
     is 3, all but those of 1, 2, 4, 8 or 16 bytes with both addresses aligned to their size
-    (one aligned move each, ``one_move``)."""
+    (one aligned move each, ``one_move``); when it is 4, those that are neither (both
+    addresses 4-byte aligned: ``word_copy``) nor such a single move."""
     s = np.maximum(_i64(sizes), 0)
     tiny = (s > 0) & (s <= classes.tlev_max)
     a = np.asarray(src, np.uint64) | np.asarray(dst, np.uint64)
     if classes.stream == 2:
         return tiny
-    if classes.stream == 3:
+    odd = (a & np.uint64(3)) != 0
+    if classes.stream in (3, 4):
         u = s.astype(np.uint64) - np.uint64(1)  # only read where tiny (s >= 1)
         single = ((s & (s - 1)) == 0) & ((a & u) == 0)
-        return tiny & ~single
-    odd = (a & np.uint64(3)) != 0
+        return tiny & ~single & (odd if classes.stream == 4 else True)
     return tiny & odd if classes.stream == 1 else np.zeros_like(tiny)
 
 
