@@ -154,7 +154,7 @@ def test_warm_copy_batched_ring_work(gpu, monkeypatch) -> None:
     with warplab.record_variants() as ran:
         warplab.copy_batched(srcs, dsts)
     assert dict(WORK) == {"empty": 1, "h2d": 1, "record": 1, "sync": 1, "launch": 1}
-    assert planned == [] and [r.variant for r in ran] == ["warp_classes"]
+    assert planned == [] and [r.variant for r in ran] == ["warp_tiers_words"]
     _same(srcs, dsts)
 
 

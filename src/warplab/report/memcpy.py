@@ -34,9 +34,9 @@ from .skips import SkippedFigure
 from .tables import Table
 from .units import fmt_bandwidth, fmt_pct
 
-DEFAULT = "warp_classes"   # the cuda default (rank 0 of memcpy_batched) since session 9
-#: The default before: what a run made without warp_classes measured as its default.
-EARLIER_DEFAULT = "size_classes_tuned"
+DEFAULT = "warp_tiers_words"   # the cuda default (rank 0 of memcpy_batched) since session 10
+#: The defaults before, newest first: what older runs measured as their default.
+EARLIER_DEFAULTS = ("warp_classes", "size_classes_tuned")
 LAYOUTS = ("consecutive", "shuffle")
 PANELS = ("CC", "CS", "SC", "SS")
 TARGET_RATIO, TARGET_CAP_PCT, TARGET_LARGE_PCT, LARGE = 1.2, 95.0, 85.0, 1024
@@ -111,10 +111,10 @@ def kernel_rows(results: Results) -> list[Row]:
 
 def default_name(rows: Sequence[Row]) -> str | None:
     """The variant the tables call the default: :data:`DEFAULT` where measured, else
-    :data:`EARLIER_DEFAULT` (runs from before the switch), else the only warplab variant (the
-    cpu backend's ``numpy``); None when none of these."""
+    :data:`EARLIER_DEFAULTS` in order (runs from before each switch), else the only warplab
+    variant (the cpu backend's ``numpy``); None when none of these."""
     names = {r.variant for r in rows if r.provider == "warplab"}
-    for name in (DEFAULT, EARLIER_DEFAULT):
+    for name in (DEFAULT, *EARLIER_DEFAULTS):
         if name in names:
             return name
     return next(iter(names)) if len(names) == 1 else None

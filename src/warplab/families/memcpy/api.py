@@ -1,11 +1,12 @@
 """Batched copies: ``copy_batched`` (lists of arrays), ``memcpy_batched`` (CUB's pointer form),
 ``concatenate`` and ``split`` (NumPy's, in one launch).
 
-Variants: ``warplab.variants("memcpy_batched")``: ``warp_classes`` (the default: size classes
-per warp, no block-wide partition), ``warp_classes_stream`` (the same, misaligned tiny buffers
-as one byte stream per warp), ``warp_tiers`` (the same with each size range copied its
-measured-best way: a second group tier of whole warps up to 1 KiB), ``warp_tiers_words``
-(``warp_tiers`` with word-aligned tiny buffers copied in words by their lane),
+Variants: ``warplab.variants("memcpy_batched")``: ``warp_tiers_words`` (the default: size
+classes per warp, each size range copied its measured-best way, misaligned tiny buffers as one
+byte stream per warp), ``warp_classes`` (size classes per warp, no block-wide partition),
+``warp_classes_stream`` (the same, misaligned tiny buffers as one byte stream per warp),
+``warp_tiers`` (the same with a second group tier of whole warps up to 1 KiB and every tiny
+buffer one aligned move cannot copy streamed),
 ``size_classes_tuned``
 (the block-wide partition, tuned), ``size_classes`` (the batch-memcpy PR's design),
 ``warp_per_buffer``, ``block_per_buffer``, ``loop_memcpy_async`` (cuda, ``cuda.py``) and

@@ -249,7 +249,7 @@ def size_classes_tuned(b: DeviceBatch) -> None:
 
 
 @register("memcpy_batched", "warp_classes", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=0)
+          supports=_queue_fits, rank=1)
 def warp_classes(b: DeviceBatch) -> None:
     """Size classes decided per warp of 32 buffers by ballots (no block-wide histogram,
     prefix sum or byte-stream decode): a lane per buffer up to 16 bytes (16-, 8- or 4-byte
@@ -257,8 +257,8 @@ def warp_classes(b: DeviceBatch) -> None:
     bytes (16-byte stores, shifted 8-byte loads for mutually misaligned buffers), a warp per
     buffer up to 8 KiB, the BLEV queue and second kernel of ``size_classes_tuned`` above.
 
-    The default: on the H100 1.31x ``size_classes_tuned`` (geometric mean over the PR's 140
-    cells, faster in 120) and >= 85% of the copy ceiling from 1 KiB buffers up (see
+    The default of session 9: on the H100 1.31x ``size_classes_tuned`` (geometric mean over the
+    PR's 140 cells, faster in 120) and >= 85% of the copy ceiling from 1 KiB buffers up (see
     benchmarks/NOTES.md).
 
     Performance: two launches and an 8-byte memset (one launch when the host knows no buffer
@@ -302,7 +302,7 @@ def warp_tiers(b: DeviceBatch) -> None:
 
 
 @register("memcpy_batched", "warp_tiers_words", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=6)
+          supports=_queue_fits, rank=0)
 def warp_tiers_words(b: DeviceBatch) -> None:
     """``warp_tiers`` with the thread-level buffers whose addresses are both 4-byte aligned
     copied by their own lane in 4-, 8- or 16-byte words (as ``warp_classes``), the others by
@@ -310,6 +310,12 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     streamed the 4- and 8-byte buffers of align-4 batches byte by byte: 0.63-0.89x
     ``warp_classes`` on 1-8 B and 1-64 B align-4 cells).
 
-    Performance: as ``warp_tiers``; unmeasured (benchmarks/notes-memcpy4.md, round 6).
+    The default since session 10: on the H100's full PR grid, in the same run as CUB, 1.2x CUB
+    in 119 of 140 cells (``warp_classes`` 113), geometric mean 1.60x CUB, slowest cell 0.94x
+    (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB buffers up
+    (``results/memcpy-full-h100-session10-words.json``).
+
+    Performance: as ``warp_tiers``: two launches and an 8-byte memset (one launch when the host
+    knows no buffer exceeds 8 KiB); all bytes once plus 24 bytes per buffer.
     """
     run_warp_classes(b, WARP_TIERS_WORDS)
