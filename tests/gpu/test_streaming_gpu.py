@@ -203,3 +203,19 @@ def test_stream_more_than_the_gpu_holds(tmp_path) -> None:
     counts = warplab.byte_histogram(p)
     assert counts[1:5].tolist() == [1, 1, 1, 1] and counts[0] == size - 4
     assert int(counts.sum()) == size
+
+
+@pytest.mark.parametrize("n", [4095, 4097, (1 << 20) + 3, 5 << 20])
+def test_non_temporal_staging_copies_every_byte(n, small_chunks, monkeypatch) -> None:
+    """Every staged piece through ``ntcopy`` (its size floor lowered to 0), where it is built."""
+    from warplab.core import ntcopy
+
+    monkeypatch.setattr(ntcopy, "MIN_BYTES", 0)
+    a = (np.arange(n + 1, dtype=np.int64) * 2654435761 % 1000003)[1:]
+    got = streaming.stream(a, lambda d, s: d.copy(),
+                           lambda parts: cupy.concatenate(parts).get(), backend="cuda",
+                           host="stage")
+    np.testing.assert_array_equal(got, a)
+    h = _bytes(n, 3)
+    np.testing.assert_array_equal(cupy.asnumpy(warplab.byte_histogram(h, device="cuda")),
+                                  warplab.byte_histogram(h, device="cpu"))

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..core.device import cpu_properties, device_properties
+from ..core.device import cache_dir, cpu_properties, device_properties
 from .stats import summarize
 from .timing import time_runs
 
@@ -250,14 +250,6 @@ def datasheet(props: dict[str, Any]) -> dict[str, Any]:
         out["datasheet_fp64_tensor_gflops"] = (FP64_TENSOR_FACTOR[str(cc)]
                                                * out["datasheet_fp64_gflops"])
     return out
-
-
-def cache_dir() -> Path:
-    """Where measured ceilings are kept (see the module docstring)."""
-    if os.environ.get("WARPLAB_CACHE_DIR"):
-        return Path(os.environ["WARPLAB_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "warplab"
 
 
 def device_key(backend: str) -> str:

@@ -1,4 +1,5 @@
-"""Backend choice: ``cuda`` when a GPU and CuPy are usable, else ``cpu``.
+"""Backend choice: ``cuda`` when a GPU and CuPy are usable, else ``cpu``; and the machine's
+cache folder (:func:`cache_dir`).
 
 Override per call with ``device="cpu" | "cuda"`` or for the process with the environment
 variable ``WARPLAB_DEVICE``.
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from .errors import DeviceOutOfMemoryError, DeviceUnavailableError
@@ -14,6 +16,16 @@ from .errors import DeviceOutOfMemoryError, DeviceUnavailableError
 F = TypeVar("F", bound=Callable[..., Any])
 
 BACKENDS = ("cuda", "cpu")
+
+
+def cache_dir() -> Path:
+    """Where warplab keeps what it measures or builds once per machine (ceilings, helper
+    libraries): ``$WARPLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/warplab``, else
+    ``~/.cache/warplab``."""
+    if os.environ.get("WARPLAB_CACHE_DIR"):
+        return Path(os.environ["WARPLAB_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "warplab"
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import ntcopy
 from .arrays import file_errors
 
 #: Alignment of O_DIRECT offsets, lengths and buffer addresses (the common logical block).
@@ -59,10 +60,11 @@ class ArraySource:
         return None if self._flat is None else self._flat[start:stop]
 
     def fill(self, dst: np.ndarray, start: int) -> None:
-        """Copy elements ``[start, start + dst.size)`` into ``dst`` (releases the GIL)."""
+        """Copy elements ``[start, start + dst.size)`` into ``dst`` (releases the GIL; a
+        contiguous array's pieces with streaming stores: ``core/ntcopy.py``)."""
         n = dst.size
         if self._flat is not None:
-            np.copyto(dst, self._flat[start:start + n])
+            ntcopy.copy(dst, self._flat[start:start + n])
             return
         a = self.array
         if a.ndim <= 1:

@@ -6,7 +6,8 @@ and the chunk plan.
   (``allocated_bytes``, ``in_use``) is what the tests watch on every error path.
 * :func:`rates`: the two bandwidths a chunk size is chosen from, measured once per process on
   the pool's own buffers (one pinned H2D copy timed with events, the method of
-  ``bench/ceilings.py``'s ``h2d_pinned``; a threaded ``np.copyto`` into pinned memory) unless
+  ``bench/ceilings.py``'s ``h2d_pinned``; the threaded staging copy into pinned memory,
+  ``ntcopy.copy``) unless
   :func:`set_rates` gave them (the stream campaign passes its measured ceilings).
 * :func:`plan_chunk`: the chunk size (see its docstring); ``WARPLAB_STREAM_CHUNK`` overrides.
 """
@@ -20,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
+
+from . import ntcopy
 
 PAGE = 4096
 MIN_CLASS = 1 << 16
@@ -187,17 +190,18 @@ def _measure(backend: str, nbytes: int = 32 << 20) -> Rates:
         parts = np.array_split(np.arange(nbytes // PAGE) * PAGE, threads())
         def stage() -> float:
             t0 = time.perf_counter()
-            list(executor().map(lambda p: np.copyto(h_buf[p[0]:p[-1] + PAGE],
-                                                    h_src[p[0]:p[-1] + PAGE]),
+            list(executor().map(lambda p: ntcopy.copy(h_buf[p[0]:p[-1] + PAGE],
+                                                      h_src[p[0]:p[-1] + PAGE]),
                                 [p for p in parts if p.size]))
             return time.perf_counter() - t0
         stage()
         stage_gbps = nbytes / min(stage() for _ in range(3)) / 1e9
         if backend != "cuda":
-            return Rates(stage_gbps, stage_gbps, "measured: threaded np.copyto (cpu)")
+            return Rates(stage_gbps, stage_gbps,
+                         f"measured: threaded staging copy, {ntcopy.status()} (cpu)")
         return Rates(_h2d_gbps(h_buf, nbytes), stage_gbps,
                      f"measured: {nbytes >> 20} MiB pinned cudaMemcpyAsync H2D, threaded "
-                     "np.copyto into pinned memory")
+                     f"staging copy into pinned memory ({ntcopy.status()})")
     finally:
         pool.release(h_buf)
 

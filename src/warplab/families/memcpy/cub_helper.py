@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ...bench.ceilings import cache_dir
+from ...core.device import cache_dir
 
 SOURCE = Path(__file__).with_name("cub") / "batched_cub.cu"
 
