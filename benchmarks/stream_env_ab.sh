@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# A/B of the pageable 4 GiB stream under environment settings that change how the host stages:
-# glibc's non-temporal-store threshold (GLIBC_TUNABLES: the staging memcpy streams past the
-# caches above it) and the chunk size (each worker's piece grows with it). Alternating order,
-# each config a fresh process (tunables are read at start-up). Usage (GPU machine):
-#   PYTHONPATH=$PWD/src bash benchmarks/stream_env_ab.sh OUTDIR [rounds]
+# A/B of the pageable 4 GiB stream under environment settings that change how the host stages,
+# e.g. glibc's non-temporal-store threshold (GLIBC_TUNABLES: read at start-up), warplab's own
+# streaming-store copy (WARPLAB_NT_COPY) or the chunk size. Each config is NAME[:VAR=V ...],
+# run in a fresh process, rounds in the same order. Usage (GPU machine):
+#   PYTHONPATH=$PWD/src bash benchmarks/stream_env_ab.sh OUTDIR ROUNDS CONFIG...
+# e.g. ... /tmp/ab 3 plain:WARPLAB_NT_COPY=0 nt:WARPLAB_NT_COPY=1
 set -u
-out=$1; rounds=${2:-2}
-configs=("plain" "nt1m:GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=0x100000"
-         "chunk512:WARPLAB_STREAM_CHUNK=512M"
-         "nt1m_chunk512:GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=0x100000 WARPLAB_STREAM_CHUNK=512M")
+out=$1; rounds=$2; shift 2
+configs=("$@")
 for r in $(seq 1 "$rounds"); do
   for c in "${configs[@]}"; do
     name=${c%%:*}; envs=""; [[ $c == *:* ]] && envs=${c#*:}
