@@ -103,8 +103,7 @@ WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py:
 #: the round-6 and round-5 tiers at three blocks per SM (80 registers). (Round 5's every-buffer
 #: stream and tiers without a stream; session 10's shapes, the stream with groups of 16 or 3
-#: blocks, groups of 16 and 32 up to 1 KiB: benchmarks/notes-memcpy4.md; session 9's:
-#: benchmarks/NOTES.md.)
+#: blocks, groups of 16 and 32 up to 1 KiB, and session 9's: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (WARP_TIERS_WORDS._replace(min_blocks=3), WARP_TIERS._replace(min_blocks=3))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
