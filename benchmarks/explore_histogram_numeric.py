@@ -39,7 +39,7 @@ import numpy as np
 import warplab
 from warplab.bench.ceilings import copy_bandwidth, read_bandwidth
 from warplab.bench.timing import back_to_back_ms
-from warplab.families.histogram import minmax_cuda, numeric, numeric_cuda, numeric_fast
+from warplab.families.histogram import binning, minmax_cuda, numeric, numeric_cuda, numeric_fast
 from warplab.families.histogram.comparators import cccl_histogram_even_range
 
 N = 1 << 28  # 1 GiB of float32
@@ -88,7 +88,7 @@ def hist_cases(d: Any, h: np.ndarray, which: set[str]) -> None:
         for label, r in ranges.items():
             want = np.histogram(h, 256, r)[0]
             first, last = numeric.outer_edges(r, N, lambda: (None, None))
-            plan = numeric.plan_even(h.dtype, first, last, 256,
+            plan = binning.plan_even(h.dtype, first, last, 256,
                                      numeric.even_edges(first, last, 256, h.dtype))
             consts = numeric_fast.fast_constants(plan)
             share = numeric_fast.fast_share(h[:1 << 20], plan, consts) if consts else 0.0

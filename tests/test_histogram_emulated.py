@@ -3,7 +3,7 @@ API and launch-plan code (``api.py``, ``numeric_cuda.py``: plans, bit-packed ker
 layouts, chunking, the byte path, dtypes, density) against NumPy, with CuPy replaced by NumPy
 arrays and each kernel launch by a model of ``numeric.cu`` that decodes the launch's arguments
 as the kernel does (``from_bits``) and applies the kernel's arithmetic
-(``numeric.even_bins_reference`` / ``edges_bins_reference``).
+(``binning.even_bins_reference`` / ``edges_bins_reference``).
 
 What this cannot check is the CUDA transcription itself; ``tests/gpu/test_histogram_numeric_gpu
 .py`` does, on the GPU. Skipped where a real CuPy is importable (the GPU tests run there).
@@ -26,7 +26,7 @@ from hypothesis.extra import numpy as hnp
 import warplab
 from fake_cupy import Dev
 from warplab.core import fastpath, registry
-from warplab.families.histogram import api, minmax_cuda, numeric, numeric_cuda
+from warplab.families.histogram import api, binning, minmax_cuda, numeric, numeric_cuda
 from warplab.families.histogram.cpu import byte_counts
 from warplab.families.histogram.numeric_fast import even_fast_bins_reference
 
@@ -96,7 +96,7 @@ def _model_launch(expr, group, lay, n, itemsize, args) -> None:
             rdenom_p=_from_bits(rdenom, P) if int(pow2) else None, n_p=_from_bits(n_b, P),
             nbins=int(nbins), edges=np.asarray(edges))
         assert np.asarray(edges).dtype == E and np.asarray(edges).size == int(nbins) + 1
-        idx = numeric.even_bins_reference(np.asarray(x)[:int(n_)], plan)
+        idx = binning.even_bins_reference(np.asarray(x)[:int(n_)], plan)
         if fast is not None:
             assert all(isinstance(c, np.float32) for c in fast)
             idx = even_fast_bins_reference(np.asarray(x)[:int(n_)], plan, fast)
@@ -105,7 +105,7 @@ def _model_launch(expr, group, lay, n, itemsize, args) -> None:
         D, T = (NAMES[t] for t in targs[:2])
         assert np.asarray(edges).dtype == T
         plan = SimpleNamespace(dtype=D, t_dtype=T, edges_t=np.asarray(edges), nbins=int(nbins))
-        idx = numeric.edges_bins_reference(np.asarray(x)[:int(n_)], plan)
+        idx = binning.edges_bins_reference(np.asarray(x)[:int(n_)], plan)
     else:
         (x, n_, w, nbins, copies, out) = args
         idx = np.asarray(x)[:int(n_)].astype(np.int64)
@@ -328,9 +328,9 @@ def test_float32_data_range_float64_arithmetic_plan() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         edges = numeric.even_edges(0, 1, 256, np.dtype(np.float32))
-    plan = numeric.plan_even(np.float32, 0, 1, 256, edges)
+    plan = binning.plan_even(np.float32, 0, 1, 256, edges)
     assert plan.e_dtype == np.float32 and plan.p_dtype == np.float64 and plan.rdenom_p == 1.0
-    plan = numeric.plan_even(np.float32, np.float32(-1), np.float32(2), 256,
+    plan = binning.plan_even(np.float32, np.float32(-1), np.float32(2), 256,
                              numeric.even_edges(np.float32(-1), np.float32(2), 256,
                                                 np.dtype(np.float32)))
     assert plan.p_dtype == np.float32 and plan.rdenom_p is None and plan.kernel_ok

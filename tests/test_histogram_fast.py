@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warplab.families.histogram import numeric
+from warplab.families.histogram import binning, numeric
 from warplab.families.histogram.minmax_cuda import from_order_key
 from warplab.families.histogram.numeric_fast import (even_fast_bins_reference, fast_constants,
                                                      fast_share)
@@ -17,7 +17,7 @@ from warplab.families.histogram.numeric_fast import (even_fast_bins_reference, f
 def plan_for(dtype, nbins, r):
     first, last = numeric.outer_edges(r, 1, lambda: (None, None))
     edges = numeric.even_edges(first, last, nbins, np.dtype(dtype))
-    return numeric.plan_even(np.dtype(dtype), first, last, nbins, edges)
+    return binning.plan_even(np.dtype(dtype), first, last, nbins, edges)
 
 
 def near_edges(plan, dtype, k: int = 3, seed: int = 0) -> np.ndarray:
@@ -49,7 +49,7 @@ def near_edges(plan, dtype, k: int = 3, seed: int = 0) -> np.ndarray:
 def numpy_bins(x: np.ndarray, plan) -> np.ndarray:
     """np.histogram's bin of each value, one histogram of all values at once: counts per bin
     compared, plus the reference index checked element by element."""
-    return numeric.even_bins_reference(x, plan)
+    return binning.even_bins_reference(x, plan)
 
 
 CASES = [("float32", 256, (-4, 4)), ("float32", 256, (-4.0, 4.0)),

@@ -1,5 +1,5 @@
 """``warplab.histogram`` and weighted ``warplab.bincount`` have NumPy's semantics (NumPy backend),
-and the host plans of the CUDA kernels reproduce NumPy's counts: ``numeric.even_bins_reference``
+and the host plans of the CUDA kernels reproduce NumPy's counts: ``binning.even_bins_reference``
 / ``edges_bins_reference`` (the kernels' arithmetic in NumPy), the byte lookup tables and folds,
 against ``np.histogram`` (property tests over every dtype, bin count, range kind, NaN/inf).
 """
@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import warplab
 from conftest import last_ran
-from warplab.families.histogram import numeric, numeric_cuda
+from warplab.families.histogram import binning, numeric, numeric_cuda
 
 DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
           "float32", "float64")
@@ -268,11 +268,11 @@ def plan_histogram(a: np.ndarray, nbins: int, r) -> tuple:
     """The cuda branch's computation with the kernel replaced by its NumPy model."""
     first, last = numeric.outer_edges(r, a.size, lambda: (a.min(), a.max()))
     edges = numeric.even_edges(first, last, nbins, a.dtype)
-    plan = numeric.plan_even(a.dtype, first, last, nbins, edges)
+    plan = binning.plan_even(a.dtype, first, last, nbins, edges)
     if not plan.kernel_ok:  # the API runs NumPy on the host then: its result or its error
         np.histogram(a, nbins, r)
         return None, edges, plan
-    idx = numeric.even_bins_reference(a, plan)
+    idx = binning.even_bins_reference(a, plan)
     return np.bincount(idx[idx >= 0], minlength=nbins), edges, plan
 
 
@@ -319,7 +319,7 @@ def test_plan_precision_rules() -> None:
     f32 = np.dtype(np.float32)
 
     def plan(first, last, n=8, dt=f32):
-        return numeric.plan_even(dt, first, last, n, numeric.even_edges(first, last, n, dt))
+        return binning.plan_even(dt, first, last, n, numeric.even_edges(first, last, n, dt))
 
     assert plan(np.float32(0), np.float32(3)).p_dtype == np.float32
     assert plan(0, 3).p_dtype == np.float64 and plan(0.0, 3.0).p_dtype == np.float64
@@ -331,7 +331,7 @@ def test_plan_precision_rules() -> None:
 
 
 def test_keep_bounds() -> None:
-    kb = numeric.keep_bounds
+    kb = binning.keep_bounds
     assert kb(np.uint8, -5, 300) == (0, 255)
     assert kb(np.int8, 2.5, 7.5) == (3, 7)
     assert kb(np.uint8, 300, 400) is None
@@ -362,11 +362,11 @@ def test_prop_edges_plan_reproduces_numpy(p) -> None:
         want, werr, _ = outcome(lambda: np.histogram(a, e))
     if werr is not None:
         return
-    plan = numeric.plan_edges(a.dtype, e)
+    plan = binning.plan_edges(a.dtype, e)
     if not plan.kernel_ok:
-        assert np.isnan(e.astype(np.float64)).any() or plan.t_dtype not in numeric.KERNEL_DTYPES
+        assert np.isnan(e.astype(np.float64)).any() or plan.t_dtype not in binning.KERNEL_DTYPES
         return
-    idx = numeric.edges_bins_reference(a, plan)
+    idx = binning.edges_bins_reference(a, plan)
     np.testing.assert_array_equal(np.bincount(idx[idx >= 0], minlength=plan.nbins), want[0])
 
 

@@ -20,9 +20,10 @@ from ...core import registry as _registry
 from ...core.arrays import Input, as_input, flat_contiguous, to_host
 from ...core.device import device_errors, resolve_backend
 from ...core.outputs import check_out, cupy as _cupy
-from .numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, KERNEL_DTYPES, NumericJob,
-                      NumericProblem, NumericResult, bool_as_uint8, even_edges, host_range,
-                      outer_edges, parse_bins, plan_edges, plan_even)
+from .binning import KERNEL_DTYPES, plan_edges, plan_even
+from .numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, NumericJob, NumericProblem,
+                      NumericResult, bool_as_uint8, even_edges, host_range, outer_edges,
+                      parse_bins)
 from .cuda import device_default
 from .spec import HistogramProblem, Mapping, resolve
 from . import bincount_short, numeric_short, streamed

@@ -31,9 +31,9 @@ from ...core.arrays import to_host
 from ...core.fastpath import zeros
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core.registry import register
-from .numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, EdgesPlan, EvenPlan, NumericJob,
-                      NumericProblem, NumericResult, byte_lut, fold_byte_counts,
-                      numeric_bytes_moved)
+from .binning import EdgesPlan, EvenPlan
+from .numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, NumericJob, NumericProblem,
+                      NumericResult, byte_lut, fold_byte_counts, numeric_bytes_moved)
 from .numeric_fast import fast_constants
 from .spec import MAP_LUT, Mapping, resolve
 

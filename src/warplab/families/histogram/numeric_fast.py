@@ -1,7 +1,7 @@
 """The one-FMA bin of ``hist_even_fast`` (``numeric.cu``): its constants, the bound that makes it
 NumPy's index, and its rule in NumPy (for the tests).
 
-NumPy's index of a kept value x (``numeric.EvenPlan``) is ``trunc(((xe - first) / denom) * n)``
+NumPy's index of a kept value x (``binning.EvenPlan``) is ``trunc(((xe - first) / denom) * n)``
 in NumPy's dtypes, corrected once down and once up against the edges. Write
 ``p(x) = (xe - first) / denom * n`` for the exact real number (xe: x cast to the edges' dtype,
 first, denom: the plan's constants). Then:
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .numeric import EvenPlan, even_bins_reference
+from .binning import EvenPlan, even_bins_reference
 
 U32 = 2.0 ** -24
 MAGIC = np.float32(12582912.0)  # 1.5 * 2^23

@@ -27,8 +27,8 @@ import numpy as np
 from ...core import fastpath, registry as _registry
 from ...core.arrays import is_flat
 from . import numeric_cuda
-from .numeric import BYTE_DTYPES, EVEN, KERNEL_DTYPES, NumericProblem, even_edges, \
-    outer_edges, parse_bins, plan_even
+from .binning import KERNEL_DTYPES, plan_even
+from .numeric import BYTE_DTYPES, EVEN, NumericProblem, even_edges, outer_edges, parse_bins
 
 _RECORDS = fastpath.PlanCache("histogram.even")
 _I64 = np.dtype(np.int64)

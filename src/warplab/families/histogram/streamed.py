@@ -17,7 +17,8 @@ import numpy as np
 from ...core import registry as _registry
 from ...core.sources import open_source
 from ...core.streaming import stream, worth_streaming
-from .numeric import KERNEL_DTYPES, NumericJob, NumericResult
+from .binning import KERNEL_DTYPES
+from .numeric import NumericJob, NumericResult
 from .spec import HistogramProblem, Mapping
 
 
