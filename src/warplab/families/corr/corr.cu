@@ -8,7 +8,7 @@
 #error "corr.cu needs -DCORR_NORM_BLOCK, -DCORR_TILE and -DCORR_PAIR_BLOCK (see cuda.py)"
 #endif
 
-__device__ __forceinline__ double corr_nan() { return __longlong_as_double(0x7ff8000000000000ULL); }
+#include "corr_finish.cuh"
 
 // Sum of v over the block (every thread gets it). CORR_NORM_BLOCK is a multiple of 32.
 __device__ double block_sum(double v, double* scratch) {
@@ -138,24 +138,8 @@ corr_tiled_smem(const T* __restrict__ a, const T* __restrict__ b, T* __restrict_
 }
 
 // The finishing of a block b of coefficients (rows x cols at (r0, c0) of the matrix; element
-// (i, j) at b[i * srow + j * scol]), in place, as tiles.finish did with CuPy operations: NaN
-// where the row's or the column's series is not valid (NumPy's 0 / 0 of a constant series:
-// the canonical quiet NaN np.nan stores), else 1 on the matrix's diagonal, else clipped to
-// [-1, 1] with cupy.clip's comparisons (NaN passes through). Rows on grid y, columns on grid
-// x, both grid-stride.
-__device__ __forceinline__ float corr_nan_of(float) { return __int_as_float(0x7fc00000); }
-__device__ __forceinline__ double corr_nan_of(double) { return corr_nan(); }
-// cupy.clip's result: a NaN passes with its bits (float32 compares compiled with --ftz=true
-// gave 0x7fffffff for a 0x7fc00000 input on the H100: decided on the bits instead).
-__device__ __forceinline__ float corr_clip(float v) {
-    const int bits = __float_as_int(v);
-    if ((bits & 0x7fffffff) > 0x7f800000) return __int_as_float(bits);
-    return bits < 0 ? (bits > (int)0xbf800000 ? -1.0f : v) : (bits > 0x3f800000 ? 1.0f : v);
-}
-__device__ __forceinline__ double corr_clip(double v) {
-    return v < -1.0 ? -1.0 : v > 1.0 ? 1.0 : v;
-}
-
+// (i, j) at b[i * srow + j * scol]), in place, as tiles.finish did with CuPy operations: the
+// rule of corr_finish.cuh per element. Rows on grid y, columns on grid x, both grid-stride.
 template <class T>
 __global__ void __launch_bounds__(CORR_NORM_BLOCK)
 corr_finish(T* __restrict__ b, const bool* __restrict__ valid, i64 rows, i64 cols, i64 srow,
@@ -168,8 +152,7 @@ corr_finish(T* __restrict__ b, const bool* __restrict__ valid, i64 rows, i64 col
             const i64 gj = c0 + j;
             T* p = b + i * srow + j * scol;
             const T v = *p;
-            *p = !row_ok || !valid[gj] ? corr_nan_of(v)
-                 : gi == gj ? T(1) : corr_clip(v);
+            *p = corr_finished(v, row_ok && valid[gj], gi == gj);
         }
     }
 }

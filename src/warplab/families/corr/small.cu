@@ -4,6 +4,7 @@
 // series was valid through a word the host reads after its synchronisation. Launch constants
 // come in as -D options from small.py (DEFINES).
 #include "warplab.cuh"
+#include "corr_finish.cuh"
 
 #if !defined(CORR_SMALL_BLOCK) || !defined(CORR_SMALL_MAX_M) || !defined(CORR_SMALL_ELEMS)
 #error "small.cu needs -DCORR_SMALL_BLOCK, -DCORR_SMALL_MAX_M and -DCORR_SMALL_ELEMS (small.py)"
@@ -19,7 +20,7 @@ __device__ __forceinline__ double small_warp_sum(double v) {
 // series is valid, else 0, written by thread 0 (host memory the device can address, or device
 // memory). Needs m <= CORR_SMALL_MAX_M and m * n <= CORR_SMALL_ELEMS; one block.
 // The arithmetic is corr_normalise_rows' (sums of d = x - x[0] in float64, so a constant series
-// centres to exact zeros; norm 0 or not finite: invalid), then corr_finish's rules; each
+// centres to exact zeros; norm 0 or not finite: invalid), then corr_finish.cuh's rule; each
 // coefficient sums z_i[k] z_j[k] in k order, so r[i][j] and r[j][i] are the same bits.
 template <class T>
 __global__ void __launch_bounds__(CORR_SMALL_BLOCK)
@@ -48,22 +49,16 @@ corr_small(const T* __restrict__ x, double* __restrict__ r, int* __restrict__ al
         if (lane == 0) ok[i] = valid;
     }
     __syncthreads();
-    const double nan = __longlong_as_double(0x7ff8000000000000ULL);
     for (int e = threadIdx.x; e < m * m; e += CORR_SMALL_BLOCK) {
         const int i = e / m, j = e - i * m;
-        double v;
-        if (!ok[i] || !ok[j]) {
-            v = nan;
-        } else if (i == j) {
-            v = 1.0;
-        } else {
+        const bool valid = ok[i] && ok[j];
+        double acc = 0.0;
+        if (valid && i != j) {
             const double* zi = z + i * ld;
             const double* zj = z + j * ld;
-            double acc = 0.0;
             for (int k = 0; k < n; ++k) acc = fma(zi[k], zj[k], acc);
-            v = acc < -1.0 ? -1.0 : acc > 1.0 ? 1.0 : acc;
         }
-        r[e] = v;
+        r[e] = corr_finished(acc, valid, i == j);
     }
     if (threadIdx.x == 0 && all_valid != nullptr) {
         int every = 1;

@@ -18,11 +18,14 @@ import numpy as np
 from ...core import fastpath
 from ...core.loader import defines, get_kernel
 from ...core.registry import Variant
+from .cuda import DEFINES as COPY_DEFINES
 from .spec import MemcpyProblem
 
 SOURCE = Path(__file__).with_name("table.cu")
-#: Buffers a table holds and threads per buffer (one block each).
-DEFINES = {"MEMCPY_TABLE_MAX": 32, "MEMCPY_TABLE_BLOCK": 256}
+#: Buffers a table holds and threads per buffer (one block each); copy_bytes' unroll is the
+#: other kernels' (cuda.py).
+DEFINES = {"MEMCPY_TABLE_MAX": 32, "MEMCPY_TABLE_BLOCK": 256,
+           "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"]}
 MAX_BUFFERS = DEFINES["MEMCPY_TABLE_MAX"]
 #: The largest buffer this path copies (one block each: larger ones go to the size classes).
 MAX_BYTES = 16 << 10
