@@ -1,0 +1,151 @@
+"""Where a small call's host time goes (issue 15), and what a C launch (``core/launch.c``)
+saves: host microseconds per call of the pieces of ``float(warplab.sum(x))`` on 1,024
+float32 values, each piece alone in a loop, next to CuPy's and torch's calls. GPU machine;
+not part of the package's API.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_small_call_costs.py --out $OUT/costs.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import cupy
+import numpy as np
+
+import warplab
+from warplab.core import fastpath, launch, registry
+from warplab.core.arrays import is_flat
+from warplab.families.reduce import cuda as rcuda
+from warplab.families.reduce.spec import spec
+
+EMPTY = r'extern "C" __global__ void empty() {}'
+
+
+def handle(k) -> int:
+    """The CUfunction of a CuPy RawKernel (or Function)."""
+    return int(k.kernel.ptr) if hasattr(k, "kernel") else int(k.ptr)
+
+
+def host_us(fn, n: int, reps: int) -> float:
+    """Median over ``reps`` bursts of ``n`` back-to-back calls, microseconds per call."""
+    out = []
+    for _ in range(reps):
+        cupy.cuda.get_current_stream().synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        out.append((time.perf_counter() - t0) / n * 1e6)
+        cupy.cuda.get_current_stream().synchronize()
+    return statistics.median(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("-n", type=int, default=3000)
+    ap.add_argument("--reps", type=int, default=7)
+    args = ap.parse_args()
+    n, reps = args.n, args.reps
+    c_launch = launch.function()
+    print("launch:", launch.status(), flush=True)
+    x = cupy.random.rand(1024, dtype=np.float32)
+    ref = float(x.get().astype(np.float64).sum())
+    empty = cupy.RawKernel(EMPTY, "empty")
+    empty((1,), (32,), ())
+    stream = cupy.cuda.get_current_stream()
+    sptr = stream.ptr
+    s = spec("sum", x.dtype)
+    p = rcuda._vec_plan(s)
+    out = p.results.take(p.out)
+    kptr = handle(p.kernel)
+    eptr = handle(empty)
+    rows: dict[str, float] = {}
+
+    def piece(name: str, fn) -> None:
+        fn()
+        rows[name] = host_us(fn, n, reps)
+        print(f"  {name:<48} {rows[name]:7.2f} us", flush=True)
+
+    piece("empty kernel, CuPy launch", lambda: empty((1,), (32,), ()))
+    if c_launch:
+        piece("empty kernel, C launch", lambda: c_launch(eptr, 1, 32, 0, sptr, b""))
+    piece("sum kernel, CuPy launch (the short path's call)",
+          lambda: p.kernel((1,), p.block, (x, np.uint64(1024), p.partials, p.counter, out)))
+    if c_launch:
+        pp, pc, po = p.partials.data.ptr, p.counter.data.ptr, out.data.ptr
+        piece("sum kernel, C launch (ints ready)",
+              lambda: c_launch(kptr, 1, 512, 0, sptr, b"pQppp", x.data.ptr, 1024, pp, pc, po))
+        piece("sum kernel, C launch (.data.ptr read per call)",
+              lambda: c_launch(kptr, 1, 512, 0, sptr, b"pQppp", x.data.ptr, x.size,
+                               p.partials.data.ptr, p.counter.data.ptr, out.data.ptr))
+    piece("warplab.sum(x)", lambda: warplab.sum(x))
+    piece("cupy.sum(x)", lambda: cupy.sum(x))
+    piece("cupy.cuda.runtime.getDevice()", cupy.cuda.runtime.getDevice)
+    piece("cupy.cuda.get_current_stream()", cupy.cuda.get_current_stream)
+    piece("fastpath.stream_key()", fastpath.stream_key)
+    piece("_vec_plan(spec)", lambda: rcuda._vec_plan(s))
+    piece("spec('sum', dtype)", lambda: spec("sum", x.dtype))
+    piece("results.take (0-d cupy.ndarray)", lambda: p.results.take(p.out))
+    piece("cupy.ndarray((), dtype, memptr)", lambda: cupy.ndarray((), p.out, out.data))
+    piece("is_flat + type check",
+          lambda: type(x) is cupy.ndarray and x.size and is_flat(x))
+    piece("registry.preferred_for_all + ran",
+          lambda: registry.ran(registry.preferred_for_all("reduce", "cuda")))
+    piece("np.uint64(n)", lambda: np.uint64(1024))
+    piece("x.data.ptr", lambda: x.data.ptr)
+
+    lat: dict[str, float] = {}
+
+    def latency(name: str, fn) -> None:
+        fn()
+        vals = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            for _ in range(n // 3):
+                fn()
+            vals.append((time.perf_counter() - t0) / (n // 3) * 1e6)
+        lat[name] = statistics.median(vals)
+        print(f"  latency {name:<40} {lat[name]:7.2f} us", flush=True)
+
+    pinned = cupy.cuda.alloc_pinned_memory(64)
+    host = np.frombuffer(pinned, np.float64, 1)
+
+    def pinned_read():
+        r = warplab.sum(x)
+        r.data.copy_to_host_async(host.ctypes.data, 8, stream)
+        stream.synchronize()
+        return float(host[0])
+
+    latency("float(warplab.sum(x))", lambda: float(warplab.sum(x)))
+    latency("float(cupy.sum(x))", lambda: float(cupy.sum(x)))
+    latency("warplab.sum + pinned copy + sync", pinned_read)
+    latency("empty launch + sync", lambda: (empty((1,), (32,), ()), stream.synchronize()))
+    assert abs(pinned_read() - ref) <= 1e-5 * max(1.0, abs(ref)), (pinned_read(), ref)
+    if c_launch:
+        def c_sum():
+            o = p.results.take(p.out)
+            c_launch(kptr, 1, 512, 0, sptr, b"pQppp", x.data.ptr, 1024, p.partials.data.ptr,
+                     p.counter.data.ptr, o.data.ptr)
+            return o
+        got = float(c_sum())
+        print(f"  C-launched sum {got} ref {ref} ok={abs(got - ref) <= 1e-5 * max(1, abs(ref))}")
+        latency("float(C-launched sum)", lambda: float(c_sum()))
+    try:
+        import torch
+
+        t = torch.from_dlpack(x)
+        piece("torch.sum(t)", lambda: torch.sum(t))
+        latency("torch.sum(t).item()", lambda: torch.sum(t).item())
+    except Exception as e:  # noqa: BLE001
+        print("torch:", e)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"host_us": rows, "latency_us": lat, "launch": launch.status()}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+/* warplab's kernel launch for small calls: one cuLaunchKernel from C.
+ *
+ * CuPy's RawKernel call packs its arguments in Cython (a few microseconds for a kernel of
+ * five arguments); launching through ctypes or cuda.bindings from Python costs more still
+ * (benchmarks/NOTES.md, session 10). Here a prepared launch passes the kernel's handle, the
+ * grid, the block, the dynamic shared memory, the stream and the arguments as Python ints
+ * and floats with a format string, and one C function packs them and calls the driver.
+ *
+ * launch(function, grid, block, shared, stream, format, *args) -> None
+ *   function  CUfunction handle (int: CuPy's Function.ptr)
+ *   grid      int or tuple of up to three ints; block likewise
+ *   shared    dynamic shared memory in bytes
+ *   stream    CUstream handle (int: CuPy's Stream.ptr; 0 legacy, 2 per-thread default)
+ *   format    bytes, one letter per argument: p (pointer, an int), q (int64), Q (uint64),
+ *             i (int32), I (uint32), f (float32), d (float64)
+ * Raises TypeError / OverflowError for bad arguments and RuntimeError when the driver
+ * refuses the launch (its error name and code in the message). libcuda is opened at import
+ * (it is loaded already wherever CuPy has run).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+#include <stdint.h>
+
+#define MAX_ARGS 32
+
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         unsigned, void *, void **, void **);
+typedef int (*name_fn)(int, const char **);
+
+static launch_fn cu_launch;
+static name_fn cu_error_name;
+
+typedef union {
+    void *p;
+    int64_t q;
+    uint64_t Q;
+    int32_t i;
+    uint32_t I;
+    float f;
+    double d;
+} slot;
+
+/* An int or a tuple of up to three positive ints into dims[3]; 0 on success. */
+static int dims_of(PyObject *o, unsigned dims[3], const char *what) {
+    dims[0] = dims[1] = dims[2] = 1;
+    if (PyLong_Check(o)) {
+        unsigned long v = PyLong_AsUnsignedLong(o);
+        if (v == (unsigned long)-1 && PyErr_Occurred()) return -1;
+        dims[0] = (unsigned)v;
+        return 0;
+    }
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 3) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints", what);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(o); k++) {
+        unsigned long v = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(o, k));
+        if (v == (unsigned long)-1 && PyErr_Occurred()) return -1;
+        dims[k] = (unsigned)v;
+    }
+    return 0;
+}
+
+static int pack(char kind, PyObject *o, slot *s) {
+    switch (kind) {
+    case 'p': s->p = PyLong_AsVoidPtr(o); break;
+    case 'q': s->q = PyLong_AsLongLong(o); break;
+    case 'Q': s->Q = PyLong_AsUnsignedLongLong(o); break;
+    case 'i': {
+        long v = PyLong_AsLong(o);
+        if (!PyErr_Occurred() && (v < INT32_MIN || v > INT32_MAX)) {
+            PyErr_SetString(PyExc_OverflowError, "an int32 argument is out of range");
+            return -1;
+        }
+        s->i = (int32_t)v;
+        break;
+    }
+    case 'I': {
+        unsigned long v = PyLong_AsUnsignedLong(o);
+        if (!PyErr_Occurred() && v > UINT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "a uint32 argument is out of range");
+            return -1;
+        }
+        s->I = (uint32_t)v;
+        break;
+    }
+    case 'f': s->f = (float)PyFloat_AsDouble(o); break;
+    case 'd': s->d = PyFloat_AsDouble(o); break;
+    default:
+        PyErr_Format(PyExc_TypeError, "unknown argument format letter '%c'", kind);
+        return -1;
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs < 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "launch(function, grid, block, shared, stream, format, *args)");
+        return NULL;
+    }
+    void *function = PyLong_AsVoidPtr(args[0]);
+    if (function == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a null kernel handle");
+        return NULL;
+    }
+    unsigned grid[3], block[3];
+    if (dims_of(args[1], grid, "grid") || dims_of(args[2], block, "block")) return NULL;
+    unsigned long shared = PyLong_AsUnsignedLong(args[3]);
+    if (shared == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    void *stream = PyLong_AsVoidPtr(args[4]);
+    if (stream == NULL && PyErr_Occurred()) return NULL;
+    if (!PyBytes_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "format must be bytes");
+        return NULL;
+    }
+    const char *format = PyBytes_AS_STRING(args[5]);
+    Py_ssize_t count = nargs - 6;
+    if (PyBytes_GET_SIZE(args[5]) != count || count > MAX_ARGS) {
+        PyErr_Format(PyExc_TypeError, "format has %zd letters for %zd arguments (at most %d)",
+                     PyBytes_GET_SIZE(args[5]), count, MAX_ARGS);
+        return NULL;
+    }
+    slot values[MAX_ARGS];
+    void *params[MAX_ARGS];
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (pack(format[k], args[6 + k], &values[k])) return NULL;
+        params[k] = &values[k];
+    }
+    int rc = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                       (unsigned)shared, stream, params, NULL);
+    if (rc != 0) {
+        const char *name = "unknown";
+        if (cu_error_name) cu_error_name(rc, &name);
+        PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel failed: %s (%d)", name, rc);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
+     "launch(function, grid, block, shared, stream, format, *args): one cuLaunchKernel"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_warplab_launch", NULL, -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__warplab_launch(void) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        PyErr_Format(PyExc_ImportError, "libcuda.so.1: %s", dlerror());
+        return NULL;
+    }
+    cu_launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
+    cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
+    if (cu_launch == NULL) {
+        PyErr_SetString(PyExc_ImportError, "libcuda.so.1 has no cuLaunchKernel");
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}
