@@ -15,6 +15,7 @@ import pytest
 import warplab
 from fake_cupy import Dev, Gpu, install
 from warplab.core import fastpath, loader
+from warplab.core.launch import ARRAY, Prepared
 from warplab.families.histogram import cuda as hcuda
 from warplab.families.histogram.spec import resolve
 from warplab.families.reduce import cuda as rcuda
@@ -172,8 +173,11 @@ def _model_plan(expr: str, mapping: object, smem: int = 0) -> SimpleNamespace:
         data, _, bins, nbins, lut = args
         np.add.at(bins, lut[np.asarray(data).view(np.uint8)], 1)
 
+    nbins = np.uint32(mapping.nbins)
     return SimpleNamespace(kernel=kernel, lut=np.asarray(mapping.lut).astype(np.intp),
-                           nbins=np.uint32(mapping.nbins), full=4, smem=smem)
+                           nbins=nbins, full=4, smem=smem,
+                           go=Prepared(kernel, None, None, (ARRAY, 0, ARRAY, nbins, ARRAY),
+                                       smem))
 
 
 def test_byte_histogram_short_path(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:

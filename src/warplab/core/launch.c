@@ -11,8 +11,10 @@
  *   grid      int or tuple of up to three ints; block likewise
  *   shared    dynamic shared memory in bytes
  *   stream    CUstream handle (int: CuPy's Stream.ptr; 0 legacy, 2 per-thread default)
- *   format    bytes, one letter per argument: p (pointer, an int), q (int64), Q (uint64),
- *             i (int32), I (uint32), f (float32), d (float64)
+ *   format    bytes, one letter per argument: a (an address: an int, or an array's
+ *             .data.ptr, CuPy's), p or Q (uint64), q (int64), i (int32), I (uint32) from
+ *             ints or NumPy integers, f (float32), d (float64) from floats, b (the bytes of
+ *             any buffer: a NumPy scalar or a structured record, passed as one parameter)
  * Raises TypeError / OverflowError for bad arguments and RuntimeError when the driver
  * refuses the launch (its error name and code in the message). libcuda is opened at import
  * (it is loaded already wherever CuPy has run).
@@ -62,35 +64,61 @@ static int dims_of(PyObject *o, unsigned dims[3], const char *what) {
     return 0;
 }
 
+static PyObject *str_data, *str_ptr;
+
+/* o as a Python int (numpy integers through __index__); a new reference or NULL. */
+static PyObject *as_int(PyObject *o) {
+    if (PyLong_Check(o)) {
+        Py_INCREF(o);
+        return o;
+    }
+    return PyNumber_Index(o);
+}
+
+/* The device address of an int or of an array with .data.ptr (CuPy's). */
+static int address(PyObject *o, slot *s) {
+    PyObject *data = NULL, *ptr = NULL;
+    if (PyLong_Check(o)) {
+        s->Q = PyLong_AsUnsignedLongLong(o);
+    } else if ((data = PyObject_GetAttr(o, str_data)) && (ptr = PyObject_GetAttr(data, str_ptr))) {
+        s->Q = PyLong_AsUnsignedLongLong(ptr);
+    }
+    Py_XDECREF(ptr);
+    Py_XDECREF(data);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 static int pack(char kind, PyObject *o, slot *s) {
+    if (kind == 'a') return address(o, s);
+    if (kind == 'f' || kind == 'd') {
+        double v = PyFloat_AsDouble(o);
+        if (kind == 'f') s->f = (float)v; else s->d = v;
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *n = as_int(o);
+    if (n == NULL) return -1;
     switch (kind) {
-    case 'p': s->p = PyLong_AsVoidPtr(o); break;
-    case 'q': s->q = PyLong_AsLongLong(o); break;
-    case 'Q': s->Q = PyLong_AsUnsignedLongLong(o); break;
+    case 'p':
+    case 'Q': s->Q = PyLong_AsUnsignedLongLong(n); break;
+    case 'q': s->q = PyLong_AsLongLong(n); break;
     case 'i': {
-        long v = PyLong_AsLong(o);
-        if (!PyErr_Occurred() && (v < INT32_MIN || v > INT32_MAX)) {
+        long long v = PyLong_AsLongLong(n);
+        if (!PyErr_Occurred() && (v < INT32_MIN || v > INT32_MAX))
             PyErr_SetString(PyExc_OverflowError, "an int32 argument is out of range");
-            return -1;
-        }
         s->i = (int32_t)v;
         break;
     }
     case 'I': {
-        unsigned long v = PyLong_AsUnsignedLong(o);
-        if (!PyErr_Occurred() && v > UINT32_MAX) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(n);
+        if (!PyErr_Occurred() && v > UINT32_MAX)
             PyErr_SetString(PyExc_OverflowError, "a uint32 argument is out of range");
-            return -1;
-        }
         s->I = (uint32_t)v;
         break;
     }
-    case 'f': s->f = (float)PyFloat_AsDouble(o); break;
-    case 'd': s->d = PyFloat_AsDouble(o); break;
     default:
         PyErr_Format(PyExc_TypeError, "unknown argument format letter '%c'", kind);
-        return -1;
     }
+    Py_DECREF(n);
     return PyErr_Occurred() ? -1 : 0;
 }
 
@@ -125,12 +153,23 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     slot values[MAX_ARGS];
     void *params[MAX_ARGS];
-    for (Py_ssize_t k = 0; k < count; k++) {
-        if (pack(format[k], args[6 + k], &values[k])) return NULL;
-        params[k] = &values[k];
+    Py_buffer views[MAX_ARGS];
+    Py_ssize_t held = 0, k = 0;
+    int rc = 0;
+    for (; k < count; k++) {
+        if (format[k] == 'b') {  /* a blob: the bytes of a buffer (a struct parameter) */
+            if (PyObject_GetBuffer(args[6 + k], &views[held], PyBUF_SIMPLE)) break;
+            params[k] = views[held++].buf;
+        } else {
+            if (pack(format[k], args[6 + k], &values[k])) break;
+            params[k] = &values[k];
+        }
     }
-    int rc = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+    if (k == count)
+        rc = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                        (unsigned)shared, stream, params, NULL);
+    while (held > 0) PyBuffer_Release(&views[--held]);
+    if (k < count) return NULL;
     if (rc != 0) {
         const char *name = "unknown";
         if (cu_error_name) cu_error_name(rc, &name);
@@ -157,6 +196,9 @@ PyMODINIT_FUNC PyInit__warplab_launch(void) {
     }
     cu_launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
     cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
+    str_data = PyUnicode_InternFromString("data");
+    str_ptr = PyUnicode_InternFromString("ptr");
+    if (str_data == NULL || str_ptr == NULL) return NULL;
     if (cu_launch == NULL) {
         PyErr_SetString(PyExc_ImportError, "libcuda.so.1 has no cuLaunchKernel");
         return NULL;

@@ -4,10 +4,11 @@ Python headers are.
 A public call on small device input spends more host time in CuPy's launch (its Cython
 argument packing: 6.5 us for an empty kernel on the session-10 H100 host) than the driver's
 ``cuLaunchKernel`` itself. ``launch.c`` is a CPython extension with one function,
-``launch(function, grid, block, shared, stream, format, *args)``, that packs Python ints and
-floats by a format string (``p`` pointer, ``q``/``Q`` 64-bit, ``i``/``I`` 32-bit, ``f``/``d``
-floats) and calls the driver. The launch records of the short paths hold the kernel's handle
-and the format, so a warm call passes only addresses and sizes.
+``launch(function, grid, block, shared, stream, format, *args)``, that packs the arguments by
+a format string (``a`` an array's address, ``Q``/``q``/``I``/``i`` integers, ``f``/``d``
+floats, ``b`` a buffer's bytes) and calls the driver. The short paths' launch records hold a
+:class:`Prepared` launch (the kernel's handle, block, shared memory and format, all decided
+once), so a warm call passes only its arguments.
 
 The extension is compiled once per machine and Python version with ``$CC`` (default ``cc``)
 into the cache folder (``device.cache_dir()``; the file name carries a hash of the source,
@@ -30,6 +31,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .device import cache_dir
 
@@ -105,3 +108,109 @@ def status() -> str:
         return "CuPy's launch (WARPLAB_C_LAUNCH=0)"
     return ("cuLaunchKernel from C (launch.c)" if function() is not None
             else f"CuPy's launch ({_STATE.get('why', 'unavailable')})")
+
+
+#: NumPy scalar types and the format letter of their kernel parameter.
+_LETTERS = {np.dtype(np.uint64): "Q", np.dtype(np.int64): "q", np.dtype(np.uint32): "I",
+            np.dtype(np.int32): "i", np.dtype(np.float32): "f", np.dtype(np.float64): "d"}
+
+
+class _ArraySlot:
+    """Stands for an array argument in a sample (:class:`Prepared`) built before the call's
+    arrays exist."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {}
+
+
+#: An array in a sample of arguments.
+ARRAY = _ArraySlot()
+
+
+def format_of(args: tuple) -> bytes:
+    """The format string of a kernel's arguments as CuPy takes them: arrays (anything with
+    ``__cuda_array_interface__``) ``a``; NumPy scalars by dtype (other dtypes and NumPy arrays
+    ``b``: their bytes); Python ints ``q`` and floats ``d`` (what CuPy makes of them)."""
+    out = []
+    for a in args:
+        if hasattr(a, "__cuda_array_interface__"):
+            out.append("a")
+        elif isinstance(a, np.generic):
+            out.append(_LETTERS.get(a.dtype, "b"))
+        elif isinstance(a, np.ndarray):
+            out.append("b")
+        elif isinstance(a, bool):
+            raise TypeError("pass a bool kernel argument as a NumPy scalar (np.bool_)")
+        elif isinstance(a, int):
+            out.append("q")
+        elif isinstance(a, float):
+            out.append("d")
+        else:
+            raise TypeError(f"no kernel parameter for {type(a).__name__}")
+    return "".join(out).encode()
+
+
+def _cupy_launch(kernel: Any, grid: Any, block: Any, shared: int, stream: int,
+                 fmt: bytes, *args: Any) -> None:
+    """The C function's signature on CuPy's launch (current stream): where there is no C."""
+    grid = grid if isinstance(grid, tuple) else (grid,)
+    block = block if isinstance(block, tuple) else (block,)
+    if shared:
+        kernel(grid, block, args, shared_mem=shared)
+    else:
+        kernel(grid, block, args)
+
+
+def _stream() -> int:
+    """The current CuPy stream's handle."""
+    return sys.modules["cupy"].cuda.get_current_stream().ptr
+
+
+class Prepared:
+    """A kernel launch with everything but the arguments (and the grid, for :meth:`at`)
+    decided: the kernel's handle (or the CuPy kernel where there is no C launch), block,
+    dynamic shared memory and the arguments' format, taken from ``sample`` (arguments of the
+    types every call passes: arrays where arrays go, NumPy scalars or Python numbers).
+
+    ``p(*args)`` launches on ``grid`` on the current CuPy stream; ``p.at(grid, *args)`` on
+    another grid, ``p.on(grid, block, *args)`` with another block too. Raises what the launch raises (``RuntimeError`` from C, CuPy's errors)."""
+
+    __slots__ = ("block", "c", "call", "format", "grid", "shared", "token")
+
+    def __init__(self, kernel: Any, grid: Any, block: Any, sample: tuple, shared: int = 0
+                 ) -> None:
+        fn = function()
+        self.format = format_of(sample)
+        self.grid, self.block, self.shared = grid, block, shared
+        self.c = fn is not None
+        if fn is None:
+            self.call, self.token = _cupy_launch, kernel
+        else:
+            fn_obj = getattr(kernel, "kernel", kernel)  # a RawKernel's compiled Function
+            self.call, self.token = fn, int(fn_obj.ptr)
+
+    def __call__(self, *args: Any) -> None:
+        self.call(self.token, self.grid, self.block, self.shared,
+                  _stream() if self.c else 0, self.format, *args)
+
+    def at(self, grid: Any, *args: Any) -> None:
+        self.call(self.token, grid, self.block, self.shared,
+                  _stream() if self.c else 0, self.format, *args)
+
+    def on(self, grid: Any, block: Any, *args: Any) -> None:
+        self.call(self.token, grid, block, self.shared,
+                  _stream() if self.c else 0, self.format, *args)
+
+
+def by_args(kernel: Any, grid: Any, block: Any, shared: int = 0) -> Callable[[tuple], None]:
+    """``launch(args)``: a :class:`Prepared` launch whose format is taken from the first
+    call's arguments (for launch records whose calls all pass arguments of the same types)."""
+    box: list[Prepared] = []
+
+    def launch_args(args: tuple) -> None:
+        if not box:
+            box.append(Prepared(kernel, grid, block, args, shared))
+        box[0](*args)
+
+    return launch_args

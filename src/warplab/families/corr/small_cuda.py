@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...core import fastpath, registry as _registry
+from ...core.launch import ARRAY, Prepared
 from ...core.loader import defines, get_kernel
 from ...core.registry import register
 from .spec import CorrProblem, corr_flops
@@ -69,11 +70,13 @@ def _flag(device: int) -> tuple[np.ndarray, np.uint64]:
 
 
 class Launch(NamedTuple):
-    """A record: the kernel and its arguments after the flag pointer."""
+    """A record: the kernel, its arguments after the flag pointer and the prepared launch
+    (``core/launch.py``)."""
 
     kernel: Any
     m: int
     rest: tuple  # (m, n, row stride, column stride) as kernel scalars
+    go: Prepared
 
 
 def plan(x: Any) -> Launch:
@@ -81,8 +84,10 @@ def plan(x: Any) -> Launch:
     item = x.dtype.itemsize
     m, n = (int(s) for s in x.shape)
     k = _kernel(f"corr_small<{_C[np.dtype(x.dtype)]}>")
-    return Launch(k, m, (np.int32(m), np.int32(n), np.int64(x.strides[0] // item),
-                         np.int64(x.strides[1] // item)))
+    rest = (np.int32(m), np.int32(n), np.int64(x.strides[0] // item),
+            np.int64(x.strides[1] // item))
+    go = Prepared(k, (1,), (DEFINES["CORR_SMALL_BLOCK"],), (ARRAY, ARRAY, np.uint64(0), *rest))
+    return Launch(k, m, rest, go)
 
 
 def run(rec: Launch, x: Any, device: int) -> tuple[Any, np.ndarray]:
@@ -90,7 +95,7 @@ def run(rec: Launch, x: Any, device: int) -> tuple[Any, np.ndarray]:
     the validity word the launch writes (read it after synchronising the stream)."""
     r = sys.modules["cupy"].empty((rec.m, rec.m), _F64)
     word, ptr = _flag(device)
-    rec.kernel((1,), (DEFINES["CORR_SMALL_BLOCK"],), (x, r, ptr, *rec.rest))
+    rec.go(x, r, ptr, *rec.rest)
     return r, word
 
 

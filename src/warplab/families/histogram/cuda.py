@@ -14,6 +14,7 @@ import numpy as np
 
 from .spec import MAP_LUT, Mapping, histogram_bytes_moved, resolve
 from ...core import fastpath
+from ...core.launch import ARRAY, Prepared
 from ...core.arrays import is_flat
 from ...core.registry import preferred_for_all, ran, register
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
@@ -50,7 +51,7 @@ class _Plan:
     (kernel expression, mapping, dynamic shared memory, device): the kernel, the device copy
     of the mapping's table, the bin count as the kernel takes it, the persistent grid."""
 
-    __slots__ = ("kernel", "lut", "nbins", "full", "smem")
+    __slots__ = ("kernel", "lut", "nbins", "full", "smem", "go")
 
     def __init__(self, expr: str, mapping: Mapping, smem: int, device_id: int) -> None:
         import cupy
@@ -64,6 +65,8 @@ class _Plan:
         self.smem = smem
         sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
         self.full = sms * occupancy_blocks_per_sm(self.kernel, VEC_BLOCK, smem) if smem else 0
+        # (data, n, bins, nbins, table): n a Python int (the kernel's u64)
+        self.go = Prepared(self.kernel, None, None, (ARRAY, 0, ARRAY, self.nbins, ARRAY), smem)
 
 
 #: (expression, mapping key, smem, device id) -> plan; a named mapping's key is its name, a
@@ -84,8 +87,7 @@ def _plan(expr: str, mapping: Mapping, smem: int = 0) -> _Plan:
 
 
 def _launch(plan: _Plan, grid: int, block: int, data: Any, bins: Any) -> None:
-    plan.kernel((grid,), (block,), (data, np.uint64(data.size), bins, plan.nbins, plan.lut),
-                shared_mem=plan.smem)
+    plan.go.on(grid, block, data, data.size, bins, plan.nbins, plan.lut)
 
 
 def _launch_one_per_thread(kernel: str, data: Any, bins: Any, mapping: Mapping) -> None:

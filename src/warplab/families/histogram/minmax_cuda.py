@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...core.fastpath import read_small, zeros
+from ...core.launch import by_args
 from . import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
 
 #: How device_min_max reads the data's range: "partials" (per-block minima, maxima and flags
@@ -61,7 +62,7 @@ def minmax_prepared(dtype: Any, n: int) -> Callable[[tuple], None]:
     expr = f"minmax_atomic<{nc.c_type(dtype)}>"
     k = nc._kernel(expr, (expr,))
     grid, threads = (nc._grid(expr, (expr,), 0, n, np.dtype(dtype).itemsize),), (nc.block(),)
-    return lambda args: k(grid, threads, args)
+    return by_args(k, grid, threads)
 
 
 def from_order_key(key: Any, dtype: Any) -> Any:

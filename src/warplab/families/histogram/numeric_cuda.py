@@ -29,6 +29,7 @@ import numpy as np
 
 from ...core.arrays import to_host
 from ...core.fastpath import zeros
+from ...core.launch import by_args
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core.registry import register
 from .binning import EdgesPlan, EvenPlan
@@ -188,7 +189,7 @@ def prepared(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: i
     if lay.smem > 48 * 1024:  # opt in (launch_config's larger budgets)
         k.max_dynamic_shared_size_bytes = lay.smem
     grid, threads, smem = (_grid(expr, group, lay.smem, n, itemsize),), (block(),), lay.smem
-    return lambda args: k(grid, threads, args, shared_mem=smem)
+    return by_args(k, grid, threads, smem)
 
 
 def _launch(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int,

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...core import fastpath, registry as _registry
+from ...core.launch import ARRAY, Prepared
 from .cuda import REGTILES, _dims, _kernel
 from .spec import DTYPES, MatmulProblem
 
@@ -25,8 +26,8 @@ _TILES = {t.name: t for t in REGTILES}
 
 
 class Record(NamedTuple):
-    """A cached call: the variant it reports, the kernel, grid, block, result shape and dtype
-    and the dimension arguments."""
+    """A cached call: the variant it reports, the kernel, grid, block, result shape and dtype,
+    the dimension arguments and the prepared launch (``core/launch.py``)."""
 
     variant: Any
     kernel: Any
@@ -35,6 +36,7 @@ class Record(NamedTuple):
     shape: tuple[int, int]
     dtype: np.dtype
     dims: tuple
+    go: Prepared
 
 
 def matmul(a: Any, b: Any) -> Any:
@@ -53,7 +55,7 @@ def matmul(a: Any, b: Any) -> Any:
         return None
     _registry.ran(rec.variant)
     c = cupy.empty(rec.shape, rec.dtype)
-    rec.kernel(rec.grid, rec.block, (a, b, c, *rec.dims))
+    rec.go(a, b, c, *rec.dims)
     return c
 
 
@@ -73,5 +75,6 @@ def _build(a: Any, b: Any) -> Record | bool:
     # the result is a fresh CuPy allocation: 256-byte aligned, so only a and b decide
     vec = k % 4 == 0 and n % 4 == 0 and a.data.ptr % 16 == 0 and b.data.ptr % 16 == 0
     blocks = -(-m // tile.bm) * -(-n // tile.bn)
-    return Record(v, _kernel(tile.expression(a.dtype, vec)), (blocks,), (tile.threads,),
-                  (m, n), np.dtype(a.dtype), _dims(a, b))
+    k, dims = _kernel(tile.expression(a.dtype, vec)), _dims(a, b)
+    go = Prepared(k, (blocks,), (tile.threads,), (ARRAY, ARRAY, ARRAY, *dims))
+    return Record(v, k, (blocks,), (tile.threads,), (m, n), np.dtype(a.dtype), dims, go)

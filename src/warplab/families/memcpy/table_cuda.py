@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...core import fastpath
+from ...core.launch import Prepared
 from ...core.loader import defines, get_kernel
 from ...core.registry import Variant
 from .cuda import DEFINES as COPY_DEFINES
@@ -60,7 +61,9 @@ def copy(src: list[int], dst: list[int], sizes: list[int]) -> None:
     flat[_N:_N + n] = dst
     flat[2 * _N:2 * _N + n] = sizes
     dev = sys.modules["cupy"].cuda.runtime.getDevice()
-    kernel = _KERNELS.get(dev)
-    if kernel is None:
-        kernel = _KERNELS.put(dev, get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES)))
-    kernel((n,), (DEFINES["MEMCPY_TABLE_BLOCK"],), (flat.view(TABLE), np.int32(n)))
+    go = _KERNELS.get(dev)
+    if go is None:
+        kernel = get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES))
+        go = _KERNELS.put(dev, Prepared(kernel, None, (DEFINES["MEMCPY_TABLE_BLOCK"],),
+                                        (flat.view(TABLE), np.int32(0))))
+    go.at((n,), flat.view(TABLE), np.int32(n))

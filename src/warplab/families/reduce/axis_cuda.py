@@ -26,6 +26,7 @@ import numpy as np
 
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core import fastpath
+from ...core.launch import ARRAY, Prepared
 from ...core.registry import register
 from .axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
 from .axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
@@ -214,9 +215,9 @@ class Launch(NamedTuple):
     ``kernel``, ``grid`` and ``block``; ``mid`` (the arguments between the data and the output),
     ``tail`` (after the output); ``partials``: None, or (C accumulator type, element dtype,
     partials, tickets) for the kernels that take a partials buffer and a ticket array (split
-    rows, columns) before the output. Depends on the shape, the row stride, the base's 16-byte
-    alignment, the op, the dtype and the device only, so a short path may keep it
-    (``axis_fast``)."""
+    rows, columns) before the output; ``go`` the prepared launch (``core/launch.py``). Depends
+    on the shape, the row stride, the base's 16-byte alignment, the op, the dtype and the
+    device only, so a short path may keep it (``axis_fast``)."""
 
     kernel: Any
     grid: tuple
@@ -224,17 +225,24 @@ class Launch(NamedTuple):
     mid: tuple
     tail: tuple
     partials: tuple | None
+    go: Prepared
+
+
+def _planned(kernel: Any, grid: tuple, block: tuple, mid: tuple, tail: tuple,
+             partials: tuple | None) -> Launch:
+    arrays = (ARRAY,) * (1 if partials is None else 3)
+    go = Prepared(kernel, grid, block, (ARRAY, *mid, *arrays, *tail))
+    return Launch(kernel, grid, block, mid, tail, partials, go)
 
 
 def fire(launch: Launch, x: Any, out: Any) -> None:
     """Launch ``launch`` on the device data ``x`` (its base pointer) into ``out`` (one launch,
     no synchronisation; split and columns plans allocate their partials first)."""
     if launch.partials is None:
-        args = (x, *launch.mid, out, *launch.tail)
+        launch.go(x, *launch.mid, out, *launch.tail)
     else:
         acc, t, n, tickets = launch.partials
-        args = (x, *launch.mid, _partials(acc, t, n), TICKETS.get(tickets), out, *launch.tail)
-    launch.kernel(launch.grid, launch.block, args)
+        launch.go(x, *launch.mid, _partials(acc, t, n), TICKETS.get(tickets), out, *launch.tail)
 
 
 def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.dtype,
@@ -257,14 +265,14 @@ def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.
     ld, tail = np.uint64(ld_el), (np.float64(ddof), np.uint64(out2))
     shape = (np.uint64(rows), np.uint64(cols))
     if p.kernel == "packed":
-        return Launch(_kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev), (p.grid,),
-                      (BLOCK,), shape, tail, None)
+        return _planned(_kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev), (p.grid,),
+                        (BLOCK,), shape, tail, None)
     if p.kernel == "group":
-        return Launch(_kernel(eg, args, dev), (p.grid,), (BLOCK,), (*shape, ld), tail, None)
-    return Launch(_kernel(es, args, dev), (p.grid,), (BLOCK,),
-                  (*shape, ld, np.uint32(p.splits), np.uint64(p.chunk)), tail,
-                  (kernel_dtypes(op, t)[0], t, rows * p.splits if p.splits > 1 else 1,
-                   rows if p.splits > 1 else 1))
+        return _planned(_kernel(eg, args, dev), (p.grid,), (BLOCK,), (*shape, ld), tail, None)
+    return _planned(_kernel(es, args, dev), (p.grid,), (BLOCK,),
+                    (*shape, ld, np.uint32(p.splits), np.uint64(p.chunk)), tail,
+                    (kernel_dtypes(op, t)[0], t, rows * p.splits if p.splits > 1 else 1,
+                     rows if p.splits > 1 else 1))
 
 
 def _launch_rows(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
@@ -296,12 +304,12 @@ def cols_launch(nred: int, ncols: int, ld: int, base_aligned: bool, op: str, t: 
     expr = f"axis_cols<{args}, {vs}>"
     p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev),
                   _occupancy(expr, args, dev, COLS_BLOCK))
-    return Launch(_kernel(expr, args, dev), (p.gx, p.splits), (COLS_BLOCK,),
-                  (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
-                   np.uint32(p.splits), np.uint64(p.chunk)),
-                  (np.float64(ddof), np.uint64(out2)),
-                  (kernel_dtypes(op, t)[0], t, ncols * p.splits if p.splits > 1 else 1,
-                   p.gx if p.splits > 1 else 1))
+    return _planned(_kernel(expr, args, dev), (p.gx, p.splits), (COLS_BLOCK,),
+                    (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
+                     np.uint32(p.splits), np.uint64(p.chunk)),
+                    (np.float64(ddof), np.uint64(out2)),
+                    (kernel_dtypes(op, t)[0], t, ncols * p.splits if p.splits > 1 else 1,
+                     p.gx if p.splits > 1 else 1))
 
 
 def _launch_cols(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from .spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
                            reduce_bytes_moved, spec)
 from ...core import fastpath
+from ...core.launch import ARRAY, Prepared
 from ...core.registry import register
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
@@ -192,7 +193,8 @@ class _VecPlan:
     once per (spec, device, stream): the kernel, the full persistent grid, this stream's
     counter and partials, a slab for the results."""
 
-    __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results")
+    __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results",
+                 "go")
 
     def __init__(self, s: ReduceSpec, device_id: int) -> None:
         import cupy
@@ -205,6 +207,8 @@ class _VecPlan:
         self.out = s.out
         self.block = (VEC_BS,)
         self.results = _ResultSlab()
+        # (data, n, partials, counter, out): n a Python int (the kernel's size_t)
+        self.go = Prepared(self.kernel, None, self.block, (ARRAY, 0, ARRAY, ARRAY, ARRAY))
 
 
 def vec_grid(n: int, per_block: int, full: int) -> int:
@@ -245,5 +249,5 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     p = _vec_plan(s)
     grid = vec_grid(n, p.per_block, p.full)
     out = p.results.take(p.out)
-    p.kernel((grid,), p.block, (x, np.uint64(n), p.partials, p.counter, out))
+    p.go.at(grid, x, n, p.partials, p.counter, out)
     return out

@@ -1,0 +1,172 @@
+"""The C launch (``core/launch.c``) on the CPU: built against a fake ``libcuda.so.1`` whose
+``cuLaunchKernel`` records what it was given, in a subprocess (``dlopen`` reads
+``LD_LIBRARY_PATH`` at process start). Checks the packing of every format letter, the grid and
+block forms, the errors, and that the Python side falls back to CuPy's launch without it."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from warplab.core import launch
+
+FAKE = r"""
+#include <stdint.h>
+#include <string.h>
+static uint64_t rec[16];
+static unsigned char params[16][16];
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned smem, void *stream, void **p, void **extra) {
+    (void)extra;
+    if ((uintptr_t)f == 0xbad) return 400;
+    uint64_t v[] = {(uintptr_t)f, gx, gy, gz, bx, by, bz, smem, (uintptr_t)stream};
+    memcpy(rec, v, sizeof v);
+    if (smem == 64)  /* the call with nine arguments */
+        for (int k = 0; k < 9; k++) memcpy(params[k], p[k], 16);
+    return 0;
+}
+int cuGetErrorName(int rc, const char **name) { *name = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "?"; return 0; }
+void fake_record(uint64_t *out) { memcpy(out, rec, sizeof rec); }
+void fake_param(int k, unsigned char *out) { memcpy(out, params[k], 16); }
+"""
+
+SCRIPT = r"""
+import ctypes, json
+import numpy as np
+from warplab.core import launch
+fn = launch.function()
+class Arr:
+    class data:
+        ptr = 0xDEAD0
+out = {"status": launch.status()}
+fn(0x1234, (2, 3), 128, 64, 7, b"aQqiIfdbp", Arr(), np.uint64(2**63 + 5), -3, np.int32(-7),
+   9, 1.5, np.float64(2.25), np.array([1, 2, 3, 4], np.uint32), 0xBEEF)
+lib = ctypes.CDLL("libcuda.so.1")
+rec = (ctypes.c_uint64 * 16)()
+lib.fake_record(rec)
+out["record"] = list(rec)[:9]
+raw = []
+for k in range(9):
+    b = (ctypes.c_ubyte * 16)()
+    lib.fake_param(k, b)
+    raw.append(bytes(b).hex())
+out["params"] = raw
+fn(0x1234, 5, (32, 2), 0, 0, b"")
+lib.fake_record(rec)
+out["dims"] = list(rec)[:9]
+errors = {}
+for name, call in [
+        ("letter", lambda: fn(1, 1, 1, 0, 0, b"z", 1)),
+        ("count", lambda: fn(1, 1, 1, 0, 0, b"qq", 1)),
+        ("int32", lambda: fn(1, 1, 1, 0, 0, b"i", 2**31)),
+        ("uint32", lambda: fn(1, 1, 1, 0, 0, b"I", -1)),
+        ("grid", lambda: fn(1, (1, 2, 3, 4), 1, 0, 0, b"")),
+        ("float", lambda: fn(1, 1, 1, 0, 0, b"f", "x")),
+        ("driver", lambda: fn(0xbad, 1, 1, 0, 0, b"")),
+        ("args", lambda: fn(1, 1))]:
+    try:
+        call()
+        errors[name] = None
+    except Exception as e:
+        errors[name] = [type(e).__name__, str(e)]
+out["errors"] = errors
+print(json.dumps(out))
+"""
+
+
+def _toolchain() -> bool:
+    include = sysconfig.get_paths().get("include") or ""
+    return shutil.which("cc") is not None and os.path.exists(os.path.join(include, "Python.h"))
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    if not _toolchain():
+        pytest.skip("no C compiler or no Python headers")
+    tmp = tmp_path_factory.mktemp("fakecuda")
+    src = tmp / "fake.c"
+    src.write_text(FAKE)
+    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(tmp / "libcuda.so.1"), str(src)],
+                   check=True, capture_output=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp), WARPLAB_CACHE_DIR=str(tmp / "cache"),
+               WARPLAB_C_LAUNCH="1",
+               PYTHONPATH=os.pathsep.join([str(Path(launch.__file__).parents[2]),
+                                           os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT)], env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_builds_and_reports(launched: dict) -> None:
+    assert launched["status"] == "cuLaunchKernel from C (launch.c)"
+
+
+def test_launch_geometry(launched: dict) -> None:
+    assert launched["record"] == [0x1234, 2, 3, 1, 128, 1, 1, 64, 7]
+    assert launched["dims"] == [0x1234, 5, 1, 1, 32, 2, 1, 0, 0]
+
+
+def test_every_format_letter_packs_its_bytes(launched: dict) -> None:
+    got = [bytes.fromhex(h) for h in launched["params"]]
+    assert int.from_bytes(got[0][:8], "little") == 0xDEAD0          # a: .data.ptr
+    assert int.from_bytes(got[1][:8], "little") == 2**63 + 5         # Q: NumPy uint64
+    assert int.from_bytes(got[2][:8], "little", signed=True) == -3  # q
+    assert int.from_bytes(got[3][:4], "little", signed=True) == -7  # i: NumPy int32
+    assert int.from_bytes(got[4][:4], "little") == 9                # I
+    assert np.frombuffer(got[5][:4], np.float32)[0] == 1.5          # f
+    assert np.frombuffer(got[6][:8], np.float64)[0] == 2.25         # d: NumPy float64
+    assert np.array_equal(np.frombuffer(got[7], np.uint32), [1, 2, 3, 4])  # b: the bytes
+    assert int.from_bytes(got[8][:8], "little") == 0xBEEF           # p
+
+
+def test_errors_are_python_exceptions(launched: dict) -> None:
+    e = launched["errors"]
+    assert e["letter"][0] == "TypeError" and "'z'" in e["letter"][1]
+    assert e["count"][0] == "TypeError" and "2 letters for 1 arguments" in e["count"][1]
+    assert e["int32"][0] == "OverflowError"
+    assert e["uint32"][0] == "OverflowError"
+    assert e["grid"][0] == "TypeError"
+    assert e["float"][0] == "TypeError"
+    assert e["driver"] == ["RuntimeError",
+                           "cuLaunchKernel failed: CUDA_ERROR_INVALID_HANDLE (400)"]
+    assert e["args"][0] == "TypeError"
+
+
+def test_format_of_sample_arguments() -> None:
+    sample = (launch.ARRAY, np.uint64(1), np.int64(2), np.int32(3), np.uint32(4),
+              np.float32(5), np.float64(6), 7, 8.0, np.zeros(3, np.uint64), np.int16(1))
+    assert launch.format_of(sample) == b"aQqiIfdqdbb"
+    with pytest.raises(TypeError, match="bool"):
+        launch.format_of((True,))
+    with pytest.raises(TypeError, match="str"):
+        launch.format_of(("x",))
+
+
+def test_without_c_the_launch_is_cupys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARPLAB_C_LAUNCH", "0")
+    assert launch.function() is None
+    assert "WARPLAB_C_LAUNCH=0" in launch.status()
+    calls = []
+
+    def kernel(grid: tuple, block: tuple, args: tuple, **kw: int) -> None:
+        calls.append((grid, block, args, kw))
+
+    p = launch.Prepared(kernel, 4, (64,), (launch.ARRAY, 0), shared=128)
+    p("x", 5)
+    p.at((2, 2), "y", 6)
+    p.on(1, 32, "z", 7)
+    assert calls == [((4,), (64,), ("x", 5), {"shared_mem": 128}),
+                     ((2, 2), (64,), ("y", 6), {"shared_mem": 128}),
+                     ((1,), (32,), ("z", 7), {"shared_mem": 128})]
+    first = launch.by_args(kernel, (1,), (8,))
+    first((launch.ARRAY, np.uint32(1)))
+    assert calls[-1] == ((1,), (8,), (launch.ARRAY, np.uint32(1)), {})
