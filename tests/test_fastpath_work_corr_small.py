@@ -188,12 +188,14 @@ def test_errors_through_warm_records(gpu, call) -> None:
 def test_each_thread_has_its_own_word(gpu) -> None:
     x = _series(const=(2,))
     words = []
+    together = threading.Barrier(3)  # alive together: a finished thread's word may be reused
 
     def work() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _same(warplab.corrcoef(x), _numpy(x))
         words.append(int(small_cuda._flag(0)[1]))
+        together.wait(timeout=30)
 
     threads = [threading.Thread(target=work) for _ in range(3)]
     for t in threads:

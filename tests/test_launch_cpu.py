@@ -100,7 +100,7 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
                WARPLAB_C_LAUNCH="1",
                PYTHONPATH=os.pathsep.join([str(Path(launch.__file__).parents[2]),
                                            os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT)], env=env,
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT)], env=env, check=False,
                        capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])

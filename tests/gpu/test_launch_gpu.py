@@ -30,6 +30,8 @@ def _toolchain() -> bool:
 
 
 def test_built_where_a_toolchain_is() -> None:
+    if os.environ.get("WARPLAB_C_LAUNCH", "1") in ("0", "off", "no"):
+        pytest.skip("WARPLAB_C_LAUNCH=0: the records launch through CuPy")
     if not _toolchain():
         pytest.skip("no C compiler or Python headers: the records launch through CuPy")
     assert launch.function() is not None, launch.status()
@@ -51,7 +53,7 @@ def _calls() -> dict:
         "var_cols": warplab.var(m, axis=0), "series_stats": warplab.series_stats(m),
         "byte_histogram": warplab.byte_histogram(b),
         "histogram": warplab.histogram(x, 64, (-2, 2))[0],
-        "bincount": warplab.bincount(ints, weights=w), "matmul": warplab.matmul(m[:48], m),
+        "bincount": warplab.bincount(ints, weights=w), "matmul": warplab.matmul(m, cupy.ascontiguousarray(m.T)),
         "corrcoef": warplab.corrcoef(m[:8]), "copies": cupy.concatenate(dsts),
     }
 
@@ -76,6 +78,25 @@ def test_same_results_from_c_and_through_cupy(monkeypatch: pytest.MonkeyPatch) -
     for k in with_c:
         assert np.array_equal(with_c[k], with_c_warm[k], equal_nan=True), k
         assert np.array_equal(with_c[k], through_cupy[k], equal_nan=True), k
+
+
+def test_new_threads_without_a_context_launch() -> None:
+    """A fresh host thread has no current CUDA context until a runtime call makes one: its
+    first launch goes through CuPy (``Prepared._no_context``), the rest from C."""
+    import threading
+
+    x = cupy.arange(1000, dtype=np.float32)
+    got = []
+    fastpath.clear()
+
+    def work() -> None:
+        got.extend(float(warplab.sum(x)) for _ in range(3))
+
+    for _ in range(4):
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    assert got == [float(np.arange(1000).sum())] * 12
 
 
 def test_follows_the_current_stream_and_threads() -> None:

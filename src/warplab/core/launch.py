@@ -162,6 +162,10 @@ def _cupy_launch(kernel: Any, grid: Any, block: Any, shared: int, stream: int,
         kernel(grid, block, args)
 
 
+#: CUDA_ERROR_INVALID_CONTEXT: the calling thread has no current context.
+CONTEXT_ERROR = 201
+
+
 def _stream() -> int:
     """The current CuPy stream's handle."""
     return sys.modules["cupy"].cuda.get_current_stream().ptr
@@ -176,13 +180,13 @@ class Prepared:
     ``p(*args)`` launches on ``grid`` on the current CuPy stream; ``p.at(grid, *args)`` on
     another grid, ``p.on(grid, block, *args)`` with another block too. Raises what the launch raises (``RuntimeError`` from C, CuPy's errors)."""
 
-    __slots__ = ("block", "c", "call", "format", "grid", "shared", "token")
+    __slots__ = ("block", "c", "call", "format", "grid", "kernel", "shared", "token")
 
     def __init__(self, kernel: Any, grid: Any, block: Any, sample: tuple, shared: int = 0
                  ) -> None:
         fn = function()
         self.format = format_of(sample)
-        self.grid, self.block, self.shared = grid, block, shared
+        self.grid, self.block, self.shared, self.kernel = grid, block, shared, kernel
         self.c = fn is not None
         if fn is None:
             self.call, self.token = _cupy_launch, kernel
@@ -191,16 +195,33 @@ class Prepared:
             self.call, self.token = fn, int(fn_obj.ptr)
 
     def __call__(self, *args: Any) -> None:
-        self.call(self.token, self.grid, self.block, self.shared,
-                  _stream() if self.c else 0, self.format, *args)
+        try:
+            self.call(self.token, self.grid, self.block, self.shared,
+                      _stream() if self.c else 0, self.format, *args)
+        except RuntimeError as e:
+            self._no_context(e, self.grid, self.block, args)
 
     def at(self, grid: Any, *args: Any) -> None:
-        self.call(self.token, grid, self.block, self.shared,
-                  _stream() if self.c else 0, self.format, *args)
+        try:
+            self.call(self.token, grid, self.block, self.shared,
+                      _stream() if self.c else 0, self.format, *args)
+        except RuntimeError as e:
+            self._no_context(e, grid, self.block, args)
 
     def on(self, grid: Any, block: Any, *args: Any) -> None:
-        self.call(self.token, grid, block, self.shared,
-                  _stream() if self.c else 0, self.format, *args)
+        try:
+            self.call(self.token, grid, block, self.shared,
+                      _stream() if self.c else 0, self.format, *args)
+        except RuntimeError as e:
+            self._no_context(e, grid, block, args)
+
+    def _no_context(self, e: RuntimeError, grid: Any, block: Any, args: tuple) -> None:
+        """A thread whose CUDA context is not current yet (a new host thread that has made no
+        runtime call): this one launch goes through CuPy, which makes the device's primary
+        context current; the thread's later launches go from C. Anything else raises."""
+        if not self.c or f"({CONTEXT_ERROR})" not in str(e):
+            raise e
+        _cupy_launch(self.kernel, grid, block, self.shared, 0, self.format, *args)
 
 
 def by_args(kernel: Any, grid: Any, block: Any, shared: int = 0) -> Callable[[tuple], None]:
