@@ -37,12 +37,12 @@ CUB = "cub::DeviceMemcpy::Batched"
 DEFAULT = "warp_tiers_words"
 C, S = "consecutive", "shuffle"
 #: (lo, hi, align, layouts): session 10's 21 misses, then guards
-CELLS = ([(1, 8, a, l) for a in (1, 4) for l in ((C, S), (S, S))]
+CELLS = ([(1, 8, a, lay) for a in (1, 4) for lay in ((C, S), (S, S))]
          + [(1, 8, 1, (S, C)), (1, 8, 1, (C, C))]
-         + [(1, 64, a, l) for a in (1, 4) for l in ((C, S), (S, C), (S, S))]
+         + [(1, 64, a, lay) for a in (1, 4) for lay in ((C, S), (S, C), (S, S))]
          + [(16, 16, a, (S, S)) for a in (1, 4, 16)]
          + [(1, 1024, a, (C, C)) for a in (1, 4, 16)]
-         + [(1, 1024, 16, l) for l in ((C, S), (S, C), (S, S))]
+         + [(1, 1024, 16, lay) for lay in ((C, S), (S, C), (S, S))]
          + [(1, 64, 1, (C, C)), (16, 16, 1, (C, C)), (256, 256, 1, (S, S)),
             (1024, 1024, 1, (C, S)), (65536, 65536, 1, (S, S))])
 GUARDS = 5

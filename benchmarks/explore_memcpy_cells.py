@@ -16,8 +16,11 @@ grid's (``grid.measure_planned``: launches back to back behind a blocking kernel
 guard bytes); here every destination byte is then compared with its source byte too
 (``explore_memcpy_small.measure_cells``). GB/s counts all bytes (2 x data + 24 per buffer).
 
-Prints one line per cell (CUB's GB/s, then each target's x CUB; ``!`` marks a wrong copy) and
-per target the cells at >= 1.2x CUB and the geometric mean of x CUB; full records as JSON.
+The cell's scatter ceiling (``families/memcpy/ceiling.py``, column ``ceiling``: not a copy)
+is measured beside them. Prints one line per cell (CUB's GB/s, then each target's x CUB;
+``!`` marks a wrong record) and per target the cells at >= 1.2x CUB and the geometric mean of
+x CUB; full records as JSON. ``explore_memcpy_ceiling.py`` judges session 10's misses against
+the ceiling.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memcpy-cells.json
 """
@@ -32,6 +35,8 @@ from explore_memcpy_small import measure_cells, shape_targets
 
 from warplab.bench.campaign import finish_campaign
 from warplab.families.memcpy.bench import Case, targets
+from warplab.families.memcpy.ceiling import CEILING
+from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.plan import RUNS
 
 CUB = "cub::DeviceMemcpy::Batched"
@@ -55,7 +60,8 @@ SHAPES = {"t16,g8,s256,g32,s1024,b3,st4": "words,b3", "t16,g8,s256,g32,s1024,b3,
 
 def short(name: str) -> str:
     """A column header: the variant's or shape's short name."""
-    names = {"warp_classes": "default", "warp_tiers": "tiers", "warp_tiers_words": "words"}
+    names = {"warp_classes": "default", "warp_tiers": "tiers", "warp_tiers_words": "words",
+             CEILING: "ceiling"}
     if name in names:
         return names[name]
     inner = name[len("warp_classes["):-1]
@@ -98,7 +104,7 @@ def main() -> None:
     variants, notes = targets(VARIANTS, True)
     tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
     tgts += shape_targets()
-    tgts += [t for t in variants if getattr(t, "name", "") == CUB]
+    tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
     names = [t.name for t in tgts]
     grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
     print(f"{len(grid)} cells, the last {GUARDS} guards", flush=True)

@@ -5,11 +5,11 @@ kernel's compilation with nvcc."""
 from __future__ import annotations
 
 import ctypes
-import functools
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -73,8 +73,7 @@ def _cells(lo: int = 1, hi: int = 64) -> list[P.PlannedCell]:
 
 
 def _targets(touch: Any = _touch_by_address) -> list[Any]:
-    default = functools.partial(_copy_by_address)
-    return [type("T", (), {"name": DEFAULT, "fn": staticmethod(default)})(),
+    return [SimpleNamespace(name=DEFAULT, fn=_copy_by_address),
             Provider(P.CUB, "cub", lambda: None, _copy_by_address), host_ceiling(touch)]
 
 

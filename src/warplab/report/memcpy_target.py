@@ -11,7 +11,7 @@ are no copy: :func:`is_ceiling` keeps them out of every variant, figure and "bes
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Hashable
 
 from .groups import latest
 from .load import Results, Row
