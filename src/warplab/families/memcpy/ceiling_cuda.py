@@ -38,7 +38,7 @@ def _resident_blocks(device_id: int, block: int) -> int:
     import cupy
 
     props = cupy.cuda.runtime.getDeviceProperties(device_id)
-    per_sm = int(props["maxThreadsPerMultiProcessor"]) // block
+    per_sm = int(props.get("maxThreadsPerMultiProcessor", THREADS_PER_SM)) // block
     return max(1, per_sm) * int(props["multiProcessorCount"])
 
 
