@@ -223,6 +223,14 @@ def test_figures(doc_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         return orig(self, y, *args, **kw)
 
     monkeypatch.setattr(Axes, "axhline", spy)
+    lines: list[tuple[str, list[float]]] = []
+    orig_plot = Axes.plot
+
+    def plot_spy(self: Axes, *args: Any, **kw: Any) -> Any:
+        lines.append((str(kw.get("label", "")), list(args[1]) if len(args) > 1 else []))
+        return orig_plot(self, *args, **kw)
+
+    monkeypatch.setattr(Axes, "plot", plot_spy)
     skipped: list[Any] = []
     figs = memcpy_figures(load_results(doc_path),
                           lambda *p: tmp_path / ("_".join(map(str, p)) + ".png"), skipped)
@@ -233,6 +241,11 @@ def test_figures(doc_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     # one roof per panel (CC, SS), at the measured copy ceiling
     assert drawn.count((COPY, "measured copy bandwidth (3,000 GB/s)")) == 2 * 2
     assert imread(figs[0][4]).shape[1] == 1200  # two panels: a full row
+    # the cell's ceiling, dashed, only where a scatter ceiling was measured (SS 1-8 B, align 1)
+    ceil = [ys for label, ys in lines if label.startswith("cell ceiling")]
+    assert len(ceil) == 1 and ceil[0][0] == pytest.approx(min(COPY, SCATTER))
+    assert all(y != y for y in ceil[0][1:])  # NaN: not measured
+    assert "scatter_touch" not in figs[0][5]
 
 
 def test_single_class_is_skipped(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ per-size figures skip this family (``groups.MEMCPY_FAMILIES``) and this module d
 
 - per device and alignment, GB/s vs the buffer-size class (x: the classes ordered by their
   largest size, ``"1–8 B"``, ``"16 B"``, ``"1 B–64 KiB"``), one panel per layout (CC, CS, SC,
-  SS), one line per variant and comparator, the measured copy ceiling as the roof;
+  SS), one line per variant and comparator, the measured copy ceiling as the roof and, where
+  measured, each cell's ceiling (the lower of copy and scatter, ``memcpy_target``) dashed;
 - the grid table: per case the default's GB/s, CUB's, their ratio, % of the copy ceiling, the
   cell's scatter ceiling (``memcpy_target``) and the default's % of it, and whether the issue's
   target holds; every variant's GB/s (folded); the public call's time.
@@ -29,7 +30,8 @@ from matplotlib.ticker import FuncFormatter
 
 from .groups import Pick, group_by, latest, ordered_series, styles_for
 from .load import Results, Row, num
-from .memcpy_target import LARGE, NOTE, TARGET_LARGE_PCT, pct_of, scatter_ceilings, target_met
+from .memcpy_target import (LARGE, NOTE, TARGET_LARGE_PCT, cell_ceiling, cell_ceiling_line,
+                            pct_of, scatter_ceilings, target_met)
 from .plotkit import DPI, LABEL_PT, TICK_PT, _text, finish_panels
 from .roofline import device_ceilings
 from .skips import SkippedFigure
@@ -256,10 +258,13 @@ def memcpy_tables(results: Results) -> list[Table]:
 
 def plot_bandwidth_vs_class(rows: Sequence[Row], path: Path, *, title: str,
                             styles: dict[str, dict[str, Any]], order: Sequence[str],
-                            copy_gbps: float | None) -> Path | None:
+                            copy_gbps: float | None,
+                            scatter: dict[tuple[str, Class], float] | None = None
+                            ) -> Path | None:
     """GB/s (all bytes) vs the buffer-size class, one panel per layout present, one line per
-    series (a missing case breaks its line), the copy ceiling as a roof in every panel. None
-    when no row has a bandwidth."""
+    series (a missing case breaks its line), the copy ceiling as a roof in every panel and,
+    where ``scatter`` ((layout, class) -> the scatter ceiling's GB/s) has cases, the cells'
+    ceilings dashed. None when no row has a bandwidth."""
     rows = [r for r in rows if r.ok and r.gbps and r.gbps > 0]
     if not rows:
         return None
@@ -281,6 +286,9 @@ def plot_bandwidth_vs_class(rows: Sequence[Row], path: Path, *, title: str,
             if any(not math.isnan(y) for y in ys):
                 ax.plot(xs, ys, label=_text(s), markersize=4,
                         **{"linewidth": 1.4, **styles.get(s, {})})
+        if scatter:
+            cell_ceiling_line(ax, xs, [cell_ceiling(copy_gbps, scatter[(panel, c)])
+                                       if (panel, c) in scatter else None for c in classes])
         if copy_gbps:
             ax.axhline(copy_gbps, color="k", linewidth=1.2,
                        label=f"measured copy bandwidth ({fmt_bandwidth(copy_gbps)})")
@@ -320,6 +328,7 @@ def memcpy_figures(results: Results, name: Callable[..., Path],
     out: list[MemcpyFigure] = []
     multi = len({r.device for r in ok}) > 1
     styles = styles_for("memcpy", ok)
+    scatter = scatter_ceilings(results, lambda r: (align_of(r), layout(r), size_class(r)))
     for r in ok:  # CUB, the comparator to beat: black, dashed, bold
         if is_cub(r):
             styles[r.series] = {"color": "0.1", "marker": "D", "linestyle": "--",
@@ -337,7 +346,9 @@ def memcpy_figures(results: Results, name: Callable[..., Path],
         order = ordered_series("memcpy", rows)
         path = name("memcpy", "bandwidth", f"align-{a}", *([device] if multi else []))
         got = plot_bandwidth_vs_class(rows, path, title=title, styles=styles, order=order,
-                                      copy_gbps=copy_roof(results, device))
+                                      copy_gbps=copy_roof(results, device),
+                                      scatter={k[1:]: r.gbps for (d, k), r in scatter.items()
+                                               if d == device and k[0] == a and r.gbps})
         if got is not None:
             out.append(("memcpy", "bandwidth", cfg, title, got, tuple(order)))
     return out

@@ -11,7 +11,7 @@ are no copy: :func:`is_ceiling` keeps them out of every variant, figure and "bes
 
 from __future__ import annotations
 
-from typing import Callable, Hashable
+from typing import Any, Callable, Hashable, Sequence
 
 from .groups import latest
 from .load import Results, Row
@@ -54,6 +54,14 @@ def scatter_ceilings(results: Results, key: Callable[[Row], Hashable]
     return latest(rows, lambda r: (r.device, key(r)))
 
 
+def cell_ceiling_line(ax: Any, xs: Sequence[float], ys: Sequence[float | None]) -> None:
+    """The cells' ceilings of one figure panel (None where not measured), dashed grey."""
+    if any(y is not None for y in ys):
+        ax.plot(xs, [float("nan") if y is None else y for y in ys], color="0.45",
+                linestyle="--", linewidth=1.2, marker="_", markersize=10,
+                label="cell ceiling (lower of copy and scatter)")
+
+
 def pct_of(gbps: float | None, ceiling: Row | None) -> float | None:
     """``gbps`` as % of a ceiling record's GB/s (None when either is missing)."""
     return 100.0 * gbps / ceiling.gbps if gbps and ceiling is not None and ceiling.gbps else None
@@ -67,5 +75,5 @@ NOTE = ("Target (issue 13): default >= 1.2x CUB, or >= 95% of the cell's ceiling
         "of tiny buffers); cases whose buffers are all >= 1 KiB also >= 85% of copy.")
 
 __all__ = ["CEILING_MODE", "LARGE", "NOTE", "TARGET_CAP_PCT", "TARGET_LARGE_PCT",
-           "TARGET_RATIO", "cell_ceiling", "is_ceiling", "pct_of", "scatter_ceilings",
-           "target_met"]
+           "TARGET_RATIO", "cell_ceiling", "cell_ceiling_line", "is_ceiling", "pct_of",
+           "scatter_ceilings", "target_met"]
