@@ -133,6 +133,35 @@ def main() -> None:
         got = float(c_sum())
         print(f"  C-launched sum {got} ref {ref} ok={abs(got - ref) <= 1e-5 * max(1, abs(ref))}")
         latency("float(C-launched sum)", lambda: float(c_sum()))
+    # the result in mapped pinned host memory (UVA: the host address is the device address):
+    # does CuPy's float() of such a 0-d array cost less than of one in device memory?
+    mapped = cupy.cuda.alloc_pinned_memory(4096)
+    mptr = mapped.ptr
+    slot = [0]
+
+    def mapped_sum():
+        o = cupy.ndarray((), p.out, cupy.cuda.MemoryPointer(
+            cupy.cuda.UnownedMemory(mptr + 8 * (slot[0] % 512), 8, mapped), 0))
+        slot[0] += 1
+        p.go.at(1, x, 1024, p.partials, p.counter, o)
+        return o
+
+    print(f"  mapped sum {float(mapped_sum())} ref {ref}", flush=True)
+    piece("C-launched sum into mapped pinned memory", mapped_sum)
+    latency("float(sum into mapped pinned memory)", lambda: float(mapped_sum()))
+    plans = {}
+
+    def lean_sum(a):
+        key = (a.dtype, stream.ptr)
+        q = plans.get(key)
+        if q is None:
+            q = plans[key] = rcuda._vec_plan(spec("sum", a.dtype))
+        o = q.results.take(q.out)
+        q.go.at(1, a, a.size, q.partials, q.counter, o)
+        return o
+
+    piece("lean sum (one dict lookup, take, C launch)", lambda: lean_sum(x))
+    latency("float(lean sum)", lambda: float(lean_sum(x)))
     try:
         import torch
 

@@ -38,17 +38,26 @@ class _Pointer:
     """CuPy's ``MemoryPointer`` of a fake array: its address and device, memsets and copies
     (counted, and done on the host memory that stands for the device's)."""
 
-    def __init__(self, arr: np.ndarray) -> None:
-        self.ptr = arr.__array_interface__["data"][0]
+    def __init__(self, arr: np.ndarray, offset: int = 0) -> None:
+        self.arr = arr  # keeps the memory alive, as CuPy's pointer keeps its allocation
+        self.ptr = arr.__array_interface__["data"][0] + offset
         self.device_id = getattr(arr, "device_id", None)
         if self.device_id is None:
             self.device_id = _GPU[-1].device if _GPU else 0
+
+    def __add__(self, offset: int) -> "_Pointer":
+        base = self.arr.__array_interface__["data"][0]
+        return _Pointer(self.arr, self.ptr - base + offset)
 
     def memset_async(self, value: int, size: int, stream: Any = None) -> None:
         WORK["memset"] += 1
         ctypes.memset(self.ptr, value, size)
 
     def copy_from_device_async(self, src: "_Pointer", size: int, stream: Any = None) -> None:
+        WORK["d2d"] += 1
+        ctypes.memmove(self.ptr, src.ptr, size)
+
+    def copy_from_device(self, src: "_Pointer", size: int) -> None:
         WORK["d2d"] += 1
         ctypes.memmove(self.ptr, src.ptr, size)
 
@@ -59,7 +68,18 @@ class _Pointer:
 
 class Dev(np.ndarray):
     """NumPy memory that warplab takes for a CuPy array (``type(x) is cupy.ndarray``). A
-    ``device_id`` attribute set on one puts it on another GPU."""
+    ``device_id`` attribute set on one puts it on another GPU. ``Dev(shape, dtype, memptr)``
+    is CuPy's constructor on a pointer: an array on that memory."""
+
+    def __new__(cls, shape: Any, dtype: Any = float, memptr: "_Pointer | None" = None) -> "Dev":
+        if memptr is None:
+            return np.empty(shape, dtype).view(cls)
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64))
+        raw = (ctypes.c_char * max(1, n * dt.itemsize)).from_address(memptr.ptr)
+        a = np.frombuffer(raw, dt, n).reshape(shape).view(cls)
+        a._memptr = memptr  # the allocation lives while the array does
+        return a
 
     @property
     def data(self) -> _Pointer:  # type: ignore[override]  # CuPy's MemoryPointer

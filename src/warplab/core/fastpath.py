@@ -18,9 +18,8 @@ What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
   copied through (one asynchronous copy per array and one synchronisation, instead of a
   pageable copy and a synchronisation per array).
 
-Two allocation helpers of the short paths (no cache): :func:`zeros` (what ``cupy.zeros`` does,
-one memset on the current stream, without its Python frame) and :func:`copy` (a device copy by
-one ``cudaMemcpyAsync`` instead of ``ndarray.copy``'s elementwise copy kernel).
+One allocation helper of the short paths (no cache): :func:`zeros` (what ``cupy.zeros`` does,
+one memset on the current stream, without its Python frame).
 
 Keys never hold data values. Every plan a device decides has the device id in its key
 (``cupy.cuda.runtime.getDevice()``), so after ``cupy.cuda.Device(1).use()`` a call builds its
@@ -211,11 +210,3 @@ def zeros(shape: Any, dtype: Any) -> Any:
     a.data.memset_async(0, a.nbytes)
     return a
 
-
-def copy(a: Any) -> Any:
-    """A new C-contiguous CuPy copy of the C-contiguous CuPy array ``a`` (same device): one
-    ``cudaMemcpyAsync`` on the current stream. ``ndarray.copy()`` launches CuPy's elementwise
-    copy kernel instead (its type dispatch and argument packing cost several microseconds)."""
-    out = sys.modules["cupy"].empty(a.shape, a.dtype)
-    out.data.copy_from_device_async(a.data, a.nbytes)
-    return out

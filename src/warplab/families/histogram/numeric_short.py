@@ -4,10 +4,12 @@
 the same (dtype, shape, strides, bins, range, device, ``launch_config``): NumPy's edges
 (``np.linspace``), the even-bins plan and its constants, the variant, the kernel, its grid, and
 the edges table on the device. The first call builds a :class:`Record` of them in the
-``histogram.even`` plan cache (``core/fastpath.py``); a later call allocates the zeroed counts
-(``fastpath.zeros``), launches, and copies the edges on the device by one ``cudaMemcpyAsync``
-(``fastpath.copy``; the caller gets a new edges array: nothing it can see is shared). No
-host-to-device copy, no ``linspace`` and no copy kernel per call.
+``histogram.even`` plan cache (``core/fastpath.py``), with a device template of the results:
+the zeroed counts, then (at a 256-byte offset) the edges. A later call makes one allocation,
+fills it from the template by one device-to-device ``cudaMemcpyAsync`` (zeroed counts and the
+edges at once), takes the counts and the edges as two arrays on it, and launches. The caller
+gets new arrays: nothing it can see is shared with another call. No host-to-device copy, no
+``linspace``, no memset and no copy kernel per call.
 
 What the record takes: a flat contiguous, non-empty CuPy array of a dtype the even-bins
 kernels read that is not a byte dtype (those run the byte-histogram kernels) and not bool
@@ -37,7 +39,8 @@ _I64 = np.dtype(np.int64)
 class Record(NamedTuple):
     """A cached call: the ``variant`` it reports, ``launch(args)``, the data's element count
     ``n`` (a kernel argument), the arguments after the data and weights (``rest``), the bin
-    count and the device edges (the copy source of the returned edges)."""
+    count, the device edges (their shape and dtype are the returned edges'), the results'
+    ``template`` (uint8: zeroed counts, the edges at ``offset``)."""
 
     variant: Any
     launch: Callable[[tuple], None]
@@ -45,6 +48,8 @@ class Record(NamedTuple):
     rest: tuple
     nbins: int
     d_edges: Any
+    template: Any
+    offset: int
 
 
 def _range_key(rng: Any) -> tuple | None:
@@ -61,8 +66,9 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     """``(hist, edges)`` of ``histogram(a, bins, range)`` through the launch record, or None
     (the full path; module docstring).
 
-    Performance: on a hit two allocations, one memset (the counts), one launch, one
-    device-to-device ``cudaMemcpyAsync`` of the nbins + 1 edges; no synchronisation."""
+    Performance: on a hit one allocation, one device-to-device ``cudaMemcpyAsync`` (the
+    zeroed counts and the nbins + 1 edges from the template), one launch; no
+    synchronisation."""
     cupy = sys.modules.get("cupy")
     if cupy is None or type(a) is not cupy.ndarray or type(bins) is not int:
         return None
@@ -75,9 +81,13 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     if rec is None:
         return None
     _registry.ran(rec.variant)
-    out = fastpath.zeros(rec.nbins, _I64)
+    t = rec.template
+    mem = cupy.empty(t.size, np.uint8).data  # the pointer keeps the allocation alive
+    mem.copy_from_device_async(t.data, t.nbytes)
+    out = cupy.ndarray((rec.nbins,), _I64, mem)
+    edges = cupy.ndarray(rec.d_edges.shape, rec.d_edges.dtype, mem + rec.offset)
     rec.launch((a, rec.n, a, *rec.rest, out))
-    return out, fastpath.copy(rec.d_edges)
+    return out, edges
 
 
 def _build(a: Any, bins: int, rng: Any) -> Record | bool | None:
@@ -101,4 +111,9 @@ def _build(a: Any, bins: int, rng: Any) -> Record | bool | None:
     lay = numeric_cuda.layout_for(plan.nbins, False, plan.e_dtype.itemsize)
     expr, group, rest = numeric_cuda.even_launch(plan, lay, None, fast)
     launch = numeric_cuda.prepared(expr, group, lay, n, t.itemsize)
-    return Record(v, launch, np.uint64(n), rest, plan.nbins, rest[0])
+    d_edges = rest[0]
+    offset = -(-plan.nbins * _I64.itemsize // 256) * 256
+    template = sys.modules["cupy"].zeros(offset + d_edges.nbytes, np.uint8)
+    (template.data + offset).copy_from_device(d_edges.data, d_edges.nbytes)
+    sys.modules["cupy"].cuda.get_current_stream().synchronize()  # every stream copies from it
+    return Record(v, launch, np.uint64(n), rest, plan.nbins, d_edges, template, offset)
