@@ -162,12 +162,24 @@ def main() -> None:
 
     piece("lean sum (one dict lookup, take, C launch)", lambda: lean_sum(x))
     latency("float(lean sum)", lambda: float(lean_sum(x)))
+    m = cupy.random.rand(64, 64, dtype=np.float32)
+    piece("warplab.histogram(x, 64, (0, 1))", lambda: warplab.histogram(x, 64, (0, 1)))
+    latency("warplab.histogram(x, 64, (0, 1))[0].get()",
+            lambda: warplab.histogram(x, 64, (0, 1))[0].get())
+    piece("warplab.mean(m, axis=1)", lambda: warplab.mean(m, axis=1))
+    latency("warplab.mean(m, axis=1).get()", lambda: warplab.mean(m, axis=1).get())
+    piece("cupy.empty(64, int64)", lambda: cupy.empty(64, np.int64))
     try:
         import torch
 
         t = torch.from_dlpack(x)
+        tm = torch.from_dlpack(m)
         piece("torch.sum(t)", lambda: torch.sum(t))
         latency("torch.sum(t).item()", lambda: torch.sum(t).item())
+        piece("torch.histc(t, 64, 0, 1)", lambda: torch.histc(t, 64, 0, 1))
+        latency("torch.histc(t, 64, 0, 1).cpu()", lambda: torch.histc(t, 64, 0, 1).cpu())
+        piece("torch.mean(tm, dim=1)", lambda: torch.mean(tm, dim=1))
+        latency("torch.mean(tm, dim=1).cpu()", lambda: torch.mean(tm, dim=1).cpu())
     except Exception as e:  # noqa: BLE001
         print("torch:", e)
     if args.out:
