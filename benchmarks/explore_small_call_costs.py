@@ -58,7 +58,7 @@ def main() -> None:
     stream = cupy.cuda.get_current_stream()
     sptr = stream.ptr
     s = spec("sum", x.dtype)
-    p = rcuda._vec_plan(s)
+    p = rcuda._vec_plan(s)[0]
     out = p.results.take(p.out)
     kptr = handle(p.kernel)
     eptr = handle(empty)
@@ -155,7 +155,7 @@ def main() -> None:
         key = (a.dtype, stream.ptr)
         q = plans.get(key)
         if q is None:
-            q = plans[key] = rcuda._vec_plan(spec("sum", a.dtype))
+            q = plans[key] = rcuda._vec_plan(spec("sum", a.dtype))[0]
         o = q.results.take(q.out)
         q.go.at(1, a, a.size, q.partials, q.counter, o)
         return o

@@ -135,14 +135,14 @@ def test_reduce_plan_keys(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(rcuda, "_VecPlan", Plan)
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
-    p = rcuda._vec_plan(spec("sum", f32))
-    assert rcuda._vec_plan(spec("sum", f32)) is p and len(built) == 1
-    rcuda._vec_plan(spec("sum", f64))      # dtype
-    rcuda._vec_plan(spec("max", f32))      # op
+    p = rcuda._vec_plan(spec("sum", f32))[0]
+    assert rcuda._vec_plan(spec("sum", f32))[0] is p and len(built) == 1
+    rcuda._vec_plan(spec("sum", f64))         # dtype
+    rcuda._vec_plan(spec("max", f32))         # op
     gpu.stream = 12
-    rcuda._vec_plan(spec("sum", f32))      # stream
+    rcuda._vec_plan(spec("sum", f32))         # stream
     gpu.device = 1
-    q = rcuda._vec_plan(spec("sum", f32))  # device
+    q = rcuda._vec_plan(spec("sum", f32))[0]  # device
     assert len(built) == 5 and built[-1][1] == 1 and q is not p
 
 

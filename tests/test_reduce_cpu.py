@@ -576,7 +576,7 @@ def test_short_path_not_with_keywords(monkeypatch: pytest.MonkeyPatch, kwargs: d
     warplab.sum(np.ones(9, np.float32), **kwargs)
     assert asked == []
     warplab.sum(np.ones(9, np.float32))
-    assert len(asked) == 1
+    assert asked  # the default call asks (sum's own short cut, then reduce for host input)
 
 
 def test_short_path_errors_like_the_full_path(short_path: list) -> None:
@@ -624,3 +624,22 @@ def test_out_casting_and_shape_errors() -> None:
         warplab.sum(x, out=[0.0])
     got = warplab.sum(np.arange(4, dtype=np.int32), out=np.zeros((), np.float64))
     assert got.shape == () and got == 6  # int -> float: same_kind allows it, as NumPy
+
+
+def test_short_cut_out_of_memory_raises_through_reduce(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sum``'s own short cut gives way on CuPy's out-of-memory error; :func:`reduce` then
+    raises it as ``DeviceOutOfMemoryError``, as every public call does."""
+    class OutOfMemoryError(MemoryError):
+        pass
+
+    OutOfMemoryError.__module__ = "cupy.cuda.memory"
+    calls: list = []
+
+    def full(a, op):
+        calls.append(op)
+        raise OutOfMemoryError("out of memory allocating 4,096 bytes")
+
+    monkeypatch.setattr(_reduce_mod, "_device_default", full)
+    with pytest.raises(warplab.DeviceOutOfMemoryError, match="warplab.reduce"):
+        warplab.mean(np.ones(9, np.float32))
+    assert calls == ["mean", "mean"]

@@ -168,10 +168,13 @@ def stream_key() -> Hashable:
     partials): its handle, plus the host thread where the handle is the per-thread default
     stream (``CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1``), which names a different stream in
     every thread."""
-    import cupy
+    return current_stream()[1]
 
-    ptr = cupy.cuda.get_current_stream().ptr
-    return (ptr, threading.get_ident()) if ptr == _PER_THREAD_STREAM else ptr
+
+def current_stream() -> tuple[int, Hashable]:
+    """The current CUDA stream's handle and :func:`stream_key` (one lookup for both)."""
+    ptr = sys.modules["cupy"].cuda.get_current_stream().ptr
+    return ptr, ((ptr, threading.get_ident()) if ptr == _PER_THREAD_STREAM else ptr)
 
 
 

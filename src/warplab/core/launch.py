@@ -215,6 +215,14 @@ class Prepared:
         except RuntimeError as e:
             self._no_context(e, grid, block, args)
 
+    def on_stream(self, stream: int, grid: Any, *args: Any) -> None:
+        """:meth:`at` on the stream of handle ``stream`` (the current one: a caller that has
+        read it already passes it; CuPy's launch, where there is no C, takes the current)."""
+        try:
+            self.call(self.token, grid, self.block, self.shared, stream, self.format, *args)
+        except RuntimeError as e:
+            self._no_context(e, grid, self.block, args)
+
     def _no_context(self, e: RuntimeError, grid: Any, block: Any, args: tuple) -> None:
         """A thread whose CUDA context is not current yet (a new host thread that has made no
         runtime call): this one launch goes through CuPy, which makes the device's primary

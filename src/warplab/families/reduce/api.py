@@ -148,6 +148,21 @@ def _device_default(a: Any, op: str) -> Any:
     return v.fn(a, spec(op, a.dtype))
 
 
+def _short(a: Any, op: str, axis: Any, keepdims: Any, ddof: Any) -> Any:
+    """A public call with no ``dtype``/``out``/``variant``/``device`` straight into the short
+    paths :func:`reduce` would take (``_device_default`` or ``axis_fast.reduce``), without its
+    frames; None where they do not apply (or ran out of device memory: :func:`reduce` then
+    raises its ``DeviceOutOfMemoryError``), and the caller goes through :func:`reduce`."""
+    try:
+        if axis is None and keepdims is False and ddof == 0 and op in OPS:
+            return _device_default(a, op)
+        if axis is not None or keepdims or ddof != 0 or op not in OPS:
+            return axis_fast.reduce(a, op, axis, keepdims, ddof)
+    except MemoryError:
+        pass
+    return None
+
+
 def _empty(s: Any, on_device: bool) -> Any:
     if s.op in ("min", "max"):
         name = "minimum" if s.op == "min" else "maximum"
@@ -163,6 +178,10 @@ def _empty(s: Any, on_device: bool) -> Any:
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
         keepdims: bool = False, *, variant: str | None = None, device: str | None = None) -> Any:
     """Sum (``np.sum``): NumPy's result dtype; float sums accumulate in float64."""
+    if dtype is None and out is None and variant is None and device is None:
+        r = _short(a, "sum", axis, keepdims, 0)
+        if r is not None:
+            return r
     return reduce(a, "sum", axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                   variant=variant, device=device)
 
@@ -170,6 +189,10 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
 def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
         *, variant: str | None = None, device: str | None = None) -> Any:
     """Smallest element (``np.min``); NaN if any is NaN; ``ValueError`` when empty."""
+    if out is None and variant is None and device is None:
+        r = _short(a, "min", axis, keepdims, 0)
+        if r is not None:
+            return r
     return reduce(a, "min", axis=axis, out=out, keepdims=keepdims, variant=variant,
                   device=device)
 
@@ -177,6 +200,10 @@ def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # no
 def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
         *, variant: str | None = None, device: str | None = None) -> Any:
     """Largest element (``np.max``); NaN if any is NaN; ``ValueError`` when empty."""
+    if out is None and variant is None and device is None:
+        r = _short(a, "max", axis, keepdims, 0)
+        if r is not None:
+            return r
     return reduce(a, "max", axis=axis, out=out, keepdims=keepdims, variant=variant,
                   device=device)
 
@@ -185,6 +212,10 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
          *, variant: str | None = None, device: str | None = None) -> Any:
     """Arithmetic mean (``np.mean``), accumulated in float64; NaN with a RuntimeWarning for an
     empty slice. ``mean(x, axis=1)`` of an M x N array is the per-series mean."""
+    if dtype is None and out is None and variant is None and device is None:
+        r = _short(a, "mean", axis, keepdims, 0)
+        if r is not None:
+            return r
     return reduce(a, "mean", axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                   variant=variant, device=device)
 

@@ -19,6 +19,7 @@ float32 resolution and at float64 level unless one outlier dominates the slice.
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -48,9 +49,7 @@ _SIGN = np.int64(-(1 << 63))
 
 def _empty(shape: Any, dtype: Any) -> Any:
     """Every output and partials buffer comes from here (tests poison it)."""
-    import cupy
-
-    return cupy.empty(shape, dtype)
+    return sys.modules["cupy"].empty(shape, dtype)
 
 
 def kernel_dtypes(op: str, t: np.dtype) -> tuple[str, np.dtype]:
@@ -109,8 +108,7 @@ class _Tickets:
         self._by: dict[tuple[int, int], Any] = {}
 
     def get(self, n: int) -> Any:
-        import cupy
-
+        cupy = sys.modules["cupy"]
         key = (cupy.cuda.runtime.getDevice(), fastpath.stream_key())
         t = self._by.get(key)
         if t is None or t.size < n:

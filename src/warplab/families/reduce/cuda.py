@@ -8,6 +8,7 @@ as the lecture did (so they synchronise); the single-pass ones finish on the dev
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -178,8 +179,7 @@ class _ResultSlab:
         self._lock = threading.Lock()  # two threads on one stream share the plan
 
     def take(self, dtype: np.dtype) -> Any:
-        import cupy
-
+        cupy = sys.modules["cupy"]
         with self._lock:
             if self._next == self.SLOTS:
                 self._mem, self._next = cupy.cuda.alloc(8 * self.SLOTS), 0
@@ -223,15 +223,15 @@ def vec_grid(n: int, per_block: int, full: int) -> int:
 _VEC_PLANS = fastpath.PlanCache("reduce.persistent_vec")
 
 
-def _vec_plan(s: ReduceSpec) -> _VecPlan:
-    import cupy
-
-    dev = cupy.cuda.runtime.getDevice()
-    key = (s, dev, fastpath.stream_key())
+def _vec_plan(s: ReduceSpec) -> tuple[_VecPlan, int]:
+    """The plan of ``s`` on the current device and stream, and the stream's handle."""
+    dev = sys.modules["cupy"].cuda.runtime.getDevice()
+    stream, skey = fastpath.current_stream()
+    key = (s, dev, skey)
     plan = _VEC_PLANS.get(key)
     if plan is None:
         plan = _VEC_PLANS.put(key, _VecPlan(s, dev))
-    return plan
+    return plan, stream
 
 
 @register("reduce", "persistent_vec", backend="cuda", bytes_moved=reduce_bytes_moved, rank=0)
@@ -246,8 +246,7 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     preallocated slab.
     """
     n = x.size
-    p = _vec_plan(s)
-    grid = vec_grid(n, p.per_block, p.full)
+    p, stream = _vec_plan(s)
     out = p.results.take(p.out)
-    p.go.at(grid, x, n, p.partials, p.counter, out)
+    p.go.on_stream(stream, vec_grid(n, p.per_block, p.full), x, n, p.partials, p.counter, out)
     return out
