@@ -42,6 +42,7 @@ SMALL_GRID: dict[str, Any] = {
     "layouts": ("CC", "SS"), "aligns": (1, 4)}
 WORST = (4, "SS", 16, 16)  # (align, layout, lo, hi) where the fixture's default trails CUB
 FAILED = ("warp_per_buffer", 1, "CC", 1, 8)
+SCATTER = 800.0  # GB/s of the scatter ceiling in the fixture's 1-8 B SS align-1 cell
 
 
 def stats(ms: float) -> dict[str, Any]:
@@ -112,6 +113,14 @@ def memcpy_doc(sizes: Any = PR_SIZES, layouts: Any = ("CC", "CS", "SC", "SS"),
                     r = record(s, lo, hi, lay, a, total)
                     if s != "loop_memcpy_async" or r["params"]["count"] <= LOOP_LIMIT:
                         recs.append(r)
+    if (1, 8) in sizes and "SS" in layouts:  # the scatter ceiling of one cell
+        ceil = record("cub::DeviceMemcpy::Batched", 1, 8, "SS", 1, total)
+        ms = ceil["bytes_moved"] / (SCATTER * 1e9) * 1e3
+        ceil.update(variant="scatter_touch", provider="ceiling", gbps=SCATTER,
+                    pct_of_copy_bw=100 * SCATTER / COPY)
+        ceil["params"].update(mode="ceiling", shape="b256x2", shape_ms={"b256x2": ms})
+        ceil["phases"].update(kernel=stats(ms), total=stats(ms))
+        recs.append(ceil)
     recs += [call_record(s, n) for n in (100, 1000, 10000)
              for s in ("copy_batched", "cupy_copy_loop")]
     meta = {"device": {"backend": "cuda", "name": GPU, "cc": "9.0", "sms": 132},
@@ -164,7 +173,7 @@ def test_grid_table(doc_path: Path) -> None:
     assert "align 1" in t.title and "align 4" in t4.title
     assert t.columns == ["align", "layout", "buffer sizes", "buffers", "data (MiB)",
                          "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
-                         "% of copy", "target"]
+                         "% of copy", "scatter GB/s", "% of scatter", "target"]
     assert "size_classes_tuned (default) against CUB" in t.title and "all bytes" in t.note
     keys = [(r[0], r[1], r[2]) for r in t.rows]
     assert keys[:5] == [(1, "CC", "1–8 B"), (1, "CC", "16 B"), (1, "CC", "1 B–1 KiB"),
@@ -182,6 +191,11 @@ def test_grid_table(doc_path: Path) -> None:
     assert cell["target"] is False  # 64% of copy with 4 KiB buffers: below 85%
     assert rows[(1, "CC", "16 B")]["target"] is True
     assert rows[(4, "SS", "16 B")]["target"] is False  # the fixture's worst case
+    # the scatter ceiling where measured (1-8 B SS, align 1), not a row or series of its own
+    tiny = rows[(1, "SS", "1–8 B")]
+    assert tiny["scatter GB/s"] == pytest.approx(SCATTER)
+    assert tiny["% of scatter"] == pytest.approx(100 * tiny["default GB/s"] / SCATTER)
+    assert cell["scatter GB/s"] is None and cell["% of scatter"] is None
 
 
 def test_every_variant_and_call_tables(doc_path: Path) -> None:
@@ -209,6 +223,14 @@ def test_figures(doc_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         return orig(self, y, *args, **kw)
 
     monkeypatch.setattr(Axes, "axhline", spy)
+    lines: list[tuple[str, list[float]]] = []
+    orig_plot = Axes.plot
+
+    def plot_spy(self: Axes, *args: Any, **kw: Any) -> Any:
+        lines.append((str(kw.get("label", "")), list(args[1]) if len(args) > 1 else []))
+        return orig_plot(self, *args, **kw)
+
+    monkeypatch.setattr(Axes, "plot", plot_spy)
     skipped: list[Any] = []
     figs = memcpy_figures(load_results(doc_path),
                           lambda *p: tmp_path / ("_".join(map(str, p)) + ".png"), skipped)
@@ -219,6 +241,11 @@ def test_figures(doc_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     # one roof per panel (CC, SS), at the measured copy ceiling
     assert drawn.count((COPY, "measured copy bandwidth (3,000 GB/s)")) == 2 * 2
     assert imread(figs[0][4]).shape[1] == 1200  # two panels: a full row
+    # the cell's ceiling, dashed, only where a scatter ceiling was measured (SS 1-8 B, align 1)
+    ceil = [ys for label, ys in lines if label.startswith("cell ceiling")]
+    assert len(ceil) == 1 and ceil[0][0] == pytest.approx(min(COPY, SCATTER))
+    assert all(y != y for y in ceil[0][1:])  # NaN: not measured
+    assert "scatter_touch" not in figs[0][5]
 
 
 def test_single_class_is_skipped(tmp_path: Path) -> None:

@@ -153,13 +153,19 @@ def check_destination(xp: Any, src: Any, dst: Any, data: int, sample_src: Any,
     bad = int(xp.count_nonzero(dst[sample_dst] != src[sample_src]))
     if bad:
         return False, f"{bad} sampled bytes differ from their source"
-    guards = xp.concatenate([dst[:GUARD], dst[GUARD + data:]])
-    if int(xp.count_nonzero(guards != POISON)):
+    if not guards_intact(xp, dst, data):
         return False, "a guard byte outside the destination region was written"
     got = int(dst[GUARD:GUARD + data].sum(dtype=np.uint64))
     if got != src_sum:
         return False, "the destination's byte sum differs from the source's"
     return True, None
+
+
+def guards_intact(xp: Any, dst: Any, data: int) -> bool:
+    """Every byte of ``dst`` outside its first ``data`` bytes after the leading guard still
+    holds :data:`POISON`."""
+    guards = xp.concatenate([dst[:GUARD], dst[GUARD + data:]])
+    return not int(xp.count_nonzero(guards != POISON))
 
 
 def target_call(target: Any, batch: Any) -> tuple[Any, str, str]:
