@@ -20,7 +20,7 @@ from warplab.bench.campaign import finish_campaign
 from warplab.bench.comparators import Provider
 from warplab.families.memcpy import plan as P
 from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases
-from warplab.families.memcpy.ceiling import CEILING, SHAPES, TOUCHED, shape_name
+from warplab.families.memcpy.ceiling import CEILING, SHAPE_NAMES, TOUCHED, last_touched
 from warplab.families.memcpy.cells import Case
 from warplab.families.memcpy.grid import run_planned
 from warplab.report import load_results
@@ -90,8 +90,8 @@ def test_runner_records_the_fastest_shape_as_the_ceiling(tmp_path: Path) -> None
         assert r["verified"], r["error"]
         assert r["provider"] == "ceiling" and p["mode"] == "ceiling" and p["touched"] == TOUCHED
         assert p["timing"] == "back_to_back" and p["runs"] == 3
-        assert set(p["shape_ms"]) == {shape_name(b, k) for b, k in SHAPES}
-        assert p["shape"] == shape_name(*SHAPES[-1])  # timed last: the fastest
+        assert set(p["shape_ms"]) == set(SHAPE_NAMES)
+        assert p["shape"] == SHAPE_NAMES[-1]  # timed last: the fastest
         assert r["phases"]["kernel"]["median"] == min(p["shape_ms"].values())
         assert r["bytes_moved"] == r["data_bytes"] + 24 * p["count"]  # the variants' count
     path = tmp_path / "m.json"
@@ -126,13 +126,34 @@ def _past_the_end(b: Any) -> None:
     ctypes.memset(int(b.dst[i]) + int(b.sizes[i]), 0, 1)
 
 
+def _both_ends(b: Any) -> None:
+    for s, d, n in zip(b.src.tolist(), b.dst.tolist(), b.sizes.tolist()):
+        if n > 0:
+            ctypes.memmove(d, s, 1)
+            ctypes.memmove(d + n - 1, s + n - 1, 1)
+
+
 @pytest.mark.parametrize("broken, needle", [
-    (_copy_all, "between the ends"), (_skip_last, "end bytes"), (_past_the_end, "guard byte")])
+    (_copy_all, "untouched bytes"), (_skip_last, "touched bytes"),
+    (_both_ends, "untouched bytes"),  # round 1's kernel: the last byte in the first's sector
+    (_past_the_end, "guard byte")])
 def test_ceiling_check_catches(broken: Any, needle: str) -> None:
     records, _, _ = run_planned(_cells(1, 64), _targets(broken), {}, xp=np, timer=_timer)
     bad = [r for r in records if not r["verified"]]
     assert {r["variant"] for r in bad} == {CEILING}
     assert all(needle in r["error"] and r["gbps"] is None for r in bad)
+
+
+@pytest.mark.parametrize("src, dst, size, want", [
+    (0, 0, 0, False), (5, 7, 1, False),        # empty, one byte
+    (0, 0, 32, False), (0, 32, 32, False),     # one sector each side
+    (0, 0, 33, True), (1, 0, 32, True),        # the source's last byte in the next sector
+    (0, 31, 2, True), (31, 60, 2, True),       # the destination's, the source's
+    (8, 40, 8, False), (28, 64, 4, False), (28, 64, 5, True)])
+def test_last_touched_where_an_end_is_in_another_sector(src: int, dst: int, size: int,
+                                                        want: bool) -> None:
+    got = last_touched(np.array([src]), np.array([dst]), np.array([size]))
+    assert got.tolist() == [want]
 
 
 def test_ceiling_of_one_byte_buffers() -> None:
@@ -146,7 +167,7 @@ def test_plan_times_every_shape_and_fits_one_call() -> None:
     (ceil,) = P.plan_cells([c], [CEILING], auto_total=False)
     launch = P.launch_s("x", 1, 8, 1, 1 << 26)
     assert ceil.est_s - one.est_s == pytest.approx(
-        ((P.RUNS + P.WARMUP + 1) * len(SHAPES) - P.RUNS - P.WARMUP - 1) * launch)
+        ((P.RUNS + P.WARMUP + 1) * len(SHAPE_NAMES) - P.RUNS - P.WARMUP - 1) * launch)
     names = ["warp_classes", "warp_tiers", DEFAULT, P.CUB, CEILING]
     cells = P.plan_cells(cases(MEMCPY_CAMPAIGNS["full"]), names)
     assert all(CEILING in p.targets for p in cells)
@@ -167,6 +188,6 @@ def test_kernel_compiles(arch: str, tmp_path: Path) -> None:
          str(ceiling_cuda.SOURCE), "-o", str(tmp_path / "ceiling.o")],
         capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert len(ceiling_cuda._EXPRESSIONS) == len(SHAPES)
+    assert len(ceiling_cuda._EXPRESSIONS) == len(SHAPE_NAMES)
     assert "bytes spill" in out.stderr
     assert not re.search(r"[1-9][0-9]* bytes spill", out.stderr), out.stderr

@@ -16,7 +16,7 @@ from warplab.bench.campaign import finish_campaign
 from warplab.bench.comparators import Provider
 from warplab.families.memcpy import plan as P
 from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, Case, cases, plan_of
-from warplab.families.memcpy.ceiling import CEILING, SHAPES, ScatterCeiling, shape_name
+from warplab.families.memcpy.ceiling import CEILING, SHAPE_NAMES, ScatterCeiling, last_touched
 from warplab.families.memcpy.cells import GUARD, POISON, draw_sizes, layout_offsets
 from warplab.families.memcpy.grid import Arena, GridCell, SizeSet, run_planned
 from warplab.report import load_results
@@ -102,17 +102,19 @@ def _copy_by_address(b: Any) -> None:
 
 
 def _touch_by_address(b: Any) -> None:
-    """The scatter ceiling with host addresses: the two end bytes of every buffer."""
-    for s, d, n in zip(b.src, b.dst, b.sizes):
-        s, d, n = int(s), int(d), int(n)
+    """The scatter ceiling with host addresses: every buffer's first byte, and its last one
+    where ``last_touched`` says so."""
+    last = last_touched(b.src, b.dst, b.sizes)
+    for s, d, n, two in zip(b.src.tolist(), b.dst.tolist(), b.sizes.tolist(), last.tolist()):
         if n > 0:
             ctypes.memmove(d, s, 1)
+        if two:
             ctypes.memmove(d + n - 1, s + n - 1, 1)
 
 
 def host_ceiling(touch: Any = _touch_by_address) -> ScatterCeiling:
     """The ceiling target on host addresses, one launch per shape of the cuda one."""
-    return ScatterCeiling(CEILING, {shape_name(b, p): touch for b, p in SHAPES})
+    return ScatterCeiling(CEILING, {name: touch for name in SHAPE_NAMES})
 
 
 def _drop_last_byte(b: Any) -> None:

@@ -1,9 +1,10 @@
 """Launch plan of the scatter ceiling (``ceiling.cu``; what it measures: ``ceiling.py``).
 
-Every shape of :data:`~warplab.families.memcpy.ceiling.SHAPES` is one instantiation
-``memcpy_scatter_touch<block, per_thread>`` of one NVRTC module; the grid is resident (as many
-blocks as fit on the SMs at full occupancy, fewer when the batch needs fewer) and strides over
-chunks of ``block * per_thread`` buffers.
+Every shape of :data:`~warplab.families.memcpy.ceiling.SHAPE_NAMES` is one instantiation of
+one NVRTC module: ``memcpy_scatter_touch<block, per_thread>`` (a thread per buffer) or
+``memcpy_scatter_touch_warp<block>`` (a warp's pieces in lane order: one buffer per thread);
+the grid is resident (as many blocks as fit on the SMs at full occupancy, fewer when the batch
+needs fewer) and strides over chunks of ``block * per_thread`` buffers.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...core.loader import defines, get_kernel
-from .ceiling import CEILING, SHAPES, ScatterCeiling, shape_name
+from .ceiling import CEILING, SHAPES, WARP_SHAPES, ScatterCeiling, shape_name, warp_shape_name
 from .cuda import DEFINES as COPY_DEFINES
 from .cuda import DeviceBatch
 
@@ -24,7 +25,8 @@ SOURCE = Path(__file__).with_name("ceiling.cu")  # includes memcpy_copy.cuh (siz
 THREADS_PER_SM = 2048
 DEFINES = {"MEMCPY_CEILING_THREADS_PER_SM": THREADS_PER_SM,
            "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"]}
-_EXPRESSIONS = tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
+_EXPRESSIONS = (tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
+                + tuple(f"memcpy_scatter_touch_warp<{b}>" for b in WARP_SHAPES))
 
 
 @functools.cache
@@ -42,26 +44,31 @@ def _resident_blocks(device_id: int, block: int) -> int:
     return max(1, per_sm) * int(props["multiProcessorCount"])
 
 
-def scatter_touch(b: DeviceBatch, block: int, per_thread: int) -> None:
-    """Touch the two end bytes of every buffer of ``b`` (see ``ceiling.py``) with the shape
-    (``block`` threads, ``per_thread`` buffers each) on the current stream; nothing for an
-    empty batch.
+def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False) -> None:
+    """Touch the end sectors of every buffer of ``b`` (see ``ceiling.py``) with the shape
+    (``block`` threads, ``per_thread`` buffers each; ``warp``: the warp-cooperative kernel,
+    one buffer per thread) on the current stream; nothing for an empty batch.
 
     Performance: one launch, no synchronisation; reads 24 bytes of descriptor per buffer and
-    writes at most two bytes per buffer.
+    one or two bytes of source, writes one or two bytes per buffer.
     """
     import cupy
 
     if b.count == 0:
         return
     dev = cupy.cuda.runtime.getDevice()
-    kernel = _kernel_on(f"memcpy_scatter_touch<{block}, {per_thread}>", dev)
+    expr = (f"memcpy_scatter_touch_warp<{block}>" if warp
+            else f"memcpy_scatter_touch<{block}, {per_thread}>")
+    kernel = _kernel_on(expr, dev)
     grid = min(-(-b.count // (block * per_thread)), _resident_blocks(dev, block))
     kernel((grid,), (block,), (b.src, b.dst, b.sizes, np.uint64(b.count)))
 
 
 def cuda_ceiling() -> ScatterCeiling:
     """The ceiling target of the cuda backend: one launch function per shape."""
-    return ScatterCeiling(CEILING, {
-        shape_name(blk, per): functools.partial(scatter_touch, block=blk, per_thread=per)
-        for blk, per in SHAPES})
+    shapes = {shape_name(blk, per): functools.partial(scatter_touch, block=blk, per_thread=per)
+              for blk, per in SHAPES}
+    shapes.update({warp_shape_name(blk): functools.partial(scatter_touch, block=blk,
+                                                           per_thread=1, warp=True)
+                   for blk in WARP_SHAPES})
+    return ScatterCeiling(CEILING, shapes)

@@ -106,6 +106,12 @@ def layout_offsets(xp: Any, sizes: Any, layout: str, seed: int) -> Any:
     return pack(xp, sizes, xp.random.RandomState(seed).permutation(int(sizes.size)))
 
 
+def address(a: Any) -> int:
+    """The address of an array's first byte (CuPy or NumPy)."""
+    ptr = getattr(a.data, "ptr", None)
+    return int(ptr) if ptr is not None else int(a.ctypes.data)
+
+
 def params_of(c: Case, count: int, st: Settings, runs: int, mode: str = "kernel",
               **extra: Any) -> dict:
     """A record's params: the cell, the buffer count, the timing settings."""

@@ -30,6 +30,7 @@ from .cells import (
     GUARD,
     POISON,
     Case,
+    address,
     check_destination,
     draw_sizes,
     layout_offsets,
@@ -48,12 +49,6 @@ from .spec import MemcpyProblem
 HOST_TARGETS = frozenset({"loop_memcpy_async", "cudaMemcpyBatchAsync"})
 Timer = Callable[[Callable[[], None], int, int], tuple[list[float], bool]]
 Check = Callable[["GridCell"], "str | None"]
-
-
-def address(a: Any) -> int:
-    """The address of an array's first byte (CuPy or NumPy)."""
-    ptr = getattr(a.data, "ptr", None)
-    return int(ptr) if ptr is not None else int(a.ctypes.data)
 
 
 def to_host(a: Any) -> np.ndarray:
@@ -205,8 +200,9 @@ def measure_ceiling(cell: GridCell, target: ScatterCeiling, runs: int, warmup: i
     samples, held = timed[best]
     return _record(cell, target.name, PROVIDER, st, ceilings, samples, held, err, **about,
                    shape=best, shape_ms=medians,
-                   shapes_note=f"the fastest of {len(medians)} shapes (threads per block x "
-                               "buffers per thread), each timed like a variant")
+                   shapes_note=f"the fastest of {len(medians)} shapes (bBLOCKxK: threads per "
+                               "block x buffers per thread; wBLOCK: a warp's pieces in lane "
+                               "order), each timed like a variant")
 
 
 def run_planned(cells: list[PlannedCell], targets: list[Any], ceilings: dict, *,

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .ceiling import CEILING, SHAPES
+from .ceiling import CEILING, SHAPE_NAMES
 from .cells import Case, aligned_range, buffer_count
 from .spec import META_BYTES
 
@@ -142,7 +142,7 @@ def plan_cells(cases: Iterable[Case], names: Iterable[str], copy_gbps: float | N
         seen.add(key)
         for n in tgts:
             r, w = (SLOW_RUNS, SLOW_WARMUP) if n in SLOW else (runs, warmup)
-            launches = (r + w + 1) * len(SHAPES) + 1 if n == CEILING else r + w + 2
+            launches = (r + w + 1) * len(SHAPE_NAMES) + 1 if n == CEILING else r + w + 2
             est += RECORD_S + launches * launch_s(n, c.lo, c.hi, c.align, total)
         out.append(PlannedCell(replace(c, total=total), count, tgts, est, runs, warmup))
     return out
