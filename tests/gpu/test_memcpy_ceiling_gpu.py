@@ -1,7 +1,8 @@
 """GPU tests of the scatter ceiling (``families/memcpy/ceiling.py``, ``pytest -m gpu`` on the
-GPU machine): every shape on shuffled batches of tiny and of mixed buffers writes exactly the
-first and last byte of every buffer, from its source, and nothing else; its record through the
-planned grid's runner."""
+GPU machine): every shape on batches of tiny and of mixed buffers writes exactly the first byte
+of every buffer and its last byte where that lies in another 32-byte sector on either side
+(``ceiling.last_touched``), from its source, and nothing else; its record through the planned
+grid's runner."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,15 +16,22 @@ if not warplab.cuda_available():
 cupy = pytest.importorskip("cupy")
 
 from warplab.families.memcpy.bench import Case  # noqa: E402
-from warplab.families.memcpy.ceiling import CEILING, SHAPES, shape_name, touch_check  # noqa: E402
+from warplab.families.memcpy.ceiling import (  # noqa: E402
+    CEILING,
+    SHAPE_NAMES,
+    last_touched,
+    touch_check,
+)
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling  # noqa: E402
-from warplab.families.memcpy.cells import GUARD, POISON  # noqa: E402
+from warplab.families.memcpy.cells import GUARD, POISON, address  # noqa: E402
 from warplab.families.memcpy.grid import Arena, GridCell, SizeSet, run_planned  # noqa: E402
 from warplab.families.memcpy.plan import plan_cells  # noqa: E402
 
 CASES = [(1, 8, 1, "shuffle", "shuffle"), (1, 8, 4, "consecutive", "shuffle"),
          (0, 8, 1, "shuffle", "consecutive"), (1, 1024, 1, "shuffle", "shuffle"),
-         (1, 1024, 16, "consecutive", "consecutive"), (1, 1, 1, "shuffle", "shuffle")]
+         (1, 1024, 16, "consecutive", "consecutive"), (1, 1, 1, "shuffle", "shuffle"),
+         (1, 64, 1, "shuffle", "shuffle"), (16, 16, 16, "shuffle", "shuffle"),
+         (1, 33, 1, "consecutive", "consecutive")]
 
 
 def _expected(cell: GridCell) -> np.ndarray:
@@ -33,20 +41,22 @@ def _expected(cell: GridCell) -> np.ndarray:
                                                                cell.dst_off))
     want = np.full(cell.dst.size, POISON, dtype=np.uint8)
     full = sizes > 0
-    for s_end, d_end in ((s_off, d_off), (s_off + sizes - 1, d_off + sizes - 1)):
-        want[d_end[full] + GUARD] = src[s_end[full] + GUARD]
+    two = last_touched(s_off + GUARD + address(cell.src), d_off + GUARD + address(cell.dst),
+                       sizes)
+    for at, s_end, d_end in ((full, s_off, d_off), (two, s_off + sizes - 1, d_off + sizes - 1)):
+        want[d_end[at] + GUARD] = src[s_end[at] + GUARD]
     return want
 
 
 @pytest.mark.parametrize("lo, hi, align, src_layout, dst_layout", CASES)
-@pytest.mark.parametrize("block, per_thread", SHAPES)
-def test_every_shape_touches_exactly_the_ends(lo: int, hi: int, align: int, src_layout: str,
-                                              dst_layout: str, block: int,
-                                              per_thread: int) -> None:
+@pytest.mark.parametrize("shape", SHAPE_NAMES)
+def test_every_shape_touches_exactly_the_end_sectors(lo: int, hi: int, align: int,
+                                                     src_layout: str, dst_layout: str,
+                                                     shape: str) -> None:
     ss = SizeSet(cupy, lo, hi, align, 1 << 18)
     arena = Arena(cupy, ss.data)
     cell = GridCell(arena, ss, Case(lo, hi, src_layout, dst_layout, align, 1 << 18))
-    launch = cuda_ceiling().shapes[shape_name(block, per_thread)]
+    launch = cuda_ceiling().shapes[shape]
     cell.dst.fill(POISON)
     launch(cell.batch)
     cupy.cuda.get_current_stream().synchronize()
@@ -76,5 +86,5 @@ def test_ceiling_record_through_the_runner() -> None:
         p = r["params"]
         assert r["verified"], r["error"]
         assert r["provider"] == "ceiling" and p["mode"] == "ceiling"
-        assert p["shape"] in p["shape_ms"] and len(p["shape_ms"]) == len(SHAPES)
+        assert p["shape"] in p["shape_ms"] and len(p["shape_ms"]) == len(SHAPE_NAMES)
         assert r["gbps"] and r["bytes_moved"] == r["data_bytes"] + 24 * p["count"]

@@ -30,8 +30,8 @@ from matplotlib.ticker import FuncFormatter
 
 from .groups import Pick, group_by, latest, ordered_series, styles_for
 from .load import Results, Row, num
-from .memcpy_target import (LARGE, NOTE, TARGET_LARGE_PCT, cell_ceiling, cell_ceiling_line,
-                            pct_of, scatter_ceilings, target_met)
+from .memcpy_target import (INVALID, LARGE, NOTE, TARGET_LARGE_PCT, cell_ceiling,
+                            cell_ceiling_line, pct_of, scatter_ceilings, target_met)
 from .plotkit import DPI, LABEL_PT, TICK_PT, _text, finish_panels
 from .roofline import device_ceilings
 from .skips import SkippedFigure
@@ -160,7 +160,7 @@ def grid_tables(results: Results) -> list[Table]:
                   f"bytes{_suffix(ok, device)}",
                   ["align", "layout", "buffer sizes", "buffers", "data (MiB)",
                    "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
-                   "% of copy", "scatter GB/s", "% of scatter", "target"],
+                   "% of copy", "scatter GB/s", "% of scatter", "scatter check", "target"],
                   [], "memcpy", "memcpy",
                   {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".2f", 9: ".1f",
                    10: ".1f", 11: ".1f"},
@@ -172,7 +172,9 @@ def grid_tables(results: Results) -> list[Table]:
                        "default's GB/s over the measured copy ceiling"
                        + (f" ({fmt_bandwidth(roof)})" if roof else " (not measured)")
                        + "; scatter GB/s: the case's scatter ceiling, counted with the same "
-                       "bytes (empty where not measured), and the default's % of it. " + NOTE
+                       "bytes (empty where not measured), the default's % of it where it is "
+                       "valid, and its check (valid, or '" + INVALID + "': a verified copy "
+                       "of the case ran faster). " + NOTE
                        + ("" if has_cub else " CUB was not measured in this run."))
         for (a, lay, hi, lo), at in _cases(rows):
             d = next((r for r in at.values() if r.variant == default), None)
@@ -188,7 +190,8 @@ def grid_tables(results: Results) -> list[Table]:
                            data / 2 / (1 << 20) if data else None, d.gbps if d else None,
                            num(d.extra.get("data_gbps")) if d else None,
                            cub.gbps if cub else None, ratio, pct,
-                           sc.gbps if sc else None, pct_of(d.gbps if d else None, sc),
+                           sc.row.gbps if sc else None, pct_of(d.gbps if d else None, sc),
+                           sc.verdict if sc else None,
                            target_met(ratio, pct, cub.gbps if cub else None, roof, lo,
                                       sc.gbps if sc else None)])
             t.row_keys.append(f"{lay} {class_label(lo, hi)} align {a}")
@@ -263,7 +266,7 @@ def plot_bandwidth_vs_class(rows: Sequence[Row], path: Path, *, title: str,
                             ) -> Path | None:
     """GB/s (all bytes) vs the buffer-size class, one panel per layout present, one line per
     series (a missing case breaks its line), the copy ceiling as a roof in every panel and,
-    where ``scatter`` ((layout, class) -> the scatter ceiling's GB/s) has cases, the cells'
+    where ``scatter`` ((layout, class) -> the valid scatter ceiling's GB/s) has cases, the cells'
     ceilings dashed. None when no row has a bandwidth."""
     rows = [r for r in rows if r.ok and r.gbps and r.gbps > 0]
     if not rows:
@@ -347,8 +350,8 @@ def memcpy_figures(results: Results, name: Callable[..., Path],
         path = name("memcpy", "bandwidth", f"align-{a}", *([device] if multi else []))
         got = plot_bandwidth_vs_class(rows, path, title=title, styles=styles, order=order,
                                       copy_gbps=copy_roof(results, device),
-                                      scatter={k[1:]: r.gbps for (d, k), r in scatter.items()
-                                               if d == device and k[0] == a and r.gbps})
+                                      scatter={k[1:]: s.gbps for (d, k), s in scatter.items()
+                                               if d == device and k[0] == a and s.gbps})
         if got is not None:
             out.append(("memcpy", "bandwidth", cfg, title, got, tuple(order)))
     return out
