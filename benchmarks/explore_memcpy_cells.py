@@ -17,7 +17,8 @@ guard bytes); here every destination byte is then compared with its source byte 
 (``explore_memcpy_small.measure_cells``). GB/s counts all bytes (2 x data + 24 per buffer).
 
 The cell's scatter ceiling (``families/memcpy/ceiling.py``, column ``ceiling``: not a copy)
-is measured beside them. Prints one line per cell (CUB's GB/s, then each target's x CUB;
+is measured beside them, and judged: valid only where no verified copy of the cell ran
+faster (``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each target's x CUB;
 ``!`` marks a wrong record) and per target the cells at >= 1.2x CUB and the geometric mean of
 x CUB; full records as JSON. ``explore_memcpy_ceiling.py`` judges session 10's misses against
 the ceiling.
@@ -32,6 +33,7 @@ import time
 from explore_memcpy_small import (
     cells_args,
     finish_script,
+    judge_scatter,
     measure_cells,
     records_by_case,
     shape_targets,
@@ -40,6 +42,7 @@ from explore_memcpy_small import (
 from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.report.memcpy_target import INVALID
 
 CUB = "cub::DeviceMemcpy::Batched"
 VARIANTS = ["warp_classes", "warp_tiers", "warp_tiers_words"]
@@ -109,6 +112,9 @@ def main() -> None:
     print(f"{len(grid)} cells, the last {GUARDS} guards", flush=True)
     records, ceilings = measure_cells(grid, tgts, notes, args.runs)
     print("\n".join(summary(records_by_case(records), names)), flush=True)
+    bad = [case for case, ok in judge_scatter(records).items() if ok is False]
+    print(f"{INVALID}: {', '.join(bad) or 'none'} (those cells fall back to the copy ceiling)",
+          flush=True)
     finish_script("explore_memcpy_cells", records, ceilings, notes, args.out, t0)
 
 

@@ -39,6 +39,7 @@ from warplab.families.memcpy.bench import GUARD, Case, targets
 from warplab.families.memcpy.grid import GridCell, run_planned
 from warplab.families.memcpy.plan import RUNS, WARMUP, estimate_s, plan_cells
 from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
+from warplab.report.memcpy_target import CEILING_MODE, INVALID, valid_scatter
 
 CELLS = ((1, 8), (16, 16), (64, 64), (1, 64), (256, 256), (1024, 1024))
 LAYOUTS = (("consecutive", "consecutive"), ("shuffle", "shuffle"))
@@ -98,6 +99,28 @@ def records_by_case(records: list[dict]) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {}
     for r in records:
         out.setdefault(r["params"]["case"], {})[r["variant"]] = r
+    return out
+
+
+def judge_scatter(records: list[dict]) -> dict[str, bool | None]:
+    """Per cell (``params.case``) whether its scatter ceiling is valid
+    (``report.memcpy_target.valid_scatter``: at least as fast as every verified copy of the
+    cell); each ceiling record gets ``params.valid`` and, where invalid, ``params.invalid``
+    (``memcpy_target.INVALID``). None where the cell has no verified ceiling."""
+    by_case: dict[str, list[dict]] = {}
+    for r in records:
+        by_case.setdefault(r["params"]["case"], []).append(r)
+    out: dict[str, bool | None] = {}
+    for case, recs in by_case.items():
+        ceil = next((r for r in recs if r["params"].get("mode") == CEILING_MODE), None)
+        copies = [r["gbps"] for r in recs if r["verified"]
+                  and r["params"].get("mode") != CEILING_MODE]
+        ok = valid_scatter(ceil["gbps"] if ceil and ceil["verified"] else None, copies)
+        out[case] = ok
+        if ceil is not None and ok is not None:
+            ceil["params"]["valid"] = ok
+            if not ok:
+                ceil["params"]["invalid"] = INVALID
     return out
 
 
