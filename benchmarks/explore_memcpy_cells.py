@@ -16,23 +16,33 @@ grid's (``grid.measure_planned``: launches back to back behind a blocking kernel
 guard bytes); here every destination byte is then compared with its source byte too
 (``explore_memcpy_small.measure_cells``). GB/s counts all bytes (2 x data + 24 per buffer).
 
-Prints one line per cell (CUB's GB/s, then each target's x CUB; ``!`` marks a wrong copy) and
-per target the cells at >= 1.2x CUB and the geometric mean of x CUB; full records as JSON.
+The cell's scatter ceiling (``families/memcpy/ceiling.py``, column ``ceiling``: not a copy)
+is measured beside them, and judged: valid only where no verified copy of the cell ran
+faster (``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each target's x CUB;
+``!`` marks a wrong record) and per target the cells at >= 1.2x CUB and the geometric mean of
+x CUB; full records as JSON. ``explore_memcpy_ceiling.py`` judges session 10's misses against
+the ceiling.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memcpy-cells.json
 """
 from __future__ import annotations
 
-import argparse
 import math
 import time
-from pathlib import Path
 
-from explore_memcpy_small import measure_cells, shape_targets
+from explore_memcpy_small import (
+    cells_args,
+    finish_script,
+    judge_scatter,
+    measure_cells,
+    records_by_case,
+    shape_targets,
+)
 
-from warplab.bench.campaign import finish_campaign
 from warplab.families.memcpy.bench import Case, targets
-from warplab.families.memcpy.plan import RUNS
+from warplab.families.memcpy.ceiling import CEILING
+from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.report.memcpy_target import INVALID
 
 CUB = "cub::DeviceMemcpy::Batched"
 VARIANTS = ["warp_classes", "warp_tiers", "warp_tiers_words"]
@@ -55,7 +65,8 @@ SHAPES = {"t16,g8,s256,g32,s1024,b3,st4": "words,b3", "t16,g8,s256,g32,s1024,b3,
 
 def short(name: str) -> str:
     """A column header: the variant's or shape's short name."""
-    names = {"warp_classes": "default", "warp_tiers": "tiers", "warp_tiers_words": "words"}
+    names = {"warp_classes": "default", "warp_tiers": "tiers", "warp_tiers_words": "words",
+             CEILING: "ceiling"}
     if name in names:
         return names[name]
     inner = name[len("warp_classes["):-1]
@@ -90,30 +101,21 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None, help="JSON path")
-    ap.add_argument("--runs", type=int, default=RUNS)
-    args = ap.parse_args()
+    args = cells_args(__doc__)
     t0 = time.perf_counter()
     variants, notes = targets(VARIANTS, True)
     tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
     tgts += shape_targets()
-    tgts += [t for t in variants if getattr(t, "name", "") == CUB]
+    tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
     names = [t.name for t in tgts]
     grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
     print(f"{len(grid)} cells, the last {GUARDS} guards", flush=True)
     records, ceilings = measure_cells(grid, tgts, notes, args.runs)
-    by_case: dict[str, dict[str, dict]] = {}
-    for r in records:
-        by_case.setdefault(r["params"]["case"], {})[r["variant"]] = r
-    print("\n".join(summary(by_case, names)), flush=True)
-    bad = [f"{r['params']['case']} {r['variant']}: {r['error']}" for r in records
-           if not r["verified"]]
-    print("every record verified" if not bad else "WRONG: " + "; ".join(bad), flush=True)
-    path = Path(args.out) if args.out else None
-    finish_campaign("cuda", ceilings, notes, "explore_memcpy_cells", records, path)
-    print(f"done in {time.perf_counter() - t0:.0f} s" + (f"; JSON {path}" if path else ""),
+    print("\n".join(summary(records_by_case(records), names)), flush=True)
+    bad = [case for case, ok in judge_scatter(records).items() if ok is False]
+    print(f"{INVALID}: {', '.join(bad) or 'none'} (those cells fall back to the copy ceiling)",
           flush=True)
+    finish_script("explore_memcpy_cells", records, ceilings, notes, args.out, t0)
 
 
 if __name__ == "__main__":

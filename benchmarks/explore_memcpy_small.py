@@ -37,8 +37,9 @@ from warplab.console import parse_size
 from warplab.families.memcpy import cuda as mc
 from warplab.families.memcpy.bench import GUARD, Case, targets
 from warplab.families.memcpy.grid import GridCell, run_planned
-from warplab.families.memcpy.plan import WARMUP, estimate_s, plan_cells
+from warplab.families.memcpy.plan import RUNS, WARMUP, estimate_s, plan_cells
 from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
+from warplab.report.memcpy_target import CEILING_MODE, INVALID, valid_scatter
 
 CELLS = ((1, 8), (16, 16), (64, 64), (1, 64), (256, 256), (1024, 1024))
 LAYOUTS = (("consecutive", "consecutive"), ("shuffle", "shuffle"))
@@ -82,6 +83,58 @@ def measure_cells(grid: list[Case], tgts: list[Any], notes: list[str], runs: int
                                        log=lambda line: print(line, flush=True))
     notes += more
     return records, ceilings
+
+
+def cells_args(doc: str) -> argparse.Namespace:
+    """The options of the cell scripts (``explore_memcpy_cells``, ``explore_memcpy_ceiling``):
+    ``--out`` (JSON path) and ``--runs`` (the planned grid's by default)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", default=None, help="JSON path")
+    ap.add_argument("--runs", type=int, default=RUNS)
+    return ap.parse_args()
+
+
+def records_by_case(records: list[dict]) -> dict[str, dict[str, dict]]:
+    """Records per cell label, then per variant."""
+    out: dict[str, dict[str, dict]] = {}
+    for r in records:
+        out.setdefault(r["params"]["case"], {})[r["variant"]] = r
+    return out
+
+
+def judge_scatter(records: list[dict]) -> dict[str, bool | None]:
+    """Per cell (``params.case``) whether its scatter ceiling is valid
+    (``report.memcpy_target.valid_scatter``: at least as fast as every verified copy of the
+    cell); each ceiling record gets ``params.valid`` and, where invalid, ``params.invalid``
+    (``memcpy_target.INVALID``). None where the cell has no verified ceiling."""
+    by_case: dict[str, list[dict]] = {}
+    for r in records:
+        by_case.setdefault(r["params"]["case"], []).append(r)
+    out: dict[str, bool | None] = {}
+    for case, recs in by_case.items():
+        ceil = next((r for r in recs if r["params"].get("mode") == CEILING_MODE), None)
+        copies = [r["gbps"] for r in recs if r["verified"]
+                  and r["params"].get("mode") != CEILING_MODE]
+        ok = valid_scatter(ceil["gbps"] if ceil and ceil["verified"] else None, copies)
+        out[case] = ok
+        if ceil is not None and ok is not None:
+            ceil["params"]["valid"] = ok
+            if not ok:
+                ceil["params"]["invalid"] = INVALID
+    return out
+
+
+def finish_script(name: str, records: list[dict], ceilings: dict, notes: list[str],
+                  out: str | None, t0: float) -> None:
+    """Print the wrong records (or that every record verified), write the JSON to ``out``
+    (when given) and print the seconds since ``t0``."""
+    bad = [f"{r['params']['case']} {r['variant']}: {r['error']}" for r in records
+           if not r["verified"]]
+    print("every record verified" if not bad else "WRONG: " + "; ".join(bad), flush=True)
+    path = Path(out) if out else None
+    finish_campaign("cuda", ceilings, notes, name, records, path)
+    print(f"done in {time.perf_counter() - t0:.0f} s" + (f"; JSON {path}" if path else ""),
+          flush=True)
 
 
 def shape_name(c: Any) -> str:

@@ -16,6 +16,7 @@ from warplab.bench.campaign import finish_campaign
 from warplab.bench.comparators import Provider
 from warplab.families.memcpy import plan as P
 from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, Case, cases, plan_of
+from warplab.families.memcpy.ceiling import CEILING, SHAPE_NAMES, ScatterCeiling, last_touched
 from warplab.families.memcpy.cells import GUARD, POISON, draw_sizes, layout_offsets
 from warplab.families.memcpy.grid import Arena, GridCell, SizeSet, run_planned
 from warplab.report import load_results
@@ -98,6 +99,22 @@ def test_device_draws_pack_the_buffers(lo: int, hi: int, align: int, layout: str
 def _copy_by_address(b: Any) -> None:
     for s, d, n in zip(b.src.tolist(), b.dst.tolist(), b.sizes.tolist()):
         ctypes.memmove(d, s, n)
+
+
+def _touch_by_address(b: Any) -> None:
+    """The scatter ceiling with host addresses: every buffer's first byte, and its last one
+    where ``last_touched`` says so."""
+    last = last_touched(b.src, b.dst, b.sizes)
+    for s, d, n, two in zip(b.src.tolist(), b.dst.tolist(), b.sizes.tolist(), last.tolist()):
+        if n > 0:
+            ctypes.memmove(d, s, 1)
+        if two:
+            ctypes.memmove(d + n - 1, s + n - 1, 1)
+
+
+def host_ceiling(touch: Any = _touch_by_address) -> ScatterCeiling:
+    """The ceiling target on host addresses, one launch per shape of the cuda one."""
+    return ScatterCeiling(CEILING, {name: touch for name in SHAPE_NAMES})
 
 
 def _drop_last_byte(b: Any) -> None:
@@ -232,6 +249,7 @@ def numpy_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(timing, "back_to_back_samples", _timer)
     monkeypatch.setattr(bench, "targets", lambda names, cmp: (_targets(), ["a note"]))
+    monkeypatch.setattr(bench, "ceiling_target", host_ceiling)
     monkeypatch.setattr(bench, "measure_all", lambda backend: {"copy_gbps": 100.0})
     real = bench.finish_campaign
     monkeypatch.setattr(bench, "finish_campaign",
@@ -247,8 +265,10 @@ def test_run_memcpy_full_goes_through_the_plan(numpy_gpu: Any, tmp_path: Path) -
     lines: list[str] = []
     doc = numpy_gpu.run_memcpy(campaign="full", backend="cuda", json_path=tmp_path / "m.json",
                                grid=GRID, call_arrays=(), log=lines.append)
-    assert lines[0].startswith("memcpy full: 4 cells, 16 records planned")
-    assert len(doc["results"]) == 16 and all(r["verified"] for r in doc["results"])
+    assert lines[0].startswith("memcpy full: 4 cells, 20 records planned")
+    assert len(doc["results"]) == 20 and all(r["verified"] for r in doc["results"])
+    ceil = [r for r in doc["results"] if r["params"]["mode"] == "ceiling"]
+    assert len(ceil) == 4 and {r["provider"] for r in ceil} == {"ceiling"}
     assert {r["params"]["size"] for r in doc["results"]} == {1 << 15}  # --sizes kept
     assert "a note" in doc["meta"]["notes"]
     assert any(n.startswith("planned grid: 4 of 4 cells") for n in doc["meta"]["notes"])
@@ -265,7 +285,8 @@ def test_sigterm_keeps_the_records_so_far(numpy_gpu: Any, monkeypatch: pytest.Mo
 
     def timer(fn: Any, runs: int, warmup: int) -> tuple[list[float], bool]:
         calls.append(1)
-        if len(calls) == 6:  # as `timeout` would, during the sixth record
+        if len(calls) == 11:  # as `timeout` would, during the sixth record (the fifth, the
+            # scatter ceiling, times its six shapes)
             os.kill(os.getpid(), signal.SIGTERM)
         return _timer(fn, runs, warmup)
 
@@ -275,5 +296,5 @@ def test_sigterm_keeps_the_records_so_far(numpy_gpu: Any, monkeypatch: pytest.Mo
     doc = numpy_gpu.run_memcpy(campaign="full", backend="cuda", json_path=path, grid=GRID,
                                call_arrays=())
     assert len(doc["results"]) == 5 and path.exists()
-    assert any(n.startswith("terminated (SIGTERM) after 5 of 16") for n in doc["meta"]["notes"])
+    assert any(n.startswith("terminated (SIGTERM) after 5 of 20") for n in doc["meta"]["notes"])
     assert signal.getsignal(signal.SIGTERM) == before

@@ -16,8 +16,10 @@ from matplotlib.image import imread
 from warplab.bench import results as results_mod
 from warplab.report import build_report, load_results
 from warplab.report.memcpy import (
-    call_tables, class_label, every_variant_tables, grid_tables, memcpy_figures, target_met,
+    call_tables, case_key, class_label, every_variant_tables, grid_tables, memcpy_figures,
+    target_met,
 )
+from warplab.report.memcpy_target import INVALID, scatter_ceilings, valid_scatter
 from warplab.report.summary import headlines, summary_table
 from warplab.report.tables import glance_tables, median_tables
 
@@ -42,6 +44,7 @@ SMALL_GRID: dict[str, Any] = {
     "layouts": ("CC", "SS"), "aligns": (1, 4)}
 WORST = (4, "SS", 16, 16)  # (align, layout, lo, hi) where the fixture's default trails CUB
 FAILED = ("warp_per_buffer", 1, "CC", 1, 8)
+SCATTER = 1500.0  # GB/s of the scatter ceiling in the fixture's 1-8 B SS align-1 cell (valid)
 
 
 def stats(ms: float) -> dict[str, Any]:
@@ -112,6 +115,14 @@ def memcpy_doc(sizes: Any = PR_SIZES, layouts: Any = ("CC", "CS", "SC", "SS"),
                     r = record(s, lo, hi, lay, a, total)
                     if s != "loop_memcpy_async" or r["params"]["count"] <= LOOP_LIMIT:
                         recs.append(r)
+    if (1, 8) in sizes and "SS" in layouts:  # the scatter ceiling of one cell
+        ceil = record("cub::DeviceMemcpy::Batched", 1, 8, "SS", 1, total)
+        ms = ceil["bytes_moved"] / (SCATTER * 1e9) * 1e3
+        ceil.update(variant="scatter_touch", provider="ceiling", gbps=SCATTER,
+                    pct_of_copy_bw=100 * SCATTER / COPY)
+        ceil["params"].update(mode="ceiling", shape="b256x2", shape_ms={"b256x2": ms})
+        ceil["phases"].update(kernel=stats(ms), total=stats(ms))
+        recs.append(ceil)
     recs += [call_record(s, n) for n in (100, 1000, 10000)
              for s in ("copy_batched", "cupy_copy_loop")]
     meta = {"device": {"backend": "cuda", "name": GPU, "cc": "9.0", "sms": 132},
@@ -164,7 +175,8 @@ def test_grid_table(doc_path: Path) -> None:
     assert "align 1" in t.title and "align 4" in t4.title
     assert t.columns == ["align", "layout", "buffer sizes", "buffers", "data (MiB)",
                          "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
-                         "% of copy", "target"]
+                         "% of copy", "scatter GB/s", "% of scatter", "scatter check",
+                         "target"]
     assert "size_classes_tuned (default) against CUB" in t.title and "all bytes" in t.note
     keys = [(r[0], r[1], r[2]) for r in t.rows]
     assert keys[:5] == [(1, "CC", "1–8 B"), (1, "CC", "16 B"), (1, "CC", "1 B–1 KiB"),
@@ -182,6 +194,77 @@ def test_grid_table(doc_path: Path) -> None:
     assert cell["target"] is False  # 64% of copy with 4 KiB buffers: below 85%
     assert rows[(1, "CC", "16 B")]["target"] is True
     assert rows[(4, "SS", "16 B")]["target"] is False  # the fixture's worst case
+    # the scatter ceiling where measured (1-8 B SS, align 1), not a row or series of its own
+    tiny = rows[(1, "SS", "1–8 B")]
+    assert tiny["scatter GB/s"] == pytest.approx(SCATTER)
+    assert tiny["% of scatter"] == pytest.approx(100 * tiny["default GB/s"] / SCATTER)
+    assert tiny["scatter check"] == "valid"
+    assert cell["scatter GB/s"] is None and cell["% of scatter"] is None
+    assert cell["scatter check"] is None
+
+
+def _slow_scatter_doc(tmp_path: Path, gbps: float) -> Path:
+    """The small fixture with its scatter ceiling at ``gbps`` GB/s."""
+    doc = memcpy_doc(**SMALL_GRID)
+    (ceil,) = [r for r in doc["results"] if r["variant"] == "scatter_touch"]
+    ms = ceil["bytes_moved"] / (gbps * 1e9) * 1e3
+    ceil.update(gbps=gbps, pct_of_copy_bw=100 * gbps / COPY)
+    ceil["phases"].update(kernel=stats(ms), total=stats(ms))
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_scatter_ceiling_below_a_copy_is_invalid(tmp_path: Path) -> None:
+    path = _slow_scatter_doc(tmp_path, 1.0)  # below every copy of its cell
+    res = load_results(path)
+    (s,) = scatter_ceilings(res, case_key).values()
+    assert not s.valid and s.gbps is None and s.best_copy and s.best_copy > 1.0
+    assert s.verdict == INVALID == "scatter ceiling invalid (below a measured copy)"
+    t, _ = grid_tables(res)
+    tiny = next(dict(zip(t.columns, r)) for r in t.rows if r[1:3] == ["SS", "1–8 B"])
+    assert tiny["scatter GB/s"] == pytest.approx(1.0)  # shown, not used
+    assert tiny["% of scatter"] is None and tiny["scatter check"] == INVALID
+    ratio, pct = tiny["default / CUB"], tiny["% of copy"]
+    cub = tiny["CUB GB/s"]
+    assert tiny["target"] is target_met(ratio, pct, cub, COPY, 1)  # the copy ceiling alone
+    assert INVALID in t.note
+
+
+def test_a_scatter_ceiling_at_the_fastest_copy_is_valid(tmp_path: Path) -> None:
+    (s,) = scatter_ceilings(load_results(_slow_scatter_doc(tmp_path, SCATTER)),
+                            case_key).values()
+    fastest = s.best_copy
+    assert fastest is not None and SCATTER >= fastest and s.valid
+    (s,) = scatter_ceilings(load_results(_slow_scatter_doc(tmp_path, fastest)),
+                            case_key).values()
+    assert s.valid and s.gbps == pytest.approx(fastest)  # as fast as the fastest copy: valid
+    (s,) = scatter_ceilings(load_results(_slow_scatter_doc(tmp_path, 0.999 * fastest)),
+                            case_key).values()
+    assert not s.valid
+
+
+@pytest.mark.parametrize("scatter, copies, want", [
+    (None, [100.0], None), (0.0, [1.0], None), (100.0, [], True), (100.0, [None, 50.0], True),
+    (100.0, [100.0, 99.0], True), (100.0, [100.5], False), (100.0, [20.0, None, 120.0], False)])
+def test_valid_scatter(scatter: float | None, copies: list[float | None],
+                       want: bool | None) -> None:
+    assert valid_scatter(scatter, copies) is want
+
+
+def test_figure_leaves_an_invalid_scatter_ceiling_out(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    lines: list[str] = []
+    orig_plot = Axes.plot
+
+    def plot_spy(self: Axes, *args: Any, **kw: Any) -> Any:
+        lines.append(str(kw.get("label", "")))
+        return orig_plot(self, *args, **kw)
+
+    monkeypatch.setattr(Axes, "plot", plot_spy)
+    memcpy_figures(load_results(_slow_scatter_doc(tmp_path, 1.0)),
+                   lambda *p: tmp_path / ("_".join(map(str, p)) + ".png"), [])
+    assert not [label for label in lines if label.startswith("cell ceiling")]
 
 
 def test_every_variant_and_call_tables(doc_path: Path) -> None:
@@ -209,6 +292,14 @@ def test_figures(doc_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         return orig(self, y, *args, **kw)
 
     monkeypatch.setattr(Axes, "axhline", spy)
+    lines: list[tuple[str, list[float]]] = []
+    orig_plot = Axes.plot
+
+    def plot_spy(self: Axes, *args: Any, **kw: Any) -> Any:
+        lines.append((str(kw.get("label", "")), list(args[1]) if len(args) > 1 else []))
+        return orig_plot(self, *args, **kw)
+
+    monkeypatch.setattr(Axes, "plot", plot_spy)
     skipped: list[Any] = []
     figs = memcpy_figures(load_results(doc_path),
                           lambda *p: tmp_path / ("_".join(map(str, p)) + ".png"), skipped)
@@ -219,6 +310,11 @@ def test_figures(doc_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     # one roof per panel (CC, SS), at the measured copy ceiling
     assert drawn.count((COPY, "measured copy bandwidth (3,000 GB/s)")) == 2 * 2
     assert imread(figs[0][4]).shape[1] == 1200  # two panels: a full row
+    # the cell's ceiling, dashed, only where a scatter ceiling was measured (SS 1-8 B, align 1)
+    ceil = [ys for label, ys in lines if label.startswith("cell ceiling")]
+    assert len(ceil) == 1 and ceil[0][0] == pytest.approx(min(COPY, SCATTER))
+    assert all(y != y for y in ceil[0][1:])  # NaN: not measured
+    assert "scatter_touch" not in figs[0][5]
 
 
 def test_single_class_is_skipped(tmp_path: Path) -> None:

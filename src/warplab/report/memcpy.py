@@ -8,9 +8,11 @@ per-size figures skip this family (``groups.MEMCPY_FAMILIES``) and this module d
 
 - per device and alignment, GB/s vs the buffer-size class (x: the classes ordered by their
   largest size, ``"1–8 B"``, ``"16 B"``, ``"1 B–64 KiB"``), one panel per layout (CC, CS, SC,
-  SS), one line per variant and comparator, the measured copy ceiling as the roof;
-- the grid table: per case the default's GB/s, CUB's, their ratio and % of the copy ceiling,
-  and whether the issue's target holds; every variant's GB/s (folded); the public call's time.
+  SS), one line per variant and comparator, the measured copy ceiling as the roof and, where
+  measured, each cell's ceiling (the lower of copy and scatter, ``memcpy_target``) dashed;
+- the grid table: per case the default's GB/s, CUB's, their ratio, % of the copy ceiling, the
+  cell's scatter ceiling (``memcpy_target``) and the default's % of it, and whether the issue's
+  target holds; every variant's GB/s (folded); the public call's time.
 
 GB/s counts *all* bytes, as the PR does (record ``gbps``: data read and written plus 24 bytes
 per buffer for its source pointer, destination pointer and size); ``data_gbps`` counts the data
@@ -28,6 +30,8 @@ from matplotlib.ticker import FuncFormatter
 
 from .groups import Pick, group_by, latest, ordered_series, styles_for
 from .load import Results, Row, num
+from .memcpy_target import (INVALID, LARGE, NOTE, TARGET_LARGE_PCT, cell_ceiling,
+                            cell_ceiling_line, pct_of, scatter_ceilings, target_met)
 from .plotkit import DPI, LABEL_PT, TICK_PT, _text, finish_panels
 from .roofline import device_ceilings
 from .skips import SkippedFigure
@@ -39,7 +43,6 @@ DEFAULT = "warp_tiers_words"   # the cuda default (rank 0 of memcpy_batched) sin
 EARLIER_DEFAULTS = ("warp_classes", "size_classes_tuned")
 LAYOUTS = ("consecutive", "shuffle")
 PANELS = ("CC", "CS", "SC", "SS")
-TARGET_RATIO, TARGET_CAP_PCT, TARGET_LARGE_PCT, LARGE = 1.2, 95.0, 85.0, 1024
 MEMCPY_KINDS = ("memcpy", "memcpy_calls")
 Class = tuple[int, int]
 # (family, kind, config, title, path, series): gallery turns these into FigureRefs
@@ -136,17 +139,6 @@ def _pct(r: Row | None, roof: float | None) -> float | None:
     return 100.0 * r.gbps / roof if roof else num(r.pct_of_copy_bw)
 
 
-def target_met(ratio: float | None, pct: float | None, cub: float | None, roof: float | None,
-               lo: int) -> bool | None:
-    """Issue 13's target for one case: the default at >= 1.2x CUB, or >= 95% of the copy
-    ceiling where 1.2x CUB would be above it; with buffers >= 1 KiB also >= 85% of copy.
-    None when CUB or the ceiling is missing."""
-    if ratio is None or pct is None or not cub or not roof:
-        return None
-    fast = ratio >= TARGET_RATIO or (TARGET_RATIO * cub > roof and pct >= TARGET_CAP_PCT)
-    return fast and (lo < LARGE or pct >= TARGET_LARGE_PCT)
-
-
 def _cases(rows: Sequence[Row]) -> list[tuple[tuple[int, str, int, int], dict[str, Row]]]:
     """Per grid case (in order) the newest record of every series."""
     groups = group_by(rows, case_key)
@@ -154,8 +146,10 @@ def _cases(rows: Sequence[Row]) -> list[tuple[tuple[int, str, int, int], dict[st
 
 
 def grid_tables(results: Results) -> list[Table]:
-    """Per device and alignment: the default against CUB in every case of the grid."""
+    """Per device and alignment: the default against CUB and the cell's ceilings in every
+    case of the grid."""
     ok = kernel_rows(results)
+    scatter = scatter_ceilings(results, case_key)
     tables = []
     for (device, a), rows in sorted(group_by(ok, lambda r: (r.device, align_of(r))).items()):
         default, roof = default_name(rows), copy_roof(results, device)
@@ -166,9 +160,10 @@ def grid_tables(results: Results) -> list[Table]:
                   f"bytes{_suffix(ok, device)}",
                   ["align", "layout", "buffer sizes", "buffers", "data (MiB)",
                    "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
-                   "% of copy", "target"],
+                   "% of copy", "scatter GB/s", "% of scatter", "scatter check", "target"],
                   [], "memcpy", "memcpy",
-                  {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".2f", 9: ".1f"},
+                  {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".2f", 9: ".1f",
+                   10: ".1f", 11: ".1f"},
                   note="GB/s counts all bytes as the batch-memcpy PR does: data read and "
                        "written plus 24 bytes per buffer (source and destination pointers, "
                        "size); data GB/s: the data read and written only; data (MiB): the "
@@ -176,9 +171,10 @@ def grid_tables(results: Results) -> list[Table]:
                        "so that a launch lasts >= 100 us at the copy ceiling). % of copy: the "
                        "default's GB/s over the measured copy ceiling"
                        + (f" ({fmt_bandwidth(roof)})" if roof else " (not measured)")
-                       + ". Target (issue 13): default >= 1.2x CUB, or >= 95% of copy where "
-                       "1.2x CUB would be above the ceiling; cases whose buffers are all >= "
-                       "1 KiB also >= 85% of copy."
+                       + "; scatter GB/s: the case's scatter ceiling, counted with the same "
+                       "bytes (empty where not measured), the default's % of it where it is "
+                       "valid, and its check (valid, or '" + INVALID + "': a verified copy "
+                       "of the case ran faster). " + NOTE
                        + ("" if has_cub else " CUB was not measured in this run."))
         for (a, lay, hi, lo), at in _cases(rows):
             d = next((r for r in at.values() if r.variant == default), None)
@@ -187,15 +183,19 @@ def grid_tables(results: Results) -> list[Table]:
                 continue
             ratio = d.gbps / cub.gbps if d and cub and d.gbps and cub.gbps else None
             pct = _pct(d, roof)
+            sc = scatter.get((device, (a, lay, hi, lo)))
             count = num((d or cub).params.get("count"))  # type: ignore[union-attr]
             data = num((d or cub).extra.get("data_bytes"))  # type: ignore[union-attr]
             t.rows.append([a, lay, class_label(lo, hi), count,
                            data / 2 / (1 << 20) if data else None, d.gbps if d else None,
                            num(d.extra.get("data_gbps")) if d else None,
                            cub.gbps if cub else None, ratio, pct,
-                           target_met(ratio, pct, cub.gbps if cub else None, roof, lo)])
+                           sc.row.gbps if sc else None, pct_of(d.gbps if d else None, sc),
+                           sc.verdict if sc else None,
+                           target_met(ratio, pct, cub.gbps if cub else None, roof, lo,
+                                      sc.gbps if sc else None)])
             t.row_keys.append(f"{lay} {class_label(lo, hi)} align {a}")
-        _small_rates(t, (5, 6, 7))
+        _small_rates(t, (5, 6, 7, 10))
         tables.append(t)
     return tables
 
@@ -261,10 +261,13 @@ def memcpy_tables(results: Results) -> list[Table]:
 
 def plot_bandwidth_vs_class(rows: Sequence[Row], path: Path, *, title: str,
                             styles: dict[str, dict[str, Any]], order: Sequence[str],
-                            copy_gbps: float | None) -> Path | None:
+                            copy_gbps: float | None,
+                            scatter: dict[tuple[str, Class], float] | None = None
+                            ) -> Path | None:
     """GB/s (all bytes) vs the buffer-size class, one panel per layout present, one line per
-    series (a missing case breaks its line), the copy ceiling as a roof in every panel. None
-    when no row has a bandwidth."""
+    series (a missing case breaks its line), the copy ceiling as a roof in every panel and,
+    where ``scatter`` ((layout, class) -> the valid scatter ceiling's GB/s) has cases, the cells'
+    ceilings dashed. None when no row has a bandwidth."""
     rows = [r for r in rows if r.ok and r.gbps and r.gbps > 0]
     if not rows:
         return None
@@ -286,6 +289,9 @@ def plot_bandwidth_vs_class(rows: Sequence[Row], path: Path, *, title: str,
             if any(not math.isnan(y) for y in ys):
                 ax.plot(xs, ys, label=_text(s), markersize=4,
                         **{"linewidth": 1.4, **styles.get(s, {})})
+        if scatter:
+            cell_ceiling_line(ax, xs, [cell_ceiling(copy_gbps, scatter[(panel, c)])
+                                       if (panel, c) in scatter else None for c in classes])
         if copy_gbps:
             ax.axhline(copy_gbps, color="k", linewidth=1.2,
                        label=f"measured copy bandwidth ({fmt_bandwidth(copy_gbps)})")
@@ -325,6 +331,7 @@ def memcpy_figures(results: Results, name: Callable[..., Path],
     out: list[MemcpyFigure] = []
     multi = len({r.device for r in ok}) > 1
     styles = styles_for("memcpy", ok)
+    scatter = scatter_ceilings(results, lambda r: (align_of(r), layout(r), size_class(r)))
     for r in ok:  # CUB, the comparator to beat: black, dashed, bold
         if is_cub(r):
             styles[r.series] = {"color": "0.1", "marker": "D", "linestyle": "--",
@@ -342,7 +349,9 @@ def memcpy_figures(results: Results, name: Callable[..., Path],
         order = ordered_series("memcpy", rows)
         path = name("memcpy", "bandwidth", f"align-{a}", *([device] if multi else []))
         got = plot_bandwidth_vs_class(rows, path, title=title, styles=styles, order=order,
-                                      copy_gbps=copy_roof(results, device))
+                                      copy_gbps=copy_roof(results, device),
+                                      scatter={k[1:]: s.gbps for (d, k), s in scatter.items()
+                                               if d == device and k[0] == a and s.gbps})
         if got is not None:
             out.append(("memcpy", "bandwidth", cfg, title, got, tuple(order)))
     return out

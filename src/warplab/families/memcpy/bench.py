@@ -230,6 +230,14 @@ def targets(variant_names: list[str] | None, with_comparators: bool
                             with_comparators)
 
 
+def ceiling_target() -> Any:
+    """The scatter ceiling of the cuda backend (``ceiling.py``), a target of the planned
+    grid beside the comparators."""
+    from .ceiling_cuda import cuda_ceiling
+
+    return cuda_ceiling()
+
+
 class Terminated(BaseException):
     """SIGTERM (``timeout``'s signal) during a planned campaign: its JSON keeps what ran."""
 
@@ -312,6 +320,10 @@ def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
         if c.planned:
             from .grid import run_planned
 
+            if with_comparators:  # the yardstick of the target rule, beside CUB
+                tgts.append(ceiling_target())
+                notes.append("scatter_touch (provider ceiling, params.mode ceiling): the "
+                             "cell's scatter ceiling, not a copy (see docs/memcpy.md)")
             cells = plan_of(campaign, grid_given, [t.name for t in tgts],
                             ceilings.get("copy_gbps"), settings)
             est = estimate_s(cells, startup=False, calls=bool(calls))

@@ -106,6 +106,12 @@ def layout_offsets(xp: Any, sizes: Any, layout: str, seed: int) -> Any:
     return pack(xp, sizes, xp.random.RandomState(seed).permutation(int(sizes.size)))
 
 
+def address(a: Any) -> int:
+    """The address of an array's first byte (CuPy or NumPy)."""
+    ptr = getattr(a.data, "ptr", None)
+    return int(ptr) if ptr is not None else int(a.ctypes.data)
+
+
 def params_of(c: Case, count: int, st: Settings, runs: int, mode: str = "kernel",
               **extra: Any) -> dict:
     """A record's params: the cell, the buffer count, the timing settings."""
@@ -153,13 +159,19 @@ def check_destination(xp: Any, src: Any, dst: Any, data: int, sample_src: Any,
     bad = int(xp.count_nonzero(dst[sample_dst] != src[sample_src]))
     if bad:
         return False, f"{bad} sampled bytes differ from their source"
-    guards = xp.concatenate([dst[:GUARD], dst[GUARD + data:]])
-    if int(xp.count_nonzero(guards != POISON)):
+    if not guards_intact(xp, dst, data):
         return False, "a guard byte outside the destination region was written"
     got = int(dst[GUARD:GUARD + data].sum(dtype=np.uint64))
     if got != src_sum:
         return False, "the destination's byte sum differs from the source's"
     return True, None
+
+
+def guards_intact(xp: Any, dst: Any, data: int) -> bool:
+    """Every byte of ``dst`` outside its first ``data`` bytes after the leading guard still
+    holds :data:`POISON`."""
+    guards = xp.concatenate([dst[:GUARD], dst[GUARD + data:]])
+    return not int(xp.count_nonzero(guards != POISON))
 
 
 def target_call(target: Any, batch: Any) -> tuple[Any, str, str]:

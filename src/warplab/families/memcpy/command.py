@@ -77,7 +77,8 @@ def print_tables(records: list[dict], backend: str) -> None:
             k = r["phases"].get("kernel")
             med = k["median"] if k and r["verified"] else None
             ratio = (cub["phases"]["kernel"]["median"] / med if cub and med else None)
-            t.add_row(r["variant"], _f(1e3 * med if med else None), _f(r["gbps"]),
+            name = r["variant"] + (" (ceiling)" if r["params"].get("mode") == "ceiling" else "")
+            t.add_row(name, _f(1e3 * med if med else None), _f(r["gbps"]),
                       _f(r.get("data_gbps")), _f(r["pct_of_copy_bw"]), _f(ratio, 2),
                       "yes" if r["verified"] else f"NO: {r['error']}")
         print_table(t, console)
@@ -124,6 +125,7 @@ def plan(args: argparse.Namespace, backend: str, campaign: str) -> None:
     GPU is in use and was measured, else the H100's of session 6."""
     from ...bench.ceilings import cached_ceilings
     from ...core.registry import variants
+    from .ceiling import CEILING
     from .comparators import MEMCPY_PROVIDERS
     from .plan import COPY_GBPS_H100, STARTUP_S, estimate_s
 
@@ -134,7 +136,7 @@ def plan(args: argparse.Namespace, backend: str, campaign: str) -> None:
         return
     names = list(args.variant or [v.name for v in variants("memcpy_batched", "cuda")])
     if not args.no_compare:
-        names += [p.name for p in MEMCPY_PROVIDERS]
+        names += [p.name for p in MEMCPY_PROVIDERS] + [CEILING]
     stored = cached_ceilings("cuda") if backend == "cuda" else None
     copy = (stored or {}).get("copy_gbps") or COPY_GBPS_H100
     cells = plan_of(campaign, _grid(args, campaign), names, copy,

@@ -16,6 +16,7 @@ where a target copies with host addresses) and the timer, so the whole loop runs
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from itertools import groupby
@@ -29,6 +30,7 @@ from .cells import (
     GUARD,
     POISON,
     Case,
+    address,
     check_destination,
     draw_sizes,
     layout_offsets,
@@ -38,6 +40,7 @@ from .cells import (
     sample_picks,
     target_call,
 )
+from .ceiling import MODE, PROVIDER, TOUCHED, ScatterCeiling, touch_check
 from .cuda import DeviceBatch
 from .plan import PER_BUFFER_LIMIT, SLOW, WITNESS, PlannedCell
 from .spec import MemcpyProblem
@@ -46,12 +49,6 @@ from .spec import MemcpyProblem
 HOST_TARGETS = frozenset({"loop_memcpy_async", "cudaMemcpyBatchAsync"})
 Timer = Callable[[Callable[[], None], int, int], tuple[list[float], bool]]
 Check = Callable[["GridCell"], "str | None"]
-
-
-def address(a: Any) -> int:
-    """The address of an array's first byte (CuPy or NumPy)."""
-    ptr = getattr(a.data, "ptr", None)
-    return int(ptr) if ptr is not None else int(a.ctypes.data)
 
 
 def to_host(a: Any) -> np.ndarray:
@@ -110,7 +107,8 @@ class SizeSet:
 class GridCell:
     """One cell on the device: the batch over the arena and the check's samples. Has what
     ``bench.DeviceCase`` has (``case``, ``batch``, ``sizes``, ``src_off``, ``dst_off``,
-    ``data``, ``src``, ``dst``, ``verify``), so scripts may use either."""
+    ``data``, ``src``, ``dst``, ``verify``), so scripts may use either; ``pick``: the sampled
+    buffers (``cells.sample_picks``)."""
 
     def __init__(self, arena: Arena, ss: SizeSet, case: Case, host: bool = False) -> None:
         xp = self.xp = arena.xp
@@ -123,7 +121,7 @@ class GridCell:
         dst = self.dst_off.astype(u) + u(address(arena.dst) + GUARD)
         arrays = (to_host(src), to_host(dst), to_host(ss.sizes_u64)) if host else None
         self.batch = DeviceBatch(src, dst, ss.sizes_u64, ss.count, arrays)
-        pick = sample_picks(ss.count, ss.largest_at)
+        pick = self.pick = sample_picks(ss.count, ss.largest_at)
         at = xp.asarray(pick)
         s_idx, d_idx = sample_bytes(to_host(ss.sizes[at]), to_host(self.src_off[at]),
                                     to_host(self.dst_off[at]))
@@ -135,14 +133,27 @@ class GridCell:
                                  self.sample_dst, self.src_sum)
 
 
+def _record(cell: GridCell, name: str, provider: str, st: Settings, ceilings: dict,
+            samples: list[float] | None, held: bool, err: str | None, **extra: Any) -> dict:
+    """A planned record: timed (``samples``) and checked (``err`` None), or failed."""
+    c, b = cell.case, cell.batch
+    problem = MemcpyProblem(b.count, cell.data, cell.largest, True)
+    if samples is None:
+        return record_of(c, problem, name, provider, "cuda", {}, False, err, ceilings,
+                         params_of(c, b.count, st, 0, **extra))
+    phase = summarize(samples)
+    return record_of(c, problem, name, provider, "cuda", {"kernel": phase, "total": phase},
+                     err is None, err, ceilings,
+                     params_of(c, b.count, st, len(samples), held=held, timing="back_to_back",
+                               **extra))
+
+
 def measure_planned(cell: GridCell, target: Any, runs: int, warmup: int, ceilings: dict,
                     timer: Timer, check: Check | None = None) -> dict:
     """One record: a launch (compilation, allocation), ``warmup + runs`` launches timed back
     to back, then a launch into the poisoned destination and the check (and ``check(cell)``
     after it where given: None when right, else what is wrong)."""
-    c, b = cell.case, cell.batch
-    call, name, provider = target_call(target, b)
-    problem = MemcpyProblem(b.count, cell.data, cell.largest, True)
+    call, name, provider = target_call(target, cell.batch)
     st = Settings(runs=runs, warmup=warmup)
     try:
         call()
@@ -154,15 +165,44 @@ def measure_planned(cell: GridCell, target: Any, runs: int, warmup: int, ceiling
         ok, err = cell.verify()
         if ok and check is not None:
             err = check(cell)
-            ok = err is None
     except Exception as exc:  # noqa: BLE001  (a failing target is a record, never a crash)
-        return record_of(c, problem, name, provider, "cuda", {}, False,
-                         f"{type(exc).__name__}: {exc}", ceilings, params_of(c, b.count, st, 0))
-    phase = summarize(samples)
+        return _record(cell, name, provider, st, ceilings, None, False,
+                       f"{type(exc).__name__}: {exc}")
     extra = {"full_check": True} if check is not None else {}
-    return record_of(c, problem, name, provider, "cuda", {"kernel": phase, "total": phase}, ok,
-                     err, ceilings, params_of(c, b.count, st, len(samples), held=held,
-                                              timing="back_to_back", **extra))
+    return _record(cell, name, provider, st, ceilings, samples, held, err, **extra)
+
+
+def measure_ceiling(cell: GridCell, target: ScatterCeiling, runs: int, warmup: int,
+                    ceilings: dict, timer: Timer, check: Check | None = None) -> dict:
+    """The scatter ceiling's record (``ceiling.py``): every shape timed as
+    :func:`measure_planned` times a variant; the fastest shape's median is the record's
+    (``params.shape``; every shape's median in ``params.shape_ms``), then that shape runs
+    into the poisoned destination and ``ceiling.touch_check`` checks it. ``check`` is a
+    copy's check and does not apply (the destination is not a copy)."""
+    st = Settings(runs=runs, warmup=warmup)
+    about = {"mode": MODE, "touched": TOUCHED}
+    try:
+        timed = {}
+        for shape, launch in target.shapes.items():
+            call = functools.partial(launch, cell.batch)
+            call()
+            synchronize(cell.xp)
+            timed[shape] = timer(call, runs, warmup)
+        medians = {s: float(np.median(samples)) for s, (samples, _) in timed.items()}
+        best = min(medians, key=medians.__getitem__)
+        cell.dst.fill(POISON)
+        target.shapes[best](cell.batch)
+        synchronize(cell.xp)
+        err = touch_check(cell.xp, cell)
+    except Exception as exc:  # noqa: BLE001  (a failing target is a record, never a crash)
+        return _record(cell, target.name, PROVIDER, st, ceilings, None, False,
+                       f"{type(exc).__name__}: {exc}", **about)
+    samples, held = timed[best]
+    return _record(cell, target.name, PROVIDER, st, ceilings, samples, held, err, **about,
+                   shape=best, shape_ms=medians,
+                   shapes_note=f"the fastest of {len(medians)} shapes (bBLOCKxK: threads per "
+                               "block x buffers per thread; wBLOCK: a warp's pieces in lane "
+                               "order), each timed like a variant")
 
 
 def run_planned(cells: list[PlannedCell], targets: list[Any], ceilings: dict, *,
@@ -206,8 +246,10 @@ def run_planned(cells: list[PlannedCell], targets: list[Any], ceilings: dict, *,
             cell = GridCell(arena, ss, case, host=bool(HOST_TARGETS & set(pc.targets)))
             for name in pc.targets:
                 if name in by_name:
-                    rec = measure_planned(cell, by_name[name], *pc.runs_of(name), ceilings,
-                                          timer, check)
+                    target = by_name[name]
+                    measure = (measure_ceiling if isinstance(target, ScatterCeiling)
+                               else measure_planned)
+                    rec = measure(cell, target, *pc.runs_of(name), ceilings, timer, check)
                     records.append(rec)
                     if add:
                         add(rec)

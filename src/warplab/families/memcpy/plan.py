@@ -17,7 +17,9 @@ Rules (issue 13: the whole PR grid with CUB in one GPU call of a few minutes):
   into a poisoned destination for the check.
 - **Estimate.** Per cell: a fixed cost, a cost per new set of sizes, per target a fixed cost
   plus its launches at :func:`rate_gbps` (the slowest rate of any fast target in the H100's
-  session 6 table, per size range: conservative for the new variant and for a faster GPU).
+  session 6 table, per size range: conservative for the new variant and for a faster GPU);
+  the scatter ceiling (``ceiling.py``) times each of its shapes, at the same rate (it is
+  faster than any copy: conservative).
   The constants are guesses from session 6's logs; the run prints its real time per cell.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from .ceiling import CEILING, SHAPE_NAMES
 from .cells import Case, aligned_range, buffer_count
 from .spec import META_BYTES
 
@@ -139,7 +142,8 @@ def plan_cells(cases: Iterable[Case], names: Iterable[str], copy_gbps: float | N
         seen.add(key)
         for n in tgts:
             r, w = (SLOW_RUNS, SLOW_WARMUP) if n in SLOW else (runs, warmup)
-            est += RECORD_S + (r + w + 2) * launch_s(n, c.lo, c.hi, c.align, total)
+            launches = (r + w + 1) * len(SHAPE_NAMES) + 1 if n == CEILING else r + w + 2
+            est += RECORD_S + launches * launch_s(n, c.lo, c.hi, c.align, total)
         out.append(PlannedCell(replace(c, total=total), count, tgts, est, runs, warmup))
     return out
 

@@ -1,0 +1,74 @@
+"""Launch plan of the scatter ceiling (``ceiling.cu``; what it measures: ``ceiling.py``).
+
+Every shape of :data:`~warplab.families.memcpy.ceiling.SHAPE_NAMES` is one instantiation of
+one NVRTC module: ``memcpy_scatter_touch<block, per_thread>`` (a thread per buffer) or
+``memcpy_scatter_touch_warp<block>`` (a warp's pieces in lane order: one buffer per thread);
+the grid is resident (as many blocks as fit on the SMs at full occupancy, fewer when the batch
+needs fewer) and strides over chunks of ``block * per_thread`` buffers.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...core.loader import defines, get_kernel
+from .ceiling import CEILING, SHAPES, WARP_SHAPES, ScatterCeiling, shape_name, warp_shape_name
+from .cuda import DEFINES as COPY_DEFINES
+from .cuda import DeviceBatch
+
+SOURCE = Path(__file__).with_name("ceiling.cu")  # includes memcpy_copy.cuh (size_of)
+#: Threads an SM holds (compute capability 7.5 holds 1024, 8.0 and 9.0 hold 2048: the
+#: launch bounds ask for full occupancy at 2048) and copy_bytes' unroll (memcpy_copy.cuh).
+THREADS_PER_SM = 2048
+DEFINES = {"MEMCPY_CEILING_THREADS_PER_SM": THREADS_PER_SM,
+           "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"]}
+_EXPRESSIONS = (tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
+                + tuple(f"memcpy_scatter_touch_warp<{b}>" for b in WARP_SHAPES))
+
+
+@functools.cache
+def _kernel_on(expr: str, device_id: int) -> Any:
+    """The compiled kernel per device (one NVRTC module holds every shape)."""
+    return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
+
+
+@functools.cache
+def _resident_blocks(device_id: int, block: int) -> int:
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(device_id)
+    per_sm = int(props.get("maxThreadsPerMultiProcessor", THREADS_PER_SM)) // block
+    return max(1, per_sm) * int(props["multiProcessorCount"])
+
+
+def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False) -> None:
+    """Touch the end sectors of every buffer of ``b`` (see ``ceiling.py``) with the shape
+    (``block`` threads, ``per_thread`` buffers each; ``warp``: the warp-cooperative kernel,
+    one buffer per thread) on the current stream; nothing for an empty batch.
+
+    Performance: one launch, no synchronisation; reads 24 bytes of descriptor per buffer and
+    one or two bytes of source, writes one or two bytes per buffer.
+    """
+    import cupy
+
+    if b.count == 0:
+        return
+    dev = cupy.cuda.runtime.getDevice()
+    expr = (f"memcpy_scatter_touch_warp<{block}>" if warp
+            else f"memcpy_scatter_touch<{block}, {per_thread}>")
+    kernel = _kernel_on(expr, dev)
+    grid = min(-(-b.count // (block * per_thread)), _resident_blocks(dev, block))
+    kernel((grid,), (block,), (b.src, b.dst, b.sizes, np.uint64(b.count)))
+
+
+def cuda_ceiling() -> ScatterCeiling:
+    """The ceiling target of the cuda backend: one launch function per shape."""
+    shapes = {shape_name(blk, per): functools.partial(scatter_touch, block=blk, per_thread=per)
+              for blk, per in SHAPES}
+    shapes.update({warp_shape_name(blk): functools.partial(scatter_touch, block=blk,
+                                                           per_thread=1, warp=True)
+                   for blk in WARP_SHAPES})
+    return ScatterCeiling(CEILING, shapes)

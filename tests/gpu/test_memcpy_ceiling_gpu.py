@@ -1,0 +1,90 @@
+"""GPU tests of the scatter ceiling (``families/memcpy/ceiling.py``, ``pytest -m gpu`` on the
+GPU machine): every shape on batches of tiny and of mixed buffers writes exactly the first byte
+of every buffer and its last byte where that lies in another 32-byte sector on either side
+(``ceiling.last_touched``), from its source, and nothing else; its record through the planned
+grid's runner."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import warplab
+
+pytestmark = pytest.mark.gpu
+if not warplab.cuda_available():
+    pytest.skip("no usable CUDA GPU", allow_module_level=True)
+cupy = pytest.importorskip("cupy")
+
+from warplab.families.memcpy.bench import Case  # noqa: E402
+from warplab.families.memcpy.ceiling import (  # noqa: E402
+    CEILING,
+    SHAPE_NAMES,
+    last_touched,
+    touch_check,
+)
+from warplab.families.memcpy.ceiling_cuda import cuda_ceiling  # noqa: E402
+from warplab.families.memcpy.cells import GUARD, POISON, address  # noqa: E402
+from warplab.families.memcpy.grid import Arena, GridCell, SizeSet, run_planned  # noqa: E402
+from warplab.families.memcpy.plan import plan_cells  # noqa: E402
+
+CASES = [(1, 8, 1, "shuffle", "shuffle"), (1, 8, 4, "consecutive", "shuffle"),
+         (0, 8, 1, "shuffle", "consecutive"), (1, 1024, 1, "shuffle", "shuffle"),
+         (1, 1024, 16, "consecutive", "consecutive"), (1, 1, 1, "shuffle", "shuffle"),
+         (1, 64, 1, "shuffle", "shuffle"), (16, 16, 16, "shuffle", "shuffle"),
+         (1, 33, 1, "consecutive", "consecutive")]
+
+
+def _expected(cell: GridCell) -> np.ndarray:
+    """The whole destination (guards included) after one touch of a poisoned one."""
+    src = cell.src.get()
+    sizes, s_off, d_off = (a.get().astype(np.int64) for a in (cell.sizes, cell.src_off,
+                                                               cell.dst_off))
+    want = np.full(cell.dst.size, POISON, dtype=np.uint8)
+    full = sizes > 0
+    two = last_touched(s_off + GUARD + address(cell.src), d_off + GUARD + address(cell.dst),
+                       sizes)
+    for at, s_end, d_end in ((full, s_off, d_off), (two, s_off + sizes - 1, d_off + sizes - 1)):
+        want[d_end[at] + GUARD] = src[s_end[at] + GUARD]
+    return want
+
+
+@pytest.mark.parametrize("lo, hi, align, src_layout, dst_layout", CASES)
+@pytest.mark.parametrize("shape", SHAPE_NAMES)
+def test_every_shape_touches_exactly_the_end_sectors(lo: int, hi: int, align: int,
+                                                     src_layout: str, dst_layout: str,
+                                                     shape: str) -> None:
+    ss = SizeSet(cupy, lo, hi, align, 1 << 18)
+    arena = Arena(cupy, ss.data)
+    cell = GridCell(arena, ss, Case(lo, hi, src_layout, dst_layout, align, 1 << 18))
+    launch = cuda_ceiling().shapes[shape]
+    cell.dst.fill(POISON)
+    launch(cell.batch)
+    cupy.cuda.get_current_stream().synchronize()
+    got = cell.dst.get()
+    want = _expected(cell)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} bytes differ, first at {bad[:5]}"
+    assert touch_check(cupy, cell) is None
+
+
+def test_empty_batch_launches_nothing() -> None:
+    from warplab.families.memcpy.cuda import DeviceBatch
+
+    z = cupy.zeros(0, dtype=np.uint64)
+    for launch in cuda_ceiling().shapes.values():
+        launch(DeviceBatch(z, z, z, 0, None))
+
+
+def test_ceiling_record_through_the_runner() -> None:
+    grid = [Case(1, 8, "shuffle", "shuffle", 1, 1 << 20),
+            Case(1, 1024, "consecutive", "shuffle", 1, 1 << 22)]
+    cells = plan_cells(grid, [CEILING], auto_total=False, runs=3, warmup=1)
+    with cupy.cuda.Stream(non_blocking=True):
+        records, _, complete = run_planned(cells, [cuda_ceiling()], {})
+    assert complete and len(records) == 2
+    for r in records:
+        p = r["params"]
+        assert r["verified"], r["error"]
+        assert r["provider"] == "ceiling" and p["mode"] == "ceiling"
+        assert p["shape"] in p["shape_ms"] and len(p["shape_ms"]) == len(SHAPE_NAMES)
+        assert r["gbps"] and r["bytes_moved"] == r["data_bytes"] + 24 * p["count"]
