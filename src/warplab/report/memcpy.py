@@ -162,7 +162,7 @@ def grid_tables(results: Results) -> list[Table]:
                    "default GB/s", "default data GB/s", "CUB GB/s", "default / CUB",
                    "% of copy", "scatter GB/s", "% of scatter", "scatter check", "target"],
                   [], "memcpy", "memcpy",
-                  {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".2f", 9: ".1f",
+                  {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".3f", 9: ".1f",
                    10: ".1f", 11: ".1f"},
                   note="GB/s counts all bytes as the batch-memcpy PR does: data read and "
                        "written plus 24 bytes per buffer (source and destination pointers, "
@@ -174,7 +174,8 @@ def grid_tables(results: Results) -> list[Table]:
                        + "; scatter GB/s: the case's scatter ceiling, counted with the same "
                        "bytes (empty where not measured), the default's % of it where it is "
                        "valid, and its check (valid, or '" + INVALID + "': a verified copy "
-                       "of the case ran faster). " + NOTE
+                       "of the case ran faster). default / CUB has three decimals: "
+                       "the target is 1.2 exactly. " + NOTE
                        + ("" if has_cub else " CUB was not measured in this run."))
         for (a, lay, hi, lo), at in _cases(rows):
             d = next((r for r in at.values() if r.variant == default), None)

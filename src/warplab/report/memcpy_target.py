@@ -22,7 +22,7 @@ from .load import Results, Row
 
 TARGET_RATIO, TARGET_CAP_PCT, TARGET_LARGE_PCT, LARGE = 1.2, 95.0, 85.0, 1024
 CEILING_MODE = "ceiling"
-INVALID = "scatter ceiling invalid (below a measured copy)"
+INVALID = "invalid: a copy was faster"
 
 
 def is_ceiling(r: Row) -> bool:
