@@ -178,7 +178,10 @@ class Prepared:
     types every call passes: arrays where arrays go, NumPy scalars or Python numbers).
 
     ``p(*args)`` launches on ``grid`` on the current CuPy stream; ``p.at(grid, *args)`` on
-    another grid, ``p.on(grid, block, *args)`` with another block too. Raises what the launch raises (``RuntimeError`` from C, CuPy's errors)."""
+    another grid, ``p.on(grid, block, *args)`` with another block too, ``p.on_stream(stream,
+    grid, *args)`` on a stream handle the caller has read already. Four spelled-out methods,
+    not one helper: each saves a Python frame on the small-call path. Raises what the launch
+    raises (``RuntimeError`` from C, CuPy's errors)."""
 
     __slots__ = ("block", "c", "call", "format", "grid", "kernel", "shared", "token")
 
