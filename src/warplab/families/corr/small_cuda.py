@@ -70,10 +70,9 @@ def _flag(device: int) -> tuple[np.ndarray, np.uint64]:
 
 
 class Launch(NamedTuple):
-    """A record: the kernel, its arguments after the flag pointer and the prepared launch
+    """A record: M, the arguments after the flag pointer and the prepared launch
     (``core/launch.py``)."""
 
-    kernel: Any
     m: int
     rest: tuple  # (m, n, row stride, column stride) as kernel scalars
     go: Prepared
@@ -87,7 +86,7 @@ def plan(x: Any) -> Launch:
     rest = (np.int32(m), np.int32(n), np.int64(x.strides[0] // item),
             np.int64(x.strides[1] // item))
     go = Prepared(k, (1,), (DEFINES["CORR_SMALL_BLOCK"],), (ARRAY, ARRAY, np.uint64(0), *rest))
-    return Launch(k, m, rest, go)
+    return Launch(m, rest, go)
 
 
 def run(rec: Launch, x: Any, device: int) -> tuple[Any, np.ndarray]:

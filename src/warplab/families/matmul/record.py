@@ -26,13 +26,10 @@ _TILES = {t.name: t for t in REGTILES}
 
 
 class Record(NamedTuple):
-    """A cached call: the variant it reports, the kernel, grid, block, result shape and dtype,
-    the dimension arguments and the prepared launch (``core/launch.py``)."""
+    """A cached call: the variant it reports, the result shape and dtype, the dimension
+    arguments and the prepared launch (``core/launch.py``: kernel, grid, block)."""
 
     variant: Any
-    kernel: Any
-    grid: tuple[int]
-    block: tuple[int]
     shape: tuple[int, int]
     dtype: np.dtype
     dims: tuple
@@ -77,4 +74,4 @@ def _build(a: Any, b: Any) -> Record | bool:
     blocks = -(-m // tile.bm) * -(-n // tile.bn)
     k, dims = _kernel(tile.expression(a.dtype, vec)), _dims(a, b)
     go = Prepared(k, (blocks,), (tile.threads,), (ARRAY, ARRAY, ARRAY, *dims))
-    return Record(v, k, (blocks,), (tile.threads,), (m, n), np.dtype(a.dtype), dims, go)
+    return Record(v, (m, n), np.dtype(a.dtype), dims, go)

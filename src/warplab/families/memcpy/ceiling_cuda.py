@@ -17,7 +17,7 @@ import numpy as np
 from ...core.loader import defines, get_kernel
 from .ceiling import CEILING, SHAPES, WARP_SHAPES, ScatterCeiling, shape_name, warp_shape_name
 from .cuda import DEFINES as COPY_DEFINES
-from .cuda import DeviceBatch
+from .cuda import DeviceBatch, _sms
 
 SOURCE = Path(__file__).with_name("ceiling.cu")  # includes memcpy_copy.cuh (size_of)
 #: Threads an SM holds (compute capability 7.5 holds 1024, 8.0 and 9.0 hold 2048: the
@@ -41,7 +41,7 @@ def _resident_blocks(device_id: int, block: int) -> int:
 
     props = cupy.cuda.runtime.getDeviceProperties(device_id)
     per_sm = int(props.get("maxThreadsPerMultiProcessor", THREADS_PER_SM)) // block
-    return max(1, per_sm) * int(props["multiProcessorCount"])
+    return max(1, per_sm) * _sms(device_id)
 
 
 def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False) -> None:

@@ -209,28 +209,25 @@ def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: i
 
 
 class Launch(NamedTuple):
-    """One planned launch of an axis kernel, everything but the data and the output: the
-    ``kernel``, ``grid`` and ``block``; ``mid`` (the arguments between the data and the output),
-    ``tail`` (after the output); ``partials``: None, or (C accumulator type, element dtype,
-    partials, tickets) for the kernels that take a partials buffer and a ticket array (split
-    rows, columns) before the output; ``go`` the prepared launch (``core/launch.py``). Depends
-    on the shape, the row stride, the base's 16-byte alignment, the op, the dtype and the
-    device only, so a short path may keep it (``axis_fast``)."""
+    """One planned launch of an axis kernel, everything but the data and the output: ``go``
+    the prepared launch (``core/launch.py``: kernel, grid and block), ``mid`` (the arguments
+    between the data and the output), ``tail`` (after the output); ``partials``: None, or (C
+    accumulator type, element dtype, partials, tickets) for the kernels that take a partials
+    buffer and a ticket array (split rows, columns) before the output. Depends on the shape,
+    the row stride, the base's 16-byte alignment, the op, the dtype and the device only, so a
+    short path may keep it (``axis_fast``)."""
 
-    kernel: Any
-    grid: tuple
-    block: tuple
+    go: Prepared
     mid: tuple
     tail: tuple
     partials: tuple | None
-    go: Prepared
 
 
 def _planned(kernel: Any, grid: tuple, block: tuple, mid: tuple, tail: tuple,
              partials: tuple | None) -> Launch:
     arrays = (ARRAY,) * (1 if partials is None else 3)
-    go = Prepared(kernel, grid, block, (ARRAY, *mid, *arrays, *tail))
-    return Launch(kernel, grid, block, mid, tail, partials, go)
+    return Launch(Prepared(kernel, grid, block, (ARRAY, *mid, *arrays, *tail)), mid, tail,
+                  partials)
 
 
 def fire(launch: Launch, x: Any, out: Any) -> None:
