@@ -1,5 +1,6 @@
 """Where a small call's host time goes (issue 15), and what a C launch (``core/launch.c``)
-saves: host microseconds per call of the pieces of ``float(warplab.sum(x))`` on 1,024
+saves, and what the C read of a ``DeviceScalar`` (``core/scalar.py``) saves over CuPy's
+``float()``: host microseconds per call of the pieces of ``float(warplab.sum(x))`` on 1,024
 float32 values, each piece alone in a loop, next to CuPy's and torch's calls. GPU machine;
 not part of the package's API.
 
@@ -120,6 +121,12 @@ def main() -> None:
         return float(host[0])
 
     latency("float(warplab.sum(x))", lambda: float(warplab.sum(x)))
+    base_float = cupy.ndarray.__float__  # CuPy's read of the same DeviceScalar
+    latency("CuPy's float() of warplab.sum(x)", lambda: base_float(warplab.sum(x)))
+    done = warplab.sum(x)
+    stream.synchronize()
+    latency("float(s) of a finished DeviceScalar (C read)", lambda: float(done))
+    latency("CuPy's float() of a finished 0-d array", lambda: base_float(done))
     latency("float(cupy.sum(x))", lambda: float(cupy.sum(x)))
     latency("warplab.sum + pinned copy + sync", pinned_read)
     latency("empty launch + sync", lambda: (empty((1,), (32,), ()), stream.synchronize()))
@@ -176,6 +183,9 @@ def main() -> None:
         tm = torch.from_dlpack(m)
         piece("torch.sum(t)", lambda: torch.sum(t))
         latency("torch.sum(t).item()", lambda: torch.sum(t).item())
+        t_done = torch.sum(t)
+        torch.cuda.synchronize()
+        latency("t.item() of a finished 0-d tensor", lambda: t_done.item())
         piece("torch.histc(t, 64, 0, 1)", lambda: torch.histc(t, 64, 0, 1))
         latency("torch.histc(t, 64, 0, 1).cpu()", lambda: torch.histc(t, 64, 0, 1).cpu())
         piece("torch.mean(tm, dim=1)", lambda: torch.mean(tm, dim=1))

@@ -83,7 +83,11 @@ class Dev(np.ndarray):
 
     @property
     def data(self) -> _Pointer:  # type: ignore[override]  # CuPy's MemoryPointer
-        return _Pointer(self)
+        p = _Pointer(self)
+        on = getattr(self, "_memptr", None)  # an array on a pointer: the pointer's device
+        if on is not None:
+            p.device_id = on.device_id
+        return p
 
     @property
     def _c_contiguous(self) -> bool:

@@ -166,7 +166,8 @@ def test_short_path_same_as_full_path(gpu, name, shape, dtype, kw, how) -> None:
     assert WORK["launch"] == 1 and WORK["h2d"] == 0 and WORK["sync"] == 0
     assert WORK["empty"] <= 2  # split and columns plans: their partials
     for got in (cold, warm):
-        assert type(got) is Dev and got.shape == want.shape and got.dtype == want.dtype
+        assert isinstance(got, Dev) and got.shape == want.shape and got.dtype == want.dtype
+        assert (type(got) is Dev) == (got.ndim > 0)  # 0-d: a DeviceScalar, either path
         np.testing.assert_array_equal(got, want)
     with fastpath.bypassed():
         np.testing.assert_array_equal(getattr(warplab, name)(x, **kw), want)

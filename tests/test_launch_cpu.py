@@ -1,5 +1,6 @@
 """The C launch (``core/launch.c``) on the CPU: built against a fake ``libcuda.so.1`` whose
-``cuLaunchKernel`` records what it was given, in a subprocess (``dlopen`` reads
+``cuLaunchKernel`` records what it was given (and whose ``cuMemcpyDtoHAsync_v2`` copies
+from host addresses), in a subprocess (``dlopen`` reads
 ``LD_LIBRARY_PATH`` at process start). Checks the packing of every format letter, the grid and
 block forms, the errors, and that the Python side falls back to CuPy's launch without it."""
 from __future__ import annotations
@@ -33,7 +34,20 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
         for (int k = 0; k < 9; k++) memcpy(params[k], p[k], 16);
     return 0;
 }
-int cuGetErrorName(int rc, const char **name) { *name = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "?"; return 0; }
+int cuGetErrorName(int rc, const char **name) {
+    *name = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : rc == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "?";
+    return 0;
+}
+static uint64_t synced = 0;
+/* "device" addresses are host addresses here: the copy is a memcpy */
+int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, void *stream) {
+    (void)stream;
+    if (src == 0xbad) return 700;
+    memcpy(dst, (void *)(uintptr_t)src, n);
+    return 0;
+}
+int cuStreamSynchronize(void *stream) { synced = (uintptr_t)stream; return 0; }
+uint64_t fake_synced(void) { return synced; }
 void fake_record(uint64_t *out) { memcpy(out, rec, sizeof rec); }
 void fake_param(int k, unsigned char *out) { memcpy(out, params[k], 16); }
 """
@@ -78,6 +92,26 @@ for name, call in [
     except Exception as e:
         errors[name] = [type(e).__name__, str(e)]
 out["errors"] = errors
+read = launch.reader()
+values = {}
+for dt, v in [("int8", -5), ("uint8", 250), ("int16", -300), ("uint16", 65000), ("int32", -7),
+              ("uint32", 2**32 - 1), ("int64", -2**62), ("uint64", 2**64 - 1),
+              ("float32", 1.1), ("float64", -2.5e300), ("bool", True)]:
+    a = np.array(v, dtype=dt)
+    got = read(a.ctypes.data, 33, a.dtype.char)
+    values[dt] = [type(got).__name__, got == a.item(), type(got) is type(a.item())]
+lib.fake_synced.restype = ctypes.c_uint64
+out["synced"] = lib.fake_synced()
+out["values"] = values
+read_errors = {}
+for name, call in [("kind", lambda: read(1, 0, "e")), ("kind_len", lambda: read(1, 0, "ff")),
+                   ("driver", lambda: read(0xbad, 0, "d"))]:
+    try:
+        call()
+        read_errors[name] = None
+    except Exception as e:
+        read_errors[name] = [type(e).__name__, str(e)]
+out["read_errors"] = read_errors
 print(json.dumps(out))
 """
 
@@ -141,6 +175,16 @@ def test_errors_are_python_exceptions(launched: dict) -> None:
     assert e["args"][0] == "TypeError"
 
 
+def test_read_gives_what_item_gives(launched: dict) -> None:
+    assert launched["values"] and all(ok and same for _, ok, same in launched["values"].values())
+    assert launched["synced"] == 33  # the stream it was given is synchronised
+    e = launched["read_errors"]
+    assert e["kind"][0] == "TypeError" and "'e'" in e["kind"][1]
+    assert e["kind_len"][0] == "TypeError"
+    assert e["driver"] == ["RuntimeError",
+                           "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"]
+
+
 def test_format_of_sample_arguments() -> None:
     sample = (launch.ARRAY, np.uint64(1), np.int64(2), np.int32(3), np.uint32(4),
               np.float32(5), np.float64(6), 7, 8.0, np.zeros(3, np.uint64), np.int16(1))
@@ -153,7 +197,7 @@ def test_format_of_sample_arguments() -> None:
 
 def test_without_c_the_launch_is_cupys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WARPLAB_C_LAUNCH", "0")
-    assert launch.function() is None
+    assert launch.function() is None and launch.reader() is None
     assert "WARPLAB_C_LAUNCH=0" in launch.status()
     calls = []
 

@@ -18,6 +18,14 @@
  * Raises TypeError / OverflowError for bad arguments and RuntimeError when the driver
  * refuses the launch (its error name and code in the message). libcuda is opened at import
  * (it is loaded already wherever CuPy has run).
+ *
+ * read(address, stream, kind) -> int, float or bool
+ *   One element at a device address, as NumPy's item() makes it: kind is the NumPy type
+ *   character (b B h H i I l L q Q f d ?). One cuMemcpyDtoHAsync on the stream (into a
+ *   pageable local: the driver returns once the copy is done, after the stream's earlier
+ *   work) and one cuStreamSynchronize. What the 0-d results' float()/int()/item() use
+ *   (core/scalar.py): CuPy's get() allocates a NumPy array, switches devices and copies with
+ *   a synchronous cudaMemcpy.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,9 +37,13 @@
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, void *, void **, void **);
 typedef int (*name_fn)(int, const char **);
+typedef int (*copy_fn)(void *, uint64_t, size_t, void *);
+typedef int (*sync_fn)(void *);
 
 static launch_fn cu_launch;
 static name_fn cu_error_name;
+static copy_fn cu_copy;
+static sync_fn cu_sync;
 
 typedef union {
     void *p;
@@ -122,6 +134,14 @@ static int pack(char kind, PyObject *o, slot *s) {
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* RuntimeError "<what> failed: <name> (<rc>)"; NULL. */
+static PyObject *driver_error(const char *what, int rc) {
+    const char *name = "unknown";
+    if (cu_error_name) cu_error_name(rc, &name);
+    PyErr_Format(PyExc_RuntimeError, "%s failed: %s (%d)", what, name, rc);
+    return NULL;
+}
+
 static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs < 6) {
@@ -170,18 +190,61 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                        (unsigned)shared, stream, params, NULL);
     while (held > 0) PyBuffer_Release(&views[--held]);
     if (k < count) return NULL;
-    if (rc != 0) {
-        const char *name = "unknown";
-        if (cu_error_name) cu_error_name(rc, &name);
-        PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel failed: %s (%d)", name, rc);
+    if (rc != 0) return driver_error("cuLaunchKernel", rc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *read_element(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3 || !PyUnicode_Check(args[2]) || PyUnicode_GET_LENGTH(args[2]) != 1) {
+        PyErr_SetString(PyExc_TypeError, "read(address, stream, kind: one character)");
         return NULL;
     }
-    Py_RETURN_NONE;
+    uint64_t address = PyLong_AsUnsignedLongLong(args[0]);
+    if (PyErr_Occurred()) return NULL;
+    void *stream = PyLong_AsVoidPtr(args[1]);
+    if (stream == NULL && PyErr_Occurred()) return NULL;
+    Py_UCS4 kind = PyUnicode_READ_CHAR(args[2], 0);
+    size_t size;
+    switch (kind) {
+    case 'b': case 'B': case '?': size = 1; break;
+    case 'h': case 'H': size = 2; break;
+    case 'i': case 'I': case 'f': size = 4; break;
+    case 'l': case 'L': case 'q': case 'Q': case 'd': size = 8; break;
+    default:
+        PyErr_Format(PyExc_TypeError, "read: no element of kind '%c'", (int)kind);
+        return NULL;
+    }
+    if (cu_copy == NULL || cu_sync == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read: libcuda has no cuMemcpyDtoHAsync_v2");
+        return NULL;
+    }
+    union { int8_t b; uint8_t B; int16_t h; uint16_t H; int32_t i; uint32_t I; int64_t q;
+            uint64_t Q; float f; double d; } v = {0};
+    int rc = cu_copy(&v, address, size, stream);
+    if (rc != 0) return driver_error("cuMemcpyDtoHAsync", rc);
+    rc = cu_sync(stream);
+    if (rc != 0) return driver_error("cuStreamSynchronize", rc);
+    switch (kind) {
+    case 'b': return PyLong_FromLong(v.b);
+    case 'B': return PyLong_FromLong(v.B);
+    case '?': return PyBool_FromLong(v.B);
+    case 'h': return PyLong_FromLong(v.h);
+    case 'H': return PyLong_FromLong(v.H);
+    case 'i': return PyLong_FromLong(v.i);
+    case 'I': return PyLong_FromUnsignedLong(v.I);
+    case 'f': return PyFloat_FromDouble(v.f);
+    case 'd': return PyFloat_FromDouble(v.d);
+    case 'l': case 'q': return PyLong_FromLongLong(v.q);
+    default: return PyLong_FromUnsignedLongLong(v.Q);
+    }
 }
 
 static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(function, grid, block, shared, stream, format, *args): one cuLaunchKernel"},
+    {"read", (PyCFunction)(void (*)(void))read_element, METH_FASTCALL,
+     "read(address, stream, kind): one element at a device address, synchronising stream"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -196,6 +259,8 @@ PyMODINIT_FUNC PyInit__warplab_launch(void) {
     }
     cu_launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
     cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
+    cu_copy = (copy_fn)dlsym(lib, "cuMemcpyDtoHAsync_v2");
+    cu_sync = (sync_fn)dlsym(lib, "cuStreamSynchronize");
     str_data = PyUnicode_InternFromString("data");
     str_ptr = PyUnicode_InternFromString("ptr");
     if (str_data == NULL || str_ptr == NULL) return NULL;

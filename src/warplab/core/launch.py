@@ -10,6 +10,10 @@ floats, ``b`` a buffer's bytes) and calls the driver. The short paths' launch re
 :class:`Prepared` launch (the kernel's handle, block, shared memory and format, all decided
 once), so a warm call passes only its arguments.
 
+The extension's second function, ``read(address, stream, kind)``, copies one element of a
+device array to the host on a stream and returns it as a Python number: what the 0-d results'
+``float()`` use (``core/scalar.py``).
+
 The extension is compiled once per machine and Python version with ``$CC`` (default ``cc``)
 into the cache folder (``device.cache_dir()``; the file name carries a hash of the source,
 the compiler and the interpreter's ABI) and imported from there. No compiler, no Python
@@ -59,7 +63,7 @@ def _compile(cc: str, include: str, out: Path) -> None:
             os.unlink(tmp)
 
 
-def _build() -> Callable[..., None] | None:
+def _build() -> Any:
     cc = shutil.which(os.environ.get("CC", "cc"))
     include = sysconfig.get_paths().get("include") or ""
     if cc is None:
@@ -85,21 +89,33 @@ def _build() -> Callable[..., None] | None:
         _STATE["why"] = f"build or import failed: {e} {detail.decode(errors='replace')[:300]}"
         return None
     _STATE["why"] = f"built: {path}"
-    return mod.launch
+    return mod
+
+
+def _module() -> Any:
+    """The extension (built and imported on first use), or None."""
+    if not _wanted():
+        return None
+    mod = _STATE.get("mod", False)
+    if mod is not False:
+        return mod
+    with _LOCK:
+        if "mod" not in _STATE:
+            _STATE["mod"] = _build()
+        return _STATE["mod"]
 
 
 def function() -> Callable[..., None] | None:
-    """The C ``launch`` function (built and imported on first use), or None where the
-    records launch through CuPy."""
-    if not _wanted():
-        return None
-    fn = _STATE.get("fn", False)
-    if fn is not False:
-        return fn
-    with _LOCK:
-        if "fn" not in _STATE:
-            _STATE["fn"] = _build()
-        return _STATE["fn"]
+    """The C ``launch`` function, or None where the records launch through CuPy."""
+    mod = _module()
+    return None if mod is None else mod.launch
+
+
+def reader() -> Callable[[int, int, str], Any] | None:
+    """The C ``read(address, stream, kind)``: one element at a device address as a Python
+    number, after the stream's work (``core/scalar.py``); None where there is no C."""
+    mod = _module()
+    return None if mod is None else mod.read
 
 
 def status() -> str:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.device import device_errors
+from ...core.scalar import as_scalar
 from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
 from . import axis_fast, streamed
 from .spec import DTYPES, OPS, ReduceProblem, spec
@@ -27,10 +28,12 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, out: Any = N
     ``"sum"``, ``"min"``, ``"max"``, ``"mean"``, ``"var"``, ``"std"`` (``ddof=`` for the last
     two); see :func:`_reduce` for the arguments. ``out``: an array of the result's shape on the
     caller's side (NumPy for host input, CuPy for device input); the result is cast into it
-    with NumPy's ``same_kind`` rule and ``out`` is returned."""
+    with NumPy's ``same_kind`` rule and ``out`` is returned. A 0-d result on the GPU is a
+    ``DeviceScalar`` (``core/scalar.py``): a ``cupy.ndarray`` whose ``float()``, ``int()``,
+    ``bool()`` and ``item()`` read it at the cost of one copy."""
     r = _reduce(a, op, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof, variant=variant,
                 device=device)
-    return r if out is None else _into(out, r)
+    return as_scalar(r) if out is None else _into(out, r)
 
 
 def _into(out: Any, r: Any) -> Any:

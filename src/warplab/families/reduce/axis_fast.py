@@ -6,7 +6,8 @@ axes and their checks, the result's dtype and shape, the 2-D view (``axis.plan_2
 variant, the kernel and its launch geometry (``axis_cuda.rows_launch`` / ``cols_launch``).
 The first call builds a :class:`Record` of those decisions in the ``reduce.axis`` plan cache
 (``core/fastpath.py``); later calls with the same key look it up and only allocate the result
-(``axis_cuda._empty``, in its final shape: the kernels write one contiguous run) and launch.
+(``axis_cuda._empty``, in its final shape: the kernels write one contiguous run; a 0-d one
+becomes a ``DeviceScalar``, ``core/scalar.py``, as the full path's) and launch.
 
 What the record takes: a CuPy array (exactly ``cupy.ndarray``) of a dtype the kernels read
 natively (int32, int64, float32, float64) with a layout that is a 2-D view (no copy), at least
@@ -26,6 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...core import fastpath, registry as _registry
+from ...core.scalar import as_scalar
 from . import axis_cuda
 from .axis import (FAMILY, F64, OPS, AxisProblem, Plan2D, check_ddof, normalize_axes, plan_2d,
                    result_dtype)
@@ -68,7 +70,7 @@ def reduce(a: Any, op: str, axis: Any, keepdims: Any, ddof: Any) -> Any:
     _registry.ran(rec.variant)
     out = axis_cuda._empty(rec.shape, rec.dtype)
     axis_cuda.fire(rec.launch, a, out)
-    return out
+    return out if rec.shape else as_scalar(out)
 
 
 def series_stats(x: Any) -> tuple[Any, Any] | None:

@@ -19,6 +19,7 @@ from .spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
                            reduce_bytes_moved, spec)
 from ...core import fastpath
 from ...core.launch import ARRAY, Prepared
+from ...core.scalar import scalar_type
 from ...core.registry import register
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
@@ -169,11 +170,13 @@ def single_pass_fence(x: Any, s: ReduceSpec) -> Any:
 class _ResultSlab:
     """0-d results carved from one device allocation of ``SLOTS`` 8-byte slots: one memory-pool
     call per ``SLOTS`` reductions instead of one per call. A slot is never reused: every result
-    holds a reference to its slab, which goes back to the pool when the last result is gone."""
+    holds a reference to its slab, which goes back to the pool when the last result is gone.
+    The results are ``DeviceScalar`` arrays (``core/scalar.py``: a fast host read)."""
 
     SLOTS = 512
 
     def __init__(self) -> None:
+        self._type = scalar_type()
         self._mem: Any = None
         self._next = self.SLOTS
         self._lock = threading.Lock()  # two threads on one stream share the plan
@@ -185,7 +188,7 @@ class _ResultSlab:
                 self._mem, self._next = cupy.cuda.alloc(8 * self.SLOTS), 0
             mem = self._mem + 8 * self._next
             self._next += 1
-        return cupy.ndarray((), dtype, mem)
+        return self._type((), dtype, mem)
 
 
 class _VecPlan:
