@@ -21,6 +21,7 @@ from warplab.core import launch
 
 FAKE = r"""
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 static uint64_t rec[16];
 static unsigned char params[16][16];
@@ -47,6 +48,10 @@ int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, void *stream) {
     return 0;
 }
 int cuStreamSynchronize(void *stream) { synced = (uintptr_t)stream; return 0; }
+static int staged = 0;
+int cuMemHostAlloc(void **p, size_t n, unsigned flags) { staged++; *p = malloc(n + flags); return 0; }
+int cuMemFreeHost(void *p) { free(p); return 0; }
+int fake_staged(void) { return staged; }
 uint64_t fake_synced(void) { return synced; }
 void fake_record(uint64_t *out) { memcpy(out, rec, sizeof rec); }
 void fake_param(int k, unsigned char *out) { memcpy(out, params[k], 16); }
@@ -102,6 +107,7 @@ for dt, v in [("int8", -5), ("uint8", 250), ("int16", -300), ("uint16", 65000), 
     values[dt] = [type(got).__name__, got == a.item(), type(got) is type(a.item())]
 lib.fake_synced.restype = ctypes.c_uint64
 out["synced"] = lib.fake_synced()
+out["staged"] = lib.fake_staged()  # one staging word for this thread, however many reads
 out["values"] = values
 read_errors = {}
 for name, call in [("kind", lambda: read(1, 0, "e")), ("kind_len", lambda: read(1, 0, "ff")),
@@ -178,6 +184,7 @@ def test_errors_are_python_exceptions(launched: dict) -> None:
 def test_read_gives_what_item_gives(launched: dict) -> None:
     assert launched["values"] and all(ok and same for _, ok, same in launched["values"].values())
     assert launched["synced"] == 33  # the stream it was given is synchronised
+    assert launched["staged"] == 1
     e = launched["read_errors"]
     assert e["kind"][0] == "TypeError" and "'e'" in e["kind"][1]
     assert e["kind_len"][0] == "TypeError"

@@ -21,15 +21,18 @@
  *
  * read(address, stream, kind) -> int, float or bool
  *   One element at a device address, as NumPy's item() makes it: kind is the NumPy type
- *   character (b B h H i I l L q Q f d ?). One cuMemcpyDtoHAsync on the stream (into a
- *   pageable local: the driver returns once the copy is done, after the stream's earlier
- *   work) and one cuStreamSynchronize. What the 0-d results' float()/int()/item() use
- *   (core/scalar.py): CuPy's get() allocates a NumPy array, switches devices and copies with
- *   a synchronous cudaMemcpy.
+ *   character (b B h H i I l L q Q f d ?). One cuMemcpyDtoHAsync on the stream into this
+ *   host thread's page-locked staging word (allocated on its first read, portable across
+ *   contexts, freed when the thread exits) and one cuStreamSynchronize, without the GIL.
+ *   What the 0-d results' float()/int()/item() use (core/scalar.py): CuPy's get() allocates
+ *   a NumPy array, switches devices and copies with a synchronous cudaMemcpy into pageable
+ *   memory (a copy into pageable memory costs ~6 us more than into pinned on the H100 host,
+ *   benchmarks/NOTES.md session 12).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #define MAX_ARGS 32
@@ -39,11 +42,22 @@ typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigne
 typedef int (*name_fn)(int, const char **);
 typedef int (*copy_fn)(void *, uint64_t, size_t, void *);
 typedef int (*sync_fn)(void *);
+typedef int (*host_alloc_fn)(void **, size_t, unsigned);
+typedef int (*host_free_fn)(void *);
 
 static launch_fn cu_launch;
 static name_fn cu_error_name;
 static copy_fn cu_copy;
 static sync_fn cu_sync;
+static host_alloc_fn cu_host_alloc;
+static host_free_fn cu_host_free;
+static pthread_key_t staging_key;
+
+#define CU_MEMHOSTALLOC_PORTABLE 1
+
+static void free_staging(void *p) {
+    if (p != NULL && cu_host_free != NULL) cu_host_free(p);
+}
 
 typedef union {
     void *p;
@@ -215,16 +229,34 @@ static PyObject *read_element(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_Format(PyExc_TypeError, "read: no element of kind '%c'", (int)kind);
         return NULL;
     }
-    if (cu_copy == NULL || cu_sync == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "read: libcuda has no cuMemcpyDtoHAsync_v2");
+    if (cu_copy == NULL || cu_sync == NULL || cu_host_alloc == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read: libcuda lacks cuMemcpyDtoHAsync_v2, "
+                        "cuStreamSynchronize or cuMemHostAlloc");
         return NULL;
     }
-    union { int8_t b; uint8_t B; int16_t h; uint16_t H; int32_t i; uint32_t I; int64_t q;
-            uint64_t Q; float f; double d; } v = {0};
-    int rc = cu_copy(&v, address, size, stream);
-    if (rc != 0) return driver_error("cuMemcpyDtoHAsync", rc);
-    rc = cu_sync(stream);
-    if (rc != 0) return driver_error("cuStreamSynchronize", rc);
+    typedef union { int8_t b; uint8_t B; int16_t h; uint16_t H; int32_t i; uint32_t I;
+                    int64_t q; uint64_t Q; float f; double d; } element;
+    element *staged = pthread_getspecific(staging_key);
+    int rc = 0;
+    if (staged == NULL) {
+        void *p = NULL;
+        rc = cu_host_alloc(&p, sizeof(element), CU_MEMHOSTALLOC_PORTABLE);
+        if (rc != 0) return driver_error("cuMemHostAlloc", rc);
+        if (pthread_setspecific(staging_key, p) != 0) {
+            cu_host_free(p);
+            PyErr_SetString(PyExc_RuntimeError, "read: pthread_setspecific failed");
+            return NULL;
+        }
+        staged = p;
+    }
+    const char *failed = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cu_copy(staged, address, size, stream);
+    if (rc != 0) failed = "cuMemcpyDtoHAsync";
+    else if ((rc = cu_sync(stream)) != 0) failed = "cuStreamSynchronize";
+    Py_END_ALLOW_THREADS
+    if (failed != NULL) return driver_error(failed, rc);
+    element v = *staged;
     switch (kind) {
     case 'b': return PyLong_FromLong(v.b);
     case 'B': return PyLong_FromLong(v.B);
@@ -261,6 +293,12 @@ PyMODINIT_FUNC PyInit__warplab_launch(void) {
     cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
     cu_copy = (copy_fn)dlsym(lib, "cuMemcpyDtoHAsync_v2");
     cu_sync = (sync_fn)dlsym(lib, "cuStreamSynchronize");
+    cu_host_alloc = (host_alloc_fn)dlsym(lib, "cuMemHostAlloc");
+    cu_host_free = (host_free_fn)dlsym(lib, "cuMemFreeHost");
+    if (pthread_key_create(&staging_key, free_staging) != 0) {
+        PyErr_SetString(PyExc_ImportError, "pthread_key_create failed");
+        return NULL;
+    }
     str_data = PyUnicode_InternFromString("data");
     str_ptr = PyUnicode_InternFromString("ptr");
     if (str_data == NULL || str_ptr == NULL) return NULL;

@@ -56,7 +56,7 @@ def _compile(cc: str, include: str, out: Path) -> None:
     os.close(fd)
     try:
         subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{include}", "-o", tmp, str(SOURCE),
-                        "-ldl"], check=True, capture_output=True, timeout=120)
+                        "-ldl", "-lpthread"], check=True, capture_output=True, timeout=120)
         os.replace(tmp, out)  # atomic: concurrent builds leave one whole file
     finally:
         if os.path.exists(tmp):

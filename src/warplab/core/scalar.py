@@ -17,7 +17,9 @@ read then raises).
 
 The type does not spread: any array CuPy derives from a ``DeviceScalar`` (``x / s``,
 ``s + 1``, a view, a copy) is a plain ``cupy.ndarray`` (``__array_finalize__`` gives it the
-base class back). ``isinstance(s, cupy.ndarray)`` holds; ``type(s) is cupy.ndarray`` does not.
+base class back). ``isinstance(s, cupy.ndarray)`` holds; ``type(s) is cupy.ndarray`` does not,
+and neither does a test of the type's module name (``warplab.core.scalar``): recognise CuPy
+arrays with ``isinstance`` (as warplab's own code does).
 """
 from __future__ import annotations
 
@@ -85,7 +87,18 @@ def _make(base: type) -> type:
             return base.__bool__(self) if v is None else bool(v)
 
     DeviceScalar.__module__ = __name__
+    DeviceScalar.__qualname__ = "DeviceScalar"  # found by name: this module's __getattr__
     return DeviceScalar
+
+
+def __getattr__(name: str) -> Any:
+    """``warplab.core.scalar.DeviceScalar``: the class of the imported CuPy (CuPy imported
+    here if it is not yet)."""
+    if name == "DeviceScalar":
+        import cupy  # noqa: F401  # the class subclasses its ndarray
+
+        return scalar_type()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def as_scalar(r: Any) -> Any:

@@ -30,10 +30,17 @@ def module_of(a: Any) -> str:
     anything else (masked arrays, sparse matrices, pandas objects)."""
     if type(a) is np.ndarray or isinstance(a, np.generic):
         return "numpy"
-    if type(a).__module__.split(".")[0] == "cupy":
+    if is_cupy(a):
         return "cupy"
     raise TypeError(f"warplab.dask: chunks must be NumPy or CuPy arrays, got "
                     f"{type(a).__module__}.{type(a).__name__}")
+
+
+def is_cupy(a: Any) -> bool:
+    """A CuPy array, its subclasses included (warplab's 0-d ``DeviceScalar`` results):
+    recognised by the class, not the type's module name."""
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(a, cupy.ndarray)
 
 
 def kind(x: da.Array) -> str:

@@ -20,7 +20,7 @@ from dask.array.utils import meta_from_array
 
 import warplab
 
-from .chunking import array_from_tree, as_dask, check_chunk, fan_in, kind, tree, xp_of
+from .chunking import array_from_tree, as_dask, check_chunk, fan_in, is_cupy, kind, tree, xp_of
 from .reductions import max as _max, min as _min
 
 __all__ = ["byte_histogram", "histogram", "bincount"]
@@ -113,7 +113,7 @@ def _edges(rng: Any, bins: Any, dtype: np.dtype, k: str) -> Any:
 
 
 def _density(hist: Any, edges: Any) -> Any:
-    xp = type(hist).__module__.split(".")[0] == "cupy" and xp_of("cupy") or np
+    xp = xp_of("cupy") if is_cupy(hist) else np
     db = xp.asarray(xp.diff(edges), dtype=np.float64)
     return hist / db / hist.sum()
 
@@ -188,7 +188,7 @@ def _bincount_chunk(b: Any, *w: Any, k: str, minlength: int) -> Any:
 def _add_padded(*parts: Any) -> Any:
     """Counts of different lengths added (the shorter ones padded with zeros)."""
     first = parts[0]
-    xp = xp_of("cupy") if type(first).__module__.split(".")[0] == "cupy" else np
+    xp = xp_of("cupy") if is_cupy(first) else np
     out = xp.zeros(max(p.shape[0] for p in parts), first.dtype)
     for p in parts:
         out[:p.shape[0]] += p

@@ -10,6 +10,7 @@ same meaning so that one reference checks them all.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -156,14 +157,15 @@ def to_device(inputs: dict) -> dict:
 
 def host(x: Any) -> Any:
     """A result as host data: Python floats for scalars, NumPy for arrays, tuples of those.
-    Reads a GPU array back (one synchronisation). The library is told by the type's module
+    Reads a GPU array back (one synchronisation). CuPy arrays (subclasses included: warplab's
+    0-d ``DeviceScalar``) are told by ``isinstance``, torch tensors by the type's module
     (cheaper than asking for ``__cuda_array_interface__``, which CuPy builds on each read)."""
     if isinstance(x, (tuple, list)):
         return tuple(host(v) for v in x)
-    mod = type(x).__module__
-    if mod.startswith("cupy"):
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
         return float(x) if x.ndim == 0 else x.get()
-    if mod.startswith("torch"):
+    if type(x).__module__.startswith("torch"):
         return x.item() if x.dim() == 0 else x.cpu().numpy()
     x = np.asarray(x)
     return float(x) if x.ndim == 0 else x
