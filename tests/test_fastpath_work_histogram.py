@@ -62,7 +62,7 @@ def _raised(fn, *a, **k) -> tuple[type, str]:
     (512, np.float64, {"empty": 1, "launch": 1}, "hist_even_fast_one_block"),
     (513, np.float64, {"empty": 1, "launch": 1, "d2d": 1}, "hist_even_fast")])
 def test_warm_histogram_work(hist_gpu, monkeypatch, n, dtype, work, kernel) -> None:
-    g, planned = hist_gpu
+    _, planned = hist_gpu
     x = dev(np.random.default_rng(3).random(n).astype(dtype))
     want = np.histogram(np.asarray(x), 64, (0, 1))
     with fastpath.bypassed():
@@ -147,7 +147,7 @@ def test_histogram_record_keys_and_errors(hist_gpu) -> None:
 def test_histogram_record_follows_launch_config(hist_gpu) -> None:
     from warplab.families.histogram import numeric_cuda
 
-    g, planned = hist_gpu
+    _, planned = hist_gpu
     x = dev(np.random.default_rng(5).random(512, dtype=np.float32))
     warplab.histogram(x, 16, (0, 1))
     with numeric_cuda.launch_config(block=512):  # other kernels: a record of their own
