@@ -4,7 +4,7 @@
 queries, kernel launches), so a test can assert how much Python-level work a warm call does.
 
 Counted names, each what one CuPy call does on a real GPU: ``empty`` (an allocation:
-``empty``, and the allocation inside ``zeros`` and ``Dev.copy``), ``zeros`` (the call to
+``empty``, ``cuda.alloc``, and the allocation inside ``zeros`` and ``Dev.copy``), ``zeros`` (the call to
 ``cupy.zeros`` itself, which CuPy implements as ``empty`` + one memset: both counted too),
 ``memset`` (``MemoryPointer.memset_async``, ``runtime.memsetAsync``), ``copy_kernel`` (CuPy's
 elementwise copy kernel: ``Dev.copy``), ``d2d`` (``cudaMemcpyAsync`` device to device:
@@ -256,7 +256,8 @@ class Gpu:
             Device=lambda *a: SimpleNamespace(id=self.device, compute_capability="90"),
             get_current_stream=lambda: _Stream(self.stream), Stream=_Stream,
             get_elapsed_time=lambda start, stop: 0.0,
-            alloc_pinned_memory=_pinned, Event=_Event)
+            alloc_pinned_memory=_pinned, Event=_Event,
+            alloc=lambda size: m.empty(size, np.uint8).data)  # memory.alloc: a pointer
         m.get_default_memory_pool = lambda: SimpleNamespace(free_bytes=lambda: 0)
         return m
 

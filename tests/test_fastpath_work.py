@@ -5,9 +5,8 @@ kernel does, a warm call must do the least host work: for an axis reduction or
 results identical to the full path (a named variant, which skips the records); every record
 key (op, dtype, shape, strides, alignment, axis, keepdims, ddof, device) builds its own; the
 full path's errors raised again, with the same message, through warm records. A warm
-``histogram(x, bins, range)`` or ``byte_histogram`` zeroes its counts with ``fastpath.zeros``
-(no ``cupy.zeros`` call) and copies the edges with one ``cudaMemcpyAsync`` (no copy kernel).
-The other short paths' counters: ``test_fastpath_work_{bincount,copies,corr}.py``."""
+``byte_histogram`` zeroes its counts with ``fastpath.zeros`` (no ``cupy.zeros`` call). The
+other short paths' counters: ``test_fastpath_work_{bincount,copies,corr,histogram}.py``."""
 from __future__ import annotations
 
 
@@ -260,97 +259,6 @@ def test_poisoned_outputs_are_overwritten(gpu, monkeypatch) -> None:
     for _ in range(2):
         np.testing.assert_allclose(warplab.mean(x, axis=1), np.asarray(x).mean(axis=1),
                                    rtol=1e-5)
-
-
-# --- histogram(x, bins, range) -------------------------------------------------------------
-
-
-@pytest.fixture
-def hist_gpu(monkeypatch: pytest.MonkeyPatch):
-    from warplab.families.histogram import numeric_cuda
-
-    g = install(monkeypatch)
-    numeric_cuda._device_array.cache_clear()
-    planned: list[str] = []
-
-    def prepared(expr: str, group: tuple, lay: object, n: int, itemsize: int) -> object:
-        planned.append(expr)
-
-        def launch(args: tuple) -> None:  # the counts NumPy gives for the device edges
-            count_launch()
-            x, edges, out = np.asarray(args[0]), np.asarray(args[3]), args[-1]
-            np.asarray(out).view(np.ndarray)[...] += np.histogram(x, edges)[0]
-
-        return launch
-
-    monkeypatch.setattr(numeric_cuda, "prepared", prepared)
-    monkeypatch.setattr(numeric_cuda, "_grid", lambda *a: 3)
-    monkeypatch.setattr(numeric_cuda, "_kernel", lambda *a: None)
-    fastpath.clear()
-    yield g, planned
-    fastpath.clear()
-    numeric_cuda._device_array.cache_clear()
-
-
-def test_warm_histogram_copies_no_constants(hist_gpu) -> None:
-    g, planned = hist_gpu
-    x = dev(np.random.default_rng(3).random(1024, dtype=np.float32))
-    want = np.histogram(np.asarray(x), 64, (0, 1))
-    with fastpath.bypassed():
-        full = warplab.histogram(x, 64, (0, 1), density=False)  # density= takes the full path
-    first = warplab.histogram(x, 64, (0, 1))
-    assert WORK["h2d"] >= 1 and len(planned) == 2  # the edges table, once
-    WORK.clear()
-    with warplab.record_variants() as ran:
-        hist, edges = warplab.histogram(x, 64, (0, 1))
-    # the counts and the edges: one allocation filled from the record's template by one
-    # cudaMemcpyAsync (session 10: two allocations, a memset and a copy; latency2: cupy.zeros's
-    # frame and ndarray.copy's elementwise copy kernel)
-    assert dict(WORK) == {"empty": 1, "launch": 1, "d2d": 1} and len(planned) == 2
-    assert [r.family for r in ran] == ["histogram_even"]
-    for h, e in (first, full, (hist, edges)):
-        assert type(h) is Dev and type(e) is Dev and h.dtype == np.int64
-        assert e.dtype == want[1].dtype
-        np.testing.assert_array_equal(h, want[0])
-        np.testing.assert_array_equal(e, want[1])
-    edges[...] = -1  # the caller's edges are its own
-    np.testing.assert_array_equal(warplab.histogram(x, 64, (0, 1))[1], want[1])
-
-
-def test_histogram_record_keys_and_errors(hist_gpu) -> None:
-    g, _ = hist_gpu
-    x = dev(np.random.default_rng(4).random(256, dtype=np.float32))
-    calls = [(x, 8, (0, 1)), (x, 16, (0, 1)), (x, 8, (0.0, 1)), (x, 8, [0, 2]),
-             (x, 8, (-0.0, 1)), (dev(np.asarray(x, np.float64)), 8, (0, 1)), (x[:100], 8, (0, 1))]
-    for a, b, r in calls:
-        h, e = warplab.histogram(a, b, r)
-        want = np.histogram(np.asarray(a), b, r)
-        np.testing.assert_array_equal(h, want[0])
-        np.testing.assert_array_equal(e, want[1])
-        assert np.signbit(e[0]) == np.signbit(want[1][0])
-    assert fastpath.stats()["histogram.even"] == len(calls)
-    g.device = 2
-    warplab.histogram(x, 8, (0, 1))
-    assert fastpath.stats()["histogram.even"] == len(calls) + 1
-    bad = [((x, -1, (0, 1)), {}), ((x, 8, (1, 0)), {}), ((x, 8, (0, np.inf)), {}),
-           ((x, 8, (0, 1, 2)), {}), ((x, 8, (0, 1)), {"weights": np.ones(3)}),
-           ((x, 8, (0, 1)), {"variant": "nope"}), ((x, 8.0, (0, 1)), {}),
-           ((x, 8, (np.nan, 1.0)), {})]
-    with fastpath.bypassed():
-        cold = [_raised(warplab.histogram, *a, **k) for a, k in bad]
-    assert [_raised(warplab.histogram, *a, **k) for a, k in bad] == cold
-
-
-def test_histogram_record_follows_launch_config(hist_gpu) -> None:
-    from warplab.families.histogram import numeric_cuda
-
-    g, planned = hist_gpu
-    x = dev(np.random.default_rng(5).random(512, dtype=np.float32))
-    warplab.histogram(x, 16, (0, 1))
-    with numeric_cuda.launch_config(block=512):  # other kernels: a record of their own
-        warplab.histogram(x, 16, (0, 1))
-    warplab.histogram(x, 16, (0, 1))
-    assert fastpath.stats()["histogram.even"] == 3 and len(planned) == 3
 
 
 # --- byte_histogram (the short path of cuda.device_default) -------------------------------

@@ -242,8 +242,8 @@ def test_fastpath_zeros() -> None:
 
 
 def test_histogram_results_share_no_memory_between_calls() -> None:
-    """The short path's counts and edges come from one allocation filled from the record's
-    template: a caller's writes into them never reach the template or another call."""
+    """The short path's counts and edges come from one allocation (written by the kernel's
+    one-block form here): a caller's writes into them never reach another call."""
     x = cupy.asarray(np.random.default_rng(5).random(1024, dtype=np.float32))
     want = np.histogram(x.get(), 64, (0, 1))
     h1, e1 = warplab.histogram(x, 64, (0, 1))

@@ -262,20 +262,21 @@ __device__ __forceinline__ void acc_add(A* mine, O* __restrict__ out, int bin, A
     }
 }
 
-template <class A, int LAYOUT, class O>
+// STORE (one-block launches only): each bin's total is stored, zeros too, instead of added.
+template <class A, int LAYOUT, class O, bool STORE = false>
 __device__ __forceinline__ void acc_merge(const A* acc, u32 nbins, u32 copies, O* __restrict__ out) {
     if constexpr (LAYOUT == 0) {
         for (u32 b = threadIdx.x; b < nbins; b += NUM_BLOCK) {
             A s = 0;
 #pragma unroll 8
             for (u32 j = 0; j < 32u; ++j) s += acc[b * 32u + ((j + b) & 31u)];  // conflict-free
-            merge_add(out + b, s);
+            if constexpr (STORE) out[b] = (O)s; else merge_add(out + b, s);
         }
     } else if constexpr (LAYOUT == 1) {
         for (u32 b = threadIdx.x; b < nbins; b += NUM_BLOCK) {
             A s = 0;
             for (u32 c = 0; c < copies; ++c) s += acc[c * nbins + b];
-            merge_add(out + b, s);
+            if constexpr (STORE) out[b] = (O)s; else merge_add(out + b, s);
         }
     }
 }
@@ -321,8 +322,11 @@ __device__ __forceinline__ int even_bin(D v, D lo, D hi, E first, P denom, P rde
 __device__ __forceinline__ float to_f32(f16 v) { return h2f(v); }
 template <class T> __device__ __forceinline__ float to_f32(T v) { return (float)v; }
 
-// The body of hist_even (FAST false) and hist_even_fast (FAST true: scale, offset, delta used).
-template <class D, class E, class P, class W, int LAYOUT, bool ESMEM, bool FAST>
+// The body of hist_even (FAST false) and hist_even_fast (FAST true: scale, offset, delta used);
+// STORE: the one-block forms (*_one_block), whose output nobody zeroed: the block zeroes it
+// before counting under global atomics (LAYOUT 2), else stores the merged bins.
+template <class D, class E, class P, class W, int LAYOUT, bool ESMEM, bool FAST,
+          bool STORE = false>
 __device__ __forceinline__ void even_body(const D* __restrict__ x, u64 n, const W* __restrict__ w,
                                           const E* __restrict__ edges_g, u32 nbins, u32 copies,
                                           u64 lo_b, u64 hi_b, u64 first_b, u64 denom_b,
@@ -331,6 +335,9 @@ __device__ __forceinline__ void even_body(const D* __restrict__ x, u64 n, const 
                                           typename Acc<W>::out_t* __restrict__ out) {
     typedef typename Acc<W>::shared_t A;
     extern __shared__ __align__(16) unsigned char smem[];
+    if constexpr (STORE && LAYOUT == 2) {
+        for (u32 b = threadIdx.x; b < nbins; b += NUM_BLOCK) out[b] = 0;  // before block_setup's sync
+    }
     const E* edges = block_setup<A, LAYOUT, ESMEM>(smem, nbins, copies, edges_g, nbins + 1);
     A* mine = acc_slot<A, LAYOUT>(reinterpret_cast<A*>(smem), nbins, copies);
     const D lo = from_bits<D>(lo_b), hi = from_bits<D>(hi_b);
@@ -355,7 +362,8 @@ __device__ __forceinline__ void even_body(const D* __restrict__ x, u64 n, const 
         if (b >= 0) acc_add<A, LAYOUT>(mine, out, b, Acc<W>::inc(w, i));
     });
     __syncthreads();
-    acc_merge<A, LAYOUT>(reinterpret_cast<const A*>(smem), nbins, copies, out);
+    acc_merge<A, LAYOUT, typename Acc<W>::out_t, STORE>(reinterpret_cast<const A*>(smem), nbins,
+                                                        copies, out);
 }
 
 template <class D, class E, class P, class W, int LAYOUT, bool ESMEM>
@@ -385,6 +393,42 @@ hist_even_fast(const D* __restrict__ x, u64 n, const W* __restrict__ w,
     even_body<D, E, P, W, LAYOUT, ESMEM, true>(x, n, w, edges_g, nbins, copies, lo_b, hi_b,
                                                first_b, denom_b, rdenom_b, pow2, n_b, scale,
                                                offset, delta, out);
+}
+
+// The one-block forms of hist_even and hist_even_fast, launched on a grid of exactly one block
+// (the host takes them only where the persistent grid would be one block): out needs no
+// zeroing beforehand (every bin is stored) and edges_out receives the nbins + 1 edges of the
+// table, so that a small call's results need one allocation and this one launch, no memset
+// and no copy.
+template <class E>
+__device__ __forceinline__ void copy_edges(const E* __restrict__ edges_g, u32 nedges,
+                                           E* __restrict__ edges_out) {
+    for (u32 i = threadIdx.x; i < nedges; i += NUM_BLOCK) edges_out[i] = edges_g[i];
+}
+
+template <class D, class E, class P, class W, int LAYOUT, bool ESMEM>
+__global__ void __launch_bounds__(NUM_BLOCK)
+hist_even_one_block(const D* __restrict__ x, u64 n, const W* __restrict__ w,
+                    const E* __restrict__ edges_g, u32 nbins, u32 copies, u64 lo_b, u64 hi_b,
+                    u64 first_b, u64 denom_b, u64 rdenom_b, int pow2, u64 n_b,
+                    typename Acc<W>::out_t* __restrict__ out, E* __restrict__ edges_out) {
+    even_body<D, E, P, W, LAYOUT, ESMEM, false, true>(x, n, w, edges_g, nbins, copies, lo_b,
+                                                      hi_b, first_b, denom_b, rdenom_b, pow2,
+                                                      n_b, 0.0f, 0.0f, 0.0f, out);
+    copy_edges(edges_g, nbins + 1, edges_out);
+}
+
+template <class D, class E, class P, class W, int LAYOUT, bool ESMEM>
+__global__ void __launch_bounds__(NUM_BLOCK)
+hist_even_fast_one_block(const D* __restrict__ x, u64 n, const W* __restrict__ w,
+                         const E* __restrict__ edges_g, u32 nbins, u32 copies, u64 lo_b,
+                         u64 hi_b, u64 first_b, u64 denom_b, u64 rdenom_b, int pow2, u64 n_b,
+                         float scale, float offset, float delta,
+                         typename Acc<W>::out_t* __restrict__ out, E* __restrict__ edges_out) {
+    even_body<D, E, P, W, LAYOUT, ESMEM, true, true>(x, n, w, edges_g, nbins, copies, lo_b,
+                                                     hi_b, first_b, denom_b, rdenom_b, pow2,
+                                                     n_b, scale, offset, delta, out);
+    copy_edges(edges_g, nbins + 1, edges_out);
 }
 
 // ------------------------------------------------------------------------------ edges arrays
@@ -680,6 +724,21 @@ template __global__ void hist_even_fast<f16, f16, f32, f64, 0, true>(const f16*,
 template __global__ void hist_even_fast<i64, f64, f64, NoWeights, 2, false>(const i64*, u64,
     const NoWeights*, const f64*, u32, u32, u64, u64, u64, u64, u64, int, u64, float, float,
     float, u64*);
+template __global__ void hist_even_one_block<f32, f32, f64, NoWeights, 0, true>(const f32*, u64,
+    const NoWeights*, const f32*, u32, u32, u64, u64, u64, u64, u64, int, u64, u64*, f32*);
+template __global__ void hist_even_one_block<f16, f16, f32, NoWeights, 1, false>(const f16*, u64,
+    const NoWeights*, const f16*, u32, u32, u64, u64, u64, u64, u64, int, u64, u64*, f16*);
+template __global__ void hist_even_one_block<i64, f64, f64, NoWeights, 2, true>(const i64*, u64,
+    const NoWeights*, const f64*, u32, u32, u64, u64, u64, u64, u64, int, u64, u64*, f64*);
+template __global__ void hist_even_fast_one_block<f32, f32, f32, NoWeights, 0, true>(const f32*,
+    u64, const NoWeights*, const f32*, u32, u32, u64, u64, u64, u64, u64, int, u64, float, float,
+    float, u64*, f32*);
+template __global__ void hist_even_fast_one_block<f64, f64, f64, NoWeights, 1, false>(
+    const f64*, u64, const NoWeights*, const f64*, u32, u32, u64, u64, u64, u64, u64, int, u64,
+    float, float, float, u64*, f64*);
+template __global__ void hist_even_fast_one_block<u16, f32, f64, f32, 2, false>(const u16*, u64,
+    const f32*, const f32*, u32, u32, u64, u64, u64, u64, u64, int, u64, float, float, float,
+    double*, f32*);
 WARPLAB_EVEN(f32, f32, f64, NoWeights)
 WARPLAB_EVEN(f64, f64, f64, NoWeights)
 WARPLAB_EVEN(f16, f16, f16, NoWeights)

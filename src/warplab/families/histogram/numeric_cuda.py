@@ -257,11 +257,13 @@ def _run_even(job: NumericJob, private: bool, fast: bool = False) -> NumericResu
     return NumericResult(_combine(outs), plan.edges)
 
 
-def even_launch(plan: EvenPlan, lay: Layout, w_dtype: Any, fast: bool
+def even_launch(plan: EvenPlan, lay: Layout, w_dtype: Any, fast: bool, one_block: bool = False
                 ) -> tuple[str, tuple[str, ...], tuple]:
     """(kernel expression, its module's expressions, the arguments after the data, its size
     and the weights: the device edges, bins, copies and the plan's constants) of an even-bins
-    launch. Performance: host work, the edges table looked up (one H2D copy per new table)."""
+    launch; ``one_block``: the kernel's one-block form (``*_one_block``: a grid of one block
+    that stores its bins and copies the edges out; its last two arguments the counts and the
+    edges). Performance: host work, the edges table looked up (one H2D copy per new table)."""
     D, E, P = plan.dtype, plan.e_dtype, plan.p_dtype
     consts = (bits(plan.keep[0], D), bits(plan.keep[1], D), bits(plan.first_e, E),
               bits(plan.denom_p, P), bits(plan.rdenom_p, P),
@@ -269,6 +271,8 @@ def even_launch(plan: EvenPlan, lay: Layout, w_dtype: Any, fast: bool
     kernel = "hist_even"
     if fast:
         kernel, consts = "hist_even_fast", consts + fast_constants(plan)
+    if one_block:
+        kernel += "_one_block"
     group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype), kernel)
     expr = f"{kernel}<{c_type(D)}, {c_type(E)}, {c_type(P)}, {c_type(w_dtype)}, " \
            f"{lay.layout}, {_tf(lay.esmem)}>"

@@ -4,12 +4,20 @@
 the same (dtype, shape, strides, bins, range, device, ``launch_config``): NumPy's edges
 (``np.linspace``), the even-bins plan and its constants, the variant, the kernel, its grid, and
 the edges table on the device. The first call builds a :class:`Record` of them in the
-``histogram.even`` plan cache (``core/fastpath.py``), with a device template of the results:
-the zeroed counts, then (at a 256-byte offset) the edges. A later call makes one allocation,
-fills it from the template by one device-to-device ``cudaMemcpyAsync`` (zeroed counts and the
-edges at once), takes the counts and the edges as two arrays on it, and launches. The caller
-gets new arrays: nothing it can see is shared with another call. No host-to-device copy, no
-``linspace``, no memset and no copy kernel per call.
+``histogram.even`` plan cache (``core/fastpath.py``). A later call makes one allocation (the
+counts, then at a 256-byte offset the edges), takes the counts and the edges as two arrays on
+it, and launches:
+
+* inputs the persistent grid would give one block (``n`` at most the block's threads times
+  the elements of one 16-byte load: 1,024 float32) run the kernel's one-block form
+  (``hist_even_one_block`` / ``hist_even_fast_one_block``), which stores every bin (zeros too)
+  and writes the nbins + 1 edges from the device table into the allocation itself;
+* larger inputs fill the allocation from the record's device ``template`` (zeroed counts and
+  the edges) by one device-to-device ``cudaMemcpyAsync`` before the launch, whose blocks add
+  their bins atomically.
+
+The caller gets new arrays: nothing it can see is shared with another call. No host-to-device
+copy, no ``linspace``, no memset, no copy kernel per call.
 
 What the record takes: a flat contiguous, non-empty CuPy array of a dtype the even-bins
 kernels read that is not a byte dtype (those run the byte-histogram kernels) and not bool
@@ -38,18 +46,21 @@ _I64 = np.dtype(np.int64)
 
 class Record(NamedTuple):
     """A cached call: the ``variant`` it reports, ``launch(args)``, the data's element count
-    ``n`` (a kernel argument), the arguments after the data and weights (``rest``), the bin
-    count, the device edges (their shape and dtype are the returned edges'), the results'
-    ``template`` (uint8: zeroed counts, the edges at ``offset``)."""
+    ``n`` (a kernel argument), the arguments after the data and weights (``rest``), the
+    counts' ``shape`` ((nbins,)), the edges' ``e_shape`` and ``e_dtype``, the results'
+    ``nbytes`` (the edges at ``offset``); ``template``: None for the one-block form, else the
+    device pointer of the results' initial bytes (zeroed counts, the edges)."""
 
     variant: Any
     launch: Callable[[tuple], None]
     n: np.uint64
     rest: tuple
-    nbins: int
-    d_edges: Any
-    template: Any
+    shape: tuple
+    e_shape: tuple
+    e_dtype: np.dtype
+    nbytes: int
     offset: int
+    template: Any
 
 
 def _range_key(rng: Any) -> tuple | None:
@@ -66,9 +77,9 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     """``(hist, edges)`` of ``histogram(a, bins, range)`` through the launch record, or None
     (the full path; module docstring).
 
-    Performance: on a hit one allocation, one device-to-device ``cudaMemcpyAsync`` (the
-    zeroed counts and the nbins + 1 edges from the template), one launch; no
-    synchronisation."""
+    Performance: on a hit one allocation and one launch (one block, up to 1,024 float32
+    elements); larger inputs one device-to-device ``cudaMemcpyAsync`` too (the zeroed counts
+    and the nbins + 1 edges from the template); no synchronisation."""
     cupy = sys.modules.get("cupy")
     if cupy is None or type(a) is not cupy.ndarray or type(bins) is not int:
         return None
@@ -81,17 +92,27 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     if rec is None:
         return None
     _registry.ran(rec.variant)
-    t = rec.template
-    mem = cupy.empty(t.size, np.uint8).data  # the pointer keeps the allocation alive
-    mem.copy_from_device_async(t.data, t.nbytes)
-    out = cupy.ndarray((rec.nbins,), _I64, mem)
-    edges = cupy.ndarray(rec.d_edges.shape, rec.d_edges.dtype, mem + rec.offset)
-    rec.launch((a, rec.n, a, *rec.rest, out))
+    mem = cupy.cuda.alloc(rec.nbytes)  # the arrays' pointers keep the allocation alive
+    out = cupy.ndarray(rec.shape, _I64, mem)
+    edges = cupy.ndarray(rec.e_shape, rec.e_dtype, mem + rec.offset)
+    if rec.template is None:
+        rec.launch((a, rec.n, a, *rec.rest, out, edges))
+    else:
+        mem.copy_from_device_async(rec.template, rec.nbytes)
+        rec.launch((a, rec.n, a, *rec.rest, out))
     return out, edges
 
 
-def _build(a: Any, bins: int, rng: Any) -> Record | bool | None:
-    """The record, False for calls the full path runs, None when its checks raise."""
+def one_block(n: int, itemsize: int) -> bool:
+    """True when ``numeric_cuda``'s persistent grid over ``n`` elements is one block (each
+    thread one 16-byte load): the kernels' one-block form may run them."""
+    return n <= numeric_cuda.block() * (16 // itemsize)
+
+
+def _build(a: Any, bins: int, rng: Any, templated: bool = False) -> Record | bool | None:
+    """The record, False for calls the full path runs, None when its checks raise.
+    ``templated``: the template form even where the one-block form runs (the tests and
+    ``benchmarks/explore_hist1k_rows.py`` compare the two)."""
     t = np.dtype(a.dtype)
     if not a.size or not is_flat(a) or t not in KERNEL_DTYPES or t in BYTE_DTYPES \
             or t == np.bool_:
@@ -108,12 +129,19 @@ def _build(a: Any, bins: int, rng: Any) -> Record | bool | None:
     fast = v.fn is numeric_cuda.even_fast
     if not (fast or v.fn is numeric_cuda.even_private) or plan.keep is None:
         return False
+    single = one_block(n, t.itemsize) and not templated
     lay = numeric_cuda.layout_for(plan.nbins, False, plan.e_dtype.itemsize)
-    expr, group, rest = numeric_cuda.even_launch(plan, lay, None, fast)
+    expr, group, rest = numeric_cuda.even_launch(plan, lay, None, fast, single)
     launch = numeric_cuda.prepared(expr, group, lay, n, t.itemsize)
     d_edges = rest[0]
     offset = -(-plan.nbins * _I64.itemsize // 256) * 256
-    template = sys.modules["cupy"].zeros(offset + d_edges.nbytes, np.uint8)
-    (template.data + offset).copy_from_device(d_edges.data, d_edges.nbytes)
-    sys.modules["cupy"].cuda.get_current_stream().synchronize()  # every stream copies from it
-    return Record(v, launch, np.uint64(n), rest, plan.nbins, d_edges, template, offset)
+    nbytes = offset + d_edges.nbytes
+    template = None
+    if not single:
+        cupy = sys.modules["cupy"]
+        zeroed = cupy.zeros(nbytes, np.uint8)
+        (zeroed.data + offset).copy_from_device(d_edges.data, d_edges.nbytes)
+        cupy.cuda.get_current_stream().synchronize()  # every stream copies from it
+        template = zeroed.data  # the pointer keeps the allocation alive
+    return Record(v, launch, np.uint64(n), rest, (plan.nbins,), d_edges.shape, d_edges.dtype,
+                  nbytes, offset, template)
