@@ -4,11 +4,13 @@ reader records its calls), CuPy's own methods everywhere else, and a type that n
 to arrays derived from it."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
 from fake_cupy import Dev, dev, install
-from warplab.core import launch, scalar
+from warplab.core import fastpath, launch, scalar
 
 
 @pytest.fixture
@@ -17,7 +19,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list:
+def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list]:
     """A stand-in for the C read: records (address, stream, kind), returns the element."""
     calls: list = []
 
@@ -29,7 +31,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list:
             t)[0].item()
 
     monkeypatch.setattr(launch, "reader", lambda: read)
-    return calls
+    fastpath.clear()  # the reader is looked up once per clear
+    yield calls
+    fastpath.clear()  # no stand-in left for later tests
 
 
 VALUES = [(np.float32, 2.75), (np.float64, -1e300), (np.int64, -2**62), (np.int32, 7),
@@ -70,9 +74,11 @@ def test_where_the_c_read_does_not_apply(gpu, reads, monkeypatch: pytest.MonkeyP
         raise RuntimeError("cuMemcpyDtoHAsync failed: CUDA_ERROR_INVALID_CONTEXT (201)")
 
     monkeypatch.setattr(launch, "reader", lambda: refused)
+    fastpath.clear()
     s = scalar.as_scalar(dev(np.array(4.0)))
     assert float(s) == 4.0 and s.item() == 4.0 and reads == ["refused", "refused"]
     monkeypatch.setattr(launch, "reader", lambda: None)  # no C extension
+    fastpath.clear()
     assert int(s) == 4
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.core import launch, scalar
+from warplab.core import fastpath, launch, scalar
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
@@ -61,7 +61,10 @@ def test_other_reductions_and_axes() -> None:
 def test_reads_are_cupys_without_c(monkeypatch: pytest.MonkeyPatch) -> None:
     x = cupy.arange(10, dtype=np.float32)
     monkeypatch.setattr(launch, "reader", lambda: None)
+    fastpath.clear()
     _check(warplab.sum(x), 45.0)
+    monkeypatch.undo()
+    fastpath.clear()
 
 
 def test_read_waits_for_the_stream() -> None:

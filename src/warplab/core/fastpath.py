@@ -17,6 +17,8 @@ What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
 * ``pinned`` (:func:`read_small`): a page-locked host buffer per device that small results are
   copied through (one asynchronous copy per array and one synchronisation, instead of a
   pageable copy and a synchronisation per array).
+* ``scalar.reader`` (``core/scalar.py``): the C read of ``DeviceScalar`` results, looked up
+  once (the lookup reads ``WARPLAB_C_LAUNCH``).
 
 One allocation helper of the short paths (no cache): :func:`zeros` (what ``cupy.zeros`` does,
 one memset on the current stream, without its Python frame).

@@ -26,10 +26,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import launch
+from . import fastpath, launch
 
 #: NumPy type characters the C read converts (core/launch.c).
 KINDS = frozenset("bBhHiIlLqQfd?")
+
+#: The C read (False where there is none), looked up once: ``launch.reader()`` reads the
+#: environment (``WARPLAB_C_LAUNCH``), about 0.5-1 us; ``fastpath.clear()`` forgets it.
+_READER = fastpath.PlanCache("scalar.reader", maxsize=1)
 
 _TYPE: dict[int, type] = {}  # id(cupy.ndarray) -> its DeviceScalar subclass
 
@@ -46,8 +50,10 @@ def scalar_type() -> type:
 def _read(a: Any) -> Any:
     """The element of 0-d ``a`` as a Python number by the C read; None where it does not
     apply (the caller then uses CuPy's method)."""
-    fn = launch.reader()
-    if fn is None or a.ndim != 0 or a.dtype.char not in KINDS:
+    fn = _READER.get(0)
+    if fn is None:
+        fn = _READER.put(0, launch.reader() or False)
+    if not fn or a.ndim != 0 or a.dtype.char not in KINDS:
         return None
     cuda = sys.modules["cupy"].cuda
     data = a.data
