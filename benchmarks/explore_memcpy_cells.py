@@ -1,27 +1,30 @@
-"""Issue 13's cells where the default ``warp_classes`` trails 1.2x CUB (H100, session 9:
-``results/memcpy-analysis-session9.md``) and those where round 5's ``warp_tiers`` lost to it
-(session 10): the round-5 tiers (``warp_tiers``: every tiny buffer streamed but single aligned
-moves), the round-6 tiers (``warp_tiers_words``: word-aligned tiny buffers copied in words by
-their lane) and the shapes of ``spec.WARP_CLASSES_SWEEP`` (both at 3 blocks per SM) against
-the default and CUB, on the same batches. GPU machine; not part of the package's API.
+"""Code generation of ``warp_tiers_words`` (issue 13): the default against the shapes of
+``spec.WARP_CLASSES_SWEEP`` (the default's kernel with register arrays zeroed before their
+predicated loads: the stream's bytes, ``z1``; the lane's words and bytes and the groups'
+chunks, ``z2``; both, ``z3``), the default's kernel once more (``default again``: the noise),
+CUB and the cell's scatter ceiling, on the same batches. GPU machine; not part of the
+package's API.
 
-Cells: the 26 below 1.2x CUB in session 9 (1-8 B and 1-64 B with a shuffled side, 1-1024 B,
-fixed 16 B S/S; and 1-64 B C/S align 4 at 1.20x), then guards: round 5's losses of
-``warp_tiers`` (1-8 B and 1-64 B align 4 C/C and S/C, 1-256 B C/C align 4, 1-4096 B C/C
-align 1) and four cells that pass (1-8 B and 1-64 B C/C align 1, fixed 1 KiB C/S, 1-64 KiB
-S/S); each at the planned grid's
-data total (``plan.cell_total``). Every record is the planned
-grid's (``grid.measure_planned``: launches back to back behind a blocking kernel, median of
+Why: in session 12 the mid-stream shapes sped up the 1-8 B align-1 cells, where no buffer
+takes the mid stream (S_C_1_8_a1 660 -> 763 GB/s). ptxas spills the default's stream bytes
+(a spill store behind each predicated byte load, so a round's loads are not all in flight);
+the mid shapes' register allocation did not; zeroing the arrays removes the spills outright.
+
+Cells (session 12's 35): 1-8, 1-64, fixed 16 and 1-1024 B, all four layouts, alignment 1 and
+4, then 1-256 B C/C at align 1 and 4 and fixed 64 B C/C at align 1; each at the planned
+grid's data total (``plan.cell_total``). Every record is the planned grid's
+(``grid.measure_planned``: launches back to back behind a blocking kernel, median of
 ``--runs``, a run into a poisoned destination checked on sampled buffers, the byte sum and the
 guard bytes); here every destination byte is then compared with its source byte too
 (``explore_memcpy_small.measure_cells``). GB/s counts all bytes (2 x data + 24 per buffer).
 
 The cell's scatter ceiling (``families/memcpy/ceiling.py``, column ``ceiling``: not a copy)
-is measured beside them, and judged: valid only where no verified copy of the cell ran
-faster (``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each target's x CUB;
-``!`` marks a wrong record) and per target the cells at >= 1.2x CUB and the geometric mean of
-x CUB; full records as JSON. ``explore_memcpy_ceiling.py`` judges session 10's misses against
-the ceiling.
+is measured beside them and judged: valid only where no verified copy of the cell ran faster
+(``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each
+target's GB/s and x CUB; ``!`` marks a wrong record), per target the cells at >= 1.2x CUB and
+the geometric mean of x CUB, and per shape the geometric mean of x default over the 35 cells
+(and over the 1-8 B align-1 cells), its worst cell x default and x ``default again``; full
+records as JSON.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memcpy-cells.json
 """
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import math
 import time
+from types import SimpleNamespace
 
 from explore_memcpy_small import (
     cells_args,
@@ -36,67 +40,96 @@ from explore_memcpy_small import (
     judge_scatter,
     measure_cells,
     records_by_case,
+    shape_name,
     shape_targets,
 )
 
 from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.families.memcpy.cuda import run_warp_classes
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 from warplab.report.memcpy_target import INVALID
 
 CUB = "cub::DeviceMemcpy::Batched"
-VARIANTS = ["warp_classes", "warp_tiers", "warp_tiers_words"]
+DEFAULT = "warp_tiers_words"
+AGAIN = shape_name(WARP_TIERS_WORDS)  # the default's kernel as a shape: the run's noise
+VARIANTS = [DEFAULT]
 C, S = "consecutive", "shuffle"
-#: (lo, hi, align, layouts): session 9's misses, then the guards
-CELLS = ([(1, 8, 1, l) for l in ((C, S), (S, C), (S, S))]
-         + [(1, 8, 4, l) for l in ((C, S), (S, S))]
-         + [(1, 64, 1, l) for l in ((C, S), (S, C), (S, S))]
-         + [(1, 64, 4, l) for l in ((C, S), (S, C), (S, S))]
-         + [(1, 1024, a, l) for a in (1, 4, 16) for l in ((C, C), (C, S), (S, C), (S, S))]
-         + [(16, 16, 1, (S, S))]
-         + [(1, 8, 4, (C, C)), (1, 8, 4, (S, C)), (1, 64, 4, (C, C)), (1, 256, 4, (C, C)),
-            (1, 4096, 1, (C, C))]
-         + [(1, 8, 1, (C, C)), (1, 64, 1, (C, C)), (1024, 1024, 1, (C, S)),
-            (1, 65536, 1, (S, S))])
-GUARDS = 9
-#: column headers of the sweep's shapes (spec.WARP_CLASSES_SWEEP)
-SHAPES = {"t16,g8,s256,g32,s1024,b3,st4": "words,b3", "t16,g8,s256,g32,s1024,b3,st3": "tiers,b3"}
+LAYOUTS = ((C, C), (C, S), (S, C), (S, S))
+#: (lo, hi, align, layouts)
+CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) for a in (1, 4)
+          for l in LAYOUTS]
+         + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
+#: column headers of the sweep's shapes (spec.WARP_CLASSES_SWEEP) and the noise column
+SHAPES = {"t16,g8,s256,g32,s1024,b4,st4,z1": "zero stream",
+          "t16,g8,s256,g32,s1024,b4,st4,z2": "zero lanes",
+          "t16,g8,s256,g32,s1024,b4,st4,z3": "zero all",
+          "t16,g8,s256,g32,s1024,b4,st4": "default again"}
 
 
 def short(name: str) -> str:
     """A column header: the variant's or shape's short name."""
-    names = {"warp_classes": "default", "warp_tiers": "tiers", "warp_tiers_words": "words",
-             CEILING: "ceiling"}
+    names = {DEFAULT: "default", CEILING: "ceiling"}
     if name in names:
         return names[name]
     inner = name[len("warp_classes["):-1]
-    return SHAPES.get(inner, inner.replace("t16,", "").replace(",b4", ""))
+    return SHAPES.get(inner, inner)
+
+
+def tiny_misaligned(case: str) -> bool:
+    """The cells session 12's shapes sped up by code generation: 1-8 B at alignment 1.
+    ``case``: ``S_C_1_8_a1`` (layouts, smallest and largest size, alignment)."""
+    _, _, lo, hi, align = case.split("_")
+    return (lo, hi, align) == ("1", "8", "a1")
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
 def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
-    """One line per cell, then per target: cells >= 1.2x CUB and the geometric mean."""
+    """One line per cell, then per target the cells >= 1.2x CUB and the geometric mean, then
+    per shape its geometric mean x default (all cells; 1-8 B align 1), its worst cell x
+    default and its worst cell x ``default again``."""
     cols = [n for n in names if n != CUB]
-    lines = [f"{'cell':<20} {'CUB GB/s':>8} " + " ".join(f"{short(n):>14}" for n in cols)]
+    lines = [f"{'cell':<21} {'CUB GB/s':>8} " + " ".join(f"{short(n):>14}" for n in cols)]
     ratios: dict[str, list[float]] = {n: [] for n in cols}
+    vs: dict[str, dict[str, list[tuple[float, str]]]] = {n: {DEFAULT: [], AGAIN: []}
+                                                          for n in cols}
     for case, recs in by_case.items():
         ref = recs.get(CUB, {}).get("gbps")
-        row = f"{case:<20} {ref or 0:8.0f} "
+        row = f"{case:<21} {ref or 0:8.0f} "
         for n in cols:
             r = recs.get(n)
             if not r or not r.get("gbps") or not ref:
                 row += f"{'-':>14} "
                 continue
-            x = r["gbps"] / ref
-            ratios[n].append(x)
-            row += f"{r['gbps']:8.0f} {x:4.2f}{' ' if r['verified'] else '!'} "
+            ratios[n].append(r["gbps"] / ref)
+            for base in (DEFAULT, AGAIN):
+                b = recs.get(base, {}).get("gbps")
+                if b:
+                    vs[n][base].append((r["gbps"] / b, case))
+            row += f"{r['gbps']:8.0f} {r['gbps'] / ref:4.2f}{' ' if r['verified'] else '!'} "
         lines.append(row.rstrip())
-    lines.append("target: cells >= 1.2x CUB / cells, geometric mean x CUB (guards included)")
+    lines.append("target: cells >= 1.2x CUB / cells, geometric mean x CUB")
     for n in cols:
-        xs = ratios[n]
-        if xs:
-            g = math.exp(sum(map(math.log, xs)) / len(xs))
-            lines.append(f"  {short(n):<22} {sum(x >= 1.2 for x in xs):3d} / {len(xs)}  "
-                         f"{g:5.3f}")
+        if ratios[n]:
+            lines.append(f"  {short(n):<22} {sum(x >= 1.2 for x in ratios[n]):3d} / "
+                         f"{len(ratios[n])}  {geomean(ratios[n]):5.3f}")
+    lines.append("shape: geometric mean x default (all cells; 1-8 B align 1), worst cell x "
+                 "default, worst cell x default again")
+    for n in cols:
+        xs, ys = vs[n][DEFAULT], vs[n][AGAIN]
+        if n in (DEFAULT, CEILING) or not xs:
+            continue
+        worst = min(xs)
+        line = (f"  {short(n):<14} {geomean([x for x, _ in xs]):5.3f} "
+                f"({geomean([x for x, c in xs if tiny_misaligned(c)]):5.3f})  "
+                f"worst {worst[0]:5.3f} at {worst[1]}")
+        if ys and n != AGAIN:
+            line += f"; x again worst {min(ys)[0]:5.3f} at {min(ys)[1]}"
+        lines.append(line)
     return lines
 
 
@@ -106,10 +139,11 @@ def main() -> None:
     variants, notes = targets(VARIANTS, True)
     tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
     tgts += shape_targets()
+    tgts.append(SimpleNamespace(name=AGAIN, fn=lambda b: run_warp_classes(b, WARP_TIERS_WORDS)))
     tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
     names = [t.name for t in tgts]
     grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
-    print(f"{len(grid)} cells, the last {GUARDS} guards", flush=True)
+    print(f"{len(grid)} cells", flush=True)
     records, ceilings = measure_cells(grid, tgts, notes, args.runs)
     print("\n".join(summary(records_by_case(records), names)), flush=True)
     bad = [case for case, ok in judge_scatter(records).items() if ok is False]

@@ -138,10 +138,12 @@ def finish_script(name: str, records: list[dict], ceilings: dict, notes: list[st
 
 
 def shape_name(c: Any) -> str:
-    """``warp_classes[t16,g8,s256,b4,st0]``; a second group tier adds ``g32,s1024``."""
+    """``warp_classes[t16,g8,s256,b4,st0]``; a second group tier adds ``g32,s1024``, zeroed
+    register arrays ``,z3``."""
     tier2 = f"g{c.group2},s{c.tier2_max}," if c.tier2_max > c.sub_max else ""
+    zeroed = f",z{c.zeroed}" if c.zeroed else ""
     return (f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},{tier2}b{c.min_blocks},"
-            f"st{c.stream}]")
+            f"st{c.stream}{zeroed}]")
 
 
 def shape_targets() -> list[Any]:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases, make_sizes, offsets
+from warplab.families.memcpy import cuda
 from warplab.families.memcpy.cuda import DEFINES
 from warplab.families.memcpy.spec import (
     PR_CLASSES,
@@ -162,6 +163,22 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
 
 
+def test_zeroed_shapes_are_the_default_but_for_code_generation() -> None:
+    """The sweep's shapes zero register arrays (the kernel's ZERO: 1 the stream's bytes, 2 the
+    lane's and groups' arrays, 3 both) and change nothing else: the default's classes,
+    stream and registers cap; each is a distinct kernel instance, compiled in the module."""
+    assert WARP_TIERS_WORDS.zeroed == 0
+    assert [c.zeroed for c in WARP_CLASSES_SWEEP] == [1, 2, 3]
+    for c in WARP_CLASSES_SWEEP:
+        assert c._replace(zeroed=0) == WARP_TIERS_WORDS
+    exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *WARP_CLASSES_SWEEP)]
+    assert exprs[0].endswith(", 4, 4, 0>") and len(set(exprs)) == 4
+    assert set(exprs) <= set(cuda._EXPRESSIONS)
+    source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
+    for z in range(4):  # the nvcc check instantiates the same kernels
+        assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, {z})" in source
+
+
 def test_warp_tiers_classes_at_the_tier_boundaries() -> None:
     """warp_tiers: thread level to 16 bytes, groups of 8 to 256, groups of 32 to 1 KiB, the
     warp loop to 8 KiB, BLEV above; the defaults have no second tier."""
@@ -252,7 +269,7 @@ def test_streamed_buffers_are_thread_copys_byte_path() -> None:
     single = np.isin(n, (1, 2, 4, 8, 16)) & ((src % np.maximum(n, 1)) == 0) & (
         (dst % np.maximum(n, 1)) == 0)
     assert WARP_TIERS.stream == 3 and WARP_TIERS_WORDS.stream == 4
-    assert [c.stream for c in WARP_CLASSES_SWEEP] == [4, 3]
+    assert [c.stream for c in WARP_CLASSES_SWEEP] == [4, 4, 4]
     every = WARP_CLASSES._replace(stream=2)
     for c, want in ((WARP_CLASSES, np.zeros_like(tiny)), (every, tiny),
                     (WARP_CLASSES_STREAM, tiny & odd), (WARP_TIERS, tiny & ~single),

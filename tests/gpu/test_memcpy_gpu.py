@@ -27,6 +27,9 @@ FULL_STREAM = {"sixteen": (16, 16), "fifteen_sixteen": (15, 16)}
 #: sizes on both sides of every class boundary (thread / groups / warp_tiers' second group
 #: tier / warp loop / BLEV), drawn from this list
 BOUNDARY_SIZES = (0, 1, 2, 4, 8, 15, 16, 17, 255, 256, 257, 1023, 1024, 1025, 8192, 8193)
+#: the sizes whose register arrays the sweep's zeroed shapes change: the lane's words and
+#: bytes, the stream, the groups' first chunks and edge bytes
+ZEROED_SIZES = (1, 2, 7, 8, 9, 16, 17, 64)
 COUNTS = (0, 1, 31, 32, 33, 1000, 100_000)
 BIG_COUNT_RANGES = ("tiny", "sub")  # 100,000 buffers only where the data stays small
 
@@ -39,9 +42,10 @@ def layout(rng_name: str, count: int, align: int, shuffled: bool, seed: int
     multiple of ``align`` after a guard gap of 1..32 alignment units (drawn from ``seed``);
     shuffled packs the buffers in a random order."""
     rng = np.random.default_rng(0)
-    lo, hi = {**RANGES, **FULL_STREAM, "boundary": (0, 8193)}[rng_name]
-    if rng_name == "boundary":
-        sizes = rng.choice(np.array(BOUNDARY_SIZES), size=count)
+    lo, hi = {**RANGES, **FULL_STREAM, "boundary": (0, 8193), "zeroed": (1, 64)}[rng_name]
+    if rng_name in ("boundary", "zeroed"):
+        sizes = rng.choice(np.array(BOUNDARY_SIZES if rng_name == "boundary"
+                                    else ZEROED_SIZES), size=count)
     elif rng_name == "mixed":
         sizes = np.exp(rng.uniform(0, np.log(hi + 1), size=count)).astype(np.int64) - 1
     else:
@@ -134,6 +138,21 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
     run_case(["warp_classes", "warp_classes_stream", "warp_tiers", "warp_tiers_words"],
              rng_name, count, align, src_s, dst_s,
              configs=tuple(c for c in WARP_CLASSES_SWEEP if c.stream))
+
+
+@pytest.mark.parametrize("count", [1, 31, 32, 33, 1000, 100_000])
+@pytest.mark.parametrize("align", [1, 4, 16])
+@pytest.mark.parametrize("src_s,dst_s", [(False, False), (True, True), (False, True),
+                                         (True, False)])
+def test_zeroed_shapes_copy_exactly(count: int, align: int, src_s: bool, dst_s: bool) -> None:
+    """The sweep's zeroed shapes (register arrays zeroed before their predicated loads) beside
+    the default on 1, 2, 7, 8, 9, 16, 17 and 64 bytes (sizes rounded down to the alignment;
+    0-byte buffers where that empties them), every layout, guard gaps between all buffers in
+    a poisoned arena: a zeroed register must never reach a byte the default would not write."""
+    from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
+
+    run_case(["warp_tiers_words"], "zeroed", count, align, src_s, dst_s,
+             configs=tuple(c for c in WARP_CLASSES_SWEEP if c.zeroed))
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -67,7 +67,7 @@ def _tiles_expr(c: SizeClasses) -> str:
 
 def _warp_expr(c: WarpClasses) -> str:
     return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, "
-            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}>")
+            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}>")
 
 
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,

@@ -12,18 +12,32 @@
 // size_classes design (one packed atomic per warp that has any). No __syncthreads, no
 // histogram.
 
+// Z: zero a register array before its predicated loads (the sweep's `zeroed` shapes). A load
+// whose predicate is false leaves its register's old value, and the store under the same
+// predicate does not tell ptxas that value is dead: the array stays live across the warp's
+// loop and, at the 64-register cap, is spilled (a spill store right behind each load waits for
+// that load). Zeroed, the array starts anew each pass. No effect on the copied bytes.
+template <bool Z, typename T, int N>
+__device__ __forceinline__ void zero_if(T (&a)[N]) {
+    if constexpr (Z) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) a[k] = T{};
+    }
+}
+
 // Copy n <= MAXN bytes with W-byte words (both addresses W-aligned), then the tail in
 // 4-, 2- and 1-byte pieces (aligned: the tail starts at a multiple of W); every load is
 // issued before the first store.
 template <int W> struct WordOf { typedef u32 T; };
 template <> struct WordOf<8> { typedef u64 T; };
 
-template <int W, int MAXN>
+template <int W, int MAXN, bool Z>
 __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* __restrict__ s,
                                                   u32 n) {
     typedef typename WordOf<W>::T Word;
     constexpr int K = MAXN / W;
     Word v[K];
+    zero_if<Z>(v);
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if ((u32)(k + 1) * W <= n) v[k] = __ldg(reinterpret_cast<const Word*>(s) + k);
@@ -59,27 +73,28 @@ __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restric
 
 // One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
 // when both are 16-byte aligned and n is 16, else 8- or 4-byte words (all loads first).
-template <int MAXN>
+template <int MAXN, bool Z>
 __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restrict__ s, u32 n) {
     static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
     const u32 a = (u32)((u64)d | (u64)s);
     if (MAXN == 16 && n == 16 && (a & 15) == 0)
         *reinterpret_cast<ulonglong2*>(d) = __ldg(reinterpret_cast<const ulonglong2*>(s));
     else if ((a & 7) == 0)
-        thread_copy_words<8, MAXN>(d, s, n);
+        thread_copy_words<8, MAXN, Z>(d, s, n);
     else
-        thread_copy_words<4, MAXN>(d, s, n);
+        thread_copy_words<4, MAXN, Z>(d, s, n);
 }
 
 // One thread copies n <= MAXN (<= 16) bytes: word_copy where both addresses are 4-byte
 // aligned, else bytes (all loads first).
-template <int MAXN>
+template <int MAXN, bool Z>
 __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __restrict__ s,
                                             u32 n) {
     if ((((u32)(u64)d | (u32)(u64)s) & 3) == 0) {
-        word_copy<MAXN>(d, s, n);
+        word_copy<MAXN, Z>(d, s, n);
     } else {
         u8 v[MAXN];
+        zero_if<Z>(v);
 #pragma unroll
         for (int k = 0; k < MAXN; ++k)
             if ((u32)k < n) v[k] = __ldg(s + k);
@@ -92,7 +107,7 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
 // G lanes (g = 0..G-1) copy n <= MAXN bytes: 16-byte stores from d's first 16-byte boundary
 // (chunks from load_chunk: 16-byte or shifted 8-byte loads), at most K per lane, and the edge
 // bytes before the boundary and after the last chunk; every load before the first store.
-template <int G, int MAXN>
+template <int G, int MAXN, bool Z>
 __device__ __forceinline__ void group_copy(u8* __restrict__ d, const u8* __restrict__ s,
                                            u32 n, u32 g) {
     constexpr int K = (MAXN / 16 + G - 1) / G;
@@ -103,10 +118,12 @@ __device__ __forceinline__ void group_copy(u8* __restrict__ d, const u8* __restr
     const u32 edges = head + (n - body_end);
     const ChunkSource cs = chunk_source(s + head);
     ulonglong2 v[K];
+    zero_if<Z>(v);
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if (g + (u32)k * G < chunks) v[k] = load_chunk(cs, g + (u64)k * G);
     u8 e[E];
+    zero_if<Z>(e);
 #pragma unroll
     for (int k = 0; k < E; ++k) {
         const u32 j = g + (u32)k * G, at = j < head ? j : j - head + body_end;
@@ -134,7 +151,7 @@ __device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
 // destinations are scattered). s_src / s_dst: each streamed lane's addresses less its start
 // in the stream; s_owner: the lane of each stream byte. Loads before stores, R rounds at a
 // time (registers).
-template <int TMAX>
+template <int TMAX, bool Z>
 __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
                                             const u8* s_owner, u32 total, u32 lane) {
     constexpr int R = TMAX < 8 ? TMAX : 8;
@@ -142,6 +159,7 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
     for (int k0 = 0; k0 < TMAX; k0 += R) {
         if (32u * k0 >= total) break;
         u8 v[R];
+        zero_if<Z>(v);
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
@@ -164,9 +182,11 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // thread_copy), or those neither one aligned move nor 4-byte words copy (4: both addresses
 // 4-byte aligned -> word_copy, else one_move where it applies, else the stream; no
 // thread_copy), or none (0). Buffers of SUB_MAX + 1 .. SUB2_MAX bytes: groups of G2 lanes
-// (none when SUB2_MAX == SUB_MAX).
+// (none when SUB2_MAX == SUB_MAX). ZERO: which register arrays are zeroed before their
+// predicated loads (zero_if): 1 the stream's bytes, 2 the lane's words and bytes and the
+// groups' chunks and edge bytes, 3 both, 0 none.
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
-          int STREAM>
+          int STREAM, int ZERO>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, MINB)
 memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                     const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
@@ -176,6 +196,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
+    static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
+    constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
     __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
     __shared__ u32 s_size[WARPS][32];
@@ -221,11 +243,11 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             const bool words = ((sp | dp) & 3) == 0;
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
             streamed = tiny && !words && !move;
-            if (tiny && words) word_copy<TMAX>((u8*)dp, (const u8*)sp, (u32)size);
+            if (tiny && words) word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size);
             else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
-            if (tiny && !streamed) thread_copy<TMAX>((u8*)dp, (const u8*)sp, (u32)size);
+            if (tiny && !streamed) thread_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size);
         }
         // The rest through shared memory (registers stay free for the copies): every lane's
         // buffer at its lane (streamed ones less their stream start), the lanes of the G-lane
@@ -260,20 +282,21 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             if (sub2) s_list[warp][31 - __popc(subs2 & lt)] = (u8)lane;
             __syncwarp();
             if (STREAM && strm)
-                stream_copy<TMAX>(s_src[warp], s_dst[warp], s_owner[warp], total, lane);
+                stream_copy<TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total, lane);
             // Sub-warp level: groups of G lanes over the list.
             const u32 n_sub = __popc(subs);
             for (u32 r = lane / G; r < n_sub; r += 32 / G) {
                 const u32 b = s_list[warp][r];
-                group_copy<G, SUB_MAX>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
-                                       s_size[warp][b], lane % G);
+                group_copy<G, SUB_MAX, ZL>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                           s_size[warp][b], lane % G);
             }
             if constexpr (SUB2_MAX > SUB_MAX) {  // the second tier: groups of G2 lanes
                 const u32 n_sub2 = __popc(subs2);
                 for (u32 r = lane / G2; r < n_sub2; r += 32 / G2) {
                     const u32 b = s_list[warp][31 - r];
-                    group_copy<G2, SUB2_MAX>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
-                                             s_size[warp][b], lane % G2);
+                    group_copy<G2, SUB2_MAX, ZL>((u8*)s_dst[warp][b],
+                                                 (const u8*)s_src[warp][b], s_size[warp][b],
+                                                 lane % G2);
                 }
             }
             // Warp level: the whole warp per buffer, in lane order.

@@ -57,7 +57,9 @@ class WarpClasses(NamedTuple):
     blocks of 256 threads per SM (a register cap); ``stream``: which thread-level buffers go
     through the warp's byte stream instead of their own lane (0 none, 1 those with an address
     not 4-byte aligned, 2 all, 3 all but those one aligned move copies, 4 those neither
-    4-byte words nor one aligned move copies; :func:`streamed`).
+    4-byte words nor one aligned move copies; :func:`streamed`); ``zeroed``: which register
+    arrays the kernel zeroes before their predicated loads (code generation only: 1 the
+    stream's bytes, 2 the lane's words and bytes and the groups' chunks, 3 both, 0 none).
     Classes are decided per warp of 32 buffers by ballots: no block-wide histogram or
     partition."""
 
@@ -70,6 +72,7 @@ class WarpClasses(NamedTuple):
     stream: int = 0
     group2: int = 32
     sub2_max: int = 0
+    zeroed: int = 0
 
     @property
     def tier2_max(self) -> int:
@@ -101,10 +104,12 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: round 6: the round-5 tiers streamed 4- and 8-byte buffers at align 4 byte by byte).
 WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py:
-#: the round-6 and round-5 tiers at three blocks per SM (80 registers). (Round 5's every-buffer
-#: stream and tiers without a stream; session 10's shapes, the stream with groups of 16 or 3
-#: blocks, groups of 16 and 32 up to 1 KiB, and session 9's: benchmarks/NOTES.md.)
-WARP_CLASSES_SWEEP = (WARP_TIERS_WORDS._replace(min_blocks=3), WARP_TIERS._replace(min_blocks=3))
+#: ``warp_tiers_words`` with register arrays zeroed before their predicated loads (session 12:
+#: the mid-stream shapes sped up the 1-8 B align-1 cells by code generation alone; at the
+#: default, ptxas spills the stream's bytes, a spill store behind each load): the stream's
+#: bytes only, the lane's and groups' arrays only, both (no spill at 64 registers). (Session
+#: 11's tiers at three blocks, session 12's mid stream and older shapes: benchmarks/NOTES.md.)
+WARP_CLASSES_SWEEP = tuple(WARP_TIERS_WORDS._replace(zeroed=z) for z in (1, 2, 3))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
