@@ -1,14 +1,15 @@
-"""Code generation of ``warp_tiers_words`` (issue 13): the default against the shapes of
-``spec.WARP_CLASSES_SWEEP`` (the default's kernel with register arrays zeroed before their
-predicated loads: the stream's bytes, ``z1``; the lane's words and bytes and the groups'
-chunks, ``z2``; both, ``z3``), the default's kernel once more (``default again``: the noise),
-CUB and the cell's scatter ceiling, on the same batches. GPU machine; not part of the
-package's API.
+"""Code generation of ``warp_tiers_words`` (issue 13): the default (every register array
+zeroed before its predicated loads, ``z3``) against the shapes of ``spec.WARP_CLASSES_SWEEP``
+(none zeroed: session 11's kernel, ``z0``; the stream's bytes only, ``z1``; the lane's words
+and bytes and the groups' chunks only, ``z2``), the default's kernel once more (``default
+again``: the noise), CUB and the cell's scatter ceiling, on the same batches. GPU machine; not
+part of the package's API.
 
 Why: in session 12 the mid-stream shapes sped up the 1-8 B align-1 cells, where no buffer
-takes the mid stream (S_C_1_8_a1 660 -> 763 GB/s). ptxas spills the default's stream bytes
-(a spill store behind each predicated byte load, so a round's loads are not all in flight);
-the mid shapes' register allocation did not; zeroing the arrays removes the spills outright.
+takes the mid stream (S_C_1_8_a1 660 -> 763 GB/s). ptxas spilled the unzeroed kernel's stream
+bytes (a spill store behind each predicated byte load, so a round's loads were not all in
+flight); the mid shapes' register allocation did not; zeroing the arrays removes the spills
+outright (call 6: 1.08x by geometric mean, no cell slower; now the default).
 
 Cells (session 12's 35): 1-8, 1-64, fixed 16 and 1-1024 B, all four layouts, alignment 1 and
 4, then 1-256 B C/C at align 1 and 4 and fixed 64 B C/C at align 1; each at the planned
@@ -62,10 +63,10 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: column headers of the sweep's shapes (spec.WARP_CLASSES_SWEEP) and the noise column
-SHAPES = {"t16,g8,s256,g32,s1024,b4,st4,z1": "zero stream",
+SHAPES = {"t16,g8,s256,g32,s1024,b4,st4": "zero none",
+          "t16,g8,s256,g32,s1024,b4,st4,z1": "zero stream",
           "t16,g8,s256,g32,s1024,b4,st4,z2": "zero lanes",
-          "t16,g8,s256,g32,s1024,b4,st4,z3": "zero all",
-          "t16,g8,s256,g32,s1024,b4,st4": "default again"}
+          "t16,g8,s256,g32,s1024,b4,st4,z3": "default again"}
 
 
 def short(name: str) -> str:

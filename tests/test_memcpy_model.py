@@ -164,15 +164,16 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
 
 
 def test_zeroed_shapes_are_the_default_but_for_code_generation() -> None:
-    """The sweep's shapes zero register arrays (the kernel's ZERO: 1 the stream's bytes, 2 the
-    lane's and groups' arrays, 3 both) and change nothing else: the default's classes,
-    stream and registers cap; each is a distinct kernel instance, compiled in the module."""
-    assert WARP_TIERS_WORDS.zeroed == 0
-    assert [c.zeroed for c in WARP_CLASSES_SWEEP] == [1, 2, 3]
+    """The default zeroes every register array before its predicated loads (the kernel's
+    ZERO 3); the sweep's shapes zero none (session 11's kernel), the stream's bytes (1), the
+    lane's and groups' arrays (2), and change nothing else: the default's classes, stream and
+    registers cap; each is a distinct kernel instance, compiled in the module."""
+    assert WARP_TIERS_WORDS.zeroed == 3
+    assert [c.zeroed for c in WARP_CLASSES_SWEEP] == [0, 1, 2]
     for c in WARP_CLASSES_SWEEP:
-        assert c._replace(zeroed=0) == WARP_TIERS_WORDS
+        assert c._replace(zeroed=3) == WARP_TIERS_WORDS
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *WARP_CLASSES_SWEEP)]
-    assert exprs[0].endswith(", 4, 4, 0>") and len(set(exprs)) == 4
+    assert exprs[0].endswith(", 4, 4, 3>") and len(set(exprs)) == 4
     assert set(exprs) <= set(cuda._EXPRESSIONS)
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     for z in range(4):  # the nvcc check instantiates the same kernels

@@ -101,15 +101,17 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: ``warp_tiers_words``: ``WARP_TIERS`` with the thread-level buffers whose addresses are both
 #: 4-byte aligned copied by their own lane in 4-, 8- or 16-byte words (as ``WARP_CLASSES``),
 #: the other ones one aligned move copies by their lane, only the rest streamed (stream 4;
-#: round 6: the round-5 tiers streamed 4- and 8-byte buffers at align 4 byte by byte).
-WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4)
+#: round 6: the round-5 tiers streamed 4- and 8-byte buffers at align 4 byte by byte), and
+#: every register array zeroed before its predicated loads (zeroed 3; session 12: without it
+#: ptxas spills the stream's bytes and the lanes' words at the 64-register cap, a spill store
+#: behind each load, so a round's loads are not all in flight; 1.08x the unzeroed kernel by
+#: geometric mean over 35 cells, no cell slower).
+WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py:
-#: ``warp_tiers_words`` with register arrays zeroed before their predicated loads (session 12:
-#: the mid-stream shapes sped up the 1-8 B align-1 cells by code generation alone; at the
-#: default, ptxas spills the stream's bytes, a spill store behind each load): the stream's
-#: bytes only, the lane's and groups' arrays only, both (no spill at 64 registers). (Session
-#: 11's tiers at three blocks, session 12's mid stream and older shapes: benchmarks/NOTES.md.)
-WARP_CLASSES_SWEEP = tuple(WARP_TIERS_WORDS._replace(zeroed=z) for z in (1, 2, 3))
+#: ``warp_tiers_words`` with no register array zeroed (session 11's code generation), the
+#: stream's bytes only, the lane's and groups' arrays only. (Session 11's tiers at three
+#: blocks, session 12's mid stream and older shapes: benchmarks/NOTES.md.)
+WARP_CLASSES_SWEEP = tuple(WARP_TIERS_WORDS._replace(zeroed=z) for z in (0, 1, 2))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
