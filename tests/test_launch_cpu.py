@@ -81,8 +81,16 @@ out["params"] = raw
 fn(0x1234, 5, (32, 2), 0, 0, b"")
 lib.fake_record(rec)
 out["dims"] = list(rec)[:9]
-errors = {}
-for name, call in [
+def caught(calls):  # name -> None, or [exception type, message] of each call
+    got = {}
+    for name, call in calls:
+        try:
+            call()
+            got[name] = None
+        except Exception as e:
+            got[name] = [type(e).__name__, str(e)]
+    return got
+out["errors"] = caught([
         ("letter", lambda: fn(1, 1, 1, 0, 0, b"z", 1)),
         ("count", lambda: fn(1, 1, 1, 0, 0, b"qq", 1)),
         ("int32", lambda: fn(1, 1, 1, 0, 0, b"i", 2**31)),
@@ -90,13 +98,7 @@ for name, call in [
         ("grid", lambda: fn(1, (1, 2, 3, 4), 1, 0, 0, b"")),
         ("float", lambda: fn(1, 1, 1, 0, 0, b"f", "x")),
         ("driver", lambda: fn(0xbad, 1, 1, 0, 0, b"")),
-        ("args", lambda: fn(1, 1))]:
-    try:
-        call()
-        errors[name] = None
-    except Exception as e:
-        errors[name] = [type(e).__name__, str(e)]
-out["errors"] = errors
+        ("args", lambda: fn(1, 1))])
 read = launch.reader()
 values = {}
 for dt, v in [("int8", -5), ("uint8", 250), ("int16", -300), ("uint16", 65000), ("int32", -7),
@@ -109,15 +111,9 @@ lib.fake_synced.restype = ctypes.c_uint64
 out["synced"] = lib.fake_synced()
 out["staged"] = lib.fake_staged()  # one staging word for this thread, however many reads
 out["values"] = values
-read_errors = {}
-for name, call in [("kind", lambda: read(1, 0, "e")), ("kind_len", lambda: read(1, 0, "ff")),
-                   ("driver", lambda: read(0xbad, 0, "d"))]:
-    try:
-        call()
-        read_errors[name] = None
-    except Exception as e:
-        read_errors[name] = [type(e).__name__, str(e)]
-out["read_errors"] = read_errors
+out["read_errors"] = caught([("kind", lambda: read(1, 0, "e")),
+                             ("kind_len", lambda: read(1, 0, "ff")),
+                             ("driver", lambda: read(0xbad, 0, "d"))])
 print(json.dumps(out))
 """
 
