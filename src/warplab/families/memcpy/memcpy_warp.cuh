@@ -12,7 +12,8 @@
 // size_classes design (one packed atomic per warp that has any). No __syncthreads, no
 // histogram.
 
-// Z: zero a register array before its predicated loads (the sweep's `zeroed` shapes). A load
+// Z: zero a register array before its predicated loads (the default, warp_tiers_words, zeroes
+// all of them; the sweep's shapes fewer or none: spec.WarpClasses.zeroed). A load
 // whose predicate is false leaves its register's old value, and the store under the same
 // predicate does not tell ptxas that value is dead: the array stays live across the warp's
 // loop and, at the 64-register cap, is spilled (a spill store right behind each load waits for
