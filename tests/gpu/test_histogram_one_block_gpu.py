@@ -102,3 +102,24 @@ def test_one_block_form_same_as_numpy_full_path_and_template(dtype: type) -> Non
                     np.testing.assert_array_equal(e, want[1], err_msg=str(where))
                     assert np.signbit(e[0]) == np.signbit(want[1][0]), where
 
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64, np.int64))
+@pytest.mark.parametrize("bins", (8192, 8193, 100_000))
+def test_many_bins_through_the_short_path(dtype: type, bins: int) -> None:
+    """Bin counts past the shared accumulators (more than 8,192 four-byte counters: the
+    global-atomics layout, or the full path): the results are NumPy's whichever form runs,
+    in allocations nobody zeroed."""
+    lim = _limit(dtype)
+    for n in (1, lim):
+        for rng in ((0, 1), (-3, 5)):
+            h_x = _data(dtype, n, bins, rng, seed=n + bins)
+            x = cupy.asarray(h_x)
+            with np.errstate(all="ignore"):
+                want = np.histogram(h_x, bins, rng)
+            fastpath.clear()
+            with _poisoned():
+                for _ in range(2):  # cold, then warm through the record
+                    h, e = (a.get() for a in warplab.histogram(x, bins, rng))
+                    np.testing.assert_array_equal(h, want[0], err_msg=str((dtype, bins, n)))
+                    np.testing.assert_array_equal(e, want[1], err_msg=str((dtype, bins, n)))
