@@ -26,12 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
-import time
 
 import cupy
 import numpy as np
+from explore_small_call_costs import host_us
 
 import warplab
 from warplab.core import fastpath, registry
@@ -80,19 +79,10 @@ def mean_before(d: dict):
 
 def per_call_us(fn, burst: int = 1000, bursts: int = 9) -> float:
     """Median host time per call (us) over bursts of back-to-back calls (synchronised
-    outside the timing)."""
-    s = cupy.cuda.get_current_stream()
+    outside the timing), after 50 warm-up calls."""
     for _ in range(50):
         fn()
-    s.synchronize()
-    out = []
-    for _ in range(bursts):
-        t0 = time.perf_counter()
-        for _ in range(burst):
-            fn()
-        out.append((time.perf_counter() - t0) * 1e6 / burst)
-        s.synchronize()
-    return statistics.median(out)
+    return host_us(fn, burst, bursts)
 
 
 def pieces(x_h: cupy.ndarray, x_m: cupy.ndarray) -> dict[str, float]:

@@ -90,3 +90,20 @@ def run_in_threads(worker: Callable[[int], None], n: int = 2) -> None:
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+@pytest.fixture
+def plot_labels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ``label=`` of every matplotlib ``Axes.plot`` call the test makes (each call still
+    plots)."""
+    from matplotlib.axes import Axes
+
+    labels: list[str] = []
+    orig = Axes.plot
+
+    def spy(self: Axes, *args: object, **kw: object) -> object:
+        labels.append(str(kw.get("label", "")))
+        return orig(self, *args, **kw)
+
+    monkeypatch.setattr(Axes, "plot", spy)
+    return labels

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from matplotlib.axes import Axes
 
 from warplab import cli
 from warplab.report import build_report, load_results, make_figures
@@ -162,21 +161,14 @@ def test_other_units() -> None:
     assert fmt_timestamp("2026-11-22T14:01:23+00:00") == "2026-11-22 14:01 UTC"
 
 
-def test_roof_labels_choose_the_unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_roof_labels_choose_the_unit(tmp_path: Path, plot_labels: list[str]) -> None:
     """A CPU run: SGEMM 91 and DGEMM 29 GFLOP/s, never "0.1 TFLOP/s"."""
     ceil = {"copy_gbps": 18.2, "read_gbps": 8.6, "sgemm_gflops": 91.2, "dgemm_gflops": 29.0}
     assert [r.text for r in roofs(ceil)] == [
         "copy (read + write) 18.2 GB/s", "read 8.60 GB/s", "SGEMM 91.2 GFLOP/s",
         "DGEMM 29.0 GFLOP/s"]
     assert Roof("compute", "SGEMM", 51213.0).text == "SGEMM 51.2 TFLOP/s"
-    labels: list[str] = []
-    orig = Axes.plot
-
-    def spy(self: Axes, *args: Any, **kw: Any) -> Any:
-        labels.append(str(kw.get("label", "")))
-        return orig(self, *args, **kw)
-
-    monkeypatch.setattr(Axes, "plot", spy)
+    labels = plot_labels
     rows = [rec("matmul", "numpy", 512, 60.0, params={"dtype": "float32"}, flops=2 * 512**3)]
     res = load_results(write(tmp_path / "m.json", doc(rows, ceilings=ceil)))
     out = plot_roofline(best_points(res.rows), ceil, tmp_path / "roof.png", title="roofline")

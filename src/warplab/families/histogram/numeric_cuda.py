@@ -170,14 +170,19 @@ def _resident(expr: str, group: tuple[str, ...], smem: int, device_id: int,
     return sms * occupancy_blocks_per_sm(_kernel(expr, group), block(), smem)
 
 
+def blocks_needed(n: int, itemsize: int) -> int:
+    """Blocks that give each thread one 16-byte load of ``n`` elements: the grid for small
+    inputs (``_grid``); 1 where the one-block kernel forms may run (``numeric_short``)."""
+    return -(-n // (block() * (16 // itemsize)))
+
+
 def _grid(expr: str, group: tuple[str, ...], smem: int, n: int, itemsize: int) -> int:
     """Persistent grid, fewer blocks for small inputs, more when a block would see 2^31
     elements (its 32-bit shared counters)."""
     import cupy
 
     full = _resident(expr, group, smem, cupy.cuda.Device().id, defines(DEFINES))
-    needed = -(-n // (block() * (16 // itemsize)))
-    return max(1, min(full, needed), -(-n // MAX_BLOCK_ELEMS))
+    return max(1, min(full, blocks_needed(n, itemsize)), -(-n // MAX_BLOCK_ELEMS))
 
 
 def prepared(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int

@@ -104,9 +104,9 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
 
 
 def one_block(n: int, itemsize: int) -> bool:
-    """True when ``numeric_cuda``'s persistent grid over ``n`` elements is one block (each
-    thread one 16-byte load): the kernels' one-block form may run them."""
-    return n <= numeric_cuda.block() * (16 // itemsize)
+    """True when ``numeric_cuda``'s grid over ``n`` elements is one block (each thread one
+    16-byte load: ``numeric_cuda.blocks_needed``): the kernels' one-block form may run them."""
+    return numeric_cuda.blocks_needed(n, itemsize) <= 1
 
 
 def _build(a: Any, bins: int, rng: Any, templated: bool = False) -> Record | bool | None:
