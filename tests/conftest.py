@@ -107,3 +107,10 @@ def plot_labels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(Axes, "plot", spy)
     return labels
+
+
+def stored(stem: Path) -> Path:
+    """The committed results file ``stem`` + ``.json``, or its gzip form ``.json.gz`` (how
+    benchmarks/results keeps large campaigns)."""
+    plain = stem.with_name(stem.name + ".json")
+    return plain if plain.is_file() else stem.with_name(stem.name + ".json.gz")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import time
@@ -158,6 +159,35 @@ def test_round_trip(tmp_path: Path, doc: dict) -> None:
     back = results.read(p)
     assert back == json.loads(json.dumps(doc))
     assert back["results"][0]["gbps"] == pytest.approx(doc["results"][0]["gbps"])
+
+
+def test_gzip_results_read_and_load_like_plain_ones(tmp_path: Path, doc: dict) -> None:
+    """A results file compressed by scripts/compact_results.py reads as the plain one did,
+    and a folder holding it loads it in the report; nothing else in the folder changes."""
+    import importlib.util
+
+    from warplab.report import load_results
+
+    p = results.write(tmp_path / "old.json", doc["meta"], doc["results"])
+    plain, before = results.read(p), load_results(tmp_path)
+    (tmp_path / "small.txt").write_text("x")
+    spec = importlib.util.spec_from_file_location(
+        "compact_results", Path(__file__).resolve().parents[1] / "scripts" / "compact_results.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ((gz, old, new),) = mod.compact(tmp_path, over=10)
+    assert gz == tmp_path / "old.json.gz" and not p.exists() and new < old
+    assert results.read(gz) == plain
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["old.json.gz", "small.txt"]
+    res = load_results(tmp_path)
+    def rows(r):
+        return [dataclasses.replace(x, source="") for x in r.ok_rows + r.failed_rows]
+
+    assert rows(res) == rows(before)
+    assert res.ok_rows and [s.path.name for s in res.sources] == ["old.json.gz"]
+    gz.write_bytes(b"not gzip")
+    with pytest.raises(ValueError, match="cannot read results file"):
+        load_results(tmp_path)
 
 
 def _broken(doc: dict, how: str) -> dict:

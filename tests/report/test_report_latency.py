@@ -15,7 +15,10 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.image import imread
 
+from conftest import stored
+
 from warplab.bench import results as results_mod
+from warplab.bench.results import read_text
 from warplab.bench.stats import summarize
 from warplab.families.latency.command import _paired
 from warplab.report import build_report, load_results, make_figures
@@ -29,9 +32,9 @@ from warplab.report.tables import failures_table, glance_tables, median_tables
 from test_report_reduce import parse_tables
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-LATENCY = RESULTS / "latency-table-h100-latency2-session8.json"
+LATENCY = RESULTS / "latency-table-h100-latency2-session8.json.gz"
 # the newest H100 campaign of every family (docs/report-screenshot.png is made from them)
-H100 = [RESULTS / f"{n}.json" for n in (
+H100 = [stored(RESULTS / n) for n in (
     "histogram-table-h100-b907bd7", "reduce-table-h100-7484a8f", "matmul-table-h100-1acfec3",
     "series-table-h100-89b585f", "corr-table-h100-7244eb0", "memcpy-table-h100-7244eb0",
     "stream-table-h100-89b585f", "latency-table-h100-latency2-session8")]
@@ -42,7 +45,7 @@ CASES = ["byte_hist_4k", "sum_1k", "mean_1k", "mean_rows_64", "series_stats_64",
 
 @cache
 def raw_records() -> list[dict[str, Any]]:
-    return json.loads(LATENCY.read_text())["results"]
+    return json.loads(read_text(LATENCY))["results"]
 
 
 def raw(case: str, mode: str, provider: str) -> dict[str, Any]:
@@ -60,7 +63,7 @@ def us(case: str, mode: str, provider: str) -> float:
 # ------------------------------------------------------------------------- real campaigns
 
 
-@pytest.mark.parametrize("path", H100 + sorted(set(RESULTS.glob("latency-table-*.json"))
+@pytest.mark.parametrize("path", H100 + sorted(set(RESULTS.glob("latency-table-*.json*"))
                                                - set(H100)), ids=lambda p: p.name)
 def test_real_campaigns_load_without_failures(path: Path) -> None:
     res = load_results(path)

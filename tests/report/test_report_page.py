@@ -307,7 +307,7 @@ def test_headless_screenshot_latency_and_stream(tmp_path: Path) -> None:
     """The real H100 latency and stream campaigns: nothing failed, and the browser draws the
     latency figures (warplab's blue and torch's red bars)."""
     results = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-    src = [results / "latency-table-h100-latency2-session8.json",
+    src = [results / "latency-table-h100-latency2-session8.json.gz",
            results / "stream-table-h100-89b585f.json"]
     index = build_report(src, out_dir=tmp_path / "report")
     page = index.read_text(encoding="utf-8")

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import json
 import os
 import platform
@@ -143,8 +144,22 @@ def write(path: str | Path, meta: dict, results: list[dict]) -> Path:
     return p
 
 
+#: File names a results folder's files match: plain JSON, or JSON compressed with gzip (how
+#: the repository keeps older campaigns, benchmarks/results/README.md).
+GLOBS = ("*.json", "*.json.gz")
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a results file, decompressed where its name ends in ``.gz``."""
+    p = Path(path)
+    if p.name.endswith(".gz"):
+        with gzip.open(p, "rt", encoding="utf-8") as f:
+            return f.read()
+    return p.read_text(encoding="utf-8")
+
+
 def read(path: str | Path) -> dict:
-    """Read and validate a results file."""
-    doc = json.loads(Path(path).read_text())
+    """Read and validate a results file (``.json`` or ``.json.gz``)."""
+    doc = json.loads(read_text(path))
     validate(doc)
     return doc

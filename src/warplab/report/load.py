@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..bench.results import SCHEMA
+from ..bench.results import GLOBS, SCHEMA, read_text
 from .groups import END_TO_END_FAMILIES, LATENCY_FAMILIES, assign_configs, assign_series
 from .units import parse_timestamp
 
@@ -270,7 +270,8 @@ def _candidate_files(src: str | Path | Iterable[str | Path]) -> tuple[list[Path]
         if not p.exists():
             raise FileNotFoundError(f"no such file or directory: {p}")
         if p.is_dir():
-            return sorted(q for q in p.glob("*.json") if q.is_file()), str(p)
+            found = {q for g in GLOBS for q in p.glob(g) if q.is_file()}
+            return sorted(found), str(p)
         return [p], str(p)
     files = [Path(s) for s in src]
     for p in files:
@@ -298,8 +299,8 @@ def read_results_file(path: Path) -> tuple[dict[str, Any] | None, str]:
             file; the message names the file.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(path)
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
         msg = f"cannot read results file {path}: {exc}"
         raise ValueError(msg) from None
     try:

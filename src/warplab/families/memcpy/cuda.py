@@ -317,7 +317,7 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     The default since session 10: on the H100's full PR grid, in the same run as CUB, 1.2x CUB
     in 119 of 140 cells (``warp_classes`` 113), geometric mean 1.60x CUB, slowest cell 0.94x
     (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB buffers up
-    (``results/memcpy-full-h100-session10-words.json``).
+    (``results/memcpy-full-h100-session10-words.json.gz``).
 
     Performance: as ``warp_tiers``: two launches and an 8-byte memset (one launch when the host
     knows no buffer exceeds 8 KiB); all bytes once plus 24 bytes per buffer.
