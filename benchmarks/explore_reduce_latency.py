@@ -58,7 +58,7 @@ def main() -> None:
         s = spec("sum", np.dtype(dtype))
         for n in (1 << 10, 1 << 16, 1 << 20):
             x = cupy.arange(n, dtype=dtype) % 7
-            p = _reduce_cuda._vec_plan(s)[0]
+            p = _reduce_cuda.vec_plan(s)
             grid = min(p.full, -(-n // p.per_block)) or 1
             out = cupy.empty((), dtype=s.out)
             args = (x, np.uint64(n), p.partials, p.counter, out)

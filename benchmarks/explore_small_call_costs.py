@@ -59,7 +59,7 @@ def main() -> None:
     stream = cupy.cuda.get_current_stream()
     sptr = stream.ptr
     s = spec("sum", x.dtype)
-    p = rcuda._vec_plan(s)[0]
+    p = rcuda.vec_plan(s)
     out = p.results.take(p.out)
     kptr = handle(p.kernel)
     eptr = handle(empty)
@@ -87,10 +87,17 @@ def main() -> None:
     piece("cupy.cuda.runtime.getDevice()", cupy.cuda.runtime.getDevice)
     piece("cupy.cuda.get_current_stream()", cupy.cuda.get_current_stream)
     piece("fastpath.stream_key()", fastpath.stream_key)
-    piece("_vec_plan(spec)", lambda: rcuda._vec_plan(s))
+    piece("vec_plan(spec)", lambda: rcuda.vec_plan(s))
     piece("spec('sum', dtype)", lambda: spec("sum", x.dtype))
     piece("results.take (0-d cupy.ndarray)", lambda: p.results.take(p.out))
     piece("cupy.ndarray((), dtype, memptr)", lambda: cupy.ndarray((), p.out, out.data))
+    scalar_t = type(out)
+    piece("DeviceScalar((), dtype, memptr)", lambda: scalar_t((), p.out, out.data))
+    piece("memptr + 8", lambda: out.data + 8)
+    slab = cupy.empty(512, p.out)
+    piece("slab[3] (a 0-d view)", lambda: slab[3])
+    piece("threading.Lock() enter/exit", lambda: p.results._lock.__enter__()
+          or p.results._lock.__exit__(None, None, None))
     piece("is_flat + type check",
           lambda: type(x) is cupy.ndarray and x.size and is_flat(x))
     piece("registry.preferred_for_all + ran",
@@ -162,7 +169,7 @@ def main() -> None:
         key = (a.dtype, stream.ptr)
         q = plans.get(key)
         if q is None:
-            q = plans[key] = rcuda._vec_plan(spec("sum", a.dtype))[0]
+            q = plans[key] = rcuda.vec_plan(spec("sum", a.dtype))
         o = q.results.take(q.out)
         q.go.at(1, a, a.size, q.partials, q.counter, o)
         return o

@@ -130,20 +130,20 @@ def test_reduce_plan_keys(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[tuple] = []
 
     class Plan:
-        def __init__(self, s: object, dev: int) -> None:
-            built.append((s, dev))
+        def __init__(self, s: object, dev: int, stream: int) -> None:
+            built.append((s, dev, stream))
 
     monkeypatch.setattr(rcuda, "_VecPlan", Plan)
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
-    p = rcuda._vec_plan(spec("sum", f32))[0]
-    assert rcuda._vec_plan(spec("sum", f32))[0] is p and len(built) == 1
-    rcuda._vec_plan(spec("sum", f64))         # dtype
-    rcuda._vec_plan(spec("max", f32))         # op
+    p = rcuda.vec_plan(spec("sum", f32))
+    assert rcuda.vec_plan(spec("sum", f32)) is p and len(built) == 1
+    rcuda.vec_plan(spec("sum", f64))         # dtype
+    rcuda.vec_plan(spec("max", f32))         # op
     gpu.stream = 12
-    rcuda._vec_plan(spec("sum", f32))         # stream
+    rcuda.vec_plan(spec("sum", f32))         # stream
     gpu.device = 1
-    q = rcuda._vec_plan(spec("sum", f32))[0]  # device
-    assert len(built) == 5 and built[-1][1] == 1 and q is not p
+    q = rcuda.vec_plan(spec("sum", f32))  # device
+    assert len(built) == 5 and built[-1][1:] == (1, 12) and q is not p
 
 
 def test_histogram_plan_keys(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import zlib
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
-from warplab.core import registry as _registry
+from warplab.core import fastpath, registry as _registry
 from warplab.families.reduce.spec import ReduceProblem
 from conftest import clear_ran, last_ran
 from warplab.families.reduce import api as _reduce_mod
@@ -532,10 +533,11 @@ class _FakeDeviceArray:
         self.dtype = np.dtype(dtype)
         self.size, self.ndim, self.itemsize = n, ndim, self.dtype.itemsize
         self.strides = (step * self.itemsize,) * ndim
+        self._c_contiguous = step == 1
 
 
 @pytest.fixture
-def short_path(monkeypatch: pytest.MonkeyPatch) -> list:
+def short_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[list]:
     """A stand-in ``cupy`` module and a recording preferred cuda variant; yields the calls."""
     import dataclasses
     import sys
@@ -543,13 +545,18 @@ def short_path(monkeypatch: pytest.MonkeyPatch) -> list:
 
     fake = types.ModuleType("cupy")
     fake.ndarray = _FakeDeviceArray
+    stream = types.SimpleNamespace(ptr=7)
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
+                                      get_current_stream=lambda: stream)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     calls: list = []
     v = _registry.get("reduce", "persistent_vec")
     monkeypatch.setitem(_registry._REGISTRY["reduce"], "persistent_vec", dataclasses.replace(
         v, fn=lambda x, s: calls.append((x, s.op, s.dtype, s.out)) or "result"))
     monkeypatch.setattr(_registry, "_ORDERED", {})
-    return calls
+    fastpath.clear()  # no short-path decision of another test (or the real default) survives
+    yield calls
+    fastpath.clear()
 
 
 def test_short_path_takes_the_preferred_variant(short_path: list) -> None:
@@ -561,11 +568,33 @@ def test_short_path_takes_the_preferred_variant(short_path: list) -> None:
 
 
 @pytest.mark.parametrize("x", [_FakeDeviceArray(0, "float32"), _FakeDeviceArray(9, "int32", 2),
-                               _FakeDeviceArray(9, "int32", ndim=2), np.ones(9, np.float32)],
-                         ids=["empty", "strided", "2-D", "numpy"])
-def test_short_path_only_for_flat_nonempty_device_arrays(short_path: list, x) -> None:
+                               _FakeDeviceArray(9, "int32", 2, ndim=2), np.ones(9, np.float32),
+                               _FakeDeviceArray(9, "float16")],
+                         ids=["empty", "strided", "strided 2-D", "numpy", "float16"])
+def test_short_path_only_for_contiguous_nonempty_device_arrays(short_path: list, x) -> None:
     assert _reduce_mod._device_default(x, "sum") is None
     assert short_path == []
+
+
+def test_short_path_takes_contiguous_arrays_of_any_shape(short_path: list) -> None:
+    """A C-contiguous 2-D array is reduced as the flat array the full path makes of it."""
+    x = _FakeDeviceArray(9, "int32", ndim=2)
+    assert warplab.sum(x) == "result" and short_path == [(x, "sum", np.dtype(np.int32),
+                                                          np.dtype(np.int64))]
+
+
+def test_short_path_follows_a_new_default(short_path: list, monkeypatch) -> None:
+    """A variant registered after the short path cached its decision takes the next call
+    (the registry's generation is part of the key)."""
+    x = _FakeDeviceArray(64, "float32")
+    assert warplab.sum(x) == "result" and len(short_path) == 1
+    monkeypatch.setattr(_registry, "_ORDERED", {})
+    fam = dict(_registry._REGISTRY["reduce"])
+    monkeypatch.setitem(_registry._REGISTRY, "reduce", fam)
+    _registry.register("reduce", "test_newer", backend="cuda", bytes_moved=lambda p: 0,
+                       rank=-1)(lambda x, s: "newer")
+    assert warplab.sum(x) == "newer" and last_ran() == "test_newer"
+    assert len(short_path) == 1
 
 
 @pytest.mark.parametrize("kwargs", [{"variant": "numpy"}, {"device": "cpu"},

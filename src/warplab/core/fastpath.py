@@ -7,10 +7,11 @@ What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
   expression, ``-D`` options, the module's expressions, device id). A hit is one dict lookup
   instead of CuPy's ``RawModule.get_function`` (a new ``RawKernel`` and a driver
   ``cuModuleGetFunction`` per call); ``defines``: the ``-D`` options per constants dict.
-* the families' launch plans: ``reduce.persistent_vec`` (kernel, persistent grid, scratch,
-  result slab per reduction spec, device, stream), ``histogram.launch`` (kernel, device
-  lookup table, persistent grid per kernel, mapping, device), ``histogram.named`` (the named
-  byte mappings of the short path), and the launch records of axis reductions, ``histogram``
+* the families' launch plans: ``reduce.short`` (the whole-array short path's variant and
+  runner per op, dtype, device, stream and registry generation), ``reduce.persistent_vec``
+  (kernel, persistent grid, scratch, result slab per reduction spec, device, stream),
+  ``histogram.launch`` (kernel, device lookup table, persistent grid per kernel, mapping,
+  device), ``histogram.named`` (the named byte mappings of the short path), and the launch records of axis reductions, ``histogram``
   with a range, weighted ``bincount`` (``reduce.axis``, ``histogram.even``,
   ``bincount.weighted``, ``bincount.bins``), ``copy_batched``'s variant (``memcpy.choice``),
   the Gram kernels' shared-memory opt-in (``gram.smem``); docs/latency.md lists their keys.

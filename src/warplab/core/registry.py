@@ -18,6 +18,9 @@ from .errors import DeviceUnavailableError
 _REGISTRY: dict[str, dict[str, "Variant"]] = {}
 # variants() cache: (family, backend) -> (family dict identity and size, ordered list)
 _ORDERED: dict[tuple[str, str | None], tuple[tuple[int, int], list["Variant"]]] = {}
+#: Bumped by every :func:`register`: a hot path that cached a dispatch decision compares it
+#: with the generation it decided at (one attribute read) instead of asking again.
+generation = 0
 
 
 def supports_all(problem: Any) -> bool:
@@ -70,6 +73,7 @@ def register(
     """
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        global generation
         fam = _REGISTRY.setdefault(family, {})
         if name in fam:
             raise RuntimeError(f"variant {family}/{name} registered twice")
@@ -77,6 +81,7 @@ def register(
         fam[name] = Variant(family, name, backend, fn, bytes_moved,
                             supports or supports_all, flops, rank, seed,
                             doc[0] if doc else "", prefer or supports_all)
+        generation += 1
         return fn
 
     return deco

@@ -14,7 +14,7 @@ import numpy as np
 from ...core import fastpath, registry as _registry
 from ...core.device import device_errors
 from ...core.scalar import as_scalar
-from ...core.arrays import as_input, flat_contiguous, is_flat, to_device, to_host
+from ...core.arrays import as_input, flat_contiguous, to_device, to_host
 from . import axis_fast, streamed
 from .spec import DTYPES, OPS, ReduceProblem, spec
 
@@ -88,8 +88,8 @@ def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: b
     Performance:
         Reads every element once (the default variant: one launch, no host synchronisation
         for device input). Non-contiguous input is copied first. Host input: one H2D copy and
-        one synchronising read of the result. A flat CuPy array without keywords skips
-        dispatch (``_device_default``): call latency is what small inputs pay.
+        one synchronising read of the result. A C-contiguous CuPy array without keywords
+        skips dispatch (``_device_default``): call latency is what small inputs pay.
     """
     if dtype is None and variant is None and device is None and axis is None \
             and not keepdims and ddof == 0 and op in OPS:
@@ -112,7 +112,6 @@ def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: b
     inp = as_input(a)
     if np.dtype(dtype if dtype is not None else inp.array.dtype) not in DTYPES:
         return streamed.axis(inp.array, op, None, dtype=dtype, variant=variant, device=device)
-    inp = as_input(a)
     x = flat_contiguous(inp.array)
     if dtype is not None:  # as NumPy: elements converted to dtype, the result of that dtype
         x = x.astype(np.dtype(dtype), copy=False)
@@ -135,20 +134,46 @@ def _reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, keepdims: b
     return r
 
 
+#: (op, dtype, device id, stream key, registry generation) -> (variant, runner) of the
+#: whole-array short path: the runner reduces a C-contiguous array (for the default
+#: ``persistent_vec`` its plan on that device and stream); both None where the default does
+#: not take every problem or the dtype is not one the kernels read. The generation changes
+#: when a variant registers, so a new default is never missed.
+_SHORT = fastpath.PlanCache("reduce.short")
+
+
 def _device_default(a: Any, op: str) -> Any:
-    """The default call's short path: a non-empty, flat CuPy array and no keywords run on the
+    """The default call's short path: a non-empty, C-contiguous CuPy array (of any shape: it
+    is reduced as the flat array the full path would make of it) and no keywords run on the
     cuda backend's preferred variant when that one supports every problem (what dispatch
     would choose), without building a problem or probing the input. None where it does not
-    apply; the full path then decides (and raises what it raises)."""
+    apply; the full path then decides (and raises what it raises).
+
+    Performance (issue 15): on a hit, one key of (op, dtype, device, stream, registry
+    generation) and one dict lookup, then the runner: a result taken from a slab and one
+    launch."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(a) is not cupy.ndarray or not a.size or not is_flat(a) \
-            or a.dtype not in DTYPES:
+    if cupy is None or type(a) is not cupy.ndarray or not a._c_contiguous or not a.size:
         return None
-    v = _registry.preferred_for_all("reduce", "cuda")
+    stream, skey = fastpath.current_stream()
+    key = (op, a.dtype, cupy.cuda.runtime.getDevice(), skey, _registry.generation)
+    hit = _SHORT.get(key)
+    if hit is None:
+        hit = _SHORT.put(key, _short_plan(op, a.dtype))
+    if hit[1] is None:
+        return None
+    _registry.ran(hit[0])
+    return hit[1](a)
+
+
+def _short_plan(op: str, dtype: np.dtype) -> tuple:
+    """The ``_SHORT`` entry of ``op`` on ``dtype`` on the current device and stream."""
+    v = _registry.preferred_for_all("reduce", "cuda") if dtype in DTYPES else None
     if v is None:
-        return None
-    _registry.ran(v)
-    return v.fn(a, spec(op, a.dtype))
+        return None, None
+    s = spec(op, dtype)
+    short = getattr(v.fn, "short_plan", None)
+    return v, (short(s) if short is not None else lambda x: v.fn(x, s))
 
 
 def _short(a: Any, op: str, axis: Any, keepdims: Any, ddof: Any) -> Any:

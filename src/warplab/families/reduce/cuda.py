@@ -194,12 +194,13 @@ class _ResultSlab:
 class _VecPlan:
     """Everything a ``persistent_vec`` launch needs that does not depend on the input, built
     once per (spec, device, stream): the kernel, the full persistent grid, this stream's
-    counter and partials, a slab for the results."""
+    counter and partials, a slab for the results. Calling it runs the reduction of a
+    C-contiguous array (the variant's body, and the whole-array short path's runner)."""
 
     __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results",
-                 "go")
+                 "go", "stream")
 
-    def __init__(self, s: ReduceSpec, device_id: int) -> None:
+    def __init__(self, s: ReduceSpec, device_id: int, stream: int) -> None:
         import cupy
 
         self.kernel = _kernel("reduce_persistent_vec", s.c_types)
@@ -210,8 +211,16 @@ class _VecPlan:
         self.out = s.out
         self.block = (VEC_BS,)
         self.results = _ResultSlab()
+        self.stream = stream
         # (data, n, partials, counter, out): n a Python int (the kernel's size_t)
         self.go = Prepared(self.kernel, None, self.block, (ARRAY, 0, ARRAY, ARRAY, ARRAY))
+
+    def __call__(self, x: Any) -> Any:
+        n = x.size
+        out = self.results.take(self.out)
+        self.go.on_stream(self.stream, vec_grid(n, self.per_block, self.full), x, n,
+                          self.partials, self.counter, out)
+        return out
 
 
 def vec_grid(n: int, per_block: int, full: int) -> int:
@@ -226,15 +235,16 @@ def vec_grid(n: int, per_block: int, full: int) -> int:
 _VEC_PLANS = fastpath.PlanCache("reduce.persistent_vec")
 
 
-def _vec_plan(s: ReduceSpec) -> tuple[_VecPlan, int]:
-    """The plan of ``s`` on the current device and stream, and the stream's handle."""
+def vec_plan(s: ReduceSpec) -> _VecPlan:
+    """The plan of ``s`` on the current device and stream: ``vec_plan(s)(x)`` reduces ``x``
+    (what the whole-array short path keeps, ``api._device_default``)."""
     dev = sys.modules["cupy"].cuda.runtime.getDevice()
     stream, skey = fastpath.current_stream()
     key = (s, dev, skey)
     plan = _VEC_PLANS.get(key)
     if plan is None:
-        plan = _VEC_PLANS.put(key, _VecPlan(s, dev))
-    return plan, stream
+        plan = _VEC_PLANS.put(key, _VecPlan(s, dev, stream))
+    return plan
 
 
 @register("reduce", "persistent_vec", backend="cuda", bytes_moved=reduce_bytes_moved, rank=0)
@@ -248,8 +258,7 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     of input); no host work beyond one cached plan lookup and a 0-d result taken from a
     preallocated slab.
     """
-    n = x.size
-    p, stream = _vec_plan(s)
-    out = p.results.take(p.out)
-    p.go.on_stream(stream, vec_grid(n, p.per_block, p.full), x, n, p.partials, p.counter, out)
-    return out
+    return vec_plan(s)(x)
+
+
+persistent_vec.short_plan = vec_plan  # the short path's runner of a spec (api._device_default)
