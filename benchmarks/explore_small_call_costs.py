@@ -17,7 +17,7 @@ import cupy
 import numpy as np
 
 import warplab
-from warplab.core import fastpath, launch, registry
+from warplab.core import fastpath, launch, registry, slab
 from warplab.core.arrays import is_flat
 from warplab.families.reduce import cuda as rcuda
 from warplab.families.reduce.spec import spec
@@ -60,7 +60,7 @@ def main() -> None:
     sptr = stream.ptr
     s = spec("sum", x.dtype)
     p = rcuda.vec_plan(s)
-    out = p.results.take(p.out)
+    out = p.results.take(p.scalar, (), p.out, 8)
     kptr = handle(p.kernel)
     eptr = handle(empty)
     rows: dict[str, float] = {}
@@ -89,7 +89,7 @@ def main() -> None:
     piece("fastpath.stream_key()", fastpath.stream_key)
     piece("vec_plan(spec)", lambda: rcuda.vec_plan(s))
     piece("spec('sum', dtype)", lambda: spec("sum", x.dtype))
-    piece("results.take (0-d cupy.ndarray)", lambda: p.results.take(p.out))
+    piece("results.take (0-d DeviceScalar)", lambda: p.results.take(p.scalar, (), p.out, 8))
     piece("cupy.ndarray((), dtype, memptr)", lambda: cupy.ndarray((), p.out, out.data))
     scalar_t = type(out)
     piece("DeviceScalar((), dtype, memptr)", lambda: scalar_t((), p.out, out.data))
@@ -140,7 +140,7 @@ def main() -> None:
     print(f"  pinned read {pinned_read()} ref {ref}", flush=True)
     if c_launch:
         def c_sum():
-            o = p.results.take(p.out)
+            o = p.results.take(p.scalar, (), p.out, 8)
             c_launch(kptr, 1, 512, 0, sptr, b"pQppp", x.data.ptr, 1024, p.partials.data.ptr,
                      p.counter.data.ptr, o.data.ptr)
             return o
@@ -170,13 +170,15 @@ def main() -> None:
         q = plans.get(key)
         if q is None:
             q = plans[key] = rcuda.vec_plan(spec("sum", a.dtype))
-        o = q.results.take(q.out)
+        o = q.results.take(q.scalar, (), q.out, 8)
         q.go.at(1, a, a.size, q.partials, q.counter, o)
         return o
 
     piece("lean sum (one dict lookup, take, C launch)", lambda: lean_sum(x))
     latency("float(lean sum)", lambda: float(lean_sum(x)))
     m = cupy.random.rand(64, 64, dtype=np.float32)
+    piece("warplab.sum(m), 64 x 64 C-contiguous", lambda: warplab.sum(m))
+    piece("slab.small((64,), float32)", lambda: slab.small((64,), m.dtype))
     piece("warplab.histogram(x, 64, (0, 1))", lambda: warplab.histogram(x, 64, (0, 1)))
     latency("warplab.histogram(x, 64, (0, 1))[0].get()",
             lambda: warplab.histogram(x, 64, (0, 1))[0].get())
