@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import threading
 import time
 
 import cupy
@@ -96,8 +97,13 @@ def main() -> None:
     piece("memptr + 8", lambda: out.data + 8)
     slab = cupy.empty(512, p.out)
     piece("slab[3] (a 0-d view)", lambda: slab[3])
-    piece("threading.Lock() enter/exit", lambda: p.results._lock.__enter__()
-          or p.results._lock.__exit__(None, None, None))
+    lock = threading.Lock()
+
+    def lock_pair() -> None:
+        with lock:
+            pass
+
+    piece("threading.Lock() with-block", lock_pair)
     piece("is_flat + type check",
           lambda: type(x) is cupy.ndarray and x.size and is_flat(x))
     piece("registry.preferred_for_all + ran",

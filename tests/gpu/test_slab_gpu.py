@@ -10,6 +10,7 @@ import pytest
 
 import warplab
 from warplab.core import fastpath, scalar
+from warplab.families.reduce import axis
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
@@ -42,7 +43,7 @@ def test_results_kept_across_slabs_stay_right(poisoned_slabs) -> None:
     for i, r in keep:
         np.testing.assert_allclose(r.get(), want[i % 4], rtol=1e-5, atol=1e-6)
     assert len({r.data.ptr for _, r in keep}) == 600
-    full = [warplab.series_stats(x, variant="rows_adaptive") for x in xs]
+    full = [axis.series_stats_rows(x) for x in xs]  # the full path
     for i, (m, n) in enumerate(stats):
         np.testing.assert_array_equal(m.get(), full[i % 4][0].get())
         np.testing.assert_array_equal(n.get(), full[i % 4][1].get())
