@@ -95,8 +95,6 @@ def main() -> None:
     scalar_t = type(out)
     piece("DeviceScalar((), dtype, memptr)", lambda: scalar_t((), p.out, out.data))
     piece("memptr + 8", lambda: out.data + 8)
-    slab = cupy.empty(512, p.out)
-    piece("slab[3] (a 0-d view)", lambda: slab[3])
     lock = threading.Lock()
 
     def lock_pair() -> None:
@@ -104,6 +102,15 @@ def main() -> None:
             pass
 
     piece("threading.Lock() with-block", lock_pair)
+
+    def lock_calls() -> None:
+        lock.acquire()
+        try:
+            pass
+        finally:
+            lock.release()
+
+    piece("threading.Lock() acquire/release", lock_calls)
     piece("is_flat + type check",
           lambda: type(x) is cupy.ndarray and x.size and is_flat(x))
     piece("registry.preferred_for_all + ran",
@@ -185,6 +192,9 @@ def main() -> None:
     m = cupy.random.rand(64, 64, dtype=np.float32)
     piece("warplab.sum(m), 64 x 64 C-contiguous", lambda: warplab.sum(m))
     piece("slab.small((64,), float32)", lambda: slab.small((64,), m.dtype))
+    piece("axis record key (shape, strides, ptr, device)",
+          lambda: ("mean", m.dtype, m.shape, m.strides, m.data.ptr % 16 == 0, 1, False, 0,
+                   cupy.cuda.runtime.getDevice()))
     piece("warplab.histogram(x, 64, (0, 1))", lambda: warplab.histogram(x, 64, (0, 1)))
     latency("warplab.histogram(x, 64, (0, 1))[0].get()",
             lambda: warplab.histogram(x, 64, (0, 1))[0].get())

@@ -46,12 +46,16 @@ class Slab:
         """A new C-contiguous array of type ``cls`` (``cupy.ndarray`` or a subclass) with
         ``shape`` and ``dtype``, ``0 < nbytes <= size`` bytes long, on the current device."""
         step = -(-nbytes // self.align) * self.align
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # acquire/release rather than a with-block (NOTES, session 13)
+        try:
             off = self._next
             if off + step > self.size:
                 self._mem, off = sys.modules["cupy"].cuda.alloc(self.size), 0
             self._next = off + step
             mem = self._mem
+        finally:
+            lock.release()
         return cls(shape, dtype, mem + off)
 
 
