@@ -65,7 +65,7 @@ def main() -> None:
             ptrs = tuple(np.uint64(a.data.ptr) if isinstance(a, cupy.ndarray) else a
                          for a in args)
             row = host_us([lambda: EMPTY((1,), (32,), (x,)),
-                           lambda: p.results.take(p.scalar, (), s.out, 8),
+                           lambda: p.results.take(s.out),
                            lambda: p.kernel((grid,), p.block, args),
                            lambda: p.kernel((grid,), p.block, ptrs),
                            lambda: _reduce_cuda.persistent_vec(x, s),

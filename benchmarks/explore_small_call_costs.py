@@ -18,7 +18,7 @@ import cupy
 import numpy as np
 
 import warplab
-from warplab.core import fastpath, launch, registry, slab
+from warplab.core import fastpath, launch, registry
 from warplab.core.arrays import is_flat
 from warplab.families.reduce import cuda as rcuda
 from warplab.families.reduce.spec import spec
@@ -61,7 +61,7 @@ def main() -> None:
     sptr = stream.ptr
     s = spec("sum", x.dtype)
     p = rcuda.vec_plan(s)
-    out = p.results.take(p.scalar, (), p.out, 8)
+    out = p.results.take(p.out)
     kptr = handle(p.kernel)
     eptr = handle(empty)
     rows: dict[str, float] = {}
@@ -90,10 +90,12 @@ def main() -> None:
     piece("fastpath.stream_key()", fastpath.stream_key)
     piece("vec_plan(spec)", lambda: rcuda.vec_plan(s))
     piece("spec('sum', dtype)", lambda: spec("sum", x.dtype))
-    piece("results.take (0-d DeviceScalar)", lambda: p.results.take(p.scalar, (), p.out, 8))
+    piece("results.take (0-d DeviceScalar)", lambda: p.results.take(p.out))
     piece("cupy.ndarray((), dtype, memptr)", lambda: cupy.ndarray((), p.out, out.data))
     scalar_t = type(out)
     piece("DeviceScalar((), dtype, memptr)", lambda: scalar_t((), p.out, out.data))
+    piece("DeviceScalar((), dtype) from CuPy's pool", lambda: scalar_t((), p.out))
+    piece("cupy.empty((), dtype)", lambda: cupy.empty((), p.out))
     piece("memptr + 8", lambda: out.data + 8)
     lock = threading.Lock()
 
@@ -153,7 +155,7 @@ def main() -> None:
     print(f"  pinned read {pinned_read()} ref {ref}", flush=True)
     if c_launch:
         def c_sum():
-            o = p.results.take(p.scalar, (), p.out, 8)
+            o = p.results.take(p.out)
             c_launch(kptr, 1, 512, 0, sptr, b"pQppp", x.data.ptr, 1024, p.partials.data.ptr,
                      p.counter.data.ptr, o.data.ptr)
             return o
@@ -183,7 +185,7 @@ def main() -> None:
         q = plans.get(key)
         if q is None:
             q = plans[key] = rcuda.vec_plan(spec("sum", a.dtype))
-        o = q.results.take(q.scalar, (), q.out, 8)
+        o = q.results.take(q.out)
         q.go.at(1, a, a.size, q.partials, q.counter, o)
         return o
 
@@ -191,7 +193,8 @@ def main() -> None:
     latency("float(lean sum)", lambda: float(lean_sum(x)))
     m = cupy.random.rand(64, 64, dtype=np.float32)
     piece("warplab.sum(m), 64 x 64 C-contiguous", lambda: warplab.sum(m))
-    piece("slab.small((64,), float32)", lambda: slab.small((64,), m.dtype))
+    piece("cupy.ndarray((64,), float32, memptr)", lambda: cupy.ndarray((64,), m.dtype, out.data))
+    piece("cupy.empty((64,), float32)", lambda: cupy.empty((64,), m.dtype))
     piece("axis record key (shape, strides, ptr, device)",
           lambda: ("mean", m.dtype, m.shape, m.strides, m.data.ptr % 16 == 0, 1, False, 0,
                    cupy.cuda.runtime.getDevice()))

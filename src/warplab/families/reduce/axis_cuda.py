@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
-from ...core import fastpath, slab
+from ...core import fastpath
 from ...core.launch import ARRAY, Prepared
 from ...core.registry import register
 from .axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
@@ -47,12 +47,9 @@ _I64, _F64 = np.dtype(np.int64), np.dtype(np.float64)
 _SIGN = np.int64(-(1 << 63))
 
 
-def _empty(shape: Any, dtype: np.dtype) -> Any:
-    """Every output and partials buffer comes from here (tests poison it): up to 1 KiB
-    carved from the current stream's slab (``core/slab.py``; a 0-d one a ``DeviceScalar``),
-    larger ones from CuPy's pool."""
-    a = slab.small(shape, dtype)
-    return sys.modules["cupy"].empty(shape, dtype) if a is None else a
+def _empty(shape: Any, dtype: Any) -> Any:
+    """Every output and partials buffer comes from here (tests poison it)."""
+    return sys.modules["cupy"].empty(shape, dtype)
 
 
 def kernel_dtypes(op: str, t: np.dtype) -> tuple[str, np.dtype]:

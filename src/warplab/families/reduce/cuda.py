@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,7 +20,6 @@ from .spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
 from ...core import fastpath
 from ...core.launch import ARRAY, Prepared
 from ...core.scalar import scalar_type
-from ...core.slab import Slab
 from ...core.registry import register
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
@@ -167,8 +167,28 @@ def single_pass_fence(x: Any, s: ReduceSpec) -> Any:
     return out
 
 
-#: A plan's 0-d results: 512 8-byte slots per allocation (core/slab.py)
-RESULT_SLAB = 512 * 8
+class _ResultSlab:
+    """0-d results carved from one device allocation of ``SLOTS`` 8-byte slots: one memory-pool
+    call per ``SLOTS`` reductions instead of one per call. A slot is never reused: every result
+    holds a reference to its slab, which goes back to the pool when the last result is gone.
+    The results are ``DeviceScalar`` arrays (``core/scalar.py``: a fast host read)."""
+
+    SLOTS = 512
+
+    def __init__(self) -> None:
+        self._type = scalar_type()
+        self._mem: Any = None
+        self._next = self.SLOTS
+        self._lock = threading.Lock()  # two threads on one stream share the plan
+
+    def take(self, dtype: np.dtype) -> Any:
+        cupy = sys.modules["cupy"]
+        with self._lock:
+            if self._next == self.SLOTS:
+                self._mem, self._next = cupy.cuda.alloc(8 * self.SLOTS), 0
+            mem = self._mem + 8 * self._next
+            self._next += 1
+        return self._type((), dtype, mem)
 
 
 class _VecPlan:
@@ -178,7 +198,7 @@ class _VecPlan:
     C-contiguous array (the variant's body, and the whole-array short path's runner)."""
 
     __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results",
-                 "scalar", "go", "stream")
+                 "go", "stream")
 
     def __init__(self, s: ReduceSpec, device_id: int, stream: int) -> None:
         import cupy
@@ -190,15 +210,14 @@ class _VecPlan:
         self.counter, self.partials = _SCRATCH.get(s.acc, self.full)
         self.out = s.out
         self.block = (VEC_BS,)
-        self.results = Slab(RESULT_SLAB, 8)
-        self.scalar = scalar_type()  # results are DeviceScalar arrays (core/scalar.py)
+        self.results = _ResultSlab()
         self.stream = stream
         # (data, n, partials, counter, out): n a Python int (the kernel's size_t)
         self.go = Prepared(self.kernel, None, self.block, (ARRAY, 0, ARRAY, ARRAY, ARRAY))
 
     def __call__(self, x: Any) -> Any:
         n = x.size
-        out = self.results.take(self.scalar, (), self.out, 8)
+        out = self.results.take(self.out)
         self.go.on_stream(self.stream, vec_grid(n, self.per_block, self.full), x, n,
                           self.partials, self.counter, out)
         return out

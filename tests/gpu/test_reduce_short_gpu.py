@@ -1,0 +1,43 @@
+"""The whole-array short path's cached decision (``reduce/api.py``, plan cache
+``reduce.short``) on the GPU (``pytest -m gpu``): a C-contiguous array of any shape takes the
+short path and gives the full path's result (same kernel, same bits); other layouts take the
+full path."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import warplab
+from warplab.core import fastpath, scalar
+
+pytestmark = pytest.mark.gpu
+if not warplab.cuda_available():
+    pytest.skip("no usable CUDA GPU", allow_module_level=True)
+cupy = pytest.importorskip("cupy")
+
+
+@pytest.mark.parametrize("shape", [(4096,), (64, 64), (2, 3, 5), (1, 1)])
+@pytest.mark.parametrize("op", ["sum", "mean", "min", "max"])
+def test_contiguous_arrays_of_any_shape_take_the_short_path(op: str, shape: tuple) -> None:
+    rng = np.random.default_rng(2)
+    h = rng.standard_normal(shape).astype(np.float32)
+    x = cupy.asarray(h)
+    fastpath.clear()
+    with warplab.record_variants() as ran:
+        got = getattr(warplab, op)(x)
+    assert [r.variant for r in ran] == ["persistent_vec"]
+    assert type(got) is scalar.scalar_type()
+    assert fastpath.stats()["reduce.short"] == 1
+    want = getattr(warplab, op)(x.reshape(-1), variant="persistent_vec")
+    assert float(got) == float(want)
+    assert float(getattr(warplab, op)(x)) == float(got)  # warm: the cached decision
+    ref = getattr(h.astype(np.float64), op)()
+    assert float(got) == pytest.approx(ref, rel=1e-5, abs=1e-5)
+
+
+def test_non_contiguous_arrays_take_the_full_path() -> None:
+    x = cupy.arange(64 * 64, dtype=cupy.float32).reshape(64, 64)
+    fastpath.clear()
+    for v in (x.T, x[:, ::2], x[::3]):
+        assert float(warplab.sum(v)) == float(v.get().astype(np.float64).sum())
+    assert fastpath.stats()["reduce.short"] == 0
