@@ -1,15 +1,15 @@
-"""Code generation of ``warp_tiers_words`` (issue 13): the default (every register array
-zeroed before its predicated loads, ``z3``) against the shapes of ``spec.WARP_CLASSES_SWEEP``
-(none zeroed: session 11's kernel, ``z0``; the stream's bytes only, ``z1``; the lane's words
-and bytes and the groups' chunks only, ``z2``), the default's kernel once more (``default
-again``: the noise), CUB and the cell's scatter ceiling, on the same batches. GPU machine; not
-part of the package's API.
+"""Register caps of ``warp_tiers_words`` (issue 13): the default (registers capped for 4 blocks
+of 256 threads per SM: 56 registers, no spills) against the shapes of
+``spec.WARP_CLASSES_SWEEP`` (capped for 5, 6 and 8 blocks: 48, 40 and 32 registers, with 32,
+64 and 108 bytes of spill stores), the default's kernel once more (``default again``: the
+noise), CUB and the cell's scatter ceiling, on the same batches. GPU machine; not part of the
+package's API.
 
-Why: in session 12 the mid-stream shapes sped up the 1-8 B align-1 cells, where no buffer
-takes the mid stream (S_C_1_8_a1 660 -> 763 GB/s). ptxas spilled the unzeroed kernel's stream
-bytes (a spill store behind each predicated byte load, so a round's loads were not all in
-flight); the mid shapes' register allocation did not; zeroing the arrays removes the spills
-outright (call 6: 1.08x by geometric mean, no cell slower; now the default).
+Why: the tiny-buffer cells are occupancy-sensitive (session 9: one block per SM, 16 warps,
+was 10-25% slower than four on 1-8 B and 16 B), and the cells left under the target are
+tiny-buffer cells with a shuffled side (session 12: S_S_1_8_a4 0.97x CUB, C_S_1_8_a4 1.05x
+at 94.3% of its scatter ceiling, S_S_1_64 1.09-1.12x). Session 12's unzeroed shapes and the
+mid stream: benchmarks/NOTES.md.
 
 Cells (session 12's 35): 1-8, 1-64, fixed 16 and 1-1024 B, all four layouts, alignment 1 and
 4, then 1-256 B C/C at align 1 and 4 and fixed 64 B C/C at align 1; each at the planned
@@ -63,9 +63,9 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: column headers of the sweep's shapes (spec.WARP_CLASSES_SWEEP) and the noise column
-SHAPES = {"t16,g8,s256,g32,s1024,b4,st4": "zero none",
-          "t16,g8,s256,g32,s1024,b4,st4,z1": "zero stream",
-          "t16,g8,s256,g32,s1024,b4,st4,z2": "zero lanes",
+SHAPES = {"t16,g8,s256,g32,s1024,b5,st4,z3": "5 blocks/SM",
+          "t16,g8,s256,g32,s1024,b6,st4,z3": "6 blocks/SM",
+          "t16,g8,s256,g32,s1024,b8,st4,z3": "8 blocks/SM",
           "t16,g8,s256,g32,s1024,b4,st4,z3": "default again"}
 
 

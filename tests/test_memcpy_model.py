@@ -163,21 +163,21 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
 
 
-def test_zeroed_shapes_are_the_default_but_for_code_generation() -> None:
+def test_sweep_shapes_are_the_default_but_for_the_register_cap() -> None:
     """The default zeroes every register array before its predicated loads (the kernel's
-    ZERO 3); the sweep's shapes zero none (session 11's kernel), the stream's bytes (1), the
-    lane's and groups' arrays (2), and change nothing else: the default's classes, stream and
-    registers cap; each is a distinct kernel instance, compiled in the module."""
-    assert WARP_TIERS_WORDS.zeroed == 3
-    assert [c.zeroed for c in WARP_CLASSES_SWEEP] == [0, 1, 2]
+    ZERO 3) and caps registers for 4 blocks per SM; the sweep's shapes cap them for 5, 6 and
+    8 blocks and change nothing else; each is a distinct kernel instance, compiled in the
+    module and in the nvcc check's."""
+    assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
+    assert [c.min_blocks for c in WARP_CLASSES_SWEEP] == [5, 6, 8]
     for c in WARP_CLASSES_SWEEP:
-        assert c._replace(zeroed=3) == WARP_TIERS_WORDS
+        assert c._replace(min_blocks=4) == WARP_TIERS_WORDS
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *WARP_CLASSES_SWEEP)]
     assert exprs[0].endswith(", 4, 4, 3>") and len(set(exprs)) == 4
     assert set(exprs) <= set(cuda._EXPRESSIONS)
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
-    for z in range(4):  # the nvcc check instantiates the same kernels
-        assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, {z})" in source
+    for b in (4, 5, 6, 8):
+        assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3)" in source
 
 
 def test_warp_tiers_classes_at_the_tier_boundaries() -> None:

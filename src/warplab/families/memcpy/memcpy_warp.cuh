@@ -174,6 +174,20 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
     }
 }
 
+// Blocks per SM a register cap may ask for: MINB, at most what the architecture keeps
+// resident (threads per SM: 1024 on sm_75, 1536 on sm_86/89, 2048 on sm_80 and sm_90; ptxas
+// rejects a larger request). NVRTC compiles for the device in use.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800)
+#define WARPLAB_MEMCPY_SM_THREADS 1024
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+#define WARPLAB_MEMCPY_SM_THREADS 1536
+#else
+#define WARPLAB_MEMCPY_SM_THREADS 2048
+#endif
+#define WARPLAB_MEMCPY_MINB(b) \
+    ((b) * WARPLAB_MEMCPY_WARP_THREADS <= WARPLAB_MEMCPY_SM_THREADS \
+         ? (b) : WARPLAB_MEMCPY_SM_THREADS / WARPLAB_MEMCPY_WARP_THREADS)
+
 // The first kernel of warp_classes (the second is memcpy_size_classes_blev<CHUNK>): a
 // grid-stride loop of warps over groups of 32 buffers; blocks of WARPLAB_MEMCPY_WARP_THREADS,
 // registers capped so that MINB blocks fit an SM (occupancy: small copies are latency-bound).
@@ -188,7 +202,7 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // groups' chunks and edge bytes, 3 both, 0 none.
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
           int STREAM, int ZERO>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, MINB)
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
 memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                     const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
                     u32* __restrict__ queue_id, u64* __restrict__ queue_first) {

@@ -108,10 +108,11 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: geometric mean over 35 cells, no cell slower).
 WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py:
-#: ``warp_tiers_words`` with no register array zeroed (session 11's code generation), the
-#: stream's bytes only, the lane's and groups' arrays only. (Session 11's tiers at three
-#: blocks, session 12's mid stream and older shapes: benchmarks/NOTES.md.)
-WARP_CLASSES_SWEEP = tuple(WARP_TIERS_WORDS._replace(zeroed=z) for z in (0, 1, 2))
+#: ``warp_tiers_words`` with its registers capped for 5, 6 and 8 blocks of 256 threads per SM
+#: (48, 40 and 32 registers: more warps in flight for the tiny-buffer cells, at the risk of
+#: spills). (Session 12's unzeroed shapes, session 11's tiers at three blocks, the mid stream
+#: and older shapes: benchmarks/NOTES.md.)
+WARP_CLASSES_SWEEP = tuple(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
