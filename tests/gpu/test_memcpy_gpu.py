@@ -27,8 +27,8 @@ FULL_STREAM = {"sixteen": (16, 16), "fifteen_sixteen": (15, 16)}
 #: sizes on both sides of every class boundary (thread / groups / warp_tiers' second group
 #: tier / warp loop / BLEV), drawn from this list
 BOUNDARY_SIZES = (0, 1, 2, 4, 8, 15, 16, 17, 255, 256, 257, 1023, 1024, 1025, 8192, 8193)
-#: the sizes whose register arrays the sweep's zeroed shapes change: the lane's words and
-#: bytes, the stream, the groups' first chunks and edge bytes
+#: the sizes whose register arrays the kernel zeroes (the sweep's register caps spill some of
+#: them): the lane's words and bytes, the stream, the groups' first chunks and edge bytes
 ZEROED_SIZES = (1, 2, 7, 8, 9, 16, 17, 64)
 COUNTS = (0, 1, 31, 32, 33, 1000, 100_000)
 BIG_COUNT_RANGES = ("tiny", "sub")  # 100,000 buffers only where the data stays small
@@ -144,11 +144,13 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
 @pytest.mark.parametrize("align", [1, 4, 16])
 @pytest.mark.parametrize("src_s,dst_s", [(False, False), (True, True), (False, True),
                                          (True, False)])
-def test_zeroed_shapes_copy_exactly(count: int, align: int, src_s: bool, dst_s: bool) -> None:
-    """The sweep's zeroed shapes (register arrays zeroed before their predicated loads) beside
-    the default on 1, 2, 7, 8, 9, 16, 17 and 64 bytes (sizes rounded down to the alignment;
-    0-byte buffers where that empties them), every layout, guard gaps between all buffers in
-    a poisoned arena: a zeroed register must never reach a byte the default would not write."""
+def test_sweep_shapes_copy_exactly_at_register_sizes(count: int, align: int, src_s: bool,
+                                                     dst_s: bool) -> None:
+    """The sweep's shapes (the default's kernel with registers capped for 5, 6 and 8 blocks
+    per SM: values spilled and reloaded) beside the default on 1, 2, 7, 8, 9, 16, 17 and 64
+    bytes, the sizes whose register arrays are zeroed (rounded down to the alignment; 0-byte
+    buffers where that empties them), every layout, guard gaps between all buffers in a
+    poisoned arena: no register may reach a byte the default would not write."""
     from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
 
     run_case(["warp_tiers_words"], "zeroed", count, align, src_s, dst_s,
