@@ -32,8 +32,10 @@ Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memc
 from __future__ import annotations
 
 import math
+import sys
 import time
 from types import SimpleNamespace
+from typing import Any
 
 from explore_memcpy_small import (
     cells_args,
@@ -48,6 +50,7 @@ from explore_memcpy_small import (
 from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.families.memcpy import cuda as mc
 from warplab.families.memcpy.cuda import run_warp_classes
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 from warplab.report.memcpy_target import INVALID
@@ -67,6 +70,26 @@ SHAPES = {"t16,g8,s256,g32,s1024,b5,st4,z3": "5 blocks/SM",
           "t16,g8,s256,g32,s1024,b6,st4,z3": "6 blocks/SM",
           "t16,g8,s256,g32,s1024,b8,st4,z3": "8 blocks/SM",
           "t16,g8,s256,g32,s1024,b4,st4,z3": "default again"}
+
+
+#: persistent grids of the default kernel: blocks per SM (4 keeps the default's occupancy)
+GRIDS = (1, 2, 3, 4)
+
+
+def grid_target(k: int) -> SimpleNamespace:
+    """The default's kernel on a grid of at most ``k`` blocks per SM: its grid-stride loop
+    takes the rest (the default launches one block per 256 buffers, up to 2^20 blocks)."""
+    c = WARP_TIERS_WORDS
+
+    def fn(b: Any) -> None:
+        if b.count == 0:
+            return
+        dev = sys.modules["cupy"].cuda.runtime.getDevice()
+        grid = min(-(-b.count // mc.WARP_THREADS), k * mc._sms(dev))
+        mc._classed(b, mc._kernel_on(mc._warp_expr(c), dev), grid, mc.WARP_THREADS,
+                    c.wlev_max, c.chunk, dev)
+
+    return SimpleNamespace(name=f"warp_classes[grid {k}/SM]", fn=fn)
 
 
 def short(name: str) -> str:
@@ -141,6 +164,7 @@ def main() -> None:
     tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
     tgts += shape_targets()
     tgts.append(SimpleNamespace(name=AGAIN, fn=lambda b: run_warp_classes(b, WARP_TIERS_WORDS)))
+    tgts += [grid_target(k) for k in GRIDS]
     tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
     names = [t.name for t in tgts]
     grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
