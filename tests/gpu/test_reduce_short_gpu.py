@@ -16,7 +16,7 @@ if not warplab.cuda_available():
 cupy = pytest.importorskip("cupy")
 
 
-@pytest.mark.parametrize("shape", [(4096,), (64, 64), (2, 3, 5), (1, 1)])
+@pytest.mark.parametrize("shape", [(4096,), (64, 64), (2, 3, 5), (1, 1), ()])
 @pytest.mark.parametrize("op", ["sum", "mean", "min", "max"])
 def test_contiguous_arrays_of_any_shape_take_the_short_path(op: str, shape: tuple) -> None:
     rng = np.random.default_rng(2)

@@ -11,9 +11,10 @@ What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
   runner per op, dtype, device, stream and registry generation), ``reduce.persistent_vec``
   (kernel, persistent grid, scratch, result slab per reduction spec, device, stream),
   ``histogram.launch`` (kernel, device lookup table, persistent grid per kernel, mapping,
-  device), ``histogram.named`` (the named byte mappings of the short path), and the launch records of axis reductions, ``histogram``
-  with a range, weighted ``bincount`` (``reduce.axis``, ``histogram.even``,
-  ``bincount.weighted``, ``bincount.bins``), ``copy_batched``'s variant (``memcpy.choice``),
+  device), ``histogram.named`` (the named byte mappings of the short path), and the launch
+  records of axis reductions, ``histogram`` with a range, weighted ``bincount``
+  (``reduce.axis``, ``histogram.even``, ``bincount.weighted``, ``bincount.bins``),
+  ``copy_batched``'s variant (``memcpy.choice``),
   the Gram kernels' shared-memory opt-in (``gram.smem``); docs/latency.md lists their keys.
 * ``pinned`` (:func:`read_small`): a page-locked host buffer per device that small results are
   copied through (one asynchronous copy per array and one synchronisation, instead of a

@@ -179,7 +179,8 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // rejects a larger request). NVRTC compiles for the device in use.
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800)
 #define WARPLAB_MEMCPY_SM_THREADS 1024
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+#elif defined(__CUDA_ARCH__) && \
+    (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
 #define WARPLAB_MEMCPY_SM_THREADS 1536
 #else
 #define WARPLAB_MEMCPY_SM_THREADS 2048
