@@ -298,6 +298,16 @@ def test_cli_json_and_figure(tmp_path: Path, capsys: pytest.CaptureFixture) -> N
     assert ratio_figure(c, tmp_path / "again.png").stat().st_size > 1000
 
 
+def test_load_reads_gzip_results_as_plain_ones(tmp_path: Path) -> None:
+    """benchmarks/results keeps large campaigns as .json.gz: compare reads them as .json."""
+    import gzip
+
+    plain = write(tmp_path, "a.json", doc([rec()]))
+    gz = tmp_path / "a.json.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    assert cmp.load(gz) == cmp.load(plain)
+
+
 def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     good = doc([rec()])
     no_meta = copy.deepcopy(good)
@@ -308,6 +318,7 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "missing": (tmp_path / "nope.json", "no such results file"),
         "not json": (tmp_path / "x.json", "is not JSON"),
         "binary": (tmp_path / "x.bin", "is not JSON"),
+        "bad gzip": (tmp_path / "x.json.gz", "is not JSON"),
         "folder": (tmp_path, "is a folder"),
         "wrong schema": (write(tmp_path, "s2.json", {**good, "schema": 2}), "schema 1"),
         "a list": (write(tmp_path, "list.json", [good]), "schema 1"),
@@ -318,10 +329,12 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     }
     (tmp_path / "x.json").write_text("{not json")
     (tmp_path / "x.bin").write_bytes(b"\xff\xfe\x00garbage")
+    (tmp_path / "x.json.gz").write_bytes(b"not gzip")
     return cases
 
 
-@pytest.mark.parametrize("case", ["missing", "not json", "binary", "folder", "wrong schema",
+@pytest.mark.parametrize("case", ["missing", "not json", "binary", "bad gzip", "folder",
+                                  "wrong schema",
                                   "a list", "meta lacks a key", "record lacks a key",
                                   "noise not a number"])
 @pytest.mark.parametrize("side", ["a", "b"])

@@ -62,9 +62,9 @@ def load(path: str | Path) -> dict:
     if p.is_dir():
         raise ValueError(f"{p} is a folder: name a results JSON file")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ValueError(f"{p} is not JSON (not UTF-8 text)") from None
+        doc = json.loads(results.read_text(p))  # .json or .json.gz (as the report reads)
+    except (UnicodeDecodeError, OSError, EOFError):
+        raise ValueError(f"{p} is not JSON (not UTF-8 text, or not valid gzip)") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p} is not JSON ({exc.msg}, line {exc.lineno})") from None
     try:
