@@ -76,10 +76,11 @@ def memcpy_sweep(total: int = 64 << 20) -> None:
             cls = SizeClasses(*c)
 
             def run(dst_ptrs, cls=cls, n=n, d_src=d_src, d_sz=d_sz):
-                ws = cupy.empty(1 + n + -(-n // 2), dtype=np.uint64)
-                counter, first = ws[:1], ws[1:1 + n]
-                ids = ws[1 + n:].view(np.uint32)
-                counter.data.memset_async(0, 8)
+                # counter, finished BLEV blocks, first chunks, ids (memcpy.cu)
+                ws = cupy.empty(2 + n + -(-n // 2), dtype=np.uint64)
+                counter, first = ws[:2], ws[2:2 + n]
+                ids = ws[2 + n:].view(np.uint32)
+                counter.data.memset_async(0, 16)
                 tiles = -(-n // (cls.tile_threads * cls.buffers_per_thread))
                 kern[mc._tiles_expr(cls)]((tiles,), (cls.tile_threads,),
                                           (d_src, dst_ptrs, d_sz, np.uint64(n), counter, ids,

@@ -1,15 +1,16 @@
-"""Register caps of ``warp_tiers_words`` (issue 13): the default (registers capped for 4 blocks
-of 256 threads per SM: 56 registers, no spills) against the shapes of
-``spec.WARP_CLASSES_SWEEP`` (capped for 5, 6 and 8 blocks: 48, 40 and 32 registers, with 32,
-64 and 108 bytes of spill stores), the default's kernel once more (``default again``: the
-noise), CUB and the cell's scatter ceiling, on the same batches. GPU machine; not part of the
-package's API.
+"""Cache policy of the loads of ``warp_tiers_words`` (issue 13): the default (source bytes
+through the read-only path, ``__ldg``) against the same kernel compiled with
+``WARPLAB_MEMCPY_LOADS`` 1 (source bytes evict-first, ``__ldcs``) and 2 (the descriptors
+evict-first too), the default's kernel once more (``default again``: the noise), CUB and the
+cell's scatter ceiling (touched at the default policy), on the same batches. GPU machine; not
+part of the package's API.
 
-Why: the tiny-buffer cells are occupancy-sensitive (session 9: one block per SM, 16 warps,
-was 10-25% slower than four on 1-8 B and 16 B), and the cells left under the target are
-tiny-buffer cells with a shuffled side (session 12: S_S_1_8_a4 0.97x CUB, C_S_1_8_a4 1.05x
-at 94.3% of its scatter ceiling, S_S_1_64 1.09-1.12x). Session 12's unzeroed shapes and the
-mid stream: benchmarks/NOTES.md.
+Why: the cells left under the target are tiny buffers with a shuffled destination, where each
+store writes part of a 32-byte sector at a random place; session 13 found them set by the
+memory's handling of those partial-sector writes (more warps per SM made them slower, the
+grid did not move them). Source bytes and descriptors are read once: loaded evict-first they
+need not take L2 lines from the destination's partial sectors. Session 13's register caps
+(``spec.WARP_CLASSES_SWEEP``) and persistent grids: benchmarks/NOTES.md.
 
 Cells (session 12's 35): 1-8, 1-64, fixed 16 and 1-1024 B, all four layouts, alignment 1 and
 4, then 1-256 B C/C at align 1 and 4 and fixed 64 B C/C at align 1; each at the planned
@@ -23,7 +24,7 @@ The cell's scatter ceiling (``families/memcpy/ceiling.py``, column ``ceiling``: 
 is measured beside them and judged: valid only where no verified copy of the cell ran faster
 (``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each
 target's GB/s and x CUB; ``!`` marks a wrong record), per target the cells at >= 1.2x CUB and
-the geometric mean of x CUB, and per shape the geometric mean of x default over the 35 cells
+the geometric mean of x CUB, and per policy the geometric mean of x default over the 35 cells
 (and over the 1-8 B align-1 cells), its worst cell x default and x ``default again``; full
 records as JSON.
 
@@ -32,10 +33,8 @@ Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memc
 from __future__ import annotations
 
 import math
-import sys
 import time
 from types import SimpleNamespace
-from typing import Any
 
 from explore_memcpy_small import (
     cells_args,
@@ -44,13 +43,11 @@ from explore_memcpy_small import (
     measure_cells,
     records_by_case,
     shape_name,
-    shape_targets,
 )
 
 from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
-from warplab.families.memcpy import cuda as mc
 from warplab.families.memcpy.cuda import run_warp_classes
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 from warplab.report.memcpy_target import INVALID
@@ -65,31 +62,19 @@ LAYOUTS = ((C, C), (C, S), (S, C), (S, S))
 CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) for a in (1, 4)
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
-#: column headers of the sweep's shapes (spec.WARP_CLASSES_SWEEP) and the noise column
-SHAPES = {"t16,g8,s256,g32,s1024,b5,st4,z3": "5 blocks/SM",
-          "t16,g8,s256,g32,s1024,b6,st4,z3": "6 blocks/SM",
-          "t16,g8,s256,g32,s1024,b8,st4,z3": "8 blocks/SM",
+#: cache policies of the loads timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh)
+LOADS = {1: "bytes evict-first", 2: "all evict-first"}
+#: column headers: the policies and the noise column
+SHAPES = {**{shape_name(WARP_TIERS_WORDS._replace(loads=k))[len("warp_classes["):-1]: v
+             for k, v in LOADS.items()},
           "t16,g8,s256,g32,s1024,b4,st4,z3": "default again"}
 
 
-#: persistent grids of the default kernel: blocks per SM (4 keeps the default's occupancy)
-GRIDS = (1, 2, 3, 4)
-
-
-def grid_target(k: int) -> SimpleNamespace:
-    """The default's kernel on a grid of at most ``k`` blocks per SM: its grid-stride loop
-    takes the rest (the default launches one block per 256 buffers, up to 2^20 blocks)."""
-    c = WARP_TIERS_WORDS
-
-    def fn(b: Any) -> None:
-        if b.count == 0:
-            return
-        dev = sys.modules["cupy"].cuda.runtime.getDevice()
-        grid = min(-(-b.count // mc.WARP_THREADS), k * mc._sms(dev))
-        mc._classed(b, mc._kernel_on(mc._warp_expr(c), dev), grid, mc.WARP_THREADS,
-                    c.wlev_max, c.chunk, dev)
-
-    return SimpleNamespace(name=f"warp_classes[grid {k}/SM]", fn=fn)
+def loads_target(mode: int) -> SimpleNamespace:
+    """The default's kernel with load policy ``mode`` (``spec.WARP_CLASSES_SWEEP``: its own
+    NVRTC module), launched as the default is."""
+    c = WARP_TIERS_WORDS._replace(loads=mode)
+    return SimpleNamespace(name=shape_name(c), fn=lambda b: run_warp_classes(b, c))
 
 
 def short(name: str) -> str:
@@ -114,7 +99,7 @@ def geomean(xs: list[float]) -> float:
 
 def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
     """One line per cell, then per target the cells >= 1.2x CUB and the geometric mean, then
-    per shape its geometric mean x default (all cells; 1-8 B align 1), its worst cell x
+    per policy its geometric mean x default (all cells; 1-8 B align 1), its worst cell x
     default and its worst cell x ``default again``."""
     cols = [n for n in names if n != CUB]
     lines = [f"{'cell':<21} {'CUB GB/s':>8} " + " ".join(f"{short(n):>14}" for n in cols)]
@@ -141,7 +126,7 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
         if ratios[n]:
             lines.append(f"  {short(n):<22} {sum(x >= 1.2 for x in ratios[n]):3d} / "
                          f"{len(ratios[n])}  {geomean(ratios[n]):5.3f}")
-    lines.append("shape: geometric mean x default (all cells; 1-8 B align 1), worst cell x "
+    lines.append("policy: geometric mean x default (all cells; 1-8 B align 1), worst cell x "
                  "default, worst cell x default again")
     for n in cols:
         xs, ys = vs[n][DEFAULT], vs[n][AGAIN]
@@ -162,9 +147,8 @@ def main() -> None:
     t0 = time.perf_counter()
     variants, notes = targets(VARIANTS, True)
     tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
-    tgts += shape_targets()
+    tgts += [loads_target(k) for k in LOADS]
     tgts.append(SimpleNamespace(name=AGAIN, fn=lambda b: run_warp_classes(b, WARP_TIERS_WORDS)))
-    tgts += [grid_target(k) for k in GRIDS]
     tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
     names = [t.name for t in tgts]
     grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]

@@ -29,7 +29,7 @@ def _table(args: tuple) -> list[tuple[int, int, int]]:
                                                         sizes.view(np.int64)[:int(n)])]
 
 
-def _kernel_on(expr: str, device: int) -> object:
+def _kernel_on(expr: str, device: int, loads: int = 0) -> object:
     classes = {c.chunk: c for c in (spec.PR_CLASSES, spec.TUNED_CLASSES)}
 
     def tiles(grid: tuple, block: tuple, args: tuple) -> None:  # also warp_classes' first
@@ -161,6 +161,8 @@ def test_warm_copy_batched_ring_work(gpu, monkeypatch) -> None:
 @pytest.mark.parametrize("variant", [None, "size_classes_tuned", "size_classes"])
 def test_size_classes_and_launches(gpu, monkeypatch, variant) -> None:
     monkeypatch.setattr(api, "TABLE_BUFFERS", 0)
+    srcs, dsts = _buffers([70000])
+    warplab.copy_batched(srcs, dsts, variant=variant)  # makes this stream's BLEV queue
     for sizes, launches in (([0, 32, 33, 1024, 8192], 1), ([8192, 8193], 2),
                             ([40000, 1, 0, 70000], 2), ([0, 0], 1)):
         srcs, dsts = _buffers(sizes, seed=len(sizes))
@@ -168,7 +170,8 @@ def test_size_classes_and_launches(gpu, monkeypatch, variant) -> None:
         warplab.copy_batched(srcs, dsts, variant=variant)
         limit = (spec.PR_CLASSES if variant == "size_classes" else spec.TUNED_CLASSES).wlev_max
         two = max(sizes) > limit
-        assert WORK["launch"] == (2 if two else 1) and WORK["memset"] == (1 if two else 0)
+        # two kernels: the stream's queue, zeroed once when made (cupy.zeros: one memset)
+        assert WORK["launch"] == (2 if two else 1) and WORK["memset"] == 0
         if variant != "size_classes":
             assert WORK["launch"] == launches
         _same(srcs, dsts)
@@ -180,7 +183,14 @@ def test_pointer_form_keeps_both_kernels(gpu) -> None:
     sizes = dev(np.array([a.nbytes for a in srcs], np.int64))
     WORK.clear()
     warplab.memcpy_batched(ptrs[0], ptrs[1], sizes)  # sizes on the device: not known here
-    assert WORK["launch"] == 2 and WORK["memset"] == 1
+    # the stream's BLEV queue made: slots for 4 buffers, the counter zeroed once (cupy.zeros)
+    assert WORK["launch"] == 2 and WORK["memset"] == 1 and WORK["empty"] == 2
+    _same(srcs, dsts)
+    for d in dsts:
+        d[...] = 0
+    WORK.clear()
+    warplab.memcpy_batched(ptrs[0], ptrs[1], sizes)  # warm: the kernels zero the counter
+    assert dict(WORK) == {"launch": 2}
     _same(srcs, dsts)
     for d in dsts:
         d[...] = 0
@@ -215,6 +225,81 @@ def test_errors_same_as_full_path(gpu) -> None:
         assert _raised(warplab.copy_batched, s, d) == want
     # sources may overlap each other (as in the full path)
     warplab.copy_batched([buf[:64], buf[32:96]], [dsts[0], dsts[1]])
+
+
+def _pointers(sizes: list[int], seed: int = 0) -> tuple[list[Dev], list[Dev], Dev, Dev]:
+    srcs, dsts = _buffers(sizes, seed)
+    src, dst = (dev(np.array([a.data.ptr for a in arrays], np.uint64)) for arrays in (srcs, dsts))
+    return srcs, dsts, src, dst
+
+
+def test_pointer_form_errors_and_conversions_after_a_warm_call(gpu) -> None:
+    """Every input the short path does not take goes to the full path, which raises what it
+    always raised (checked against a named variant: the full path) or converts (int32
+    sizes, a strided view): the bytes copied are the same."""
+    srcs, dsts, src, dst = _pointers([64, 100, 3])
+    n = dev(np.array([64, 100, 3], np.int64))
+    bad = [(src, dst, n[:2]),                                  # lengths
+           (src, dst, dev(np.array([64.0, 100.0, 3.0]))),      # not integers
+           (src, dst.astype(np.uint32), n),                     # 4-byte addresses
+           (dev(np.stack([src, src])), dst, n),                 # 2-D
+           (src, dst, np.array([64, 100, 3], np.int64)),        # host sizes
+           (src.get(), dst, n)]                                 # host addresses
+    for s, d, z in bad:
+        warplab.memcpy_batched(src, dst, n)  # warm
+        want = _raised(warplab.memcpy_batched, s, d, z, variant="warp_tiers_words")
+        assert _raised(warplab.memcpy_batched, s, d, z) == want
+    for d in dsts:
+        d[...] = 0
+    with warplab.record_variants() as ran:
+        warplab.memcpy_batched(src, dst, dev(np.array([64, 100, 3], np.int32)))  # widened
+    assert [r.variant for r in ran] == ["warp_tiers_words"]
+    _same(srcs, dsts)
+    wide = dev(np.zeros(6, np.uint64))
+    wide[::2] = src
+    for d in dsts:
+        d[...] = 0
+    warplab.memcpy_batched(wide[::2], dst, n)  # a strided view: made contiguous
+    _same(srcs, dsts)
+
+
+def test_pointer_form_choice_follows_the_registry(gpu, monkeypatch) -> None:
+    """The cached choice is keyed by the registry's generation: a variant registered after
+    warm calls runs on the next call."""
+    srcs, dsts, src, dst = _pointers([16, 16])
+    n = dev(np.array([16, 16], np.int64))
+    warplab.memcpy_batched(src, dst, n)
+    monkeypatch.setattr(registry, "_REGISTRY", {k: dict(v) for k, v in
+                                                registry._REGISTRY.items()})
+    seen = []
+    registry.register("memcpy_batched", "spy", backend="cuda", rank=-1,
+                      bytes_moved=spec.bytes_moved)(lambda b: seen.append(b.count))
+    with warplab.record_variants() as ran:
+        warplab.memcpy_batched(src, dst, n)
+    assert seen == [2] and [r.variant for r in ran] == ["spy"]
+
+
+def test_stream_queue_slots(gpu, monkeypatch) -> None:
+    """The BLEV queue keeps slots for up to KEEP_SLOTS buffers (grown by doubling, then
+    reused: no allocation), larger batches take slots per call; one queue per stream."""
+    monkeypatch.setattr(cuda, "KEEP_SLOTS", 64)
+    q = cuda._Queue()
+    caps = []
+    for count in (3, 3, 5, 40, 41, 64, 65, 1000, 10):
+        WORK.clear()
+        keep, first, ids = q.slots_for(count)
+        caps.append((q.capacity, WORK["empty"]))
+        assert ids - first >= 8 * count and keep.nbytes >= 12 * count
+    assert caps == [(3, 1), (3, 0), (6, 1), (40, 1), (64, 1), (64, 0), (64, 1), (64, 1),
+                    (64, 0)]
+    assert np.asarray(q.counter).tolist() == [0, 0]
+    big = [8193, 9000]  # both queued for the BLEV kernel
+    srcs, dsts, src, dst = _pointers(big)
+    for stream in (7, 7, 9):
+        gpu.stream = stream
+        warplab.memcpy_batched(src, dst, dev(np.array(big, np.int64)))
+        _same(srcs, dsts)
+    assert len(cuda._QUEUES) == 2
 
 
 def _brute(src: list[int], dst: list[int], sizes: list[int]) -> bool:

@@ -163,18 +163,25 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
 
 
-def test_sweep_shapes_are_the_default_but_for_the_register_cap() -> None:
+def test_sweep_shapes_are_the_default_but_for_the_register_cap_or_the_loads() -> None:
     """The default zeroes every register array before its predicated loads (the kernel's
-    ZERO 3) and caps registers for 4 blocks per SM; the sweep's shapes cap them for 5, 6 and
-    8 blocks and change nothing else; each is a distinct kernel instance, compiled in the
-    module and in the nvcc check's."""
+    ZERO 3), caps registers for 4 blocks per SM and loads with policy 0; the sweep's shapes
+    cap them for 5, 6 and 8 blocks, or load with policy 1 or 2, and change nothing else; the
+    caps are distinct kernel instances of the default module (and the nvcc check's), each
+    policy its own module holding the default's instance and its BLEV kernel."""
     assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
-    assert [c.min_blocks for c in WARP_CLASSES_SWEEP] == [5, 6, 8]
+    assert WARP_TIERS_WORDS.loads == 0 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
+    assert [(c.min_blocks, c.loads) for c in WARP_CLASSES_SWEEP] == [
+        (5, 0), (6, 0), (8, 0), (4, 1), (4, 2)]
     for c in WARP_CLASSES_SWEEP:
-        assert c._replace(min_blocks=4) == WARP_TIERS_WORDS
-    exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *WARP_CLASSES_SWEEP)]
+        assert c._replace(min_blocks=4, loads=0) == WARP_TIERS_WORDS
+    caps = [c for c in WARP_CLASSES_SWEEP if c.loads == 0]
+    exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *caps)]
     assert exprs[0].endswith(", 4, 4, 3>") and len(set(exprs)) == 4
-    assert set(exprs) <= set(cuda._EXPRESSIONS)
+    assert set(exprs) <= set(cuda._expressions(0))
+    blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
+    for k in (1, 2):
+        assert cuda._expressions(k) == (exprs[0], blev)
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     for b in (4, 5, 6, 8):
         assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3)" in source
@@ -270,7 +277,7 @@ def test_streamed_buffers_are_thread_copys_byte_path() -> None:
     single = np.isin(n, (1, 2, 4, 8, 16)) & ((src % np.maximum(n, 1)) == 0) & (
         (dst % np.maximum(n, 1)) == 0)
     assert WARP_TIERS.stream == 3 and WARP_TIERS_WORDS.stream == 4
-    assert [c.stream for c in WARP_CLASSES_SWEEP] == [4, 4, 4]
+    assert [c.stream for c in WARP_CLASSES_SWEEP] == [4] * len(WARP_CLASSES_SWEEP)
     every = WARP_CLASSES._replace(stream=2)
     for c, want in ((WARP_CLASSES, np.zeros_like(tiny)), (every, tiny),
                     (WARP_CLASSES_STREAM, tiny & odd), (WARP_TIERS, tiny & ~single),

@@ -117,7 +117,7 @@ def test_variants_copy_exactly(rng_name: str, count: int, align: int, src_s: boo
                          [c for c in CASES if c[1] in (1, 33, 1000, 100_000)])
 def test_warp_classes_shapes_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
                                           dst_s: bool) -> None:
-    """The other shapes of warp_classes (benchmarks/explore_memcpy_cells.py times them)."""
+    """The other shapes of warp_classes (benchmarks/explore_memcpy_small.py times them)."""
     from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
 
     run_case([], rng_name, count, align, src_s, dst_s, configs=WARP_CLASSES_SWEEP)
@@ -212,6 +212,53 @@ def test_memcpy_batched_check_and_size_dtypes() -> None:
     assert int(dst.sum()) == 0
     with pytest.raises(ValueError, match="entries"):
         warplab.memcpy_batched(p(src, [0]), p(dst, [0, 1]), cupy.asarray([1]))
+
+
+def _big_batch(seed: int, count: int = 40) -> tuple:
+    """``count`` buffers, a third of them above the warp limit (the BLEV queue), packed in
+    one source and one poisoned destination arena: (src_ptrs, dst_ptrs, sizes, source, dst)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40000, size=count)
+    sizes[::3] += 8192
+    off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.uint64)
+    src = cupy.asarray(rng.integers(0, 256, size=int(sizes.sum()), dtype=np.uint8))
+    dst = cupy.full(int(sizes.sum()), POISON, dtype=np.uint8)
+    return (cupy.asarray(off + np.uint64(src.data.ptr)),
+            cupy.asarray(off + np.uint64(dst.data.ptr)), cupy.asarray(sizes), src, dst)
+
+
+def test_pointer_form_queue_across_calls_streams_and_threads() -> None:
+    """The BLEV queue is the stream's and its kernels zero it: back-to-back calls (short path
+    and full path) on one stream, a second stream, and four host threads sharing the legacy
+    stream each copy exactly their own batch."""
+    import threading
+
+    batches = [_big_batch(s) for s in range(6)]
+    for i, (sp, dp, n, src, dst) in enumerate(batches[:3]):
+        for _ in range(3):
+            warplab.memcpy_batched(sp, dp, n, variant=None if i % 2 else "warp_tiers_words")
+    with cupy.cuda.Stream(non_blocking=True):
+        sp, dp, n, src, dst = batches[3]
+        warplab.memcpy_batched(sp, dp, n)
+        warplab.memcpy_batched(*batches[4][:3])
+    cupy.cuda.Device().synchronize()
+    for sp, dp, n, src, dst in batches[:5]:
+        assert bool((dst == src).all())
+    threaded = [_big_batch(10 + k, count=200) for k in range(4)]
+    cupy.cuda.Device().synchronize()
+
+    def work(k: int) -> None:
+        for _ in range(20):
+            warplab.memcpy_batched(*threaded[k][:3])
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    cupy.cuda.Device().synchronize()
+    for sp, dp, n, src, dst in threaded:
+        assert bool((dst == src).all())
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1, None])

@@ -14,6 +14,7 @@ buffer one aligned move cannot copy streamed),
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,8 +30,20 @@ from .transfer import (check_overlap, device_pointers, host_pointers, require_co
                        send_batch, side)
 
 FAMILY = "memcpy_batched"
-#: The cuda variant dispatch chooses per problem (count, bytes, largest) of the short path.
+#: The cuda variant dispatch chooses per (problem, registry generation) on the short paths: a
+#: variant registered later is never missed.
 _CHOICES = fastpath.PlanCache("memcpy.choice")
+#: The address and size dtypes the kernels read as they are (the pointer form's short path).
+_WORDS = frozenset((np.dtype(np.uint64), np.dtype(np.int64)))
+
+
+def _choice(problem: MemcpyProblem) -> Any:
+    """``registry.choose`` of the cuda backend for ``problem``, cached."""
+    key = (problem, _registry.generation)
+    v = _CHOICES.get(key)
+    if v is None:
+        v = _CHOICES.put(key, _registry.choose(FAMILY, "cuda", problem))
+    return v
 
 
 def _as_list(x: Any, what: str) -> list[Any]:
@@ -96,9 +109,7 @@ def _copy_on_device(src: list[int], dst: list[int], sizes: list[int]) -> None:
         table_cuda.copy(src, dst, sizes)
         return
     problem = MemcpyProblem(len(sizes), sum(sizes), largest, True)
-    v = _CHOICES.get(problem)
-    if v is None:
-        v = _CHOICES.put(problem, _registry.choose(FAMILY, "cuda", problem))
+    v = _choice(problem)
     _registry.ran(v)
     v.fn(send_batch(src, dst, sizes, problem.largest))
 
@@ -129,8 +140,8 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
         ``variant``/``device``): one launch whose parameter is the address table
         (``args_table``, ``table_cuda.py``); otherwise one H2D copy of the table from pinned
         memory and the default variant's launches (one when no buffer exceeds 8 KiB, else
-        two), which read 24 bytes per buffer and every byte once. No host synchronisation (a fifth call while four
-        copies are still queued waits for the first).
+        two), which read 24 bytes per buffer and every byte once. No host synchronisation (a
+        fifth call while four copies are still queued waits for the first).
     """
     srcs, dsts = _as_list(srcs, "srcs"), _as_list(dsts, "dsts")
     if len(srcs) != len(dsts):
@@ -157,6 +168,23 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
         nbytes.append(n)
     sizes = np.array(nbytes, dtype=np.int64)
     _execute(srcs, dsts, pairwise_plan(sizes), on_src, variant, device)
+
+
+def _pointers_short(src: Any, dst: Any, n: Any) -> bool:
+    """The short path of ``memcpy_batched`` (no ``check``, no ``variant``) for CuPy arrays:
+    the full path's checks as attribute reads (1-D, equal lengths, C-contiguous, 8-byte
+    integers: nothing to convert), the dispatch cached per count, then the variant's launches.
+    False where any check fails: the full path then converts, or raises what it raises."""
+    count = src.size
+    if not (src.ndim == 1 and dst.ndim == 1 and n.ndim == 1 and dst.size == count
+            and n.size == count and src._c_contiguous and dst._c_contiguous
+            and n._c_contiguous and src.dtype in _WORDS and dst.dtype in _WORDS
+            and n.dtype in _WORDS):
+        return False
+    v = _choice(MemcpyProblem(count, None, None, True))
+    _registry.ran(v)
+    v.fn(DeviceBatch(src, dst, n, count, None))
+    return True
 
 
 @device_errors
@@ -186,8 +214,16 @@ def memcpy_batched(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *, variant: str | N
 
     Performance:
         No Python loop over buffers, no host synchronisation (without ``check``): the default
-        variant's launches read 24 bytes per buffer and every byte once.
+        variant's two launches read 24 bytes per buffer and every byte once (the BLEV queue
+        is the stream's, zeroed by the kernels: no allocation up to 65,536 buffers, no
+        memset). CuPy arrays that need no conversion take a short path: a few attribute
+        reads and one cached dispatch decision before the launches.
     """
+    cp = sys.modules.get("cupy")
+    if (not check and variant is None and cp is not None and type(src_ptrs) is cp.ndarray
+            and type(dst_ptrs) is cp.ndarray and type(sizes) is cp.ndarray
+            and _pointers_short(src_ptrs, dst_ptrs, sizes)):
+        return
     given = (("src_ptrs", src_ptrs), ("dst_ptrs", dst_ptrs), ("sizes", sizes))
     for name, a in given:
         if not hasattr(a, "__cuda_array_interface__"):

@@ -56,12 +56,12 @@ memcpy_scatter_touch(const u64* __restrict__ src, const u64* __restrict__ dst,
         for (int j = 0; j < PER_THREAD; ++j) {
             const u64 i = base + (u64)j * BLOCK;
             const bool in = i < n;
-            const u8* s = in ? (const u8*)src[i] : nullptr;
-            d[j] = in ? (u8*)dst[i] : nullptr;
+            const u8* s = in ? (const u8*)ld_desc(src + i) : nullptr;
+            d[j] = in ? (u8*)ld_desc(dst + i) : nullptr;
             len[j] = in ? size_of(sizes, i) : 0;
             cnt[j] = touch_pieces((u64)s, (u64)d[j], len[j]);
-            ends[j] = cnt[j] ? (u32)__ldg(s) : 0;
-            if (cnt[j] == 2) ends[j] |= (u32)__ldg(s + len[j] - 1) << 8;
+            ends[j] = cnt[j] ? (u32)ld_bytes(s) : 0;
+            if (cnt[j] == 2) ends[j] |= (u32)ld_bytes(s + len[j] - 1) << 8;
         }
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
@@ -81,7 +81,7 @@ memcpy_scatter_touch_warp(const u64* __restrict__ src, const u64* __restrict__ d
          base += (u64)gridDim.x * BLOCK) {  // the same for every lane of the warp
         const u64 i = base + lane;
         const bool in = i < n;
-        const u64 sp = in ? src[i] : 0, dp = in ? dst[i] : 0;
+        const u64 sp = in ? ld_desc(src + i) : 0, dp = in ? ld_desc(dst + i) : 0;
         const u64 len = in ? size_of(sizes, i) : 0;
         const u32 cnt = touch_pieces(sp, dp, len);
         u32 incl = cnt;
@@ -106,7 +106,7 @@ memcpy_scatter_touch_warp(const u64* __restrict__ src, const u64* __restrict__ d
             const u32 o_start = __shfl_sync(FULL_MASK, start, owner);
             const u64 off = j == o_start ? 0 : o_len - 1;
             at[r] = o_dp + off;
-            if (j < total) v[r] = __ldg((const u8*)(o_sp + off));
+            if (j < total) v[r] = ld_bytes((const u8*)(o_sp + off));
         }
 #pragma unroll
         for (int r = 0; r < 2; ++r)

@@ -24,7 +24,8 @@ SOURCE = Path(__file__).with_name("ceiling.cu")  # includes memcpy_copy.cuh (siz
 #: launch bounds ask for full occupancy at 2048) and copy_bytes' unroll (memcpy_copy.cuh).
 THREADS_PER_SM = 2048
 DEFINES = {"MEMCPY_CEILING_THREADS_PER_SM": THREADS_PER_SM,
-           "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"]}
+           "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"],
+           "WARPLAB_MEMCPY_LOADS": COPY_DEFINES["WARPLAB_MEMCPY_LOADS"]}
 _EXPRESSIONS = (tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
                 + tuple(f"memcpy_scatter_touch_warp<{b}>" for b in WARP_SHAPES))
 

@@ -9,11 +9,14 @@ CuPy stream and returns without synchronising, except ``loop_memcpy_async`` on t
 from __future__ import annotations
 
 import functools
+import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...core import fastpath
+from ...core.launch import ARRAY, Prepared
 from ...core.loader import defines, get_kernel
 from ...core.registry import register
 from .spec import (
@@ -43,6 +46,7 @@ DEFINES = {
     "WARPLAB_MEMCPY_UNROLL": 4,               # 16-byte loads in flight per thread
     "WARPLAB_MEMCPY_BLEV_THREADS": BLEV_THREADS,
     "WARPLAB_MEMCPY_WARP_THREADS": WARP_THREADS,
+    "WARPLAB_MEMCPY_LOADS": 0,                # cache policy of the loads (memcpy_copy.cuh)
 }
 
 
@@ -60,23 +64,37 @@ class DeviceBatch(NamedTuple):
     largest: int | None = None
 
 
+@functools.cache
 def _tiles_expr(c: SizeClasses) -> str:
     return (f"memcpy_size_classes_tiles<{c.tile_threads}, {c.buffers_per_thread}, "
             f"{c.tlev_max}, {c.wlev_max}, {c.chunk}>")
 
 
+@functools.cache
 def _warp_expr(c: WarpClasses) -> str:
     return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, "
             f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}>")
 
 
+def _blev_expr(chunk: int) -> str:
+    return f"memcpy_size_classes_blev<{chunk}>"
+
+
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
                  *WARP_CLASSES_SWEEP)
-_EXPRESSIONS = ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
+
+
+def _expressions(loads: int) -> tuple[str, ...]:
+    """The instantiations of the module compiled with load policy ``loads``: the default
+    policy's holds every variant's kernels; another one its warp configurations' first
+    kernels and their BLEV kernels."""
+    configs = [c for c in _WARP_CONFIGS if c.loads == loads]
+    if loads == 0:
+        return ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
-                *(_warp_expr(c) for c in _WARP_CONFIGS),
-                *sorted({f"memcpy_size_classes_blev<{c.chunk}>"
-                         for c in (PR_CLASSES, TUNED_CLASSES, *_WARP_CONFIGS)}))
+                *(_warp_expr(c) for c in configs),
+                *sorted({_blev_expr(c.chunk) for c in (PR_CLASSES, TUNED_CLASSES, *configs)}))
+    return (*(_warp_expr(c) for c in configs), *sorted({_blev_expr(c.chunk) for c in configs}))
 
 
 def _kernel(expr: str) -> Any:
@@ -86,9 +104,11 @@ def _kernel(expr: str) -> Any:
 
 
 @functools.cache
-def _kernel_on(expr: str, device_id: int) -> Any:
-    """The compiled kernel per device (one NVRTC module holds every expression)."""
-    return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
+def _kernel_on(expr: str, device_id: int, loads: int = 0) -> Any:
+    """The compiled kernel per device and load policy (``WARPLAB_MEMCPY_LOADS``; one NVRTC
+    module per policy, holding :func:`_expressions`)."""
+    options = defines(DEFINES if loads == 0 else {**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
+    return get_kernel(SOURCE, expr, all_expressions=_expressions(loads), options=options)
 
 
 @functools.cache
@@ -152,67 +172,124 @@ def warp_per_buffer(b: DeviceBatch) -> None:
         _kernel("memcpy_warp_per_buffer")((grid,), (WARP_BLOCK,), _args(b))
 
 
-_NULL = np.uint64(0)
+#: Batches of at most this many buffers keep their BLEV queue's slots in the stream's
+#: workspace (:class:`_Queue`, grown on demand to at most 12 bytes per buffer: 768 KiB);
+#: larger ones take slots from CuPy's pool per call.
+KEEP_SLOTS = 1 << 16
 
 
-def _queue(count: int) -> tuple[Any, np.uint64, np.uint64, np.uint64]:
-    """The BLEV queue's workspace and its parts as kernel arguments (addresses: no CuPy views
-    per call): (workspace, counter zeroed on the stream, first chunks, ids). The caller keeps
-    the workspace until its launches are queued."""
+class _Queue:
+    """The BLEV queue of one (device, stream): the counter (queued buffers and their chunks,
+    then the BLEV kernel's finished blocks), zeroed here once and again by the last block of
+    every BLEV launch, so no call clears it; and slots (first chunks, then 32-bit ids) kept
+    for up to ``capacity`` buffers. ``lock`` keeps a call's two launches next to each other on
+    the stream: host threads sharing a stream would otherwise interleave them, and one BLEV
+    launch would take another call's queue."""
+
+    __slots__ = ("capacity", "counter", "counter_at", "lock", "slots")
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.counter = cupy.zeros(2, dtype=np.uint64)
+        self.counter_at = self.counter.data.ptr
+        self.capacity, self.slots = 0, None
+        self.lock = threading.Lock()
+
+    def slots_for(self, count: int) -> tuple[Any, int, int]:
+        """(the array to keep until the launches are queued, the first chunks' address, the
+        ids' address) for ``count`` buffers; call it holding ``lock``."""
+        import cupy
+
+        if count <= self.capacity:
+            slots, cap = self.slots, self.capacity
+        else:
+            cap = min(KEEP_SLOTS, max(count, 2 * self.capacity)) if count <= KEEP_SLOTS else count
+            slots = cupy.empty(cap + -(-cap // 2), dtype=np.uint64)
+            if count <= KEEP_SLOTS:
+                self.slots, self.capacity = slots, cap
+        base = slots.data.ptr
+        return slots, base, base + 8 * cap
+
+
+_QUEUES = fastpath.PlanCache("memcpy.queue")
+
+
+class _Launches(NamedTuple):
+    """A size-class design's two launches on one device: the first kernel (every buffer up
+    to ``wlev_max`` bytes, the larger ones queued) and the BLEV kernel on its grid."""
+
+    first: Prepared
+    blev: Prepared
+    blev_grid: int
+    wlev_max: int
+
+
+_LAUNCHES = fastpath.PlanCache("memcpy.launches")
+
+
+def _launches(first_expr: str, block: int, wlev_max: int, chunk: int, loads: int = 0
+              ) -> tuple[_Launches, int]:
+    """The launches of a first kernel ``first_expr`` with its BLEV kernel on the current
+    device, and the device's id."""
     import cupy
 
-    ws = cupy.empty(1 + count + -(-count // 2), dtype=np.uint64)  # counter, first, ids
-    ws.data.memset_async(0, 8)
-    base = ws.data.ptr
-    return ws, np.uint64(base), np.uint64(base + 8), np.uint64(base + 8 * (1 + count))
+    dev = cupy.cuda.runtime.getDevice()
+    key = (first_expr, block, wlev_max, chunk, loads, dev)
+    got = _LAUNCHES.get(key)
+    if got is None:
+        u64 = np.uint64(0)
+        got = _LAUNCHES.put(key, _Launches(
+            Prepared(_kernel_on(first_expr, dev, loads), None, (block,),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)),
+            Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64)),
+            BLEV_BLOCKS_PER_SM * _sms(dev), wlev_max))
+    return got, dev
 
 
-def _blev(b: DeviceBatch, chunk: int, dev: int, counter: Any, ids: Any, first: Any) -> None:
-    _kernel_on(f"memcpy_size_classes_blev<{chunk}>", dev)(
-        (BLEV_BLOCKS_PER_SM * _sms(dev),), (BLEV_THREADS,),
-        (b.src, b.dst, b.sizes, counter, ids, first))
-
-
-def _classed(b: DeviceBatch, first_kernel: Any, grid: int, block: int, wlev_max: int,
-             chunk: int, dev: int) -> None:
+def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int) -> None:
     """The launches of a size-class kernel (``memcpy.cu``): the first kernel copies every
-    buffer of up to ``wlev_max`` bytes and queues the larger ones (BLEV) for the second kernel,
-    through a workspace of a zeroed counter, slots and first chunks. When the host knows that
-    no buffer is that large, the first kernel never touches the queue: one launch, null
-    pointers, no workspace."""
-    if b.largest is not None and b.largest <= wlev_max:
-        first_kernel((grid,), (block,), (*_args(b), _NULL, _NULL, _NULL))
+    buffer of up to ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second
+    kernel, through the stream's :class:`_Queue`. When the host knows that no buffer is that
+    large, the first kernel never touches the queue: one launch, null pointers."""
+    stream, skey = fastpath.current_stream()
+    if b.largest is not None and b.largest <= go.wlev_max:
+        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0)
         return
-    ws, counter, first, ids = _queue(b.count)
-    first_kernel((grid,), (block,), (*_args(b), counter, ids, first))
-    _blev(b, chunk, dev, counter, ids, first)
-    del ws  # the workspace outlived both launches
+    q = _QUEUES.get((dev, skey))
+    if q is None:
+        q = _QUEUES.put((dev, skey), _Queue())
+    with q.lock:
+        keep, first, ids = q.slots_for(b.count)
+        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, q.counter_at, ids,
+                           first)
+        try:
+            go.blev.on_stream(stream, go.blev_grid, b.src, b.dst, b.sizes, q.counter_at, ids,
+                              first)
+        except BaseException:
+            q.counter.fill(0)  # the launch that would have zeroed it did not happen
+            raise
+    del keep  # the slots outlived both launches
 
 
 def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
     """The size-class design: the tiles kernel, then the BLEV queue's kernel (``_classed``)."""
-    import cupy
-
     if b.count == 0:
         return
-    dev = cupy.cuda.runtime.getDevice()
-    tiles = -(-b.count // (c.tile_threads * c.buffers_per_thread))
-    _classed(b, _kernel_on(_tiles_expr(c), dev), tiles, c.tile_threads, c.wlev_max, c.chunk,
-             dev)
+    go, dev = _launches(_tiles_expr(c), c.tile_threads, c.wlev_max, c.chunk)
+    _classed(b, go, -(-b.count // (c.tile_threads * c.buffers_per_thread)), dev)
 
 
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
     """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``,
     ``WARP_CLASSES_STREAM``, ``WARP_TIERS``, ``WARP_TIERS_WORDS`` and ``WARP_CLASSES_SWEEP``:
-    the module compiles those): the warp kernel, then the BLEV queue's kernel (``_classed``: one launch when the host knows no
-    buffer exceeds ``c.wlev_max``)."""
-    import cupy
-
+    the modules compile those): the warp kernel, then the BLEV queue's kernel (``_classed``:
+    one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
     if b.count == 0:
         return
-    dev = cupy.cuda.runtime.getDevice()
-    grid = min(-(-b.count // WARP_THREADS), MAX_GRID)
-    _classed(b, _kernel_on(_warp_expr(c), dev), grid, WARP_THREADS, c.wlev_max, c.chunk, dev)
+    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
+    _classed(b, go, min(-(-b.count // WARP_THREADS), MAX_GRID), dev)
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
@@ -227,9 +304,9 @@ def size_classes(b: DeviceBatch) -> None:
     thread), WLEV (<= 1 KiB, a warp each) and BLEV (queued; a second kernel copies 8 KiB
     pieces, blocks in proportion to size).
 
-    Performance: two launches and an 8-byte memset (one launch, no memset, when the host
-    knows no buffer exceeds 1 KiB: ``copy_batched``); all bytes once plus 24 bytes per
-    buffer, plus 12 bytes per BLEV buffer through the queue. At most 2^32 - 1 buffers.
+    Performance: two launches (one when the host knows no buffer exceeds 1 KiB:
+    ``copy_batched``); all bytes once plus 24 bytes per buffer, plus 12 bytes per BLEV buffer
+    through the queue. At most 2^32 - 1 buffers.
     """
     _size_classes(b, PR_CLASSES)
 
@@ -261,10 +338,10 @@ def warp_classes(b: DeviceBatch) -> None:
     PR's 140 cells, faster in 120) and >= 85% of the copy ceiling from 1 KiB buffers up (see
     benchmarks/NOTES.md).
 
-    Performance: two launches and an 8-byte memset (one launch when the host knows no buffer
-    exceeds 8 KiB: ``copy_batched``); all bytes once plus 24 bytes per buffer (read
-    coalesced, 8 bytes a lane), plus 12 bytes per BLEV buffer through the queue, one atomic
-    per warp holding any BLEV buffer.
+    Performance: two launches (one when the host knows no buffer exceeds 8 KiB:
+    ``copy_batched``); all bytes once plus 24 bytes per buffer (read coalesced, 8 bytes a
+    lane), plus 12 bytes per BLEV buffer through the queue, one atomic per warp holding any
+    BLEV buffer.
     """
     run_warp_classes(b, WARP_CLASSES)
 
@@ -319,7 +396,7 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB buffers up
     (``results/memcpy-full-h100-session10-words.json.gz``).
 
-    Performance: as ``warp_tiers``: two launches and an 8-byte memset (one launch when the host
-    knows no buffer exceeds 8 KiB); all bytes once plus 24 bytes per buffer.
+    Performance: as ``warp_tiers``: two launches (one when the host knows no buffer exceeds
+    8 KiB); all bytes once plus 24 bytes per buffer.
     """
     run_warp_classes(b, WARP_TIERS_WORDS)

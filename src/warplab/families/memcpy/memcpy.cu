@@ -155,10 +155,14 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
 
 // Second kernel: a persistent grid walks the global chunk space; chunk g belongs to the last
 // queue slot whose first chunk is <= g (binary search), and the block copies its CHUNK bytes.
+// counter[0] is the first kernel's count (queued buffers, chunks), counter[1] the blocks
+// finished here: the last one zeroes both, so the stream's next call finds the queue empty
+// (the counter is the stream's, cuda.py _Queue; every block reads counter[0] before it counts
+// itself finished).
 template <int CHUNK>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
 memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ dst,
-                         const u64* __restrict__ sizes, const u64* __restrict__ counter,
+                         const u64* __restrict__ sizes, u64* __restrict__ counter,
                          const u32* __restrict__ queue_id,
                          const u64* __restrict__ queue_first) {
     const u64 c = *counter;
@@ -176,6 +180,14 @@ memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ ds
         const u64 len = size - off < (u64)CHUNK ? size - off : (u64)CHUNK;
         copy_bytes((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x, blockDim.x);
     }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd((unsigned long long*)(counter + 1), 1ull) == gridDim.x - 1) {
+            counter[0] = 0;
+            counter[1] = 0;
+        }
+    }
 }
 
 #include "memcpy_warp.cuh"
@@ -187,9 +199,9 @@ template __global__ void memcpy_size_classes_tiles<128, 4, 32, 1024, 8192>(
 template __global__ void memcpy_size_classes_tiles<256, 1, 32, 8192, 32768>(
     const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);
 template __global__ void memcpy_size_classes_blev<8192>(const u64*, const u64*, const u64*,
-                                                        const u64*, const u32*, const u64*);
+                                                        u64*, const u32*, const u64*);
 template __global__ void memcpy_size_classes_blev<32768>(const u64*, const u64*, const u64*,
-                                                         const u64*, const u32*, const u64*);
+                                                         u64*, const u32*, const u64*);
 #define WARP_CLASSES_INST(TM, G, SM, G2, S2, WM, C, MB, ST, Z)                               \
     template __global__ void memcpy_warp_classes<TM, G, SM, G2, S2, WM, C, MB, ST, Z>(       \
         const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);

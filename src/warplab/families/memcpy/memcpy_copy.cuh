@@ -7,9 +7,33 @@
 typedef unsigned char u8;
 #define FULL_MASK 0xffffffffu
 #define CHUNK_BITS 32  // BLEV counter: queued buffers in the top 32 bits, chunks below
+#ifndef WARPLAB_MEMCPY_LOADS
+#error "the batched copies need -DWARPLAB_MEMCPY_LOADS (cuda.py DEFINES)"
+#endif
+
+// The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS, cuda.py DEFINES): 0 the source
+// bytes through the read-only path (__ldg) and the descriptors (address, size) as plain loads;
+// 1 the source bytes evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2
+// lines that scattered partial-sector stores could use); 2 the descriptors evict-first too.
+template <typename T>
+__device__ __forceinline__ T ld_bytes(const T* p) {
+#if WARPLAB_MEMCPY_LOADS >= 1
+    return __ldcs(p);
+#else
+    return __ldg(p);
+#endif
+}
+template <typename T>
+__device__ __forceinline__ T ld_desc(const T* p) {
+#if WARPLAB_MEMCPY_LOADS >= 2
+    return __ldcs(p);
+#else
+    return *p;
+#endif
+}
 
 __device__ __forceinline__ u64 size_of(const u64* sizes, u64 i) {
-    i64 s = (i64)sizes[i];
+    i64 s = (i64)ld_desc(sizes + i);
     return s > 0 ? (u64)s : 0;
 }
 
@@ -25,14 +49,14 @@ struct ChunkSource {
 };
 
 __device__ __forceinline__ ulonglong2 load_chunk(const ChunkSource& s, u64 i) {
-    if (s.aligned) return __ldg(s.s16 + i);
+    if (s.aligned) return ld_bytes(s.s16 + i);
     ulonglong2 v;
-    const u64 a0 = __ldg(s.s8 + 2 * i), a1 = __ldg(s.s8 + 2 * i + 1);
+    const u64 a0 = ld_bytes(s.s8 + 2 * i), a1 = ld_bytes(s.s8 + 2 * i + 1);
     if (s.mis == 0) {  // 8- but not 16-byte aligned
         v.x = a0;
         v.y = a1;
     } else {
-        const u64 a2 = __ldg(s.s8 + 2 * i + 2);
+        const u64 a2 = ld_bytes(s.s8 + 2 * i + 2);
         v.x = (a0 >> s.lo) | (a1 << s.hi);
         v.y = (a1 >> s.lo) | (a2 << s.hi);
     }

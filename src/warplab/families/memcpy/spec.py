@@ -59,9 +59,11 @@ class WarpClasses(NamedTuple):
     not 4-byte aligned, 2 all, 3 all but those one aligned move copies, 4 those neither
     4-byte words nor one aligned move copies; :func:`streamed`); ``zeroed``: which register
     arrays the kernel zeroes before their predicated loads (code generation only: 1 the
-    stream's bytes, 2 the lane's words and bytes and the groups' chunks, 3 both, 0 none).
-    Classes are decided per warp of 32 buffers by ballots: no block-wide histogram or
-    partition."""
+    stream's bytes, 2 the lane's words and bytes and the groups' chunks, 3 both, 0 none);
+    ``loads``: the cache policy of the loads (``WARPLAB_MEMCPY_LOADS`` of the kernel's module,
+    ``memcpy_copy.cuh``: 0 source bytes through the read-only path, 1 source bytes
+    evict-first, 2 descriptors evict-first too). Classes are decided per warp of 32 buffers
+    by ballots: no block-wide histogram or partition."""
 
     tlev_max: int
     group: int
@@ -73,6 +75,7 @@ class WarpClasses(NamedTuple):
     group2: int = 32
     sub2_max: int = 0
     zeroed: int = 0
+    loads: int = 0
 
     @property
     def tier2_max(self) -> int:
@@ -107,12 +110,15 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: behind each load, so a round's loads are not all in flight; 1.08x the unzeroed kernel by
 #: geometric mean over 35 cells, no cell slower).
 WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3)
-#: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_cells.py:
-#: ``warp_tiers_words`` with its registers capped for 5, 6 and 8 blocks of 256 threads per SM
-#: (48, 40 and 32 registers: more warps in flight for the tiny-buffer cells, at the risk of
-#: spills). (Session 12's unzeroed shapes, session 11's tiers at three blocks, the mid stream
-#: and older shapes: benchmarks/NOTES.md.)
-WARP_CLASSES_SWEEP = tuple(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8))
+#: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py
+#: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
+#: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
+#: tiny-buffer cells, at the risk of spills; session 13: slower wherever the destination is
+#: shuffled), then with load policies 1 and 2 (its own NVRTC module each). (Session 12's
+#: unzeroed shapes, session 11's tiers at three blocks, the mid stream and older shapes:
+#: benchmarks/NOTES.md.)
+WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
+                      *(WARP_TIERS_WORDS._replace(loads=k) for k in (1, 2)))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).

@@ -26,7 +26,8 @@ SOURCE = Path(__file__).with_name("table.cu")
 #: Buffers a table holds and threads per buffer (one block each); copy_bytes' unroll is the
 #: other kernels' (cuda.py).
 DEFINES = {"MEMCPY_TABLE_MAX": 32, "MEMCPY_TABLE_BLOCK": 256,
-           "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"]}
+           "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"],
+           "WARPLAB_MEMCPY_LOADS": COPY_DEFINES["WARPLAB_MEMCPY_LOADS"]}
 MAX_BUFFERS = DEFINES["MEMCPY_TABLE_MAX"]
 #: The largest buffer this path copies (one block each: larger ones go to the size classes).
 MAX_BYTES = 16 << 10
