@@ -1,9 +1,10 @@
 """Cache policy of the loads of ``warp_tiers_words`` (issue 13): the default (source bytes
-through the read-only path, ``__ldg``) against the same kernel compiled with
-``WARPLAB_MEMCPY_LOADS`` 1 (source bytes evict-first, ``__ldcs``) and 2 (the descriptors
-evict-first too), the default's kernel once more (``default again``: the noise), CUB and the
-cell's scatter ceiling (touched at the default policy), on the same batches. GPU machine; not
-part of the package's API.
+through the read-only path, ``__ldg``; descriptors as plain loads) against the same kernel
+compiled with other ``WARPLAB_MEMCPY_LOADS`` policies (evict-first loads, ``__ldcs``, of: 2 the
+descriptors, 3 every source byte and the descriptors, 4 the thread-level source bytes, 6 the
+descriptors and the thread-level source bytes), the default's kernel once more (``default
+again``: the noise), CUB and the cell's scatter ceiling touched under each policy, on the same
+batches. GPU machine; not part of the package's API.
 
 Why: the cells left under the target are tiny buffers with a shuffled destination, where each
 store writes part of a 32-byte sector at a random place; session 13 found them set by the
@@ -25,8 +26,9 @@ is measured beside them and judged: valid only where no verified copy of the cel
 (``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each
 target's GB/s and x CUB; ``!`` marks a wrong record), per target the cells at >= 1.2x CUB and
 the geometric mean of x CUB, and per policy the geometric mean of x default over the 35 cells
-(and over the 1-8 B align-1 cells), its worst cell x default and x ``default again``; full
-records as JSON.
+(and over the 1-8 B align-1 cells), its worst cell x default and x ``default again``, then per
+policy the cells that meet the target with that policy's own scatter ceiling; full records as
+JSON.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memcpy-cells.json
 """
@@ -62,8 +64,10 @@ LAYOUTS = ((C, C), (C, S), (S, C), (S, S))
 CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) for a in (1, 4)
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
-#: cache policies of the loads timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh)
-LOADS = {1: "bytes evict-first", 2: "all evict-first"}
+#: cache policies of the loads timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh;
+#: bits for evict-first loads of 1 every source byte, 2 the descriptors, 4 the thread-level
+#: source bytes), each with the scatter ceiling touched under the same policy
+LOADS = {2: "descriptors EF", 3: "bytes+desc EF", 4: "tiny bytes EF", 6: "desc+tiny EF"}
 #: column headers: the policies and the noise column
 SHAPES = {**{shape_name(WARP_TIERS_WORDS._replace(loads=k))[len("warp_classes["):-1]: v
              for k, v in LOADS.items()},
@@ -82,6 +86,8 @@ def short(name: str) -> str:
     names = {DEFAULT: "default", CEILING: "ceiling"}
     if name in names:
         return names[name]
+    if name.startswith(CEILING):
+        return f"ceiling l{name.split()[-1].rstrip(']')}"
     inner = name[len("warp_classes["):-1]
     return SHAPES.get(inner, inner)
 
@@ -130,7 +136,7 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
                  "default, worst cell x default again")
     for n in cols:
         xs, ys = vs[n][DEFAULT], vs[n][AGAIN]
-        if n in (DEFAULT, CEILING) or not xs:
+        if n == DEFAULT or n.startswith(CEILING) or not xs:
             continue
         worst = min(xs)
         line = (f"  {short(n):<14} {geomean([x for x, _ in xs]):5.3f} "
@@ -142,6 +148,35 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
     return lines
 
 
+def policy_targets(by_case: dict[str, dict[str, dict]], copy_gbps: float) -> list[str]:
+    """Per load policy (the default's included) the cells that meet issue 13's target with
+    the scatter ceiling touched under that policy: >= 1.2x CUB, or where 1.2x CUB is above
+    the cell's ceiling (the lower of the copy ceiling and that scatter ceiling where it is
+    at least as fast as every verified copy of the cell), >= 95% of that ceiling."""
+    pairs = [(DEFAULT, CEILING)] + [(loads_target(k).name, f"{CEILING}[loads {k}]")
+                                    for k in LOADS]
+    lines = ["target with the policy's own scatter ceiling: cells met / cells"]
+    for copy, ceil in pairs:
+        met, cells, missed = 0, 0, []
+        for case, recs in by_case.items():
+            r, c, cub = recs.get(copy), recs.get(ceil), recs.get(CUB, {}).get("gbps")
+            if not r or not cub:
+                continue
+            cells += 1
+            copies = [x["gbps"] for n, x in recs.items()
+                      if x["verified"] and not n.startswith(CEILING)]
+            ceiling = copy_gbps
+            if c and c["verified"] and all(c["gbps"] >= g for g in copies):
+                ceiling = min(ceiling, c["gbps"])
+            ok = r["verified"] and (r["gbps"] >= 1.2 * cub or (
+                1.2 * cub > ceiling and r["gbps"] >= 0.95 * ceiling))
+            met += ok
+            if not ok:
+                missed.append(case)
+        lines.append(f"  {short(copy):<16} {met:3d} / {cells}  missed: {', '.join(missed)}")
+    return lines
+
+
 def main() -> None:
     args = cells_args(__doc__)
     t0 = time.perf_counter()
@@ -150,11 +185,14 @@ def main() -> None:
     tgts += [loads_target(k) for k in LOADS]
     tgts.append(SimpleNamespace(name=AGAIN, fn=lambda b: run_warp_classes(b, WARP_TIERS_WORDS)))
     tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
+    tgts += [cuda_ceiling(k) for k in LOADS]
     names = [t.name for t in tgts]
     grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
     print(f"{len(grid)} cells", flush=True)
     records, ceilings = measure_cells(grid, tgts, notes, args.runs)
-    print("\n".join(summary(records_by_case(records), names)), flush=True)
+    by_case = records_by_case(records)
+    print("\n".join(summary(by_case, names)), flush=True)
+    print("\n".join(policy_targets(by_case, ceilings.get("copy_gbps") or math.inf)), flush=True)
     bad = [case for case, ok in judge_scatter(records).items() if ok is False]
     print(f"{INVALID}: {', '.join(bad) or 'none'} (those cells fall back to the copy ceiling)",
           flush=True)

@@ -166,13 +166,13 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
 def test_sweep_shapes_are_the_default_but_for_the_register_cap_or_the_loads() -> None:
     """The default zeroes every register array before its predicated loads (the kernel's
     ZERO 3), caps registers for 4 blocks per SM and loads with policy 0; the sweep's shapes
-    cap them for 5, 6 and 8 blocks, or load with policy 1 or 2, and change nothing else; the
+    cap them for 5, 6 and 8 blocks, or load with another policy, and change nothing else; the
     caps are distinct kernel instances of the default module (and the nvcc check's), each
     policy its own module holding the default's instance and its BLEV kernel."""
     assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
     assert WARP_TIERS_WORDS.loads == 0 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
     assert [(c.min_blocks, c.loads) for c in WARP_CLASSES_SWEEP] == [
-        (5, 0), (6, 0), (8, 0), (4, 1), (4, 2)]
+        (5, 0), (6, 0), (8, 0), (4, 1), (4, 2), (4, 3), (4, 4), (4, 6)]
     for c in WARP_CLASSES_SWEEP:
         assert c._replace(min_blocks=4, loads=0) == WARP_TIERS_WORDS
     caps = [c for c in WARP_CLASSES_SWEEP if c.loads == 0]
@@ -180,7 +180,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_or_the_loads() ->
     assert exprs[0].endswith(", 4, 4, 3>") and len(set(exprs)) == 4
     assert set(exprs) <= set(cuda._expressions(0))
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
-    for k in (1, 2):
+    for k in (1, 2, 3, 4, 6):
         assert cuda._expressions(k) == (exprs[0], blev)
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     for b in (4, 5, 6, 8):

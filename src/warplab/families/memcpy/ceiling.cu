@@ -60,8 +60,8 @@ memcpy_scatter_touch(const u64* __restrict__ src, const u64* __restrict__ dst,
             d[j] = in ? (u8*)ld_desc(dst + i) : nullptr;
             len[j] = in ? size_of(sizes, i) : 0;
             cnt[j] = touch_pieces((u64)s, (u64)d[j], len[j]);
-            ends[j] = cnt[j] ? (u32)ld_bytes(s) : 0;
-            if (cnt[j] == 2) ends[j] |= (u32)ld_bytes(s + len[j] - 1) << 8;
+            ends[j] = cnt[j] ? (u32)ld_tiny(s) : 0;
+            if (cnt[j] == 2) ends[j] |= (u32)ld_tiny(s + len[j] - 1) << 8;
         }
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
@@ -106,7 +106,7 @@ memcpy_scatter_touch_warp(const u64* __restrict__ src, const u64* __restrict__ d
             const u32 o_start = __shfl_sync(FULL_MASK, start, owner);
             const u64 off = j == o_start ? 0 : o_len - 1;
             at[r] = o_dp + off;
-            if (j < total) v[r] = ld_bytes((const u8*)(o_sp + off));
+            if (j < total) v[r] = ld_tiny((const u8*)(o_sp + off));
         }
 #pragma unroll
         for (int r = 0; r < 2; ++r)

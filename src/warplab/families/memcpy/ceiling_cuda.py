@@ -31,9 +31,12 @@ _EXPRESSIONS = (tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
 
 
 @functools.cache
-def _kernel_on(expr: str, device_id: int) -> Any:
-    """The compiled kernel per device (one NVRTC module holds every shape)."""
-    return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=defines(DEFINES))
+def _kernel_on(expr: str, device_id: int, loads: int = 0) -> Any:
+    """The compiled kernel per device and load policy (``cuda.py``'s ``WARPLAB_MEMCPY_LOADS``
+    by default; one NVRTC module per policy holds every shape)."""
+    options = defines(DEFINES if loads == DEFINES["WARPLAB_MEMCPY_LOADS"]
+                      else {**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
+    return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=options)
 
 
 @functools.cache
@@ -45,10 +48,12 @@ def _resident_blocks(device_id: int, block: int) -> int:
     return max(1, per_sm) * _sms(device_id)
 
 
-def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False) -> None:
+def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False,
+                  loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> None:
     """Touch the end sectors of every buffer of ``b`` (see ``ceiling.py``) with the shape
     (``block`` threads, ``per_thread`` buffers each; ``warp``: the warp-cooperative kernel,
-    one buffer per thread) on the current stream; nothing for an empty batch.
+    one buffer per thread; ``loads`` the load policy, the copies' by default) on the current
+    stream; nothing for an empty batch.
 
     Performance: one launch, no synchronisation; reads 24 bytes of descriptor per buffer and
     one or two bytes of source, writes one or two bytes per buffer.
@@ -60,16 +65,21 @@ def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = Fals
     dev = cupy.cuda.runtime.getDevice()
     expr = (f"memcpy_scatter_touch_warp<{block}>" if warp
             else f"memcpy_scatter_touch<{block}, {per_thread}>")
-    kernel = _kernel_on(expr, dev)
+    kernel = _kernel_on(expr, dev, loads)
     grid = min(-(-b.count // (block * per_thread)), _resident_blocks(dev, block))
     kernel((grid,), (block,), (b.src, b.dst, b.sizes, np.uint64(b.count)))
 
 
-def cuda_ceiling() -> ScatterCeiling:
-    """The ceiling target of the cuda backend: one launch function per shape."""
-    shapes = {shape_name(blk, per): functools.partial(scatter_touch, block=blk, per_thread=per)
+def cuda_ceiling(loads: int | None = None) -> ScatterCeiling:
+    """The ceiling target of the cuda backend: one launch function per shape, with the
+    copies' load policy; another policy (``loads``, for the explore scripts) names the target
+    ``scatter_touch[loads k]``."""
+    k = DEFINES["WARPLAB_MEMCPY_LOADS"] if loads is None else loads
+    shapes = {shape_name(blk, per): functools.partial(scatter_touch, block=blk, per_thread=per,
+                                                      loads=k)
               for blk, per in SHAPES}
     shapes.update({warp_shape_name(blk): functools.partial(scatter_touch, block=blk,
-                                                           per_thread=1, warp=True)
+                                                           per_thread=1, warp=True, loads=k)
                    for blk in WARP_SHAPES})
-    return ScatterCeiling(CEILING, shapes)
+    name = CEILING if k == DEFINES["WARPLAB_MEMCPY_LOADS"] else f"{CEILING}[loads {k}]"
+    return ScatterCeiling(name, shapes)

@@ -11,13 +11,23 @@ typedef unsigned char u8;
 #error "the batched copies need -DWARPLAB_MEMCPY_LOADS (cuda.py DEFINES)"
 #endif
 
-// The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS, cuda.py DEFINES): 0 the source
-// bytes through the read-only path (__ldg) and the descriptors (address, size) as plain loads;
-// 1 the source bytes evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2
-// lines that scattered partial-sector stores could use); 2 the descriptors evict-first too.
+// The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS, cuda.py DEFINES; 0 the default):
+// source bytes through the read-only path (__ldg) and descriptors (addresses, sizes) as plain
+// loads, or, by bit, evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2
+// lines that scattered partial-sector stores could use): 1 the source bytes of every copy,
+// 2 the descriptors, 4 the source bytes of the thread-level copies only (buffers of up to 16
+// bytes, the warp's byte stream, the scatter ceiling's touches).
 template <typename T>
 __device__ __forceinline__ T ld_bytes(const T* p) {
-#if WARPLAB_MEMCPY_LOADS >= 1
+#if WARPLAB_MEMCPY_LOADS & 1
+    return __ldcs(p);
+#else
+    return __ldg(p);
+#endif
+}
+template <typename T>
+__device__ __forceinline__ T ld_tiny(const T* p) {
+#if WARPLAB_MEMCPY_LOADS & 5
     return __ldcs(p);
 #else
     return __ldg(p);
@@ -25,7 +35,7 @@ __device__ __forceinline__ T ld_bytes(const T* p) {
 }
 template <typename T>
 __device__ __forceinline__ T ld_desc(const T* p) {
-#if WARPLAB_MEMCPY_LOADS >= 2
+#if WARPLAB_MEMCPY_LOADS & 2
     return __ldcs(p);
 #else
     return *p;

@@ -41,15 +41,15 @@ __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* 
     zero_if<Z>(v);
 #pragma unroll
     for (int k = 0; k < K; ++k)
-        if ((u32)(k + 1) * W <= n) v[k] = ld_bytes(reinterpret_cast<const Word*>(s) + k);
+        if ((u32)(k + 1) * W <= n) v[k] = ld_tiny(reinterpret_cast<const Word*>(s) + k);
     const u32 o4 = n & ~(u32)(W - 1);
     const u32 o2 = o4 + (W > 4 && (n & 4) ? 4 : 0), o1 = o2 + ((n & 2) ? 2 : 0);
     u32 t4 = 0;
     unsigned short t2 = 0;
     u8 t1 = 0;
-    if (W > 4 && (n & 4)) t4 = ld_bytes(reinterpret_cast<const u32*>(s + o4));
-    if (n & 2) t2 = ld_bytes(reinterpret_cast<const unsigned short*>(s + o2));
-    if (n & 1) t1 = ld_bytes(s + o1);
+    if (W > 4 && (n & 4)) t4 = ld_tiny(reinterpret_cast<const u32*>(s + o4));
+    if (n & 2) t2 = ld_tiny(reinterpret_cast<const unsigned short*>(s + o2));
+    if (n & 1) t1 = ld_tiny(s + o1);
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if ((u32)(k + 1) * W <= n) reinterpret_cast<Word*>(d)[k] = v[k];
@@ -61,16 +61,16 @@ __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* 
 // One aligned move of n = 1, 2, 4, 8 or 16 bytes (both addresses n-aligned).
 __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restrict__ s, u32 n) {
     if (n == 16)
-        *reinterpret_cast<ulonglong2*>(d) = ld_bytes(reinterpret_cast<const ulonglong2*>(s));
+        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s));
     else if (n == 8)
-        *reinterpret_cast<u64*>(d) = ld_bytes(reinterpret_cast<const u64*>(s));
+        *reinterpret_cast<u64*>(d) = ld_tiny(reinterpret_cast<const u64*>(s));
     else if (n == 4)
-        *reinterpret_cast<u32*>(d) = ld_bytes(reinterpret_cast<const u32*>(s));
+        *reinterpret_cast<u32*>(d) = ld_tiny(reinterpret_cast<const u32*>(s));
     else if (n == 2)
         *reinterpret_cast<unsigned short*>(d) =
-            ld_bytes(reinterpret_cast<const unsigned short*>(s));
+            ld_tiny(reinterpret_cast<const unsigned short*>(s));
     else
-        *d = ld_bytes(s);
+        *d = ld_tiny(s);
 }
 
 // One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
@@ -80,7 +80,7 @@ __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restri
     static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
     const u32 a = (u32)((u64)d | (u64)s);
     if (MAXN == 16 && n == 16 && (a & 15) == 0)
-        *reinterpret_cast<ulonglong2*>(d) = ld_bytes(reinterpret_cast<const ulonglong2*>(s));
+        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s));
     else if ((a & 7) == 0)
         thread_copy_words<8, MAXN, Z>(d, s, n);
     else
@@ -99,7 +99,7 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
         zero_if<Z>(v);
 #pragma unroll
         for (int k = 0; k < MAXN; ++k)
-            if ((u32)k < n) v[k] = ld_bytes(s + k);
+            if ((u32)k < n) v[k] = ld_tiny(s + k);
 #pragma unroll
         for (int k = 0; k < MAXN; ++k)
             if ((u32)k < n) d[k] = v[k];
@@ -165,7 +165,7 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
-            if (j < total) v[k] = ld_bytes(reinterpret_cast<const u8*>(s_src[s_owner[j]] + j));
+            if (j < total) v[k] = ld_tiny(reinterpret_cast<const u8*>(s_src[s_owner[j]] + j));
         }
 #pragma unroll
         for (int k = 0; k < R; ++k) {

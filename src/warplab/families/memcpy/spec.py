@@ -61,8 +61,8 @@ class WarpClasses(NamedTuple):
     arrays the kernel zeroes before their predicated loads (code generation only: 1 the
     stream's bytes, 2 the lane's words and bytes and the groups' chunks, 3 both, 0 none);
     ``loads``: the cache policy of the loads (``WARPLAB_MEMCPY_LOADS`` of the kernel's module,
-    ``memcpy_copy.cuh``: 0 source bytes through the read-only path, 1 source bytes
-    evict-first, 2 descriptors evict-first too). Classes are decided per warp of 32 buffers
+    ``memcpy_copy.cuh``: 0 the read-only path; bits for evict-first loads of 1 every source
+    byte, 2 the descriptors, 4 the thread-level copies' source bytes). Classes are decided per warp of 32 buffers
     by ballots: no block-wide histogram or partition."""
 
     tlev_max: int
@@ -110,15 +110,18 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: behind each load, so a round's loads are not all in flight; 1.08x the unzeroed kernel by
 #: geometric mean over 35 cells, no cell slower).
 WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3)
+#: The load policies the sweep compiles (evict-first loads of: 1 every source byte, 2 the
+#: descriptors, 4 the thread-level source bytes; sums combine them).
+LOAD_POLICIES = (1, 2, 3, 4, 6)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py
 #: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
 #: tiny-buffer cells, at the risk of spills; session 13: slower wherever the destination is
-#: shuffled), then with load policies 1 and 2 (its own NVRTC module each). (Session 12's
+#: shuffled), then with load policies 1, 2, 3, 4 and 6 (its own NVRTC module each). (Session 12's
 #: unzeroed shapes, session 11's tiers at three blocks, the mid stream and older shapes:
 #: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
-                      *(WARP_TIERS_WORDS._replace(loads=k) for k in (1, 2)))
+                      *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
