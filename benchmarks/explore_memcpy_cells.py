@@ -1,10 +1,11 @@
-"""Cache policy of the loads of ``warp_tiers_words`` (issue 13): the default (source bytes
-through the read-only path, ``__ldg``; descriptors as plain loads) against the same kernel
-compiled with other ``WARPLAB_MEMCPY_LOADS`` policies (evict-first loads, ``__ldcs``, of: 2 the
-descriptors, 3 every source byte and the descriptors, 4 the thread-level source bytes, 6 the
-descriptors and the thread-level source bytes), the default's kernel once more (``default
-again``: the noise), CUB and the cell's scatter ceiling touched under each policy, on the same
-batches. GPU machine; not part of the package's API.
+"""Cache policy of the loads of ``warp_tiers_words`` (issue 13): the default (policy 2:
+descriptors evict-first, ``__ldcs``; source bytes through the read-only path, ``__ldg``)
+against the same kernel compiled with other ``WARPLAB_MEMCPY_LOADS`` policies (0 nothing
+evict-first, the default until session 14; evict-first loads of 3 every source byte and the
+descriptors, 4 the thread-level source bytes, 6 the descriptors and the thread-level source
+bytes), the default's kernel once more (``default again``: the noise), CUB and the cell's
+scatter ceiling touched under each policy, on the same batches. GPU machine; not part of the
+package's API.
 
 Why: the cells left under the target are tiny buffers with a shuffled destination, where each
 store writes part of a 32-byte sector at a random place; session 13 found them set by the
@@ -67,11 +68,11 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
 #: cache policies of the loads timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh;
 #: bits for evict-first loads of 1 every source byte, 2 the descriptors, 4 the thread-level
 #: source bytes), each with the scatter ceiling touched under the same policy
-LOADS = {2: "descriptors EF", 3: "bytes+desc EF", 4: "tiny bytes EF", 6: "desc+tiny EF"}
+LOADS = {0: "read-only path", 3: "bytes+desc EF", 4: "tiny bytes EF", 6: "desc+tiny EF"}
 #: column headers: the policies and the noise column
 SHAPES = {**{shape_name(WARP_TIERS_WORDS._replace(loads=k))[len("warp_classes["):-1]: v
              for k, v in LOADS.items()},
-          "t16,g8,s256,g32,s1024,b4,st4,z3": "default again"}
+          AGAIN[len("warp_classes["):-1]: "default again"}
 
 
 def loads_target(mode: int) -> SimpleNamespace:

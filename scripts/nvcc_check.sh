@@ -35,6 +35,19 @@ for cu in src/warplab/families/*/*.cu src/warplab/bench/*.cu; do
     fi
   done
 done
+# The default batched copy's module: memcpy.cu at its load policy (spec.WARP_TIERS_WORDS.loads).
+opts=$(PYTHONPATH=src "$PY" -c "from warplab.core.loader import defines
+from warplab.families.memcpy.cuda import DEFINES
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS as W
+print(' '.join(defines({**DEFINES, 'WARPLAB_MEMCPY_LOADS': W.loads})))")
+# shellcheck disable=SC2086
+if "$NVCC" -arch=sm_90 -std=c++17 -DWARPLAB_NVCC_CHECK -Isrc/warplab/core $opts -Werror all-warnings \
+     -c src/warplab/families/memcpy/memcpy.cu -o "$tmp/memcpy-default.o" > "$tmp/memcpy-default.log" 2>&1; then
+  echo "nvcc_check: memcpy.cu at the default copy's load policy (sm_90) OK"
+else
+  echo "nvcc_check: memcpy.cu at the default copy's load policy (sm_90) FAILED" >&2
+  cat "$tmp/memcpy-default.log" >&2; status=1
+fi
 # Resource lines (sm_90) of the default kernels: histogram (bytes mapping) and its seeds; float32 sum.
 for k in '_Z19hist_privatized_vecILi1ELb1ELi0EEvPKhyPyjS1_' '_Z11hist_globalILi0EEvPKhyPyjS1_' \
          '_Z19hist_private_strideILi0EEvPKhyPyjS1_'; do

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases, make_sizes, offsets
-from warplab.families.memcpy import cuda
+from warplab.families.memcpy import ceiling_cuda, cuda
 from warplab.families.memcpy.cuda import DEFINES
 from warplab.families.memcpy.spec import (
     PR_CLASSES,
@@ -165,23 +165,25 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
 
 def test_sweep_shapes_are_the_default_but_for_the_register_cap_or_the_loads() -> None:
     """The default zeroes every register array before its predicated loads (the kernel's
-    ZERO 3), caps registers for 4 blocks per SM and loads with policy 0; the sweep's shapes
-    cap them for 5, 6 and 8 blocks, or load with another policy, and change nothing else; the
-    caps are distinct kernel instances of the default module (and the nvcc check's), each
-    policy its own module holding the default's instance and its BLEV kernel."""
+    ZERO 3), caps registers for 4 blocks per SM and loads its descriptors evict-first (policy
+    2, its own module with its BLEV kernel); the sweep's shapes cap them for 5, 6 and 8 blocks
+    (the default's module), or load with another policy (policy 0: the base module, every
+    other variant's; else a module each), and change nothing else."""
     assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
-    assert WARP_TIERS_WORDS.loads == 0 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
+    assert WARP_TIERS_WORDS.loads == 2 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
     assert [(c.min_blocks, c.loads) for c in WARP_CLASSES_SWEEP] == [
-        (5, 0), (6, 0), (8, 0), (4, 1), (4, 2), (4, 3), (4, 4), (4, 6)]
+        (5, 2), (6, 2), (8, 2), (4, 0), (4, 1), (4, 3), (4, 4), (4, 6)]
     for c in WARP_CLASSES_SWEEP:
-        assert c._replace(min_blocks=4, loads=0) == WARP_TIERS_WORDS
-    caps = [c for c in WARP_CLASSES_SWEEP if c.loads == 0]
+        assert c._replace(min_blocks=4, loads=2) == WARP_TIERS_WORDS
+    caps = [c for c in WARP_CLASSES_SWEEP if c.loads == 2]
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *caps)]
     assert exprs[0].endswith(", 4, 4, 3>") and len(set(exprs)) == 4
-    assert set(exprs) <= set(cuda._expressions(0))
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
-    for k in (1, 2, 3, 4, 6):
+    assert cuda._expressions(2) == (*exprs, blev)
+    assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
+    for k in (1, 3, 4, 6):
         assert cuda._expressions(k) == (exprs[0], blev)
+    assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     for b in (4, 5, 6, 8):
         assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3)" in source

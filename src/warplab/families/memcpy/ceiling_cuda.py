@@ -18,6 +18,7 @@ from ...core.loader import defines, get_kernel
 from .ceiling import CEILING, SHAPES, WARP_SHAPES, ScatterCeiling, shape_name, warp_shape_name
 from .cuda import DEFINES as COPY_DEFINES
 from .cuda import DeviceBatch, _sms
+from .spec import WARP_TIERS_WORDS
 
 SOURCE = Path(__file__).with_name("ceiling.cu")  # includes memcpy_copy.cuh (size_of)
 #: Threads an SM holds (compute capability 7.5 holds 1024, 8.0 and 9.0 hold 2048: the
@@ -25,15 +26,15 @@ SOURCE = Path(__file__).with_name("ceiling.cu")  # includes memcpy_copy.cuh (siz
 THREADS_PER_SM = 2048
 DEFINES = {"MEMCPY_CEILING_THREADS_PER_SM": THREADS_PER_SM,
            "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"],
-           "WARPLAB_MEMCPY_LOADS": COPY_DEFINES["WARPLAB_MEMCPY_LOADS"]}
+           "WARPLAB_MEMCPY_LOADS": WARP_TIERS_WORDS.loads}  # the default copy's load policy
 _EXPRESSIONS = (tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
                 + tuple(f"memcpy_scatter_touch_warp<{b}>" for b in WARP_SHAPES))
 
 
 @functools.cache
 def _kernel_on(expr: str, device_id: int, loads: int = 0) -> Any:
-    """The compiled kernel per device and load policy (``cuda.py``'s ``WARPLAB_MEMCPY_LOADS``
-    by default; one NVRTC module per policy holds every shape)."""
+    """The compiled kernel per device and load policy (the default copy's by default; one
+    NVRTC module per policy holds every shape)."""
     options = defines(DEFINES if loads == DEFINES["WARPLAB_MEMCPY_LOADS"]
                       else {**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
     return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=options)
@@ -52,8 +53,8 @@ def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = Fals
                   loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> None:
     """Touch the end sectors of every buffer of ``b`` (see ``ceiling.py``) with the shape
     (``block`` threads, ``per_thread`` buffers each; ``warp``: the warp-cooperative kernel,
-    one buffer per thread; ``loads`` the load policy, the copies' by default) on the current
-    stream; nothing for an empty batch.
+    one buffer per thread; ``loads`` the load policy, the default copy's by default) on the
+    current stream; nothing for an empty batch.
 
     Performance: one launch, no synchronisation; reads 24 bytes of descriptor per buffer and
     one or two bytes of source, writes one or two bytes per buffer.
@@ -72,7 +73,7 @@ def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = Fals
 
 def cuda_ceiling(loads: int | None = None) -> ScatterCeiling:
     """The ceiling target of the cuda backend: one launch function per shape, with the
-    copies' load policy; another policy (``loads``, for the explore scripts) names the target
+    default copy's load policy; another policy (``loads``, for the explore scripts) names the target
     ``scatter_touch[loads k]``."""
     k = DEFINES["WARPLAB_MEMCPY_LOADS"] if loads is None else loads
     shapes = {shape_name(blk, per): functools.partial(scatter_touch, block=blk, per_thread=per,

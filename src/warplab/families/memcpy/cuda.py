@@ -46,7 +46,7 @@ DEFINES = {
     "WARPLAB_MEMCPY_UNROLL": 4,               # 16-byte loads in flight per thread
     "WARPLAB_MEMCPY_BLEV_THREADS": BLEV_THREADS,
     "WARPLAB_MEMCPY_WARP_THREADS": WARP_THREADS,
-    "WARPLAB_MEMCPY_LOADS": 0,                # cache policy of the loads (memcpy_copy.cuh)
+    "WARPLAB_MEMCPY_LOADS": 0,                # load policy of the base module (memcpy_copy.cuh)
 }
 
 
@@ -85,11 +85,12 @@ _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS
 
 
 def _expressions(loads: int) -> tuple[str, ...]:
-    """The instantiations of the module compiled with load policy ``loads``: the default
-    policy's holds every variant's kernels; another one its warp configurations' first
-    kernels and their BLEV kernels."""
+    """The instantiations of the module compiled with load policy ``loads``: the base
+    module's (``DEFINES``) holds every variant's kernels but the warp configurations of other
+    policies; another policy's module holds those configurations' first kernels and their
+    BLEV kernel (the default, ``WARP_TIERS_WORDS``, has policy 2)."""
     configs = [c for c in _WARP_CONFIGS if c.loads == loads]
-    if loads == 0:
+    if loads == DEFINES["WARPLAB_MEMCPY_LOADS"]:
         return ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
                 *(_warp_expr(c) for c in configs),
@@ -104,10 +105,11 @@ def _kernel(expr: str) -> Any:
 
 
 @functools.cache
-def _kernel_on(expr: str, device_id: int, loads: int = 0) -> Any:
+def _kernel_on(expr: str, device_id: int, loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> Any:
     """The compiled kernel per device and load policy (``WARPLAB_MEMCPY_LOADS``; one NVRTC
     module per policy, holding :func:`_expressions`)."""
-    options = defines(DEFINES if loads == 0 else {**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
+    base = loads == DEFINES["WARPLAB_MEMCPY_LOADS"]
+    options = defines(DEFINES if base else {**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
     return get_kernel(SOURCE, expr, all_expressions=_expressions(loads), options=options)
 
 
@@ -228,8 +230,8 @@ class _Launches(NamedTuple):
 _LAUNCHES = fastpath.PlanCache("memcpy.launches")
 
 
-def _launches(first_expr: str, block: int, wlev_max: int, chunk: int, loads: int = 0
-              ) -> tuple[_Launches, int]:
+def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
+              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> tuple[_Launches, int]:
     """The launches of a first kernel ``first_expr`` with its BLEV kernel on the current
     device, and the device's id."""
     import cupy

@@ -62,8 +62,8 @@ class WarpClasses(NamedTuple):
     stream's bytes, 2 the lane's words and bytes and the groups' chunks, 3 both, 0 none);
     ``loads``: the cache policy of the loads (``WARPLAB_MEMCPY_LOADS`` of the kernel's module,
     ``memcpy_copy.cuh``: 0 the read-only path; bits for evict-first loads of 1 every source
-    byte, 2 the descriptors, 4 the thread-level copies' source bytes). Classes are decided per warp of 32 buffers
-    by ballots: no block-wide histogram or partition."""
+    byte, 2 the descriptors, 4 the thread-level copies' source bytes). Classes are decided
+    per warp of 32 buffers by ballots: no block-wide histogram or partition."""
 
     tlev_max: int
     group: int
@@ -108,16 +108,19 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: every register array zeroed before its predicated loads (zeroed 3; session 12: without it
 #: ptxas spills the stream's bytes and the lanes' words at the 64-register cap, a spill store
 #: behind each load, so a round's loads are not all in flight; 1.08x the unzeroed kernel by
-#: geometric mean over 35 cells, no cell slower).
-WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3)
-#: The load policies the sweep compiles (evict-first loads of: 1 every source byte, 2 the
-#: descriptors, 4 the thread-level source bytes; sums combine them).
-LOAD_POLICIES = (1, 2, 3, 4, 6)
+#: geometric mean over 35 cells, no cell slower); since session 14 its descriptors are loaded
+#: evict-first (load policy 2: they are most of the bytes read in the tiny-buffer cells, and
+#: their L2 lines are better left to the destination's partially written sectors).
+WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2)
+#: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
+#: source byte, 2 the descriptors, 4 the thread-level source bytes; sums combine them; 0 none,
+#: the default until session 14).
+LOAD_POLICIES = (0, 1, 3, 4, 6)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py
 #: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
 #: tiny-buffer cells, at the risk of spills; session 13: slower wherever the destination is
-#: shuffled), then with load policies 1, 2, 3, 4 and 6 (its own NVRTC module each). (Session 12's
+#: shuffled), then with the other load policies (each its own NVRTC module). (Session 12's
 #: unzeroed shapes, session 11's tiers at three blocks, the mid stream and older shapes:
 #: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
