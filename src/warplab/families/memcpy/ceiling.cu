@@ -60,8 +60,9 @@ memcpy_scatter_touch(const u64* __restrict__ src, const u64* __restrict__ dst,
             d[j] = in ? (u8*)ld_desc(dst + i) : nullptr;
             len[j] = in ? size_of(sizes, i) : 0;
             cnt[j] = touch_pieces((u64)s, (u64)d[j], len[j]);
-            ends[j] = cnt[j] ? (u32)ld_tiny(s) : 0;
-            if (cnt[j] == 2) ends[j] |= (u32)ld_tiny(s + len[j] - 1) << 8;
+            const bool sc = scattered_dst((u64)d[j], len[j], in, threadIdx.x & 31);
+            ends[j] = cnt[j] ? (u32)ld_tiny(s, sc) : 0;
+            if (cnt[j] == 2) ends[j] |= (u32)ld_tiny(s + len[j] - 1, sc) << 8;
         }
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
@@ -84,6 +85,7 @@ memcpy_scatter_touch_warp(const u64* __restrict__ src, const u64* __restrict__ d
         const u64 sp = in ? ld_desc(src + i) : 0, dp = in ? ld_desc(dst + i) : 0;
         const u64 len = in ? size_of(sizes, i) : 0;
         const u32 cnt = touch_pieces(sp, dp, len);
+        const bool sc = scattered_dst(dp, len, in, lane);
         u32 incl = cnt;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
@@ -106,7 +108,7 @@ memcpy_scatter_touch_warp(const u64* __restrict__ src, const u64* __restrict__ d
             const u32 o_start = __shfl_sync(FULL_MASK, start, owner);
             const u64 off = j == o_start ? 0 : o_len - 1;
             at[r] = o_dp + off;
-            if (j < total) v[r] = ld_tiny((const u8*)(o_sp + off));
+            if (j < total) v[r] = ld_tiny((const u8*)(o_sp + off), sc);
         }
 #pragma unroll
         for (int r = 0; r < 2; ++r)

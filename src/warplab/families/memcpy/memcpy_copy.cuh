@@ -16,7 +16,8 @@ typedef unsigned char u8;
 // loads, or, by bit, evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2
 // lines that scattered partial-sector stores could use): 1 the source bytes of every copy,
 // 2 the descriptors, 4 the source bytes of the thread-level copies only (buffers of up to 16
-// bytes, the warp's byte stream, the scatter ceiling's touches).
+// bytes, the warp's byte stream, the scatter ceiling's touches), 8 those of the thread-level
+// copies of warps whose destinations are scattered (scattered_dst).
 template <typename T>
 __device__ __forceinline__ T ld_bytes(const T* p) {
 #if WARPLAB_MEMCPY_LOADS & 1
@@ -26,11 +27,26 @@ __device__ __forceinline__ T ld_bytes(const T* p) {
 #endif
 }
 template <typename T>
-__device__ __forceinline__ T ld_tiny(const T* p) {
+__device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 #if WARPLAB_MEMCPY_LOADS & 5
     return __ldcs(p);
+#elif WARPLAB_MEMCPY_LOADS & 8
+    return scattered ? __ldcs(p) : __ldg(p);
 #else
     return __ldg(p);
+#endif
+}
+
+// Whether a warp's destinations are scattered (policy bit 8; false without it): fewer than
+// half of its lanes find the next lane's destination within a sector after their own end.
+// Every lane of the warp calls it (a shuffle and a ballot).
+__device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 lane) {
+#if WARPLAB_MEMCPY_LOADS & 8
+    const u64 next = __shfl_down_sync(0xffffffffu, dp, 1);
+    const bool near = lane == 31 || !live || (next >= dp && next - dp <= size + 32);
+    return __popc(__ballot_sync(0xffffffffu, near)) < 16;
+#else
+    return false;
 #endif
 }
 template <typename T>

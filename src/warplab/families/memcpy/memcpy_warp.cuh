@@ -34,22 +34,22 @@ template <> struct WordOf<8> { typedef u64 T; };
 
 template <int W, int MAXN, bool Z>
 __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* __restrict__ s,
-                                                  u32 n) {
+                                                  u32 n, bool sc) {
     typedef typename WordOf<W>::T Word;
     constexpr int K = MAXN / W;
     Word v[K];
     zero_if<Z>(v);
 #pragma unroll
     for (int k = 0; k < K; ++k)
-        if ((u32)(k + 1) * W <= n) v[k] = ld_tiny(reinterpret_cast<const Word*>(s) + k);
+        if ((u32)(k + 1) * W <= n) v[k] = ld_tiny(reinterpret_cast<const Word*>(s) + k, sc);
     const u32 o4 = n & ~(u32)(W - 1);
     const u32 o2 = o4 + (W > 4 && (n & 4) ? 4 : 0), o1 = o2 + ((n & 2) ? 2 : 0);
     u32 t4 = 0;
     unsigned short t2 = 0;
     u8 t1 = 0;
-    if (W > 4 && (n & 4)) t4 = ld_tiny(reinterpret_cast<const u32*>(s + o4));
-    if (n & 2) t2 = ld_tiny(reinterpret_cast<const unsigned short*>(s + o2));
-    if (n & 1) t1 = ld_tiny(s + o1);
+    if (W > 4 && (n & 4)) t4 = ld_tiny(reinterpret_cast<const u32*>(s + o4), sc);
+    if (n & 2) t2 = ld_tiny(reinterpret_cast<const unsigned short*>(s + o2), sc);
+    if (n & 1) t1 = ld_tiny(s + o1, sc);
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if ((u32)(k + 1) * W <= n) reinterpret_cast<Word*>(d)[k] = v[k];
@@ -59,47 +59,49 @@ __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* 
 }
 
 // One aligned move of n = 1, 2, 4, 8 or 16 bytes (both addresses n-aligned).
-__device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restrict__ s, u32 n) {
+__device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restrict__ s, u32 n,
+                                         bool sc) {
     if (n == 16)
-        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s));
+        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc);
     else if (n == 8)
-        *reinterpret_cast<u64*>(d) = ld_tiny(reinterpret_cast<const u64*>(s));
+        *reinterpret_cast<u64*>(d) = ld_tiny(reinterpret_cast<const u64*>(s), sc);
     else if (n == 4)
-        *reinterpret_cast<u32*>(d) = ld_tiny(reinterpret_cast<const u32*>(s));
+        *reinterpret_cast<u32*>(d) = ld_tiny(reinterpret_cast<const u32*>(s), sc);
     else if (n == 2)
         *reinterpret_cast<unsigned short*>(d) =
-            ld_tiny(reinterpret_cast<const unsigned short*>(s));
+            ld_tiny(reinterpret_cast<const unsigned short*>(s), sc);
     else
-        *d = ld_tiny(s);
+        *d = ld_tiny(s, sc);
 }
 
 // One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
 // when both are 16-byte aligned and n is 16, else 8- or 4-byte words (all loads first).
 template <int MAXN, bool Z>
-__device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restrict__ s, u32 n) {
+__device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restrict__ s, u32 n,
+                                          bool sc) {
     static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
     const u32 a = (u32)((u64)d | (u64)s);
     if (MAXN == 16 && n == 16 && (a & 15) == 0)
-        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s));
+        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc);
     else if ((a & 7) == 0)
-        thread_copy_words<8, MAXN, Z>(d, s, n);
+        thread_copy_words<8, MAXN, Z>(d, s, n, sc);
     else
-        thread_copy_words<4, MAXN, Z>(d, s, n);
+        thread_copy_words<4, MAXN, Z>(d, s, n, sc);
 }
 
 // One thread copies n <= MAXN (<= 16) bytes: word_copy where both addresses are 4-byte
 // aligned, else bytes (all loads first).
 template <int MAXN, bool Z>
 __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __restrict__ s,
-                                            u32 n) {
+                                            u32 n, bool sc) {
     if ((((u32)(u64)d | (u32)(u64)s) & 3) == 0) {
-        word_copy<MAXN, Z>(d, s, n);
+        word_copy<MAXN, Z>(d, s, n, sc);
     } else {
         u8 v[MAXN];
         zero_if<Z>(v);
 #pragma unroll
         for (int k = 0; k < MAXN; ++k)
-            if ((u32)k < n) v[k] = ld_tiny(s + k);
+            if ((u32)k < n) v[k] = ld_tiny(s + k, sc);
 #pragma unroll
         for (int k = 0; k < MAXN; ++k)
             if ((u32)k < n) d[k] = v[k];
@@ -155,7 +157,7 @@ __device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
 // time (registers).
 template <int TMAX, bool Z>
 __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
-                                            const u8* s_owner, u32 total, u32 lane) {
+                                            const u8* s_owner, u32 total, u32 lane, bool sc) {
     constexpr int R = TMAX < 8 ? TMAX : 8;
 #pragma unroll
     for (int k0 = 0; k0 < TMAX; k0 += R) {
@@ -165,7 +167,7 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
-            if (j < total) v[k] = ld_tiny(reinterpret_cast<const u8*>(s_src[s_owner[j]] + j));
+            if (j < total) v[k] = ld_tiny(reinterpret_cast<const u8*>(s_src[s_owner[j]] + j), sc);
         }
 #pragma unroll
         for (int k = 0; k < R; ++k) {
@@ -229,6 +231,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         const bool live = i < n;
         const u64 size = live ? size_of(sizes, i) : 0;
         const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
+        const bool sc = scattered_dst(dp, size, live, lane);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
         if (big) {
@@ -255,16 +258,16 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         bool streamed = false;
         if constexpr (STREAM == 3) {  // one aligned move: n a power of two dividing both
             streamed = tiny && ((size & (size - 1)) | ((sp | dp) & (size - 1))) != 0;
-            if (tiny && !streamed) one_move((u8*)dp, (const u8*)sp, (u32)size);
+            if (tiny && !streamed) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
         } else if constexpr (STREAM == 4) {  // 4-byte words, else one aligned move, else stream
             const bool words = ((sp | dp) & 3) == 0;
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
             streamed = tiny && !words && !move;
-            if (tiny && words) word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size);
-            else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size);
+            if (tiny && words) word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
+            else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
-            if (tiny && !streamed) thread_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size);
+            if (tiny && !streamed) thread_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
         }
         // The rest through shared memory (registers stay free for the copies): every lane's
         // buffer at its lane (streamed ones less their stream start), the lanes of the G-lane
@@ -299,7 +302,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             if (sub2) s_list[warp][31 - __popc(subs2 & lt)] = (u8)lane;
             __syncwarp();
             if (STREAM && strm)
-                stream_copy<TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total, lane);
+                stream_copy<TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total, lane,
+                                       sc);
             // Sub-warp level: groups of G lanes over the list.
             const u32 n_sub = __popc(subs);
             for (u32 r = lane / G; r < n_sub; r += 32 / G) {
