@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import warplab
 from conftest import last_ran
-from warplab.families.histogram import binning, numeric, numeric_cuda
+from warplab.families.histogram import binning, numeric, numeric_cuda, numeric_variants
 
 DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
           "float32", "float64")
@@ -157,7 +157,7 @@ def test_cost_model() -> None:
     p = numeric.NumericProblem("histogram_even", 1000, np.dtype(np.float32), 256,
                                np.dtype(np.float64), True, 2)
     assert p.bytes_moved == 2 * 4000 + 8000 + 8 * 256
-    assert numeric_cuda.byte_path_bytes_moved(
+    assert numeric_variants.byte_path_bytes_moved(
         numeric.NumericProblem("histogram_even", 1000, np.dtype(np.uint8), 10, None, True)
     ) == 1000 + 80
 
@@ -386,7 +386,7 @@ def test_byte_tables_and_folds(dtype: str, bins, r) -> None:
     nb = want[0].size
     keep = lut[a.view(np.uint8)]
     np.testing.assert_array_equal(np.bincount(keep[keep >= 0], minlength=nb), want[0])
-    m = numeric_cuda._lut_mapping(lut, nb)
+    m = numeric_variants._lut_mapping(lut, nb)
     if m is not None:
         np.testing.assert_array_equal(m.apply_to_counts(counts256)[:nb], want[0])
 

@@ -2,9 +2,9 @@
 variant, run.
 
 * :func:`histogram` and weighted :func:`bincount`: NumPy's semantics (``numeric.py``), kernels in
-  ``numeric_cuda.py`` / ``numeric.cu``; registry families ``histogram_even`` (integer bins),
-  ``histogram_edges`` (an edges array), ``bincount`` (weighted), each with NumPy as its cpu
-  variant.
+  ``numeric_cuda.py`` / ``numeric_variants.py`` / ``numeric.cu``; registry families
+  ``histogram_even`` (integer bins), ``histogram_edges`` (an edges array), ``bincount``
+  (weighted), each with NumPy as its cpu variant.
 * :func:`byte_histogram`: byte counts into named or table-defined bins; registry family
   ``histogram`` (the four kernels of the histogram report and the privatized vector kernels in
   ``cuda.py``, NumPy in ``cpu.py``).

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.arrays import is_flat
-from . import minmax_cuda, numeric_cuda
+from . import minmax_cuda, numeric_cuda, numeric_variants
 from .numeric import BINCOUNT, NumericJob, NumericProblem
 
 _RECORDS = fastpath.PlanCache("bincount.weighted")
@@ -126,9 +126,9 @@ def _bins(x: Any, w: Any, nbins: int, aligned: bool) -> Bins:
     does), launched as its registered function launches it."""
     dt, wd, n = np.dtype(x.dtype), np.dtype(w.dtype), int(x.size)
     v = _registry.choose(BINCOUNT, "cuda", NumericProblem(BINCOUNT, n, dt, nbins, wd, True, 2))
-    if v.fn not in numeric_cuda.BINCOUNT_KINDS:
+    if v.fn not in numeric_variants.BINCOUNT_KINDS:
         return Bins(v, None, np.uint64(0), np.uint32(0))
-    private, vec = numeric_cuda.BINCOUNT_KINDS[v.fn]
+    private, vec = numeric_variants.BINCOUNT_KINDS[v.fn]
     expr, group, lay = numeric_cuda.bincount_launch(dt, wd, nbins, private, vec and aligned)
     launch = numeric_cuda.prepared(expr, group, lay, n, dt.itemsize)
     return Bins(v, launch, np.uint64(nbins), np.uint32(lay.copies))

@@ -1,7 +1,8 @@
 """NumPy's ``histogram`` and weighted ``bincount``: the semantics, the host plans of the CUDA
 kernels (``numeric_cuda.py``, ``numeric.cu``) and the NumPy variants.
 
-Registry families (each with a ``numpy`` cpu variant; the cuda ones live in ``numeric_cuda``):
+Registry families (each with a ``numpy`` cpu variant; the cuda ones live in
+``numeric_variants``):
 
 * ``"histogram_even"``: ``bins`` an integer (or an estimator name such as ``"auto"``);
 * ``"histogram_edges"``: ``bins`` an array of edges;

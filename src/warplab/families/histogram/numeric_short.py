@@ -36,7 +36,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.arrays import is_flat
-from . import numeric_cuda
+from . import numeric_cuda, numeric_variants
 from .binning import KERNEL_DTYPES, plan_even
 from .numeric import BYTE_DTYPES, EVEN, NumericProblem, even_edges, outer_edges, parse_bins
 
@@ -126,8 +126,8 @@ def _build(a: Any, bins: int, rng: Any, templated: bool = False) -> Record | boo
         return None
     problem = NumericProblem(EVEN, n, t, spec.count, None, True, 1, plan, False)
     v = _registry.choose(EVEN, "cuda", problem)
-    fast = v.fn is numeric_cuda.even_fast
-    if not (fast or v.fn is numeric_cuda.even_private) or plan.keep is None:
+    fast = v.fn is numeric_variants.even_fast
+    if not (fast or v.fn is numeric_variants.even_private) or plan.keep is None:
         return False
     single = one_block(n, t.itemsize) and not templated
     lay = numeric_cuda.layout_for(plan.nbins, False, plan.e_dtype.itemsize)

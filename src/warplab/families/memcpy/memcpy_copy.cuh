@@ -11,19 +11,28 @@ typedef unsigned char u8;
 #error "the batched copies need -DWARPLAB_MEMCPY_LOADS (cuda.py DEFINES)"
 #endif
 
-// The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS, cuda.py DEFINES; 0 the default):
-// source bytes through the read-only path (__ldg) and descriptors (addresses, sizes) as plain
-// loads, or, by bit, evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2
-// lines that scattered partial-sector stores could use): 1 the source bytes of every copy,
-// 2 the descriptors, 4 the source bytes of the thread-level copies only (buffers of up to 16
-// bytes, the warp's byte stream, the scatter ceiling's touches), 8 those of the thread-level
-// copies of warps whose destinations are scattered (scattered_dst).
+// The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS: cuda.py DEFINES for the base
+// module, 0; spec.WARP_TIERS_WORDS.loads for the default copy's, 2): source bytes through the
+// read-only path (__ldg) and descriptors (addresses, sizes) as plain loads, or, by bit,
+// evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2 lines that scattered
+// partial-sector stores could use): 1 the source bytes of every copy, 2 the descriptors, 4 the
+// source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
+// stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
+// destinations are scattered (scattered_dst).
 template <typename T>
 __device__ __forceinline__ T ld_bytes(const T* p) {
 #if WARPLAB_MEMCPY_LOADS & 1
     return __ldcs(p);
 #else
     return __ldg(p);
+#endif
+}
+template <typename T>
+__device__ __forceinline__ T ld_desc(const T* p) {
+#if WARPLAB_MEMCPY_LOADS & 2
+    return __ldcs(p);
+#else
+    return *p;
 #endif
 }
 template <typename T>
@@ -42,19 +51,11 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 // Every lane of the warp calls it (a shuffle and a ballot).
 __device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 lane) {
 #if WARPLAB_MEMCPY_LOADS & 8
-    const u64 next = __shfl_down_sync(0xffffffffu, dp, 1);
+    const u64 next = __shfl_down_sync(FULL_MASK, dp, 1);
     const bool near = lane == 31 || !live || (next >= dp && next - dp <= size + 32);
-    return __popc(__ballot_sync(0xffffffffu, near)) < 16;
+    return __popc(__ballot_sync(FULL_MASK, near)) < 16;
 #else
     return false;
-#endif
-}
-template <typename T>
-__device__ __forceinline__ T ld_desc(const T* p) {
-#if WARPLAB_MEMCPY_LOADS & 2
-    return __ldcs(p);
-#else
-    return *p;
 #endif
 }
 
