@@ -398,6 +398,10 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB buffers up
     (``results/memcpy-full-h100-session10-words.json.gz``).
 
+    Since session 14 its descriptors are loaded evict-first (load policy 2, its own NVRTC
+    module): 134 of 140 cells of the full grid at issue 13's target
+    (``results/memcpy-full-h100-session14.json.gz``).
+
     Performance: as ``warp_tiers``: two launches (one when the host knows no buffer exceeds
     8 KiB); all bytes once plus 24 bytes per buffer.
     """

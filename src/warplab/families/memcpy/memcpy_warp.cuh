@@ -18,6 +18,8 @@
 // predicate does not tell ptxas that value is dead: the array stays live across the warp's
 // loop and, at the 64-register cap, is spilled (a spill store right behind each load waits for
 // that load). Zeroed, the array starts anew each pass. No effect on the copied bytes.
+// sc (the thread-level copies' last argument): the warp's destinations are scattered
+// (scattered_dst, memcpy_copy.cuh); only load policy bit 8 reads it (ld_tiny).
 template <bool Z, typename T, int N>
 __device__ __forceinline__ void zero_if(T (&a)[N]) {
     if constexpr (Z) {
