@@ -66,8 +66,8 @@ memcpy_scatter_touch(const u64* __restrict__ src, const u64* __restrict__ dst,
         }
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
-            if (cnt[j]) d[j][0] = (u8)ends[j];
-            if (cnt[j] == 2) d[j][len[j] - 1] = (u8)(ends[j] >> 8);
+            if (cnt[j]) st_tiny(d[j], (u8)ends[j]);
+            if (cnt[j] == 2) st_tiny(d[j] + len[j] - 1, (u8)(ends[j] >> 8));
         }
     }
 }
@@ -112,7 +112,7 @@ memcpy_scatter_touch_warp(const u64* __restrict__ src, const u64* __restrict__ d
         }
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-            if (lane + 32u * r < total) *(u8*)at[r] = v[r];
+            if (lane + 32u * r < total) st_tiny((u8*)at[r], v[r]);
         __syncwarp();  // s_owner is written again by the next round of buffers
     }
 }

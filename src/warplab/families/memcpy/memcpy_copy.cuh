@@ -11,6 +11,91 @@ typedef unsigned char u8;
 #error "the batched copies need -DWARPLAB_MEMCPY_LOADS (cuda.py DEFINES)"
 #endif
 
+// L2 eviction hints (load policy bits 16 and 32; sm_80 and later, plain accesses before):
+// 16 source bytes loaded L2 evict-first through the read-only path with L1 caching as usual
+// (where bits 1, 4 and 8 leave __ldg), 32 the thread-level copies' stores L2 evict-last (a
+// partially written sector kept in L2 until its other bytes arrive needs no read from DRAM).
+#if (WARPLAB_MEMCPY_LOADS & 48) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define WARPLAB_MEMCPY_HINTS (WARPLAB_MEMCPY_LOADS & 48)
+#else
+#define WARPLAB_MEMCPY_HINTS 0
+#endif
+#if WARPLAB_MEMCPY_HINTS
+__device__ __forceinline__ u64 l2_first() {
+    u64 p;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ u64 l2_last() {
+    u64 p;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ u8 ld_first(const u8* a) {
+    u32 v;
+    asm("ld.global.nc.L2::cache_hint.u8 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(l2_first()));
+    return (u8)v;
+}
+__device__ __forceinline__ unsigned short ld_first(const unsigned short* a) {
+    unsigned short v;
+    asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(a), "l"(l2_first()));
+    return v;
+}
+__device__ __forceinline__ u32 ld_first(const u32* a) {
+    u32 v;
+    asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(l2_first()));
+    return v;
+}
+__device__ __forceinline__ u64 ld_first(const u64* a) {
+    u64 v;
+    asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(a), "l"(l2_first()));
+    return v;
+}
+__device__ __forceinline__ ulonglong2 ld_first(const ulonglong2* a) {
+    ulonglong2 v;
+    asm("ld.global.nc.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
+        : "=l"(v.x), "=l"(v.y) : "l"(a), "l"(l2_first()));
+    return v;
+}
+__device__ __forceinline__ void st_last(u8* a, u8 v) {
+    asm volatile("st.global.L2::cache_hint.u8 [%0], %1, %2;"
+                 :: "l"(a), "r"((u32)v), "l"(l2_last()));
+}
+__device__ __forceinline__ void st_last(unsigned short* a, unsigned short v) {
+    asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;" :: "l"(a), "h"(v), "l"(l2_last()));
+}
+__device__ __forceinline__ void st_last(u32* a, u32 v) {
+    asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;" :: "l"(a), "r"(v), "l"(l2_last()));
+}
+__device__ __forceinline__ void st_last(u64* a, u64 v) {
+    asm volatile("st.global.L2::cache_hint.u64 [%0], %1, %2;" :: "l"(a), "l"(v), "l"(l2_last()));
+}
+__device__ __forceinline__ void st_last(ulonglong2* a, ulonglong2 v) {
+    asm volatile("st.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
+                 :: "l"(a), "l"(v.x), "l"(v.y), "l"(l2_last()));
+}
+#endif
+
+// __ldg, or (policy bit 16) an L2 evict-first load through the read-only path.
+template <typename T>
+__device__ __forceinline__ T ld_ro(const T* p) {
+#if WARPLAB_MEMCPY_HINTS & 16
+    return ld_first(p);
+#else
+    return __ldg(p);
+#endif
+}
+
+// A store of the thread-level copies: plain, or (policy bit 32) L2 evict-last.
+template <typename T>
+__device__ __forceinline__ void st_tiny(T* p, T v) {
+#if WARPLAB_MEMCPY_HINTS & 32
+    st_last(p, v);
+#else
+    *p = v;
+#endif
+}
+
 // The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS: cuda.py DEFINES for the base
 // module, 0; spec.WARP_TIERS_WORDS.loads for the default copy's, 2): source bytes through the
 // read-only path (__ldg) and descriptors (addresses, sizes) as plain loads, or, by bit,
@@ -24,7 +109,7 @@ __device__ __forceinline__ T ld_bytes(const T* p) {
 #if WARPLAB_MEMCPY_LOADS & 1
     return __ldcs(p);
 #else
-    return __ldg(p);
+    return ld_ro(p);
 #endif
 }
 template <typename T>
@@ -40,9 +125,9 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 #if WARPLAB_MEMCPY_LOADS & 5
     return __ldcs(p);
 #elif WARPLAB_MEMCPY_LOADS & 8
-    return scattered ? __ldcs(p) : __ldg(p);
+    return scattered ? __ldcs(p) : ld_ro(p);
 #else
-    return __ldg(p);
+    return ld_ro(p);
 #endif
 }
 

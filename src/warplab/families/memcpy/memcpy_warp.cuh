@@ -54,26 +54,27 @@ __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* 
     if (n & 1) t1 = ld_tiny(s + o1, sc);
 #pragma unroll
     for (int k = 0; k < K; ++k)
-        if ((u32)(k + 1) * W <= n) reinterpret_cast<Word*>(d)[k] = v[k];
-    if (W > 4 && (n & 4)) *reinterpret_cast<u32*>(d + o4) = t4;
-    if (n & 2) *reinterpret_cast<unsigned short*>(d + o2) = t2;
-    if (n & 1) d[o1] = t1;
+        if ((u32)(k + 1) * W <= n) st_tiny(reinterpret_cast<Word*>(d) + k, v[k]);
+    if (W > 4 && (n & 4)) st_tiny(reinterpret_cast<u32*>(d + o4), t4);
+    if (n & 2) st_tiny(reinterpret_cast<unsigned short*>(d + o2), t2);
+    if (n & 1) st_tiny(d + o1, t1);
 }
 
 // One aligned move of n = 1, 2, 4, 8 or 16 bytes (both addresses n-aligned).
 __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restrict__ s, u32 n,
                                          bool sc) {
     if (n == 16)
-        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc);
+        st_tiny(reinterpret_cast<ulonglong2*>(d),
+                ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc));
     else if (n == 8)
-        *reinterpret_cast<u64*>(d) = ld_tiny(reinterpret_cast<const u64*>(s), sc);
+        st_tiny(reinterpret_cast<u64*>(d), ld_tiny(reinterpret_cast<const u64*>(s), sc));
     else if (n == 4)
-        *reinterpret_cast<u32*>(d) = ld_tiny(reinterpret_cast<const u32*>(s), sc);
+        st_tiny(reinterpret_cast<u32*>(d), ld_tiny(reinterpret_cast<const u32*>(s), sc));
     else if (n == 2)
-        *reinterpret_cast<unsigned short*>(d) =
-            ld_tiny(reinterpret_cast<const unsigned short*>(s), sc);
+        st_tiny(reinterpret_cast<unsigned short*>(d),
+                ld_tiny(reinterpret_cast<const unsigned short*>(s), sc));
     else
-        *d = ld_tiny(s, sc);
+        st_tiny(d, ld_tiny(s, sc));
 }
 
 // One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
@@ -84,7 +85,8 @@ __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restri
     static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
     const u32 a = (u32)((u64)d | (u64)s);
     if (MAXN == 16 && n == 16 && (a & 15) == 0)
-        *reinterpret_cast<ulonglong2*>(d) = ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc);
+        st_tiny(reinterpret_cast<ulonglong2*>(d),
+                ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc));
     else if ((a & 7) == 0)
         thread_copy_words<8, MAXN, Z>(d, s, n, sc);
     else
@@ -106,7 +108,7 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
             if ((u32)k < n) v[k] = ld_tiny(s + k, sc);
 #pragma unroll
         for (int k = 0; k < MAXN; ++k)
-            if ((u32)k < n) d[k] = v[k];
+            if ((u32)k < n) st_tiny(d + k, v[k]);
     }
 }
 
@@ -174,7 +176,7 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
-            if (j < total) *reinterpret_cast<u8*>(s_dst[s_owner[j]] + j) = v[k];
+            if (j < total) st_tiny(reinterpret_cast<u8*>(s_dst[s_owner[j]] + j), v[k]);
         }
     }
 }
