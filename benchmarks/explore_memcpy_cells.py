@@ -1,9 +1,11 @@
 """Cache policy of the loads of ``warp_tiers_words`` (issue 13): the default (policy 2:
 descriptors evict-first, ``__ldcs``; source bytes through the read-only path, ``__ldg``)
 against the same kernel compiled with other ``WARPLAB_MEMCPY_LOADS`` policies (0 nothing
-evict-first, the default until session 14; the default's 2 with L2 eviction hints: 18 source
-bytes L2 evict-first with L1 caching as usual, 34 the thread-level stores L2 evict-last, 50
-both; session 14's calls 1, 2 and 4 timed 1, 3, 4, 6 and 10), the default's kernel once more (``default again``: the noise), CUB and the cell's
+evict-first, the default until session 14; the default's 2 with L2 eviction hints: 50 source
+bytes L2 evict-first with L1 caching as usual and the thread-level stores L2 evict-last, 66
+the thread-level loads evict-first and stores evict-last in warps whose destinations are
+scattered, evict-normal elsewhere; session 14's calls 1, 2, 4 and 6 timed 1, 3, 4, 6, 10, 18
+and 34), the default's kernel once more (``default again``: the noise), CUB and the cell's
 scatter ceiling touched under each policy, on the same batches. GPU machine; not part of the
 package's API.
 
@@ -68,7 +70,7 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
 #: cache policies of the loads timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh;
 #: bits for evict-first loads of 1 every source byte, 2 the descriptors, 4 the thread-level
 #: source bytes), each with the scatter ceiling touched under the same policy
-LOADS = {0: "read-only path", 18: "+L2 bytes EF", 34: "+L2 stores EL", 50: "+both hints"}
+LOADS = {0: "read-only path", 50: "+both hints", 66: "+hints if scattered"}
 #: column headers: the policies and the noise column
 SHAPES = {**{shape_name(WARP_TIERS_WORDS._replace(loads=k))[len("warp_classes["):-1]: v
              for k, v in LOADS.items()},

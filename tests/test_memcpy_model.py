@@ -173,7 +173,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_or_the_loads() ->
     assert WARP_TIERS_WORDS.loads == 2 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
     assert [(c.min_blocks, c.loads) for c in WARP_CLASSES_SWEEP] == [
         (5, 2), (6, 2), (8, 2), (4, 0), (4, 1), (4, 3), (4, 4), (4, 6), (4, 10), (4, 18),
-        (4, 34), (4, 50)]
+        (4, 34), (4, 50), (4, 66)]
     for c in WARP_CLASSES_SWEEP:
         assert c._replace(min_blocks=4, loads=2) == WARP_TIERS_WORDS
     caps = [c for c in WARP_CLASSES_SWEEP if c.loads == 2]
@@ -182,7 +182,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_or_the_loads() ->
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
     assert cuda._expressions(2) == (*exprs, blev)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
-    for k in (1, 3, 4, 6, 10, 18, 34, 50):
+    for k in (1, 3, 4, 6, 10, 18, 34, 50, 66):
         assert cuda._expressions(k) == (exprs[0], blev)
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()

@@ -52,6 +52,7 @@ memcpy_scatter_touch(const u64* __restrict__ src, const u64* __restrict__ dst,
         u64 len[PER_THREAD];
         u32 cnt[PER_THREAD];
         u32 ends[PER_THREAD];  // the first byte, and the last one shifted by 8
+        bool sc[PER_THREAD];   // the warp's destinations scattered (load policies 8, 64)
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
             const u64 i = base + (u64)j * BLOCK;
@@ -60,14 +61,14 @@ memcpy_scatter_touch(const u64* __restrict__ src, const u64* __restrict__ dst,
             d[j] = in ? (u8*)ld_desc(dst + i) : nullptr;
             len[j] = in ? size_of(sizes, i) : 0;
             cnt[j] = touch_pieces((u64)s, (u64)d[j], len[j]);
-            const bool sc = scattered_dst((u64)d[j], len[j], in, threadIdx.x & 31);
-            ends[j] = cnt[j] ? (u32)ld_tiny(s, sc) : 0;
-            if (cnt[j] == 2) ends[j] |= (u32)ld_tiny(s + len[j] - 1, sc) << 8;
+            sc[j] = scattered_dst((u64)d[j], len[j], in, threadIdx.x & 31);
+            ends[j] = cnt[j] ? (u32)ld_tiny(s, sc[j]) : 0;
+            if (cnt[j] == 2) ends[j] |= (u32)ld_tiny(s + len[j] - 1, sc[j]) << 8;
         }
 #pragma unroll
         for (int j = 0; j < PER_THREAD; ++j) {
-            if (cnt[j]) st_tiny(d[j], (u8)ends[j]);
-            if (cnt[j] == 2) st_tiny(d[j] + len[j] - 1, (u8)(ends[j] >> 8));
+            if (cnt[j]) st_tiny(d[j], (u8)ends[j], sc[j]);
+            if (cnt[j] == 2) st_tiny(d[j] + len[j] - 1, (u8)(ends[j] >> 8), sc[j]);
         }
     }
 }
@@ -112,7 +113,7 @@ memcpy_scatter_touch_warp(const u64* __restrict__ src, const u64* __restrict__ d
         }
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-            if (lane + 32u * r < total) st_tiny((u8*)at[r], v[r]);
+            if (lane + 32u * r < total) st_tiny((u8*)at[r], v[r], sc);
         __syncwarp();  // s_owner is written again by the next round of buffers
     }
 }

@@ -11,12 +11,14 @@ typedef unsigned char u8;
 #error "the batched copies need -DWARPLAB_MEMCPY_LOADS (cuda.py DEFINES)"
 #endif
 
-// L2 eviction hints (load policy bits 16 and 32; sm_80 and later, plain accesses before):
+// L2 eviction hints (load policy bits 16, 32 and 64; sm_80 and later, plain accesses before):
 // 16 source bytes loaded L2 evict-first through the read-only path with L1 caching as usual
 // (where bits 1, 4 and 8 leave __ldg), 32 the thread-level copies' stores L2 evict-last (a
-// partially written sector kept in L2 until its other bytes arrive needs no read from DRAM).
-#if (WARPLAB_MEMCPY_LOADS & 48) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define WARPLAB_MEMCPY_HINTS (WARPLAB_MEMCPY_LOADS & 48)
+// partially written sector kept in L2 until its other bytes arrive needs no read from DRAM),
+// 64 both for the thread-level copies of warps whose destinations are scattered
+// (scattered_dst) and evict-normal elsewhere: the policy is a register, chosen per warp.
+#if (WARPLAB_MEMCPY_LOADS & 112) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define WARPLAB_MEMCPY_HINTS (WARPLAB_MEMCPY_LOADS & 112)
 #else
 #define WARPLAB_MEMCPY_HINTS 0
 #endif
@@ -31,48 +33,52 @@ __device__ __forceinline__ u64 l2_last() {
     asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
     return p;
 }
-__device__ __forceinline__ u8 ld_first(const u8* a) {
+__device__ __forceinline__ u64 l2_normal() {
+    u64 p;
+    asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ u8 ld_pol(const u8* a, u64 pol) {
     u32 v;
-    asm("ld.global.nc.L2::cache_hint.u8 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(l2_first()));
+    asm("ld.global.nc.L2::cache_hint.u8 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(pol));
     return (u8)v;
 }
-__device__ __forceinline__ unsigned short ld_first(const unsigned short* a) {
+__device__ __forceinline__ unsigned short ld_pol(const unsigned short* a, u64 pol) {
     unsigned short v;
-    asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(a), "l"(l2_first()));
+    asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(a), "l"(pol));
     return v;
 }
-__device__ __forceinline__ u32 ld_first(const u32* a) {
+__device__ __forceinline__ u32 ld_pol(const u32* a, u64 pol) {
     u32 v;
-    asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(l2_first()));
+    asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(pol));
     return v;
 }
-__device__ __forceinline__ u64 ld_first(const u64* a) {
+__device__ __forceinline__ u64 ld_pol(const u64* a, u64 pol) {
     u64 v;
-    asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(a), "l"(l2_first()));
+    asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(v) : "l"(a), "l"(pol));
     return v;
 }
-__device__ __forceinline__ ulonglong2 ld_first(const ulonglong2* a) {
+__device__ __forceinline__ ulonglong2 ld_pol(const ulonglong2* a, u64 pol) {
     ulonglong2 v;
     asm("ld.global.nc.L2::cache_hint.v2.u64 {%0, %1}, [%2], %3;"
-        : "=l"(v.x), "=l"(v.y) : "l"(a), "l"(l2_first()));
+        : "=l"(v.x), "=l"(v.y) : "l"(a), "l"(pol));
     return v;
 }
-__device__ __forceinline__ void st_last(u8* a, u8 v) {
-    asm volatile("st.global.L2::cache_hint.u8 [%0], %1, %2;"
-                 :: "l"(a), "r"((u32)v), "l"(l2_last()));
+__device__ __forceinline__ void st_pol(u8* a, u8 v, u64 pol) {
+    asm volatile("st.global.L2::cache_hint.u8 [%0], %1, %2;" :: "l"(a), "r"((u32)v), "l"(pol));
 }
-__device__ __forceinline__ void st_last(unsigned short* a, unsigned short v) {
-    asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;" :: "l"(a), "h"(v), "l"(l2_last()));
+__device__ __forceinline__ void st_pol(unsigned short* a, unsigned short v, u64 pol) {
+    asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;" :: "l"(a), "h"(v), "l"(pol));
 }
-__device__ __forceinline__ void st_last(u32* a, u32 v) {
-    asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;" :: "l"(a), "r"(v), "l"(l2_last()));
+__device__ __forceinline__ void st_pol(u32* a, u32 v, u64 pol) {
+    asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;" :: "l"(a), "r"(v), "l"(pol));
 }
-__device__ __forceinline__ void st_last(u64* a, u64 v) {
-    asm volatile("st.global.L2::cache_hint.u64 [%0], %1, %2;" :: "l"(a), "l"(v), "l"(l2_last()));
+__device__ __forceinline__ void st_pol(u64* a, u64 v, u64 pol) {
+    asm volatile("st.global.L2::cache_hint.u64 [%0], %1, %2;" :: "l"(a), "l"(v), "l"(pol));
 }
-__device__ __forceinline__ void st_last(ulonglong2* a, ulonglong2 v) {
+__device__ __forceinline__ void st_pol(ulonglong2* a, ulonglong2 v, u64 pol) {
     asm volatile("st.global.L2::cache_hint.v2.u64 [%0], {%1, %2}, %3;"
-                 :: "l"(a), "l"(v.x), "l"(v.y), "l"(l2_last()));
+                 :: "l"(a), "l"(v.x), "l"(v.y), "l"(pol));
 }
 #endif
 
@@ -80,17 +86,20 @@ __device__ __forceinline__ void st_last(ulonglong2* a, ulonglong2 v) {
 template <typename T>
 __device__ __forceinline__ T ld_ro(const T* p) {
 #if WARPLAB_MEMCPY_HINTS & 16
-    return ld_first(p);
+    return ld_pol(p, l2_first());
 #else
     return __ldg(p);
 #endif
 }
 
-// A store of the thread-level copies: plain, or (policy bit 32) L2 evict-last.
+// A store of the thread-level copies: plain, or L2 evict-last (policy bit 32; bit 64: where
+// the warp's destinations are scattered, else evict-normal).
 template <typename T>
-__device__ __forceinline__ void st_tiny(T* p, T v) {
+__device__ __forceinline__ void st_tiny(T* p, T v, bool scattered) {
 #if WARPLAB_MEMCPY_HINTS & 32
-    st_last(p, v);
+    st_pol(p, v, l2_last());
+#elif WARPLAB_MEMCPY_HINTS & 64
+    st_pol(p, v, scattered ? l2_last() : l2_normal());
 #else
     *p = v;
 #endif
@@ -103,7 +112,7 @@ __device__ __forceinline__ void st_tiny(T* p, T v) {
 // partial-sector stores could use): 1 the source bytes of every copy, 2 the descriptors, 4 the
 // source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
 // stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
-// destinations are scattered (scattered_dst).
+// destinations are scattered (scattered_dst); L2 hints: bits 16, 32, 64 below.
 template <typename T>
 __device__ __forceinline__ T ld_bytes(const T* p) {
 #if WARPLAB_MEMCPY_LOADS & 1
@@ -126,16 +135,18 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
     return __ldcs(p);
 #elif WARPLAB_MEMCPY_LOADS & 8
     return scattered ? __ldcs(p) : ld_ro(p);
+#elif WARPLAB_MEMCPY_HINTS & 64
+    return ld_pol(p, scattered ? l2_first() : l2_normal());
 #else
     return ld_ro(p);
 #endif
 }
 
-// Whether a warp's destinations are scattered (policy bit 8; false without it): fewer than
+// Whether a warp's destinations are scattered (policy bits 8, 64; false without): fewer than
 // half of its lanes find the next lane's destination within a sector after their own end.
 // Every lane of the warp calls it (a shuffle and a ballot).
 __device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 lane) {
-#if WARPLAB_MEMCPY_LOADS & 8
+#if WARPLAB_MEMCPY_LOADS & 72
     const u64 next = __shfl_down_sync(FULL_MASK, dp, 1);
     const bool near = lane == 31 || !live || (next >= dp && next - dp <= size + 32);
     return __popc(__ballot_sync(FULL_MASK, near)) < 16;

@@ -54,10 +54,10 @@ __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* 
     if (n & 1) t1 = ld_tiny(s + o1, sc);
 #pragma unroll
     for (int k = 0; k < K; ++k)
-        if ((u32)(k + 1) * W <= n) st_tiny(reinterpret_cast<Word*>(d) + k, v[k]);
-    if (W > 4 && (n & 4)) st_tiny(reinterpret_cast<u32*>(d + o4), t4);
-    if (n & 2) st_tiny(reinterpret_cast<unsigned short*>(d + o2), t2);
-    if (n & 1) st_tiny(d + o1, t1);
+        if ((u32)(k + 1) * W <= n) st_tiny(reinterpret_cast<Word*>(d) + k, v[k], sc);
+    if (W > 4 && (n & 4)) st_tiny(reinterpret_cast<u32*>(d + o4), t4, sc);
+    if (n & 2) st_tiny(reinterpret_cast<unsigned short*>(d + o2), t2, sc);
+    if (n & 1) st_tiny(d + o1, t1, sc);
 }
 
 // One aligned move of n = 1, 2, 4, 8 or 16 bytes (both addresses n-aligned).
@@ -65,16 +65,16 @@ __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restric
                                          bool sc) {
     if (n == 16)
         st_tiny(reinterpret_cast<ulonglong2*>(d),
-                ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc));
+                ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc), sc);
     else if (n == 8)
-        st_tiny(reinterpret_cast<u64*>(d), ld_tiny(reinterpret_cast<const u64*>(s), sc));
+        st_tiny(reinterpret_cast<u64*>(d), ld_tiny(reinterpret_cast<const u64*>(s), sc), sc);
     else if (n == 4)
-        st_tiny(reinterpret_cast<u32*>(d), ld_tiny(reinterpret_cast<const u32*>(s), sc));
+        st_tiny(reinterpret_cast<u32*>(d), ld_tiny(reinterpret_cast<const u32*>(s), sc), sc);
     else if (n == 2)
         st_tiny(reinterpret_cast<unsigned short*>(d),
-                ld_tiny(reinterpret_cast<const unsigned short*>(s), sc));
+                ld_tiny(reinterpret_cast<const unsigned short*>(s), sc), sc);
     else
-        st_tiny(d, ld_tiny(s, sc));
+        st_tiny(d, ld_tiny(s, sc), sc);
 }
 
 // One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
@@ -86,7 +86,7 @@ __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restri
     const u32 a = (u32)((u64)d | (u64)s);
     if (MAXN == 16 && n == 16 && (a & 15) == 0)
         st_tiny(reinterpret_cast<ulonglong2*>(d),
-                ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc));
+                ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc), sc);
     else if ((a & 7) == 0)
         thread_copy_words<8, MAXN, Z>(d, s, n, sc);
     else
@@ -108,7 +108,7 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
             if ((u32)k < n) v[k] = ld_tiny(s + k, sc);
 #pragma unroll
         for (int k = 0; k < MAXN; ++k)
-            if ((u32)k < n) st_tiny(d + k, v[k]);
+            if ((u32)k < n) st_tiny(d + k, v[k], sc);
     }
 }
 
@@ -176,7 +176,7 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
-            if (j < total) st_tiny(reinterpret_cast<u8*>(s_dst[s_owner[j]] + j), v[k]);
+            if (j < total) st_tiny(reinterpret_cast<u8*>(s_dst[s_owner[j]] + j), v[k], sc);
         }
     }
 }

@@ -64,7 +64,7 @@ class WarpClasses(NamedTuple):
     ``memcpy_copy.cuh``: 0 the read-only path; bits for evict-first loads of 1 every source
     byte, 2 the descriptors, 4 the thread-level copies' source bytes, 8 those of warps whose
     destinations are scattered; L2 hints of 16 source bytes evict-first, 32 the thread-level
-    stores evict-last). Classes are decided
+    stores evict-last, 64 both in warps whose destinations are scattered). Classes are decided
     per warp of 32 buffers by ballots: no block-wide histogram or partition."""
 
     tlev_max: int
@@ -117,8 +117,9 @@ WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
-#: evict-last; sums combine them; 0 none, the default until session 14).
-LOAD_POLICIES = (0, 1, 3, 4, 6, 10, 18, 34, 50)
+#: evict-last, 64 both for the thread-level copies of warps whose destinations are scattered;
+#: sums combine them; 0 none, the default until session 14).
+LOAD_POLICIES = (0, 1, 3, 4, 6, 10, 18, 34, 50, 66)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py
 #: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
