@@ -11,6 +11,17 @@ typedef unsigned char u8;
 #error "the batched copies need -DWARPLAB_MEMCPY_LOADS (cuda.py DEFINES)"
 #endif
 
+// The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS: cuda.py DEFINES for the base
+// module, 0; spec.WARP_TIERS_WORDS.loads for the default copy's, 2): source bytes through the
+// read-only path (__ldg) and descriptors (addresses, sizes) as plain loads, or, by bit,
+// evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2 lines that scattered
+// partial-sector stores could use): 1 the source bytes of every copy, 2 the descriptors, 4 the
+// source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
+// stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
+// destinations are scattered (scattered_dst); 16, 32 and 64: L2 eviction hints (below).
+// The default copy uses 2; the others were measured and not taken (benchmarks/NOTES.md,
+// session 14).
+
 // L2 eviction hints (load policy bits 16, 32 and 64; sm_80 and later, plain accesses before):
 // 16 source bytes loaded L2 evict-first through the read-only path with L1 caching as usual
 // (where bits 1, 4 and 8 leave __ldg), 32 the thread-level copies' stores L2 evict-last (a
@@ -105,14 +116,8 @@ __device__ __forceinline__ void st_tiny(T* p, T v, bool scattered) {
 #endif
 }
 
-// The cache policy of the copies' loads (WARPLAB_MEMCPY_LOADS: cuda.py DEFINES for the base
-// module, 0; spec.WARP_TIERS_WORDS.loads for the default copy's, 2): source bytes through the
-// read-only path (__ldg) and descriptors (addresses, sizes) as plain loads, or, by bit,
-// evict-first (__ldcs, ld.global.cs: read once, so they need not hold L2 lines that scattered
-// partial-sector stores could use): 1 the source bytes of every copy, 2 the descriptors, 4 the
-// source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
-// stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
-// destinations are scattered (scattered_dst); L2 hints: bits 16, 32, 64 below.
+// Loads by policy: ld_bytes (group, warp and block copies), ld_desc (descriptors), ld_tiny
+// (thread-level copies; scattered: the warp's destinations are, see scattered_dst).
 template <typename T>
 __device__ __forceinline__ T ld_bytes(const T* p) {
 #if WARPLAB_MEMCPY_LOADS & 1
