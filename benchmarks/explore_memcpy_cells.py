@@ -13,8 +13,10 @@ Why: the cells left under the target are tiny buffers with a shuffled destinatio
 store writes part of a 32-byte sector at a random place; session 13 found them set by the
 memory's handling of those partial-sector writes (more warps per SM made them slower, the
 grid did not move them). Source bytes and descriptors are read once: loaded evict-first they
-need not take L2 lines from the destination's partial sectors. Session 13's register caps
-(``spec.WARP_CLASSES_SWEEP``) and persistent grids: benchmarks/NOTES.md.
+need not take L2 lines from the destination's partial sectors (session 14: true of the
+descriptors, the default's policy 2 since; the source bytes' L2 lines serve later buffers).
+Session 13's register caps (``spec.WARP_CLASSES_SWEEP``) and persistent grids, session 14's
+policies: benchmarks/NOTES.md.
 
 Cells (session 12's 35): 1-8, 1-64, fixed 16 and 1-1024 B, all four layouts, alignment 1 and
 4, then 1-256 B C/C at align 1 and 4 and fixed 64 B C/C at align 1; each at the planned
@@ -67,9 +69,8 @@ LAYOUTS = ((C, C), (C, S), (S, C), (S, S))
 CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) for a in (1, 4)
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
-#: cache policies of the loads timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh;
-#: bits for evict-first loads of 1 every source byte, 2 the descriptors, 4 the thread-level
-#: source bytes), each with the scatter ceiling touched under the same policy
+#: load policies timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh: its bits),
+#: each with the scatter ceiling touched under the same policy
 LOADS = {0: "read-only path", 50: "+both hints", 66: "+hints if scattered"}
 #: column headers: the policies and the noise column
 SHAPES = {**{shape_name(WARP_TIERS_WORDS._replace(loads=k))[len("warp_classes["):-1]: v
