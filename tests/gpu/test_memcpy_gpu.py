@@ -230,12 +230,14 @@ def _big_batch(seed: int, count: int = 40) -> tuple:
 def test_pointer_form_queue_across_calls_streams_and_threads() -> None:
     """The BLEV queue is the stream's and its kernels zero it: back-to-back calls (short path
     and full path) on one stream, a second stream, and four host threads sharing the legacy
-    stream each copy exactly their own batch."""
+    stream each copy exactly their own batch (each call into a destination poisoned again on
+    the same stream, so a call that lost its queue leaves poison)."""
     import threading
 
     batches = [_big_batch(s) for s in range(6)]
     for i, (sp, dp, n, src, dst) in enumerate(batches[:3]):
         for _ in range(3):
+            dst.fill(POISON)
             warplab.memcpy_batched(sp, dp, n, variant=None if i % 2 else "warp_tiers_words")
     with cupy.cuda.Stream(non_blocking=True):
         sp, dp, n, src, dst = batches[3]
@@ -249,6 +251,7 @@ def test_pointer_form_queue_across_calls_streams_and_threads() -> None:
 
     def work(k: int) -> None:
         for _ in range(20):
+            threaded[k][4].fill(POISON)
             warplab.memcpy_batched(*threaded[k][:3])
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
