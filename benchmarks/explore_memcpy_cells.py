@@ -57,7 +57,7 @@ from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.cuda import run_warp_classes
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
-from warplab.report.memcpy_target import INVALID
+from warplab.report.memcpy_target import INVALID, target_met, valid_scatter
 
 CUB = "cub::DeviceMemcpy::Batched"
 DEFAULT = "warp_tiers_words"
@@ -152,11 +152,10 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
     return lines
 
 
-def policy_targets(by_case: dict[str, dict[str, dict]], copy_gbps: float) -> list[str]:
-    """Per load policy (the default's included) the cells that meet issue 13's target with
-    the scatter ceiling touched under that policy: >= 1.2x CUB, or where 1.2x CUB is above
-    the cell's ceiling (the lower of the copy ceiling and that scatter ceiling where it is
-    at least as fast as every verified copy of the cell), >= 95% of that ceiling."""
+def policy_targets(by_case: dict[str, dict[str, dict]], copy_gbps: float | None) -> list[str]:
+    """Per load policy (the default's included) the cells that meet issue 13's target
+    (``report.memcpy_target.target_met``) with the scatter ceiling touched under that
+    policy, where it is valid against every verified copy of the cell (``valid_scatter``)."""
     pairs = [(DEFAULT, CEILING)] + [(loads_target(k).name, f"{CEILING}[loads {k}]")
                                     for k in LOADS]
     lines = ["target with the policy's own scatter ceiling: cells met / cells"]
@@ -164,16 +163,16 @@ def policy_targets(by_case: dict[str, dict[str, dict]], copy_gbps: float) -> lis
         met, cells, missed = 0, 0, []
         for case, recs in by_case.items():
             r, c, cub = recs.get(copy), recs.get(ceil), recs.get(CUB, {}).get("gbps")
-            if not r or not cub:
+            if not r or not cub or not copy_gbps:
                 continue
             cells += 1
             copies = [x["gbps"] for n, x in recs.items()
                       if x["verified"] and not n.startswith(CEILING)]
-            ceiling = copy_gbps
-            if c and c["verified"] and all(c["gbps"] >= g for g in copies):
-                ceiling = min(ceiling, c["gbps"])
-            ok = r["verified"] and (r["gbps"] >= 1.2 * cub or (
-                1.2 * cub > ceiling and r["gbps"] >= 0.95 * ceiling))
+            scatter = (c["gbps"] if c and c["verified"] and valid_scatter(c["gbps"], copies)
+                       else None)
+            ok = r["verified"] and bool(target_met(
+                r["gbps"] / cub, 100 * r["gbps"] / copy_gbps, cub, copy_gbps,
+                r["params"]["min"], scatter))
             met += ok
             if not ok:
                 missed.append(case)
@@ -196,7 +195,7 @@ def main() -> None:
     records, ceilings = measure_cells(grid, tgts, notes, args.runs)
     by_case = records_by_case(records)
     print("\n".join(summary(by_case, names)), flush=True)
-    print("\n".join(policy_targets(by_case, ceilings.get("copy_gbps") or math.inf)), flush=True)
+    print("\n".join(policy_targets(by_case, ceilings.get("copy_gbps"))), flush=True)
     bad = [case for case, ok in judge_scatter(records).items() if ok is False]
     print(f"{INVALID}: {', '.join(bad) or 'none'} (those cells fall back to the copy ceiling)",
           flush=True)
