@@ -35,8 +35,7 @@ _EXPRESSIONS = (tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
 def _kernel_on(expr: str, device_id: int, loads: int = 0) -> Any:
     """The compiled kernel per device and load policy (the default copy's by default; one
     NVRTC module per policy holds every shape)."""
-    options = defines(DEFINES if loads == DEFINES["WARPLAB_MEMCPY_LOADS"]
-                      else {**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
+    options = defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
     return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=options)
 
 

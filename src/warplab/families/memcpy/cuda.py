@@ -108,8 +108,7 @@ def _kernel(expr: str) -> Any:
 def _kernel_on(expr: str, device_id: int, loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> Any:
     """The compiled kernel per device and load policy (``WARPLAB_MEMCPY_LOADS``; one NVRTC
     module per policy, holding :func:`_expressions`)."""
-    base = loads == DEFINES["WARPLAB_MEMCPY_LOADS"]
-    options = defines(DEFINES if base else {**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
+    options = defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
     return get_kernel(SOURCE, expr, all_expressions=_expressions(loads), options=options)
 
 
