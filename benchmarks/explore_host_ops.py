@@ -5,10 +5,9 @@ part of the API). Issue 15, branch latency3: checks the premises of its predicti
 Each row: the operation repeated N times back to back on the current stream (no
 synchronisation inside), host time per operation, median of 5 rounds:
 
-- allocation and zeroing: ``cupy.empty``, ``cupy.zeros`` (empty + memset), ``fastpath.zeros``,
-  ``cupy.empty`` + ``runtime.memsetAsync`` on the stream's handle;
-- device copies of 65 float64: ``ndarray.copy()`` (CuPy's elementwise copy kernel) and
-  ``fastpath.copy`` (one ``cudaMemcpyAsync``);
+- allocation and zeroing: ``cupy.empty``, ``cupy.zeros`` (empty + memset), ``scalar.zeros``
+  (warplab's results), ``cupy.empty`` + ``runtime.memsetAsync`` on the stream's handle;
+- a device copy of 65 float64: ``ndarray.copy()`` (CuPy's elementwise copy kernel);
 - attribute reads: ``a.flags.c_contiguous``, ``a._c_contiguous``, ``a.data.ptr``, a CuPy
   slice ``ws[1:9]``, ``cupy.cuda.Device().id``, ``runtime.getDevice()``, ``memGetInfo``;
 - events: a new ``cupy.cuda.Event`` + ``record``, and ``record`` of a kept one;
@@ -28,7 +27,7 @@ from typing import Callable
 import cupy
 import numpy as np
 
-from warplab.core import fastpath
+from warplab.core import scalar
 
 N, ROUNDS = 2000, 5
 SRC = 'extern "C" __global__ void empty3(const float* x, unsigned long long n, float* y) {}'
@@ -96,10 +95,9 @@ def main() -> None:
         rows: list[tuple[str, Callable[[], object] | str]] = [
             ("cupy.empty(64, int64)", lambda: cupy.empty(64, np.int64)),
             ("cupy.zeros(64, int64)", lambda: cupy.zeros(64, np.int64)),
-            ("fastpath.zeros(64, int64)", lambda: fastpath.zeros(64, np.int64)),
+            ("scalar.zeros(64, int64)", lambda: scalar.zeros(64, np.int64)),
             ("cupy.empty + runtime.memsetAsync", empty_memset),
             ("edges.copy() (65 float64)", edges.copy),
-            ("fastpath.copy(edges)", lambda: fastpath.copy(edges)),
             ("x.flags.c_contiguous", lambda: x.flags.c_contiguous),
             ("x._c_contiguous", lambda: x._c_contiguous),
             ("x.data.ptr", lambda: x.data.ptr),

@@ -18,7 +18,7 @@ import cupy
 import numpy as np
 
 import warplab
-from warplab.core import fastpath, launch, registry
+from warplab.core import fastpath, launch, registry, scalar
 from warplab.core.arrays import is_flat
 from warplab.families.reduce import cuda as rcuda
 from warplab.families.reduce.spec import spec
@@ -204,6 +204,14 @@ def main() -> None:
     piece("warplab.mean(m, axis=1)", lambda: warplab.mean(m, axis=1))
     latency("warplab.mean(m, axis=1).get()", lambda: warplab.mean(m, axis=1).get())
     piece("cupy.empty(64, int64)", lambda: cupy.empty(64, np.int64))
+    piece("scalar.empty(64, float32) (a DeviceArray)", lambda: scalar.empty(64, np.float32))
+    piece("cupy.empty(64, float32)", lambda: cupy.empty(64, np.float32))
+    r_done = warplab.mean(m, axis=1)
+    stream.synchronize()
+    latency("get() of a finished DeviceArray (C copy)", r_done.get)
+    latency("CuPy's get() of a finished 64-element array", lambda: cupy.ndarray.get(r_done))
+    latency("CuPy's get() of warplab.mean(m, axis=1)",
+            lambda: cupy.ndarray.get(warplab.mean(m, axis=1)))
     try:
         import torch
 

@@ -32,6 +32,7 @@ WORK: collections.Counter = collections.Counter()
 
 
 _GPU: list["Gpu"] = []  # the installed fake's device and stream
+_POISON = [False]  # fresh allocations hold 0xA5 bytes (poison_allocations)
 
 
 class _Pointer:
@@ -72,8 +73,12 @@ class Dev(np.ndarray):
     is CuPy's constructor on a pointer: an array on that memory."""
 
     def __new__(cls, shape: Any, dtype: Any = float, memptr: "_Pointer | None" = None) -> "Dev":
-        if memptr is None:
-            return np.empty(shape, dtype).view(cls)
+        if memptr is None:  # an allocation from the pool (``cupy.empty`` is this)
+            WORK["empty"] += 1
+            a = np.empty(shape, dtype).view(cls)
+            if _POISON[0]:
+                a.reshape(-1).view(np.uint8)[...] = 0xA5
+            return a
         dt = np.dtype(dtype)
         n = int(np.prod(shape, dtype=np.int64))
         raw = (ctypes.c_char * max(1, n * dt.itemsize)).from_address(memptr.ptr)
@@ -98,9 +103,13 @@ class Dev(np.ndarray):
         return {"shape": self.shape, "typestr": self.dtype.str, "version": 3,
                 "strides": self.strides, "data": (self.__array_interface__["data"][0], False)}
 
-    def get(self) -> np.ndarray:
+    def get(self, stream: Any = None, order: str = "C", out: Any = None,
+            blocking: bool = True) -> np.ndarray:
         WORK["d2h"] += 1
-        return np.array(self).view(np.ndarray)
+        if out is not None:
+            out[...] = np.asarray(self)
+            return out
+        return np.array(self, order=order).view(np.ndarray)
 
     def copy(self, order: str = "C") -> "Dev":  # type: ignore[override]
         WORK["empty"] += 1
@@ -201,8 +210,7 @@ class Gpu:
         m.ndarray = Dev
 
         def empty(shape: Any, dtype: Any = float) -> Dev:
-            WORK["empty"] += 1
-            return np.empty(shape, dtype).view(Dev)
+            return Dev(shape, dtype)
 
         def zeros(shape: Any, dtype: Any = float) -> Dev:  # CuPy: empty + memset_async
             WORK["zeros"] += 1
@@ -211,7 +219,7 @@ class Gpu:
             return a
 
         def asarray(a: Any, dtype: Any = None) -> Dev:
-            if type(a) is Dev and (dtype is None or np.dtype(dtype) == a.dtype):
+            if isinstance(a, Dev) and (dtype is None or np.dtype(dtype) == a.dtype):
                 return a
             WORK["h2d"] += 1
             return np.array(a, dtype=dtype).view(Dev)
@@ -288,14 +296,7 @@ def install(monkeypatch: Any) -> Gpu:
 
 
 def poison_allocations(monkeypatch: Any) -> None:
-    """Fresh fake allocations (``cupy.empty``) hold 0xA5 bytes, as stale device memory would:
-    a result that needs zeroing is then wrong unless something zeroed it."""
-    cupy = sys.modules["cupy"]
-    empty = cupy.empty
-
-    def poisoned(shape: Any, dtype: Any = float) -> Dev:
-        a = empty(shape, dtype)
-        a.reshape(-1).view(np.uint8)[...] = 0xA5
-        return a
-
-    monkeypatch.setattr(cupy, "empty", poisoned)
+    """Fresh fake allocations (``cupy.empty``, ``ndarray(shape, dtype)``, ``cuda.alloc``) hold
+    0xA5 bytes, as stale device memory would: a result that needs zeroing is then wrong
+    unless something zeroed it."""
+    monkeypatch.setattr(sys.modules[__name__], "_POISON", [True])

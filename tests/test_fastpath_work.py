@@ -5,7 +5,7 @@ kernel does, a warm call must do the least host work: for an axis reduction or
 results identical to the full path (a named variant, which skips the records); every record
 key (op, dtype, shape, strides, alignment, axis, keepdims, ddof, device) builds its own; the
 full path's errors raised again, with the same message, through warm records. A warm
-``byte_histogram`` zeroes its counts with ``fastpath.zeros`` (no ``cupy.zeros`` call). The
+``byte_histogram`` zeroes its counts with ``scalar.zeros`` (no ``cupy.zeros`` call). The
 other short paths' counters: ``test_fastpath_work_{bincount,copies,corr,histogram}.py``."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 import warplab
 from fake_cupy import WORK, Dev, count_launch, dev, install, poison_allocations
-from warplab.core import fastpath, registry
+from warplab.core import fastpath, registry, scalar
 from warplab.families.reduce import axis, axis_cuda, axis_fast
 from conftest import run_in_threads
 
@@ -111,11 +111,33 @@ def test_warm_axis_call_is_one_allocation_and_one_launch(gpu, monkeypatch) -> No
         got = warplab.mean(x, axis=1)
     assert dict(WORK) == {"empty": 1, "launch": 1} and len(planned) == 1
     assert [r.variant for r in ran] == ["rows_adaptive"]
-    assert type(got) is Dev and got.shape == (64,) and got.dtype == np.float32
+    assert type(got) is scalar.array_type() and got.shape == (64,) and got.dtype == np.float32
     np.testing.assert_array_equal(got, first)
     np.testing.assert_array_equal(got, _full("mean", x, axis=1))
     np.testing.assert_allclose(got, np.asarray(x).mean(axis=1, dtype=np.float64), rtol=1e-6)
 
+
+
+def test_results_take_the_short_paths_too(gpu) -> None:
+    """warplab's own results (``DeviceArray``, ``DeviceScalar``) chained into another call
+    take the short path as CuPy's arrays do: one allocation and one launch when warm."""
+    x = dev(_data((64, 64), "float32"))
+    y = warplab.mean(x, axis=0, keepdims=True) + x  # a plain array (derived)
+    r = scalar.empty((64, 64), np.float32)
+    r[...] = y
+    want = warplab.mean(r, axis=1)
+    WORK.clear()
+    got = warplab.mean(r, axis=1)
+    assert dict(WORK) == {"empty": 1, "launch": 1}
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, _full("mean", y, axis=1))
+    first = warplab.series_stats(r)
+    WORK.clear()
+    m, n = warplab.series_stats(r)
+    assert dict(WORK) == {"empty": 1, "launch": 1}
+    assert type(m) is type(n) is scalar.array_type()
+    np.testing.assert_array_equal(m, first[0])
+    np.testing.assert_array_equal(n, first[1])
 
 def test_warm_series_stats_is_one_allocation_and_one_launch(gpu) -> None:
     x = dev(_data((64, 64), "float32"))
@@ -125,7 +147,7 @@ def test_warm_series_stats_is_one_allocation_and_one_launch(gpu) -> None:
     assert dict(WORK) == {"empty": 1, "launch": 1}
     full = axis.series_stats_rows(x)  # the full path
     for a, b in ((mean, m2), (norm, n2), (mean, full[0]), (norm, full[1])):
-        assert type(b) is Dev and b.dtype == np.float32 and b.shape == (64,)
+        assert type(b) is scalar.array_type() and b.dtype == np.float32 and b.shape == (64,)
         np.testing.assert_array_equal(a, b)
     h = np.asarray(x).astype(np.float64)
     np.testing.assert_allclose(norm, np.linalg.norm(h - h.mean(1)[:, None], axis=1), rtol=1e-6)
@@ -166,7 +188,7 @@ def test_short_path_same_as_full_path(gpu, name, shape, dtype, kw, how) -> None:
     assert WORK["empty"] <= 2  # split and columns plans: their partials
     for got in (cold, warm):
         assert isinstance(got, Dev) and got.shape == want.shape and got.dtype == want.dtype
-        assert (type(got) is Dev) == (got.ndim > 0)  # 0-d: a DeviceScalar, either path
+        assert type(got) is (scalar.array_type() if got.ndim else scalar.scalar_type())
         np.testing.assert_array_equal(got, want)
     with fastpath.bypassed():
         np.testing.assert_array_equal(getattr(warplab, name)(x, **kw), want)

@@ -13,7 +13,7 @@ import pytest
 
 import warplab
 from fake_cupy import WORK, count_launch, dev, install, poison_allocations
-from warplab.core import fastpath
+from warplab.core import fastpath, scalar
 
 
 @pytest.fixture
@@ -79,10 +79,11 @@ def test_warm_histogram_work(hist_gpu, monkeypatch, n, dtype, work, kernel) -> N
     assert dict(WORK) == work and len(planned) == 2
     assert [(r.family, r.variant) for r in ran] == [("histogram_even", "even_fast")]
     for h, e in (first, full, (hist, edges)):
-        assert type(h) is type(x) and type(e) is type(x) and h.dtype == np.int64
+        assert isinstance(h, type(x)) and isinstance(e, type(x)) and h.dtype == np.int64
         assert e.dtype == want[1].dtype and h.shape == (64,) and e.shape == (65,)
         np.testing.assert_array_equal(h, want[0])
         np.testing.assert_array_equal(e, want[1])
+    assert type(hist) is type(edges) is scalar.array_type()  # fast get() (core/scalar.py)
     edges[...] = -1  # the caller's arrays are its own
     hist[...] = -1
     again = warplab.histogram(x, 64, (0, 1))

@@ -11,7 +11,7 @@ import pytest
 
 import warplab
 from fake_cupy import WORK, Dev, count_launch, dev, install
-from warplab.core import fastpath, registry
+from warplab.core import fastpath, registry, scalar
 from warplab.families.matmul import api, cuda, record
 
 
@@ -60,7 +60,7 @@ def test_warm_matmul_is_one_allocation_and_one_launch(gpu, monkeypatch) -> None:
     assert [r.variant for r in ran] == [r.variant for r in ran2] == ["regtile_64x128_8x8"]
     want = np.asarray(a).astype(np.float64) @ np.asarray(b).astype(np.float64)
     for r in (first, got):
-        assert type(r) is Dev and r.dtype == np.float32 and r.shape == (64, 64)
+        assert type(r) is scalar.array_type() and r.dtype == np.float32 and r.shape == (64, 64)
         np.testing.assert_allclose(np.asarray(r), want, rtol=1e-6)
 
 

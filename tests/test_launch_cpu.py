@@ -109,8 +109,25 @@ for dt, v in [("int8", -5), ("uint8", 250), ("int16", -300), ("uint16", 65000), 
     values[dt] = [type(got).__name__, got == a.item(), type(got) is type(a.item())]
 lib.fake_synced.restype = ctypes.c_uint64
 out["synced"] = lib.fake_synced()
-out["staged"] = lib.fake_staged()  # one staging word for this thread, however many reads
+out["staged"] = lib.fake_staged()  # one staging buffer for this thread, however many reads
 out["values"] = values
+copy = launch.copier()
+into = {}
+for n in (1, 24, 256, 1000, 5000):  # the staging buffer grows at 1000 (512 -> 1024) and 5000
+    src = np.arange(n, dtype=np.uint8) ^ 0x5A
+    dst = np.zeros(n, np.uint8)
+    into[str(n)] = [copy(src.ctypes.data, 44, dst) is None, bool((dst == src).all())]
+out["into"] = into
+out["into_synced"] = lib.fake_synced()
+out["into_staged"] = lib.fake_staged()
+f = np.zeros((2, 3), np.float64)
+copy(np.arange(6.0).ctypes.data, 44, f)
+out["into_shape"] = f.tolist()
+out["into_errors"] = caught([("args", lambda: copy(1, 0)),
+                             ("readonly", lambda: copy(1, 0, b"abcd")),
+                             ("strided", lambda: copy(1, 0, np.zeros(8)[::2])),
+                             ("driver", lambda: copy(0xbad, 0, np.zeros(2)))])
+out["into_empty"] = copy(0xbad, 0, np.zeros(0)) is None  # nothing to copy: no driver call
 out["read_errors"] = caught([("kind", lambda: read(1, 0, "e")),
                              ("kind_len", lambda: read(1, 0, "ff")),
                              ("driver", lambda: read(0xbad, 0, "d"))])
@@ -186,6 +203,19 @@ def test_read_gives_what_item_gives(launched: dict) -> None:
     assert e["kind_len"][0] == "TypeError"
     assert e["driver"] == ["RuntimeError",
                            "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"]
+
+
+def test_read_into_copies_every_byte(launched: dict) -> None:
+    assert launched["into"] and all(ok and same for ok, same in launched["into"].values())
+    assert launched["into_synced"] == 44
+    assert launched["into_staged"] == 3  # 256 bytes first, grown for 1000 and for 5000
+    assert launched["into_shape"] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    e = launched["into_errors"]
+    assert e["args"][0] == "TypeError" and e["readonly"][0] in ("TypeError", "BufferError")
+    assert e["strided"][0] in ("ValueError", "BufferError", "TypeError")
+    assert e["driver"] == ["RuntimeError",
+                           "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"]
+    assert launched["into_empty"]
 
 
 def test_format_of_sample_arguments() -> None:

@@ -97,3 +97,70 @@ def test_as_scalar_leaves_everything_else(gpu) -> None:
     assert scalar.as_scalar(one_d) is one_d and scalar.as_scalar(host) is host
     assert scalar.as_scalar(None) is None and scalar.as_scalar(s) is s
     assert scalar.scalar_type() is scalar.scalar_type()
+
+
+@pytest.fixture
+def copies(monkeypatch: pytest.MonkeyPatch, reads: list) -> Iterator[list]:
+    """A stand-in for the C ``read_into``: records (address, stream, bytes), copies them."""
+    calls: list = []
+
+    def read_into(address: int, stream: int, out: np.ndarray) -> None:
+        calls.append((address, stream, out.nbytes))
+        np.ctypeslib.ctypes.memmove(out.ctypes.data, address, out.nbytes)
+
+    monkeypatch.setattr(launch, "copier", lambda: read_into)
+    fastpath.clear()
+    yield calls
+    fastpath.clear()
+
+
+@pytest.mark.parametrize("shape, dtype", [((64,), np.float32), ((3, 5), np.int64), ((), np.float64),
+                                          ((7,), np.bool_), ((2, 2, 2), np.float16)])
+def test_get_copies_what_cupy_copies(gpu, copies, shape, dtype) -> None:
+    a = scalar.empty(shape, dtype)
+    assert type(a) is (scalar.scalar_type() if shape == () else scalar.array_type())
+    a[...] = np.arange(int(np.prod(shape))).reshape(shape) % 3
+    got, want = a.get(), np.array(a).view(np.ndarray)
+    assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert copies == [(a.data.ptr, gpu.stream, a.nbytes)]
+
+
+def test_get_where_the_c_copy_does_not_apply(gpu, copies, monkeypatch) -> None:
+    small = scalar.zeros(4, np.int32)
+    host = np.empty(4, np.int32)
+    assert small.get(out=host) is host and not host.any()  # arguments: CuPy's get()
+    np.testing.assert_array_equal(small.get(order="F"), np.zeros(4))
+    big = scalar.empty(scalar.LIMIT // 8 + 1, np.float64)  # above the limit
+    big[...] = 1.5
+    assert big.get().sum() == 1.5 * big.size
+    other = scalar.zeros(3, np.float32)
+    other.device_id = gpu.device + 1  # on another GPU than the current one
+    assert not other.get().any()
+    assert not copies
+
+    def refused(address: int, stream: int, out: np.ndarray) -> None:
+        copies.append("refused")
+        raise RuntimeError("cuMemcpyDtoHAsync failed: CUDA_ERROR_INVALID_CONTEXT (201)")
+
+    monkeypatch.setattr(launch, "copier", lambda: refused)
+    fastpath.clear()
+    ones = scalar.empty(2, np.int8)
+    ones[...] = 1
+    np.testing.assert_array_equal(ones.get(), [1, 1])
+    assert copies == ["refused"]
+
+
+def test_results_and_halves(gpu, copies) -> None:
+    r = scalar.zeros(6, np.float64)
+    r[...] = np.arange(6)
+    lo, hi = scalar.halves(r, 2)
+    assert type(lo) is type(hi) is scalar.array_type()
+    np.testing.assert_array_equal(lo.get(), [0, 1])
+    np.testing.assert_array_equal(hi.get(), [2, 3, 4, 5])
+    hi[0] = -1  # the same memory
+    assert r[2] == -1
+    for derived in (r[1:], r + 1, r.reshape(2, 3), r.copy(), r.view(np.int64), r.T):
+        assert type(derived) is Dev  # the type never spreads
+    assert scalar.array_type() in scalar.RESULT_TYPES and scalar.scalar_type() in scalar.RESULT_TYPES
+    assert issubclass(scalar.scalar_type(), scalar.array_type())

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.core import fastpath
+from warplab.core import fastpath, scalar
 from warplab.families.latency.cases import CASES, check, host, poison, to_device
 
 pytestmark = pytest.mark.gpu
@@ -235,8 +235,9 @@ def test_fastpath_zeros() -> None:
     s = cupy.cuda.Stream(non_blocking=True)
     with s:
         for shape, dtype in ((7,), np.int64), ((3, 5), np.float32), ((0,), np.uint8):
-            z = fastpath.zeros(shape, dtype)
+            z = scalar.zeros(shape, dtype)
             assert z.shape == shape and z.dtype == dtype and z.flags.c_contiguous
+            assert type(z) is scalar.array_type()
             assert not z.any()
         s.synchronize()
 

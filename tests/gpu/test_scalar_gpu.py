@@ -1,9 +1,10 @@
-"""0-d results as ``DeviceScalar`` (``core/scalar.py``) on the GPU (``pytest -m gpu``): every
-whole-array reduction returns one, short path or full path; its ``float()``, ``int()``,
-``bool()`` and ``item()`` give what CuPy's give, read through C where it is built; the read
-waits for the stream's work (a non-default stream, a long kernel); a thread with no current
-context reads it through CuPy; derived arrays are plain ``cupy.ndarray``. One GPU here: the
-other-device fallback is tested on the CPU (``tests/test_scalar_cpu.py``)."""
+"""Results as ``DeviceScalar`` and ``DeviceArray`` (``core/scalar.py``) on the GPU
+(``pytest -m gpu``): every whole-array reduction returns a ``DeviceScalar``, short path or full
+path; its ``float()``, ``int()``, ``bool()`` and ``item()`` give what CuPy's give, read through C
+where it is built; every family's small array results are ``DeviceArray`` whose ``get()`` gives
+CuPy's bytes; the reads wait for the stream's work (a non-default stream, a long kernel); a
+thread with no current context reads through CuPy; derived arrays are plain ``cupy.ndarray``.
+One GPU here: the other-device fallback is tested on the CPU (``tests/test_scalar_cpu.py``)."""
 from __future__ import annotations
 
 import threading
@@ -54,7 +55,7 @@ def test_other_reductions_and_axes() -> None:
     x = cupy.asarray(h)
     _check(warplab.var(x), h.astype(np.float64).var())
     _check(warplab.sum(x, axis=(0, 1)), 66.0)            # every axis through axis_fast
-    assert type(warplab.sum(x, axis=1)) is cupy.ndarray  # not 0-d: plain
+    assert type(warplab.sum(x, axis=1)) is scalar.array_type()  # not 0-d: a DeviceArray
     _check(warplab.max(cupy.asarray([np.nan, 1.0])), np.nan)
 
 
@@ -113,3 +114,74 @@ def test_derived_arrays_are_plain() -> None:
               cupy.sum(s), cupy.asarray(s) * 2):
         assert type(d) is cupy.ndarray
     cupy.testing.assert_allclose(x / s, cupy.arange(8, dtype=np.float32) / 28)
+
+
+def _results() -> list:
+    """(name, result) of every family's small-call results on device input."""
+    rng = np.random.default_rng(5)
+    m = cupy.asarray(rng.standard_normal((64, 64)).astype(np.float32))
+    u = cupy.asarray(rng.random(1024).astype(np.float32))
+    b = cupy.asarray(rng.integers(0, 256, 4096).astype(np.uint8))
+    k = cupy.asarray(rng.integers(0, 64, 1024).astype(np.int32))
+    w = cupy.asarray(rng.integers(0, 9, 1024).astype(np.float64))
+    mean, norm = warplab.series_stats(m)
+    hist, edges = warplab.histogram(u, 64, (0, 1))
+    return [("mean_rows", warplab.mean(m, axis=1)), ("std_cols", warplab.std(m, axis=0)),
+            ("series_mean", mean), ("series_norm", norm), ("hist", hist), ("edges", edges),
+            ("byte_hist", warplab.byte_histogram(b)), ("bincount", warplab.bincount(k, w)),
+            ("corrcoef", warplab.corrcoef(m[:8])), ("matmul", warplab.matmul(m, m)),
+            ("matmul_full", warplab.matmul(m[:, :32], m[:32]))]
+
+
+def test_array_results_get_cupys_bytes() -> None:
+    for name, r in _results():
+        assert type(r) is scalar.array_type(), name
+        got, ref = r.get(), cupy.ndarray.get(r)
+        assert type(got) is np.ndarray and got.dtype == ref.dtype and got.shape == ref.shape
+        assert got.tobytes() == ref.tobytes(), name
+        assert cupy.asnumpy(r).tobytes() == ref.tobytes(), name
+        host = np.empty_like(ref)
+        assert r.get(out=host) is host and host.tobytes() == ref.tobytes()  # CuPy's get()
+        stream = cupy.cuda.Stream(non_blocking=True)
+        assert r.get(stream=stream).tobytes() == ref.tobytes()
+
+
+def test_array_get_waits_for_the_stream() -> None:
+    with cupy.cuda.Stream(non_blocking=True):
+        x = cupy.ones((64, 1 << 20), dtype=np.float32)  # a long fill queued first
+        for _ in range(3):
+            r = warplab.mean(x, axis=1)
+            assert (r.get() == 1.0).all()
+        x[...] = 2.0
+        r = warplab.sum(x, axis=1)
+        assert (r.get() == float(1 << 21)).all()
+
+
+def test_array_get_in_threads_without_a_context() -> None:
+    r = warplab.mean(cupy.arange(64 * 64, dtype=np.float64).reshape(64, 64), axis=1)
+    want = np.arange(64 * 64, dtype=np.float64).reshape(64, 64).mean(axis=1)
+    got: dict = {}
+
+    def reader_only(k: int) -> None:  # a new thread: no runtime call before the read
+        got[k] = r.get()
+
+    threads = [threading.Thread(target=reader_only, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 4 and all((g == want).all() for g in got.values())
+
+
+def test_array_results_derive_plain_and_pickle() -> None:
+    import pickle
+
+    r = warplab.mean(cupy.arange(16, dtype=np.float32).reshape(4, 4), axis=1)
+    for d in (r + 1, r[1:], r.reshape(2, 2), r.copy(), r.astype(np.float64), cupy.sqrt(r),
+              r.view(np.int32), cupy.asarray(r) * 2):
+        assert type(d) is cupy.ndarray
+    back = pickle.loads(pickle.dumps(r))
+    assert isinstance(back, cupy.ndarray) and (back.get() == [1.5, 5.5, 9.5, 13.5]).all()
+    big = scalar.empty(scalar.LIMIT // 4 + 1, np.float32)  # above the staging limit
+    big[...] = 3.0
+    assert (big.get() == 3.0).all()

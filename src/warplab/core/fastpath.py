@@ -22,9 +22,6 @@ What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
 * ``scalar.reader`` (``core/scalar.py``): the C read of ``DeviceScalar`` results, looked up
   once (the lookup reads ``WARPLAB_C_LAUNCH``).
 
-One allocation helper of the short paths (no cache): :func:`zeros` (what ``cupy.zeros`` does,
-one memset on the current stream, without its Python frame).
-
 Keys never hold data values. Every plan a device decides has the device id in its key
 (``cupy.cuda.runtime.getDevice()``), so after ``cupy.cuda.Device(1).use()`` a call builds its
 own; dtype, op, bins and kernel (hence variant) are in the keys of the plans that depend on
@@ -207,13 +204,3 @@ def read_small(*arrays: Any) -> list[np.ndarray]:
         stream.synchronize()
         return [host[off:off + a.nbytes].view(a.dtype).reshape(a.shape).copy()
                 for a, off in zip(arrays, offsets)]
-
-
-def zeros(shape: Any, dtype: Any) -> Any:
-    """A zero-filled C-contiguous CuPy array: ``cupy.empty`` and one ``cudaMemsetAsync`` on the
-    current stream. That is all ``cupy.zeros`` does too (no fill kernel); this saves only its
-    Python frame, and names the one place where the short paths zero their outputs."""
-    a = sys.modules["cupy"].empty(shape, dtype)
-    a.data.memset_async(0, a.nbytes)
-    return a
-

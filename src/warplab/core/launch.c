@@ -28,12 +28,21 @@
  *   a NumPy array, switches devices and copies with a synchronous cudaMemcpy into pageable
  *   memory (a copy into pageable memory costs ~6 us more than into pinned on the H100 host,
  *   benchmarks/NOTES.md session 12).
+ *
+ * read_into(address, stream, out) -> None
+ *   The bytes of a device array into out (a writable C-contiguous buffer: a new NumPy array),
+ *   as many as out holds: one cuMemcpyDtoHAsync on the stream into the same staging buffer
+ *   (grown to the largest read so far, a power of two of at least 256 bytes), one
+ *   cuStreamSynchronize without the GIL, one memcpy into out. What the small results' get()
+ *   uses (core/scalar.py: DeviceArray); the caller bounds the size.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define MAX_ARGS 32
 
@@ -55,8 +64,71 @@ static pthread_key_t staging_key;
 
 #define CU_MEMHOSTALLOC_PORTABLE 1
 
+static PyObject *driver_error(const char *what, int rc);
+
+/* A host thread's page-locked staging buffer (the thread-specific value of staging_key). */
+typedef struct {
+    size_t size;
+    void *host;
+} staging;
+
 static void free_staging(void *p) {
-    if (p != NULL && cu_host_free != NULL) cu_host_free(p);
+    staging *st = p;
+    if (st == NULL) return;
+    if (st->host != NULL && cu_host_free != NULL) cu_host_free(st->host);
+    free(st);
+}
+
+/* This thread's staging buffer of at least n bytes (allocated on first use, portable across
+ * contexts, grown to a power of two >= 256); NULL with a Python error set. */
+static void *staged(size_t n) {
+    if (cu_copy == NULL || cu_sync == NULL || cu_host_alloc == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "read: libcuda lacks cuMemcpyDtoHAsync_v2, "
+                        "cuStreamSynchronize or cuMemHostAlloc");
+        return NULL;
+    }
+    staging *st = pthread_getspecific(staging_key);
+    if (st == NULL) {
+        st = calloc(1, sizeof *st);
+        if (st == NULL || pthread_setspecific(staging_key, st) != 0) {
+            free(st);
+            PyErr_SetString(PyExc_RuntimeError, "read: no thread-local staging buffer");
+            return NULL;
+        }
+    }
+    if (st->size < n) {
+        size_t size = 256;
+        while (size < n) size <<= 1;
+        void *p = NULL;
+        int rc = cu_host_alloc(&p, size, CU_MEMHOSTALLOC_PORTABLE);
+        if (rc != 0) {
+            driver_error("cuMemHostAlloc", rc);
+            return NULL;
+        }
+        if (st->host != NULL) cu_host_free(st->host);
+        st->host = p;
+        st->size = size;
+    }
+    return st->host;
+}
+
+/* n bytes at a device address into this thread's staging buffer, after the stream's work;
+ * the buffer, or NULL with a Python error set. */
+static void *fetch(uint64_t address, void *stream, size_t n) {
+    void *host = staged(n);
+    if (host == NULL) return NULL;
+    const char *failed = NULL;
+    int rc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cu_copy(host, address, n, stream);
+    if (rc != 0) failed = "cuMemcpyDtoHAsync";
+    else if ((rc = cu_sync(stream)) != 0) failed = "cuStreamSynchronize";
+    Py_END_ALLOW_THREADS
+    if (failed != NULL) {
+        driver_error(failed, rc);
+        return NULL;
+    }
+    return host;
 }
 
 typedef union {
@@ -229,34 +301,11 @@ static PyObject *read_element(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_Format(PyExc_TypeError, "read: no element of kind '%c'", (int)kind);
         return NULL;
     }
-    if (cu_copy == NULL || cu_sync == NULL || cu_host_alloc == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "read: libcuda lacks cuMemcpyDtoHAsync_v2, "
-                        "cuStreamSynchronize or cuMemHostAlloc");
-        return NULL;
-    }
     typedef union { int8_t b; uint8_t B; int16_t h; uint16_t H; int32_t i; uint32_t I;
                     int64_t q; uint64_t Q; float f; double d; } element;
-    element *staged = pthread_getspecific(staging_key);
-    int rc = 0;
-    if (staged == NULL) {
-        void *p = NULL;
-        rc = cu_host_alloc(&p, sizeof(element), CU_MEMHOSTALLOC_PORTABLE);
-        if (rc != 0) return driver_error("cuMemHostAlloc", rc);
-        if (pthread_setspecific(staging_key, p) != 0) {
-            cu_host_free(p);
-            PyErr_SetString(PyExc_RuntimeError, "read: pthread_setspecific failed");
-            return NULL;
-        }
-        staged = p;
-    }
-    const char *failed = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    rc = cu_copy(staged, address, size, stream);
-    if (rc != 0) failed = "cuMemcpyDtoHAsync";
-    else if ((rc = cu_sync(stream)) != 0) failed = "cuStreamSynchronize";
-    Py_END_ALLOW_THREADS
-    if (failed != NULL) return driver_error(failed, rc);
-    element v = *staged;
+    element *got = fetch(address, stream, size);
+    if (got == NULL) return NULL;
+    element v = *got;
     switch (kind) {
     case 'b': return PyLong_FromLong(v.b);
     case 'B': return PyLong_FromLong(v.B);
@@ -272,11 +321,32 @@ static PyObject *read_element(PyObject *self, PyObject *const *args, Py_ssize_t 
     }
 }
 
+static PyObject *read_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "read_into(address, stream, out)");
+        return NULL;
+    }
+    uint64_t address = PyLong_AsUnsignedLongLong(args[0]);
+    if (PyErr_Occurred()) return NULL;
+    void *stream = PyLong_AsVoidPtr(args[1]);
+    if (stream == NULL && PyErr_Occurred()) return NULL;
+    Py_buffer out;
+    if (PyObject_GetBuffer(args[2], &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) return NULL;
+    void *got = out.len > 0 ? fetch(address, stream, (size_t)out.len) : NULL;
+    if (got != NULL) memcpy(out.buf, got, (size_t)out.len);
+    PyBuffer_Release(&out);
+    if (got == NULL && PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(function, grid, block, shared, stream, format, *args): one cuLaunchKernel"},
     {"read", (PyCFunction)(void (*)(void))read_element, METH_FASTCALL,
      "read(address, stream, kind): one element at a device address, synchronising stream"},
+    {"read_into", (PyCFunction)(void (*)(void))read_into, METH_FASTCALL,
+     "read_into(address, stream, out): out's size in bytes from a device address"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,7 +12,8 @@ once), so a warm call passes only its arguments.
 
 The extension's second function, ``read(address, stream, kind)``, copies one element of a
 device array to the host on a stream and returns it as a Python number: what the 0-d results'
-``float()`` use (``core/scalar.py``).
+``float()`` use (``core/scalar.py``); its third, ``read_into(address, stream, out)``, copies
+the bytes of a small device array into a NumPy array: what their ``get()`` uses.
 
 The extension is compiled once per machine and Python version with ``$CC`` (default ``cc``)
 into the cache folder (``device.cache_dir()``; the file name carries a hash of the source,
@@ -116,6 +117,14 @@ def reader() -> Callable[[int, int, str], Any] | None:
     number, after the stream's work (``core/scalar.py``); None where there is no C."""
     mod = _module()
     return None if mod is None else mod.read
+
+
+def copier() -> Callable[[int, int, Any], None] | None:
+    """The C ``read_into(address, stream, out)``: ``out.nbytes`` bytes at a device address
+    into the NumPy array ``out``, after the stream's work (``core/scalar.py``: the small
+    results' ``get()``); None where there is no C."""
+    mod = _module()
+    return None if mod is None else mod.read_into
 
 
 def status() -> str:

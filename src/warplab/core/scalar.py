@@ -1,80 +1,155 @@
-"""0-d device results that the host reads at the cost of one copy: :class:`DeviceScalar`.
+"""Device results that the host reads at the cost of one copy: :class:`DeviceScalar` (0-d)
+and :class:`DeviceArray` (small arrays), and the allocation helpers that make them.
 
 ``float(warplab.sum(x))`` is the call people make most. CuPy's ``float()`` of a 0-d array is
-``float(a.get())``: a new NumPy array, a switch to the array's device and back, and a
-synchronous ``cudaMemcpy`` into pageable memory, about 6 us more than the copy itself on the
-session-11 H100 host (benchmarks/NOTES.md). The whole-array reductions (``sum``, ``mean``,
-``min``, ``max``, ``reduce`` with ``axis=None``) therefore return their 0-d device results as a
-``DeviceScalar``: a ``cupy.ndarray`` subclass (CuPy supports subclassing) that differs from
-its base in four methods only. ``float()``, ``int()``, ``bool()`` and ``item()`` read the
-element by the C extension's ``read`` (``core/launch.c``): one ``cuMemcpyDtoHAsync`` on the
-current stream and one synchronisation of that stream, the same ordering CuPy's read has.
-They give exactly what CuPy's give (Python numbers of NumPy's ``item()``), and fall back to
-CuPy's own methods where the C read does not apply: no C extension (``WARPLAB_C_LAUNCH=0``),
-an element kind it does not know, an array on another device than the current one, or a
+``float(a.get())``, and ``get()`` makes a NumPy array, switches to the array's device and back
+and copies with a synchronous ``cudaMemcpy`` into pageable memory: about 6 us more than the
+copy itself on the session-11 H100 host (benchmarks/NOTES.md), for a 64-element result as for
+a scalar. So warplab's results on device input are CuPy arrays of two subclasses (CuPy
+supports subclassing) that differ from their base in a few methods only:
+
+* :class:`DeviceArray` (what :func:`empty`, :func:`zeros` and :func:`on` make): ``get()`` with
+  no arguments (and ``cupy.asnumpy(a)``) of a C-contiguous array of at most :data:`LIMIT`
+  bytes on the current device copies by the C extension's ``read_into`` (``core/launch.c``):
+  one ``cuMemcpyDtoHAsync`` on the current stream into the host thread's page-locked staging
+  buffer, one synchronisation of that stream (the same ordering CuPy's ``get()`` has), one
+  ``memcpy`` into a new NumPy array of the same shape and dtype.
+* :class:`DeviceScalar` (0-d; the whole-array reductions' results): a ``DeviceArray`` whose
+  ``float()``, ``int()``, ``bool()`` and ``item()`` read the element by ``read``: exactly what
+  CuPy's give (Python numbers of NumPy's ``item()``).
+
+Where the C copy does not apply, the methods are CuPy's own: no C extension
+(``WARPLAB_C_LAUNCH=0``, no compiler), ``get()`` with arguments or of a larger array, an
+element kind ``read`` does not know, an array on another device than the current one, or a
 driver error (a host thread with no current context; an earlier kernel's fault, which CuPy's
 read then raises).
 
-The type does not spread: any array CuPy derives from a ``DeviceScalar`` (``x / s``,
-``s + 1``, a view, a copy) is a plain ``cupy.ndarray`` (``__array_finalize__`` gives it the
-base class back). ``isinstance(s, cupy.ndarray)`` holds; ``type(s) is cupy.ndarray`` does not,
-and neither does a test of the type's module name (``warplab.core.scalar``): recognise CuPy
-arrays with ``isinstance`` (as warplab's own code does).
+The types do not spread: any array CuPy derives from one (``x / s``, ``s + 1``, a view, a
+slice, a copy) is a plain ``cupy.ndarray`` (``__array_finalize__`` gives it the base class
+back). ``isinstance(s, cupy.ndarray)`` holds; ``type(s) is cupy.ndarray`` does not, and
+neither does a test of the type's module name (``warplab.core.scalar``): recognise CuPy arrays
+with ``isinstance`` (as warplab's own code does). The short paths, which take exactly CuPy's
+arrays, take these too: ``type(a) is cupy.ndarray or type(a) in RESULT_TYPES``.
 """
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
+
+import numpy as np
 
 from . import fastpath, launch
 
 #: NumPy type characters the C read converts (core/launch.c).
 KINDS = frozenset("bBhHiIlLqQfd?")
 
-#: The C read (False where there is none), looked up once: ``launch.reader()`` reads the
-#: environment (``WARPLAB_C_LAUNCH``), about 0.5-1 us; ``fastpath.clear()`` forgets it.
+#: The largest array ``get()`` copies through the staging buffer (the buffer stays allocated,
+#: page-locked, for the host thread's life); larger arrays take CuPy's ``get()``.
+LIMIT = 1 << 16
+
+#: The C functions (``read``, ``read_into``), or False where there are none, looked up once:
+#: ``launch.reader()`` reads the environment (``WARPLAB_C_LAUNCH``), about 0.5-1 us;
+#: ``fastpath.clear()`` forgets them.
 _READER = fastpath.PlanCache("scalar.reader", maxsize=1)
 
-_TYPE: dict[int, type] = {}  # id(cupy.ndarray) -> its DeviceScalar subclass
+#: The classes of this module, for every CuPy they were made for (the short paths' type test).
+RESULT_TYPES: set[type] = set()
+
+_TYPES: dict[int, tuple[type, type]] = {}  # id(cupy.ndarray) -> (DeviceArray, DeviceScalar)
+_LOCK = threading.Lock()
+
+
+def _types() -> tuple[type, type]:
+    base = sys.modules["cupy"].ndarray
+    t = _TYPES.get(id(base))
+    if t is None:
+        with _LOCK:
+            t = _TYPES.get(id(base))
+            if t is None:
+                t = _TYPES[id(base)] = _make(base)
+                RESULT_TYPES.update(t)
+    return t
+
+
+def array_type() -> type:
+    """The ``DeviceArray`` class of the imported CuPy (built on first use)."""
+    return _types()[0]
 
 
 def scalar_type() -> type:
     """The ``DeviceScalar`` class of the imported CuPy (built on first use)."""
-    base = sys.modules["cupy"].ndarray
-    t = _TYPE.get(id(base))
-    if t is None:
-        t = _TYPE.setdefault(id(base), _make(base))
-    return t
+    return _types()[1]
+
+
+def _functions() -> Any:
+    fns = _READER.get(0)
+    if fns is None:
+        read = launch.reader()
+        fns = _READER.put(0, (read, launch.copier()) if read is not None else False)
+    return fns
 
 
 def _read(a: Any) -> Any:
     """The element of 0-d ``a`` as a Python number by the C read; None where it does not
     apply (the caller then uses CuPy's method)."""
-    fn = _READER.get(0)
-    if fn is None:
-        fn = _READER.put(0, launch.reader() or False)
-    if not fn or a.ndim != 0 or a.dtype.char not in KINDS:
+    fns = _functions()
+    if not fns or a.ndim != 0 or a.dtype.char not in KINDS:
         return None
     cuda = sys.modules["cupy"].cuda
     data = a.data
     if data.device_id != cuda.runtime.getDevice():
         return None
     try:
-        return fn(data.ptr, cuda.get_current_stream().ptr, a.dtype.char)
+        return fns[0](data.ptr, cuda.get_current_stream().ptr, a.dtype.char)
     except RuntimeError:
         return None
 
 
-def _make(base: type) -> type:
-    class DeviceScalar(base):  # type: ignore[misc, valid-type]
-        """A 0-d ``cupy.ndarray`` whose ``float()``, ``int()``, ``bool()`` and ``item()``
-        read the element through ``core/launch.c`` (module ``warplab.core.scalar``)."""
+def _get(a: Any) -> Any:
+    """A NumPy copy of ``a`` by the C copy; None where it does not apply (the caller then
+    uses CuPy's ``get()``)."""
+    fns = _functions()
+    n = a.nbytes
+    if not fns or fns[1] is None or not n or n > LIMIT or not a._c_contiguous:
+        return None
+    cuda = sys.modules["cupy"].cuda
+    data = a.data
+    if data.device_id != cuda.runtime.getDevice():
+        return None
+    host = np.empty(a.shape, a.dtype)
+    try:
+        fns[1](data.ptr, cuda.get_current_stream().ptr, host)
+    except RuntimeError:
+        return None
+    return host
+
+
+def _make(base: type) -> tuple[type, type]:
+    class DeviceArray(base):  # type: ignore[misc, valid-type]
+        """A ``cupy.ndarray`` whose ``get()`` copies through ``core/launch.c`` (module
+        ``warplab.core.scalar``)."""
 
         __slots__ = ()
 
         def __array_finalize__(self, obj: Any) -> None:
-            if isinstance(obj, DeviceScalar):  # derived from one: a plain array
+            if isinstance(obj, DeviceArray):  # derived from one: a plain array
                 self.__class__ = base
+
+        def get(self, stream: Any = None, order: str = "C", out: Any = None,
+                blocking: bool = True) -> Any:
+            if stream is None and order == "C" and out is None and blocking is True:
+                h = _get(self)
+                if h is not None:
+                    return h
+                return base.get(self)
+            return base.get(self, stream=stream, order=order, out=out, blocking=blocking)
+
+    class DeviceScalar(DeviceArray):
+        """A 0-d ``cupy.ndarray`` whose ``float()``, ``int()``, ``bool()`` and ``item()``
+        read the element through ``core/launch.c`` (module ``warplab.core.scalar``)."""
+
+        __slots__ = ()
 
         def item(self) -> Any:
             v = _read(self)
@@ -92,19 +167,50 @@ def _make(base: type) -> type:
             v = _read(self)
             return base.__bool__(self) if v is None else bool(v)
 
-    DeviceScalar.__module__ = __name__
-    DeviceScalar.__qualname__ = "DeviceScalar"  # found by name: this module's __getattr__
-    return DeviceScalar
+    for cls in (DeviceArray, DeviceScalar):
+        cls.__module__ = __name__
+        cls.__qualname__ = cls.__name__  # found by name: this module's __getattr__
+    return DeviceArray, DeviceScalar
 
 
 def __getattr__(name: str) -> Any:
-    """``warplab.core.scalar.DeviceScalar``: the class of the imported CuPy (CuPy imported
-    here if it is not yet)."""
-    if name == "DeviceScalar":
-        import cupy  # noqa: F401  # the class subclasses its ndarray
+    """``warplab.core.scalar.DeviceScalar`` and ``DeviceArray``: the classes of the imported
+    CuPy (CuPy imported here if it is not yet)."""
+    if name in ("DeviceScalar", "DeviceArray"):
+        import cupy  # noqa: F401  # the classes subclass its ndarray
 
-        return scalar_type()
+        return scalar_type() if name == "DeviceScalar" else array_type()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def empty(shape: Any, dtype: Any) -> Any:
+    """A new C-contiguous device array from CuPy's memory pool (what ``cupy.empty`` does): a
+    ``DeviceScalar`` of shape ``()``, else a ``DeviceArray``. Every result the families
+    allocate on the device comes from here or :func:`zeros` / :func:`on`."""
+    t = _types()
+    return (t[1] if shape == () else t[0])(shape, dtype)
+
+
+def zeros(shape: Any, dtype: Any) -> Any:
+    """:func:`empty` and one ``cudaMemsetAsync`` on the current stream: what ``cupy.zeros``
+    does (no fill kernel), without its Python frame."""
+    a = empty(shape, dtype)
+    a.data.memset_async(0, a.nbytes)
+    return a
+
+
+def on(memptr: Any, shape: Any, dtype: Any) -> Any:
+    """A result on existing device memory (a CuPy ``MemoryPointer``, which the array keeps
+    alive): one allocation for several results (``histogram``'s counts and edges)."""
+    t = _types()
+    return (t[1] if shape == () else t[0])(shape, dtype, memptr)
+
+
+def halves(a: Any, m: int) -> tuple[Any, Any]:
+    """``a[:m]`` and ``a[m:]`` of a 1-D C-contiguous device array as two results on its
+    memory (CuPy's slices would be plain arrays): ``series_stats``' means and norms."""
+    data = a.data
+    return on(data, (m,), a.dtype), on(data + m * a.itemsize, (a.size - m,), a.dtype)
 
 
 def as_scalar(r: Any) -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 from ...core import registry as _registry
 from ...core.arrays import as_input, to_device, to_host
 from ...core.device import device_errors
+from ...core.scalar import empty
 from . import tiles
 from .nan import pairwise_complete
 from .small_cuda import device_call
@@ -207,9 +208,7 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
 def _empty(on_device: bool, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     if not on_device:
         return np.empty(shape, dtype)
-    import cupy
-
-    return cupy.empty(shape, dtype)
+    return empty(shape, dtype)
 
 
 def _deliver(r: Any, out: Any, on_device: bool) -> Any:

@@ -28,6 +28,7 @@ from ...core import fastpath, registry as _registry
 from ...core.launch import ARRAY, Prepared
 from ...core.loader import defines, get_kernel
 from ...core.registry import register
+from ...core.scalar import RESULT_TYPES, empty
 from .spec import CorrProblem, corr_flops
 
 SOURCE = Path(__file__).with_name("small.cu")
@@ -92,7 +93,7 @@ def plan(x: Any) -> Launch:
 def run(rec: Launch, x: Any, device: int) -> tuple[Any, np.ndarray]:
     """``(r, word)``: the finished M x M float64 result (launched on the current stream) and
     the validity word the launch writes (read it after synchronising the stream)."""
-    r = sys.modules["cupy"].empty((rec.m, rec.m), _F64)
+    r = empty((rec.m, rec.m), _F64)
     word, ptr = _flag(device)
     rec.go(x, r, ptr, *rec.rest)
     return r, word
@@ -167,7 +168,7 @@ def device_call(x: Any) -> tuple[Any, bool] | None:
     Performance: on a hit one allocation, one launch, one synchronisation of the current
     stream; no copy (the validity word is written by the kernel into pinned memory)."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(x) is not cupy.ndarray:
+    if cupy is None or (type(x) is not cupy.ndarray and type(x) not in RESULT_TYPES):
         return None
     dev = cupy.cuda.runtime.getDevice()
     rec = _RECORDS.record((x.dtype, x.shape, x.strides, dev), lambda: _build(x))

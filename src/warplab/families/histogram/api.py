@@ -28,6 +28,7 @@ from .cuda import device_default
 from .spec import HistogramProblem, Mapping, resolve
 from . import bincount_short, numeric_short, streamed
 from ...core.sources import is_file_source
+from ...core.scalar import zeros
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
 MAX_DEVICE_CHUNK: int | None = None
@@ -138,7 +139,7 @@ def _run_cuda(v: _registry.Variant, data: Any, mapping: Mapping, d_out: Any) -> 
     """Run variant ``v``; device data directly, host data in chunks. Adds into ``d_out``."""
     import cupy
 
-    bins = d_out if d_out is not None else cupy.zeros(mapping.nbins, dtype=np.int64)
+    bins = d_out if d_out is not None else zeros(mapping.nbins, np.int64)
     if isinstance(data, cupy.ndarray):
         v.fn(data, bins, mapping)
         return bins

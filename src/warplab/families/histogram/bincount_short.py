@@ -31,6 +31,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.arrays import is_flat
+from ...core.scalar import RESULT_TYPES, zeros
 from . import minmax_cuda, numeric_cuda, numeric_variants
 from .numeric import BINCOUNT, NumericJob, NumericProblem
 
@@ -79,7 +80,8 @@ def weighted(x: Any, w: Any, minlength: int) -> Any | None:
         ValueError: a negative value in ``x`` (the full path's message).
     """
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(x) is not cupy.ndarray or type(w) is not cupy.ndarray \
+    if cupy is None or (type(x) is not cupy.ndarray and type(x) not in RESULT_TYPES) \
+            or (type(w) is not cupy.ndarray and type(w) not in RESULT_TYPES) \
             or minmax_cuda.MINMAX != "atomic":
         return None
     aligned = not ((x.data.ptr | w.data.ptr) & 15)
@@ -88,7 +90,7 @@ def weighted(x: Any, w: Any, minlength: int) -> Any | None:
     rec = _RECORDS.record(key, lambda: _build(x, w))
     if rec is None:
         return None
-    d_res = fastpath.zeros(3, _U64)
+    d_res = zeros(3, _U64)
     rec.minmax((x, rec.n, d_res))
     k_lo, k_hi, _ = fastpath.read_small(d_res)[0].tolist()  # one pinned copy, one sync
     lo = (~k_lo & rec.mask) - rec.offset
@@ -101,9 +103,9 @@ def weighted(x: Any, w: Any, minlength: int) -> Any | None:
     if b.launch is None:  # a variant the records do not know: its own run, as the full path
         out = b.variant.fn(NumericJob(x, w, None, None, None, nbins, True, minlength)).hist
         if minlength > nbins:
-            out = cupy.concatenate([out, fastpath.zeros(minlength - nbins, _F64)])
+            out = cupy.concatenate([out, zeros(minlength - nbins, _F64)])
         return out
-    out = fastpath.zeros(max(nbins, minlength), _F64)
+    out = zeros(max(nbins, minlength), _F64)
     b.launch((x, rec.n, w, b.nbins, b.copies, out))
     return out
 

@@ -16,6 +16,7 @@ from .spec import MAP_LUT, Mapping, histogram_bytes_moved, resolve
 from ...core import fastpath
 from ...core.launch import ARRAY, Prepared
 from ...core.arrays import is_flat
+from ...core.scalar import RESULT_TYPES, zeros
 from ...core.registry import preferred_for_all, ran, register
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
@@ -206,7 +207,8 @@ def device_default(data: Any, bins: Any) -> Any:
     (what dispatch would choose), without building a problem. None where it does not apply;
     the full path then decides (and raises what it raises)."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(data) is not cupy.ndarray or type(bins) is not str \
+    if cupy is None or (type(data) is not cupy.ndarray and type(data) not in RESULT_TYPES) \
+            or type(bins) is not str \
             or data.dtype.char not in _BYTE_CHARS or not is_flat(data):
         return None
     v = preferred_for_all("histogram", "cuda")
@@ -216,7 +218,7 @@ def device_default(data: Any, bins: Any) -> Any:
     if mapping is None:
         mapping = _NAMED.put(bins, resolve(bins))
     ran(v)
-    counts = fastpath.zeros(mapping.nbins, np.int64)
+    counts = zeros(mapping.nbins, np.int64)
     v.fn(data if data.dtype.char == "B" else data.view(np.uint8), counts, mapping)
     return counts
 

@@ -7,7 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...core.fastpath import read_small, zeros
+from ...core.fastpath import read_small
+from ...core.scalar import zeros
 from ...core.launch import by_args
 from . import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ...core.fastpath import zeros
+from ...core.scalar import zeros
 from ...core.launch import by_args
 from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from .binning import EvenPlan

@@ -36,6 +36,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.arrays import is_flat
+from ...core.scalar import RESULT_TYPES, on
 from . import numeric_cuda, numeric_variants
 from .binning import KERNEL_DTYPES, plan_even
 from .numeric import BYTE_DTYPES, EVEN, NumericProblem, even_edges, outer_edges, parse_bins
@@ -81,7 +82,8 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     elements); larger inputs one device-to-device ``cudaMemcpyAsync`` too (the zeroed counts
     and the nbins + 1 edges from the template); no synchronisation."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(a) is not cupy.ndarray or type(bins) is not int:
+    if cupy is None or (type(a) is not cupy.ndarray and type(a) not in RESULT_TYPES) \
+            or type(bins) is not int:
         return None
     rk = _range_key(range)
     if rk is None:
@@ -93,8 +95,8 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
         return None
     _registry.ran(rec.variant)
     mem = cupy.cuda.alloc(rec.nbytes)  # the arrays' pointers keep the allocation alive
-    out = cupy.ndarray(rec.shape, _I64, mem)
-    edges = cupy.ndarray(rec.e_shape, rec.e_dtype, mem + rec.offset)
+    out = on(mem, rec.shape, _I64)
+    edges = on(mem + rec.offset, rec.e_shape, rec.e_dtype)
     if rec.template is None:
         rec.launch((a, rec.n, a, *rec.rest, out, edges))
     else:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import to_host
-from ...core.fastpath import zeros
+from ...core.scalar import zeros
 from ...core.registry import register
 from . import numeric_cuda as nc
 from .binning import EdgesPlan, EvenPlan

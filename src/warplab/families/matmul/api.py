@@ -16,6 +16,7 @@ from ...core import registry as _registry
 from ...core.device import device_errors
 from ...core.arrays import as_input, to_device, to_host
 from ...core.outputs import check_out, cupy as _cupy
+from ...core.scalar import empty
 from . import record
 from .spec import DTYPES, MatmulProblem
 
@@ -92,10 +93,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
             return to_device(c)
         out.set(c)
         return out
-    import cupy
-
     mine = out if out is not None and on_device else None
-    c = mine if mine is not None else cupy.empty((m, n), dtype)
+    c = mine if mine is not None else empty((m, n), dtype)
     _run(v, _operand(to_device(x), dtype, mine), _operand(to_device(y), dtype, mine), c)
     if on_device:
         return c

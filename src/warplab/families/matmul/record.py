@@ -18,6 +18,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.launch import ARRAY, Prepared
+from ...core.scalar import RESULT_TYPES, empty
 from .cuda import REGTILES, _dims, _kernel
 from .spec import DTYPES, MatmulProblem
 
@@ -41,7 +42,8 @@ def matmul(a: Any, b: Any) -> Any:
 
     Performance: on a hit one allocation and one launch; no synchronisation."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(a) is not cupy.ndarray or type(b) is not cupy.ndarray:
+    if cupy is None or (type(a) is not cupy.ndarray and type(a) not in RESULT_TYPES) \
+            or (type(b) is not cupy.ndarray and type(b) not in RESULT_TYPES):
         return None
     da, db = a.data, b.data
     dev = cupy.cuda.runtime.getDevice()
@@ -51,7 +53,7 @@ def matmul(a: Any, b: Any) -> Any:
     if rec is None or da.device_id != dev or db.device_id != dev:
         return None
     _registry.ran(rec.variant)
-    c = cupy.empty(rec.shape, rec.dtype)
+    c = empty(rec.shape, rec.dtype)
     rec.go(a, b, c, *rec.dims)
     return c
 

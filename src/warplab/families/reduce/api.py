@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.device import device_errors
-from ...core.scalar import as_scalar
+from ...core.scalar import RESULT_TYPES, as_scalar
 from ...core.arrays import as_input, flat_contiguous, to_device, to_host
 from . import axis_fast, streamed
 from .spec import DTYPES, OPS, ReduceProblem, spec
@@ -153,7 +153,8 @@ def _device_default(a: Any, op: str) -> Any:
     generation) and one dict lookup, then the runner: a result taken from a slab and one
     launch."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(a) is not cupy.ndarray or not a._c_contiguous or not a.size:
+    if cupy is None or (type(a) is not cupy.ndarray and type(a) not in RESULT_TYPES) \
+            or not a._c_contiguous or not a.size:
         return None
     stream, skey = fastpath.current_stream()
     key = (op, a.dtype, cupy.cuda.runtime.getDevice(), skey, _registry.generation)

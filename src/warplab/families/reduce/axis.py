@@ -31,6 +31,7 @@ import numpy as np
 from ...core import registry as _registry
 from ...core.arrays import as_input, to_device, to_host
 from ...core.registry import register
+from ...core.scalar import halves
 
 try:
     from numpy.exceptions import AxisError
@@ -384,5 +385,5 @@ def series_stats_rows(x2d: Any, *, device: str | None = None) -> tuple[Any, Any]
     _registry.ran(v)
     r = v.fn(xd, plan, AxisJob("stats", np.dtype(xd.dtype), out, 0.0, (1,), plan.layout))
     m = x.shape[0]
-    mean, norm = r[:m], r[m:]
+    mean, norm = halves(r, m)
     return (mean, norm) if inp.on_device else (to_host(mean), to_host(norm))

@@ -29,6 +29,7 @@ from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from ...core import fastpath
 from ...core.launch import ARRAY, Prepared
 from ...core.registry import register
+from ...core.scalar import empty
 from .axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
 from .axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
                         ColsPlan, RowsPlan, _pow2_ceil, group_size, plan_cols, plan_rows)
@@ -48,8 +49,9 @@ _SIGN = np.int64(-(1 << 63))
 
 
 def _empty(shape: Any, dtype: Any) -> Any:
-    """Every output and partials buffer comes from here (tests poison it)."""
-    return sys.modules["cupy"].empty(shape, dtype)
+    """Every output and partials buffer comes from here (tests poison it): ``DeviceArray``
+    results (``core/scalar.py``)."""
+    return empty(shape, dtype)
 
 
 def kernel_dtypes(op: str, t: np.dtype) -> tuple[str, np.dtype]:

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...core import fastpath, registry as _registry
-from ...core.scalar import as_scalar
+from ...core.scalar import RESULT_TYPES, as_scalar, halves
 from . import axis_cuda
 from .axis import (FAMILY, F64, OPS, AxisProblem, Plan2D, check_ddof, normalize_axes, plan_2d,
                    result_dtype)
@@ -59,7 +59,8 @@ def reduce(a: Any, op: str, axis: Any, keepdims: Any, ddof: Any) -> Any:
     launch (split and columns plans: their partials too); no synchronisation. A hit makes no
     closure and enters no helper frame for a launch without partials (issue 15: host time)."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(a) is not cupy.ndarray or op not in OPS or not _plain_axis(axis) \
+    if cupy is None or (type(a) is not cupy.ndarray and type(a) not in RESULT_TYPES) \
+            or op not in OPS or not _plain_axis(axis) \
             or (keepdims is not True and keepdims is not False) \
             or (type(ddof) is not int and type(ddof) is not float):
         return None
@@ -84,7 +85,7 @@ def series_stats(x: Any) -> tuple[Any, Any] | None:
     """``series_stats_rows(x)`` of a 2-D CuPy array through the launch record, or None (the
     full path). Performance: as :func:`reduce` (one allocation of 2 M results, one launch)."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or type(x) is not cupy.ndarray:
+    if cupy is None or (type(x) is not cupy.ndarray and type(x) not in RESULT_TYPES):
         return None
     key = ("stats", x.dtype, x.shape, x.strides, x.data.ptr % 16 == 0,
            cupy.cuda.runtime.getDevice())
@@ -94,7 +95,7 @@ def series_stats(x: Any) -> tuple[Any, Any] | None:
     _registry.ran(rec.variant)
     out = axis_cuda._empty(rec.shape, rec.dtype)
     axis_cuda.fire(rec.launch, x, out)
-    return out[:rec.split], out[rec.split:]
+    return halves(out, rec.split)
 
 
 def _launch(plan: Plan2D, aligned: bool, op: str, t: np.dtype, ddof: float) -> Any:
