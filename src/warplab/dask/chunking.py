@@ -37,7 +37,7 @@ def module_of(a: Any) -> str:
 
 
 def is_cupy(a: Any) -> bool:
-    """A CuPy array, its subclasses included (warplab's 0-d ``DeviceScalar`` results):
+    """A CuPy array, its subclasses included (warplab's ``DeviceScalar``/``DeviceArray`` results):
     recognised by the class, not the type's module name."""
     cupy = sys.modules.get("cupy")
     return cupy is not None and isinstance(a, cupy.ndarray)
