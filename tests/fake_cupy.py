@@ -81,8 +81,14 @@ class Dev(np.ndarray):
             return a
         dt = np.dtype(dtype)
         n = int(np.prod(shape, dtype=np.int64))
-        raw = (ctypes.c_char * max(1, n * dt.itemsize)).from_address(memptr.ptr)
-        a = np.frombuffer(raw, dt, n).reshape(shape).view(cls)
+        owner = memptr.arr
+        if owner.flags.c_contiguous:  # a view of the allocation: NumPy keeps it alive
+            flat = owner.reshape(-1).view(np.uint8)
+            offset = memptr.ptr - flat.__array_interface__["data"][0]
+            a = np.ndarray(shape, dt, buffer=flat, offset=offset).view(cls)
+        else:
+            raw = (ctypes.c_char * max(1, n * dt.itemsize)).from_address(memptr.ptr)
+            a = np.frombuffer(raw, dt, n).reshape(shape).view(cls)
         a._memptr = memptr  # the allocation lives while the array does
         return a
 

@@ -185,3 +185,35 @@ def test_array_results_derive_plain_and_pickle() -> None:
     big = scalar.empty(scalar.LIMIT // 4 + 1, np.float32)  # above the staging limit
     big[...] = 3.0
     assert (big.get() == 3.0).all()
+
+
+def test_small_results_from_slabs_stay_distinct() -> None:
+    """Results of up to ``scalar.SMALL`` bytes are pieces of per-thread, per-stream slabs
+    (zeroed ones for the histograms' counts): many alive at once, on the default and on a
+    non-blocking stream, in two threads, each its own correct memory."""
+    rng = np.random.default_rng(9)
+    hs = [rng.integers(0, 256, 4096).astype(np.uint8) for _ in range(40)]
+    ms = [rng.standard_normal((64, 64)).astype(np.float32) for _ in range(40)]
+
+    def run() -> tuple[list, list]:
+        xs, ys = [cupy.asarray(h) for h in hs], [cupy.asarray(m) for m in ms]
+        return [warplab.byte_histogram(x) for x in xs], [warplab.mean(y, axis=1) for y in ys]
+
+    def check(counts: list, means: list) -> None:
+        assert len({c.data.ptr for c in counts} | {m.data.ptr for m in means}) == 80
+        for c, h in zip(counts, hs):
+            assert (c.get() == np.bincount(h, minlength=256)).all()
+        for m, h in zip(means, ms):
+            np.testing.assert_allclose(m.get(), h.astype(np.float64).mean(axis=1), rtol=1e-6)
+
+    scalar.drop_slabs()
+    check(*run())
+    with cupy.cuda.Stream(non_blocking=True):
+        got = run()
+        check(*got)
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", run()))
+    t.start()
+    t.join()
+    cupy.cuda.runtime.deviceSynchronize()
+    check(*out["r"])
