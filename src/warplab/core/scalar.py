@@ -58,6 +58,7 @@ _READER = fastpath.PlanCache("scalar.reader", maxsize=1)
 RESULT_TYPES: set[type] = set()
 
 _TYPES: dict[int, tuple[type, type]] = {}  # id(cupy.ndarray) -> (DeviceArray, DeviceScalar)
+_LAST: list = [None, None]  # the last CuPy's ndarray and its types (one lookup fewer)
 _LOCK = threading.Lock()
 
 #: Results of at most ``SMALL`` bytes are carved from slabs of ``SLAB`` bytes (:func:`memory`):
@@ -69,6 +70,9 @@ _LOCAL = threading.local()  # .slabs: (device, stream handle, zeroed) -> [Memory
 
 def _types() -> tuple[type, type]:
     base = sys.modules["cupy"].ndarray
+    last = _LAST
+    if last[0] is base:
+        return last[1]
     t = _TYPES.get(id(base))
     if t is None:
         with _LOCK:
@@ -76,6 +80,7 @@ def _types() -> tuple[type, type]:
             if t is None:
                 t = _TYPES[id(base)] = _make(base)
                 RESULT_TYPES.update(t)
+    _LAST[:] = [base, t]
     return t
 
 
@@ -204,8 +209,9 @@ def memory(nbytes: int, zeroed: bool = False) -> Any:
         if zeroed and nbytes > 0:
             mem.memset_async(0, nbytes)
         return mem
-    slabs = _LOCAL.__dict__.get("slabs")
-    if slabs is None:
+    try:
+        slabs = _LOCAL.slabs
+    except AttributeError:
         slabs = _LOCAL.slabs = {}
     key = (cuda.runtime.getDevice(), cuda.get_current_stream().ptr, zeroed)
     slab = slabs.get(key)
@@ -241,7 +247,7 @@ def zeros(shape: Any, dtype: Any) -> Any:
 
 def _new(shape: Any, dtype: Any, zeroed: bool) -> Any:
     t = _types()
-    dt = dtype if type(dtype) is np.dtype else np.dtype(dtype)
+    dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
     n = (math.prod(shape) if isinstance(shape, (tuple, list)) else int(shape)) * dt.itemsize
     return (t[1] if shape == () else t[0])(shape, dt, memory(n, zeroed))
 
