@@ -58,9 +58,7 @@ def _fake_cupy() -> types.ModuleType:
     m.cuda = SimpleNamespace(Device=lambda *a: SimpleNamespace(id=0),
                              runtime=SimpleNamespace(memGetInfo=lambda: (1 << 34, 1 << 35),
                                                      getDevice=lambda: 0),
-                             get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None,
-                                                                        ptr=11),
-                             alloc=lambda size: m.empty(size, np.uint8).data)
+                             get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None))
     return m
 
 

@@ -4,6 +4,7 @@ reader records its calls), CuPy's own methods everywhere else, and a type that n
 to arrays derived from it."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -134,7 +135,8 @@ def test_get_where_the_c_copy_does_not_apply(gpu, copies, monkeypatch) -> None:
     big = scalar.empty(scalar.LIMIT // 8 + 1, np.float64)  # above the limit
     big[...] = 1.5
     assert big.get().sum() == 1.5 * big.size
-    mem = scalar.memory(12, zeroed=True)
+    mem = sys.modules["cupy"].cuda.alloc(12)
+    mem.memset_async(0, 12)
     mem.device_id = gpu.device + 1  # on another GPU than the current one
     other = scalar.on(mem, (3,), np.float32)
     assert not other.get().any()
@@ -166,34 +168,3 @@ def test_results_and_halves(gpu, copies) -> None:
     assert scalar.array_type() in scalar.RESULT_TYPES and scalar.scalar_type() in scalar.RESULT_TYPES
     assert issubclass(scalar.scalar_type(), scalar.array_type())
 
-
-def test_small_results_share_slabs_never_memory(gpu) -> None:
-    """Results of at most ``SMALL`` bytes are pieces of one slab per thread, device, stream
-    and kind (zeroed or not): 256-byte aligned, never overlapping, zeroed ones zero; larger
-    ones, and every one while the fast path is bypassed, come from the pool."""
-    from fake_cupy import WORK
-
-    scalar.drop_slabs()
-    WORK.clear()
-    a = [scalar.empty(64, np.float32) for _ in range(scalar.SLAB // 256 + 1)]
-    assert WORK["empty"] == 2  # one slab full, a second begun
-    ptrs = sorted(r.data.ptr for r in a)
-    first = [r.data.ptr - a[0].data.ptr for r in a[:-1]]  # one slab: 256-byte steps
-    assert first == list(range(0, scalar.SLAB, 256)) and len(set(ptrs)) == len(ptrs)
-    z = [scalar.zeros(100, np.int64) for _ in range(3)]  # 800 bytes: 1 KiB pieces
-    assert all(not r.any() for r in z) and WORK["memset"] == 1
-    assert {r.data.ptr for r in z}.isdisjoint(ptrs)
-    z[0][...] = 7  # a piece is its own memory
-    assert not z[1].any() and not z[2].any()
-    gpu.stream = 12  # another stream: its own slabs
-    other = scalar.empty(64, np.float32)
-    assert WORK["empty"] == 4 and other.data.ptr not in ptrs
-    WORK.clear()
-    big = scalar.zeros(scalar.SMALL // 8 + 1, np.float64)  # above SMALL: the pool, one memset
-    assert WORK["empty"] == 1 and WORK["memset"] == 1 and not big.any()
-    with fastpath.bypassed():
-        WORK.clear()
-        scalar.empty(4, np.float32)
-        scalar.empty(4, np.float32)
-        assert WORK["empty"] == 2
-    assert scalar.empty((), np.float64).shape == () and scalar.empty(0, np.int8).size == 0

@@ -33,7 +33,6 @@ arrays, take these too: ``type(a) is cupy.ndarray or type(a) in RESULT_TYPES``.
 """
 from __future__ import annotations
 
-import math
 import sys
 import threading
 from typing import Any
@@ -58,21 +57,15 @@ _READER = fastpath.PlanCache("scalar.reader", maxsize=1)
 RESULT_TYPES: set[type] = set()
 
 _TYPES: dict[int, tuple[type, type]] = {}  # id(cupy.ndarray) -> (DeviceArray, DeviceScalar)
-_LAST: list = [None, None]  # the last CuPy's ndarray and its types (one lookup fewer)
+_LAST: list = [(None, None)]  # (the last CuPy's ndarray, its types): one lookup fewer
 _LOCK = threading.Lock()
-
-#: Results of at most ``SMALL`` bytes are carved from slabs of ``SLAB`` bytes (:func:`memory`):
-#: a surviving result keeps at most its slab alive (8 KiB; CuPy's pool rounds to 512 bytes).
-SMALL = 2048
-SLAB = 8192
-_LOCAL = threading.local()  # .slabs: (device, stream handle, zeroed) -> [MemoryPointer, used]
 
 
 def _types() -> tuple[type, type]:
     base = sys.modules["cupy"].ndarray
-    last = _LAST
-    if last[0] is base:
-        return last[1]
+    last, types = _LAST[0]
+    if last is base:
+        return types
     t = _TYPES.get(id(base))
     if t is None:
         with _LOCK:
@@ -80,7 +73,7 @@ def _types() -> tuple[type, type]:
             if t is None:
                 t = _TYPES[id(base)] = _make(base)
                 RESULT_TYPES.update(t)
-    _LAST[:] = [base, t]
+    _LAST[0] = (base, t)
     return t
 
 
@@ -195,61 +188,20 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def memory(nbytes: int, zeroed: bool = False) -> Any:
-    """Device memory for results of ``nbytes`` (a CuPy ``MemoryPointer``, 256-byte aligned,
-    zero-filled if ``zeroed``) on the current device and stream. Up to :data:`SMALL` bytes it is
-    carved from this host thread's slab of :data:`SLAB` bytes for that device and stream (one
-    pool allocation, and for zeroed slabs one ``cudaMemsetAsync``, per slab instead of per
-    result; a carved piece is never handed out twice, and the slab goes back to CuPy's pool when
-    its last result is gone); larger, while the fast path is bypassed, or of 0 bytes, from
-    CuPy's pool (and one memset if ``zeroed``)."""
-    cuda = sys.modules["cupy"].cuda
-    if nbytes <= 0 or nbytes > SMALL or not fastpath.enabled():
-        mem = cuda.alloc(nbytes)
-        if zeroed and nbytes > 0:
-            mem.memset_async(0, nbytes)
-        return mem
-    try:
-        slabs = _LOCAL.slabs
-    except AttributeError:
-        slabs = _LOCAL.slabs = {}
-    key = (cuda.runtime.getDevice(), cuda.get_current_stream().ptr, zeroed)
-    slab = slabs.get(key)
-    size = (nbytes + 255) & -256
-    if slab is None or slab[1] + size > SLAB:
-        mem = cuda.alloc(SLAB)
-        if zeroed:
-            mem.memset_async(0, SLAB)
-        slab = slabs[key] = [mem, 0]
-    used = slab[1]
-    slab[1] = used + size
-    return slab[0] + used if used else slab[0]
-
-
-def drop_slabs() -> None:
-    """Forget this host thread's slabs (the next small result starts a new one; results
-    already handed out keep theirs alive)."""
-    _LOCAL.__dict__.pop("slabs", None)
-
-
 def empty(shape: Any, dtype: Any) -> Any:
-    """A new C-contiguous device array (what ``cupy.empty`` does) on :func:`memory`: a
+    """A new C-contiguous device array from CuPy's memory pool (what ``cupy.empty`` does): a
     ``DeviceScalar`` of shape ``()``, else a ``DeviceArray``. Every result the families
     allocate on the device comes from here or :func:`zeros` / :func:`on`."""
-    return _new(shape, dtype, False)
+    t = _types()
+    return (t[1] if shape == () else t[0])(shape, dtype)
 
 
 def zeros(shape: Any, dtype: Any) -> Any:
-    """:func:`empty`, zero-filled: a piece of a zeroed slab, or one ``cudaMemsetAsync`` on the
-    current stream (what ``cupy.zeros`` does, no fill kernel), without its Python frame."""
-    return _new(shape, dtype, True)
-
-
-def _new(shape: Any, dtype: Any, zeroed: bool) -> Any:
-    t = _types()
-    dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
-    n = (math.prod(shape) if isinstance(shape, (tuple, list)) else int(shape)) * dt.itemsize
-    return (t[1] if shape == () else t[0])(shape, dt, memory(n, zeroed))
+    """:func:`empty` and one ``cudaMemsetAsync`` on the current stream: what ``cupy.zeros``
+    does (no fill kernel), without its Python frame."""
+    a = empty(shape, dtype)
+    a.data.memset_async(0, a.nbytes)
+    return a
 
 
 def on(memptr: Any, shape: Any, dtype: Any) -> Any:

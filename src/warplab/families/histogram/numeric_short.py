@@ -36,7 +36,7 @@ import numpy as np
 
 from ...core import fastpath, registry as _registry
 from ...core.arrays import is_flat
-from ...core.scalar import RESULT_TYPES, memory, on
+from ...core.scalar import RESULT_TYPES, on
 from . import numeric_cuda, numeric_variants
 from .binning import KERNEL_DTYPES, plan_even
 from .numeric import BYTE_DTYPES, EVEN, NumericProblem, even_edges, outer_edges, parse_bins
@@ -94,7 +94,7 @@ def histogram(a: Any, bins: Any, range: Any) -> tuple[Any, Any] | None:  # noqa:
     if rec is None:
         return None
     _registry.ran(rec.variant)
-    mem = memory(rec.nbytes)  # the arrays' pointers keep the allocation alive
+    mem = cupy.cuda.alloc(rec.nbytes)  # the arrays' pointers keep the allocation alive
     out = on(mem, rec.shape, _I64)
     edges = on(mem + rec.offset, rec.e_shape, rec.e_dtype)
     if rec.template is None:
