@@ -158,8 +158,9 @@ def to_device(inputs: dict) -> dict:
 def host(x: Any) -> Any:
     """A result as host data: Python floats for scalars, NumPy for arrays, tuples of those.
     Reads a GPU array back (one synchronisation). CuPy arrays (subclasses included: warplab's
-    ``DeviceScalar`` and ``DeviceArray``) are told by ``isinstance``, torch tensors by the type's module
-    (cheaper than asking for ``__cuda_array_interface__``, which CuPy builds on each read)."""
+    ``DeviceScalar`` and ``DeviceArray``) are told by ``isinstance``, torch tensors by the
+    type's module (cheaper than asking for ``__cuda_array_interface__``, which CuPy builds on
+    each read)."""
     if isinstance(x, (tuple, list)):
         return tuple(host(v) for v in x)
     cupy = sys.modules.get("cupy")

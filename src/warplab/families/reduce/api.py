@@ -30,8 +30,8 @@ def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, out: Any = N
     caller's side (NumPy for host input, CuPy for device input); the result is cast into it
     with NumPy's ``same_kind`` rule and ``out`` is returned. A 0-d result on the GPU is a
     ``DeviceScalar`` (``core/scalar.py``): a ``cupy.ndarray`` whose ``float()``, ``int()``,
-    ``bool()`` and ``item()`` read it at the cost of one copy; an array result is a
-    ``DeviceArray``, whose ``get()`` does the same for up to 64 KiB."""
+    ``bool()`` and ``item()`` read it at the cost of one copy; an array result the kernels
+    write is a ``DeviceArray``, whose ``get()`` does the same for up to 64 KiB."""
     r = _reduce(a, op, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof, variant=variant,
                 device=device)
     return as_scalar(r) if out is None else _into(out, r)
