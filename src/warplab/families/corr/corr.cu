@@ -10,32 +10,25 @@
 
 #include "corr_finish.cuh"
 
-// Sum of v over the block (every thread gets it). CORR_NORM_BLOCK is a multiple of 32.
-__device__ double block_sum(double v, double* scratch) {
+struct BlockSum {
+    __device__ static double op(double a, double b) { return a + b; }
+};
+struct BlockMax {  // of values >= 0 (or NaN-free): 0 is the identity
+    __device__ static double op(double a, double b) { return fmax(a, b); }
+};
+
+// OP over v of the whole block (every thread gets it): warp shuffles, one word per warp in
+// scratch (33 doubles), the first warp combines. CORR_NORM_BLOCK is a multiple of 32.
+template <class OP>
+__device__ double block_reduce(double v, double* scratch) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    for (int o = 16; o > 0; o >>= 1) v = OP::op(v, __shfl_down_sync(0xffffffffu, v, o));
     __syncthreads();  // scratch may still be read by a previous call
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
     if (warp == 0) {
         v = lane < CORR_NORM_BLOCK / 32 ? scratch[lane] : 0.0;
-        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-        if (lane == 0) scratch[32] = v;
-    }
-    __syncthreads();
-    return scratch[32];
-}
-
-// The maximum of v (>= 0 or NaN-free) over the block, as block_sum.
-__device__ double block_max(double v, double* scratch) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
-    __syncthreads();
-    if (lane == 0) scratch[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < CORR_NORM_BLOCK / 32 ? scratch[lane] : 0.0;
-        for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
+        for (int o = 16; o > 0; o >>= 1) v = OP::op(v, __shfl_down_sync(0xffffffffu, v, o));
         if (lane == 0) scratch[32] = v;
     }
     __syncthreads();
@@ -58,13 +51,13 @@ corr_normalise_rows(const TIn* __restrict__ x, TOut* __restrict__ z, bool* __res
         const double x0 = (double)xr[0];
         double s = 0.0;
         for (i64 k = threadIdx.x; k < n; k += CORR_NORM_BLOCK) s += (double)xr[k] - x0;
-        const double mean_d = block_sum(s, scratch) / (double)n;
+        const double mean_d = block_reduce<BlockSum>(s, scratch) / (double)n;
         double q = 0.0;
         for (i64 k = threadIdx.x; k < n; k += CORR_NORM_BLOCK) {
             const double c = ((double)xr[k] - x0) - mean_d;
             q += c * c;
         }
-        const double norm = sqrt(block_sum(q, scratch));
+        const double norm = sqrt(block_reduce<BlockSum>(q, scratch));
         const bool ok = norm - norm == 0.0 && norm > 0.0;  // finite and non-zero
         const double inv = ok ? 1.0 / norm : corr_nan();
         double mx = 0.0, l1 = 0.0;
@@ -76,8 +69,8 @@ corr_normalise_rows(const TIn* __restrict__ x, TOut* __restrict__ z, bool* __res
         }
         if (threadIdx.x == 0) valid[row] = ok;
         if (extent != nullptr) {  // uniform over the block: the barriers are not split
-            const double row_l1 = block_sum(l1, scratch);
-            const double row_max = block_max(mx, scratch);
+            const double row_l1 = block_reduce<BlockSum>(l1, scratch);
+            const double row_max = block_reduce<BlockMax>(mx, scratch);
             if (threadIdx.x == 0) {
                 extent[2 * row] = ok ? row_max : 0.0;
                 extent[2 * row + 1] = ok ? row_l1 : 0.0;
