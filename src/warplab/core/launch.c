@@ -280,16 +280,23 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* The device address and the stream handle of a read's first two arguments; 0 on success. */
+static int source(PyObject *const *args, uint64_t *address, void **stream) {
+    *address = PyLong_AsUnsignedLongLong(args[0]);
+    if (PyErr_Occurred()) return -1;
+    *stream = PyLong_AsVoidPtr(args[1]);
+    return *stream == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
 static PyObject *read_element(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 3 || !PyUnicode_Check(args[2]) || PyUnicode_GET_LENGTH(args[2]) != 1) {
         PyErr_SetString(PyExc_TypeError, "read(address, stream, kind: one character)");
         return NULL;
     }
-    uint64_t address = PyLong_AsUnsignedLongLong(args[0]);
-    if (PyErr_Occurred()) return NULL;
-    void *stream = PyLong_AsVoidPtr(args[1]);
-    if (stream == NULL && PyErr_Occurred()) return NULL;
+    uint64_t address;
+    void *stream;
+    if (source(args, &address, &stream)) return NULL;
     Py_UCS4 kind = PyUnicode_READ_CHAR(args[2], 0);
     size_t size;
     switch (kind) {
@@ -327,10 +334,9 @@ static PyObject *read_into(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "read_into(address, stream, out)");
         return NULL;
     }
-    uint64_t address = PyLong_AsUnsignedLongLong(args[0]);
-    if (PyErr_Occurred()) return NULL;
-    void *stream = PyLong_AsVoidPtr(args[1]);
-    if (stream == NULL && PyErr_Occurred()) return NULL;
+    uint64_t address;
+    void *stream;
+    if (source(args, &address, &stream)) return NULL;
     Py_buffer out;
     if (PyObject_GetBuffer(args[2], &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) return NULL;
     void *got = out.len > 0 ? fetch(address, stream, (size_t)out.len) : NULL;

@@ -95,18 +95,27 @@ def _functions() -> Any:
     return fns
 
 
+def _source(a: Any) -> tuple[int, int] | None:
+    """(device address, current stream handle) of ``a`` for the C read and copy; None where
+    ``a`` is on another device than the current one (CuPy's methods switch to it)."""
+    cuda = sys.modules["cupy"].cuda
+    data = a.data
+    if data.device_id != cuda.runtime.getDevice():
+        return None
+    return data.ptr, cuda.get_current_stream().ptr
+
+
 def _read(a: Any) -> Any:
     """The element of 0-d ``a`` as a Python number by the C read; None where it does not
     apply (the caller then uses CuPy's method)."""
     fns = _functions()
     if not fns or a.ndim != 0 or a.dtype.char not in KINDS:
         return None
-    cuda = sys.modules["cupy"].cuda
-    data = a.data
-    if data.device_id != cuda.runtime.getDevice():
+    src = _source(a)
+    if src is None:
         return None
     try:
-        return fns[0](data.ptr, cuda.get_current_stream().ptr, a.dtype.char)
+        return fns[0](*src, a.dtype.char)
     except RuntimeError:
         return None
 
@@ -118,13 +127,12 @@ def _get(a: Any) -> Any:
     n = a.nbytes
     if not fns or fns[1] is None or not n or n > LIMIT or not a._c_contiguous:
         return None
-    cuda = sys.modules["cupy"].cuda
-    data = a.data
-    if data.device_id != cuda.runtime.getDevice():
+    src = _source(a)
+    if src is None:
         return None
     host = np.empty(a.shape, a.dtype)
     try:
-        fns[1](data.ptr, cuda.get_current_stream().ptr, host)
+        fns[1](*src, host)
     except RuntimeError:
         return None
     return host
