@@ -1,22 +1,19 @@
-"""Cache policy of the loads of ``warp_tiers_words`` (issue 13): the default (policy 2:
-descriptors evict-first, ``__ldcs``; source bytes through the read-only path, ``__ldg``)
-against the same kernel compiled with other ``WARPLAB_MEMCPY_LOADS`` policies (0 nothing
-evict-first, the default until session 14; the default's 2 with L2 eviction hints: 50 source
-bytes L2 evict-first with L1 caching as usual and the thread-level stores L2 evict-last, 66
-the thread-level loads evict-first and stores evict-last in warps whose destinations are
-scattered, evict-normal elsewhere; session 14's calls 1, 2, 4 and 6 timed 1, 3, 4, 6, 10, 18
-and 34), the default's kernel once more (``default again``: the noise), CUB and the cell's
-scatter ceiling touched under each policy, on the same batches. GPU machine; not part of the
-package's API.
+"""Candidate shapes of ``warp_tiers_words`` (issue 13) against the default, CUB and the cell's
+scatter ceiling on the same batches: since session 16 the word shapes (``spec.WarpClasses
+.words``: 1 groups of 8 lanes copy buffers of up to 64 bytes whose size and addresses are
+multiples of 4 as 4-byte words in neighbouring lanes, 2 the thread-level buffers that would
+take two or more words of their own lane go through a stream of the warp's words, 3 both),
+and the default's kernel once more (``default again``: the noise). Session 14 ran this script
+with the load policies as candidates (its JSON records that commit). GPU machine; not part of
+the package's API.
 
-Why: the cells left under the target are tiny buffers with a shuffled destination, where each
-store writes part of a 32-byte sector at a random place; session 13 found them set by the
-memory's handling of those partial-sector writes (more warps per SM made them slower, the
-grid did not move them). Source bytes and descriptors are read once: loaded evict-first they
-need not take L2 lines from the destination's partial sectors (session 14: true of the
-descriptors, the default's policy 2 since; the source bytes' L2 lines serve later buffers).
-Session 13's register caps (``spec.WARP_CLASSES_SWEEP``) and persistent grids, session 14's
-policies: benchmarks/NOTES.md.
+Why: the cells left under the target are shuffled on both sides. Session 11's scatter ceiling
+(touching each buffer's first and last byte, warp-cooperatively) runs 12% above the default
+at 1-8 B align 4 and 31-39% above it at 1-64 B; the touch spends one load and one store
+instruction per buffer and side, while the default spends two 4-byte words per lane on most
+8-byte buffers at align 4 and, for 17-64 B buffers, up to three 8-byte loads per chunk plus a
+byte load and store per edge byte, each instruction touching the same scattered sectors
+again (benchmarks/NOTES.md, session 16).
 
 Cells (session 12's 35): 1-8, 1-64, fixed 16 and 1-1024 B, all four layouts, alignment 1 and
 4, then 1-256 B C/C at align 1 and 4 and fixed 64 B C/C at align 1; each at the planned
@@ -30,10 +27,10 @@ The cell's scatter ceiling (``families/memcpy/ceiling.py``, column ``ceiling``: 
 is measured beside them and judged: valid only where no verified copy of the cell ran faster
 (``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each
 target's GB/s and x CUB; ``!`` marks a wrong record), per target the cells at >= 1.2x CUB and
-the geometric mean of x CUB, and per policy the geometric mean of x default over the 35 cells
-(and over the 1-8 B align-1 cells), its worst cell x default and x ``default again``, then per
-policy the cells that meet the target with that policy's own scatter ceiling; full records as
-JSON.
+the geometric mean of x CUB, and per candidate the geometric mean of x default over the 35
+cells (and over the 1-8 B align-1 cells), its worst cell x default and x ``default again``,
+then per copy the cells that meet the target with the cell's scatter ceiling; full records
+as JSON.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_cells.py --out $OUT/memcpy-cells.json
 """
@@ -56,7 +53,7 @@ from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.cuda import run_warp_classes
-from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS, WarpClasses
 from warplab.report.memcpy_target import INVALID, target_met, valid_scatter
 
 CUB = "cub::DeviceMemcpy::Batched"
@@ -69,19 +66,18 @@ LAYOUTS = ((C, C), (C, S), (S, C), (S, S))
 CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) for a in (1, 4)
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
-#: load policies timed beside the default's (WARPLAB_MEMCPY_LOADS, memcpy_copy.cuh: its bits),
-#: each with the scatter ceiling touched under the same policy
-LOADS = {0: "read-only path", 50: "+both hints", 66: "+hints if scattered"}
-#: column headers: the policies and the noise column
-SHAPES = {**{shape_name(WARP_TIERS_WORDS._replace(loads=k))[len("warp_classes["):-1]: v
-             for k, v in LOADS.items()},
+#: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
+CANDIDATES = {WARP_TIERS_WORDS._replace(words=1): "group words",
+              WARP_TIERS_WORDS._replace(words=2): "word stream",
+              WARP_TIERS_WORDS._replace(words=3): "both words"}
+#: column headers: the candidates and the noise column
+SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}
 
 
-def loads_target(mode: int) -> SimpleNamespace:
-    """The default's kernel with load policy ``mode`` (``spec.WARP_CLASSES_SWEEP``: its own
-    NVRTC module), launched as the default is."""
-    c = WARP_TIERS_WORDS._replace(loads=mode)
+def shape_target(c: WarpClasses) -> SimpleNamespace:
+    """The default's kernel shape ``c`` (``spec.WARP_CLASSES_SWEEP``), launched as the default
+    is."""
     return SimpleNamespace(name=shape_name(c), fn=lambda b: run_warp_classes(b, c))
 
 
@@ -90,8 +86,6 @@ def short(name: str) -> str:
     names = {DEFAULT: "default", CEILING: "ceiling"}
     if name in names:
         return names[name]
-    if name.startswith(CEILING):
-        return f"ceiling l{name.split()[-1].rstrip(']')}"
     inner = name[len("warp_classes["):-1]
     return SHAPES.get(inner, inner)
 
@@ -109,7 +103,7 @@ def geomean(xs: list[float]) -> float:
 
 def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
     """One line per cell, then per target the cells >= 1.2x CUB and the geometric mean, then
-    per policy its geometric mean x default (all cells; 1-8 B align 1), its worst cell x
+    per candidate its geometric mean x default (all cells; 1-8 B align 1), its worst cell x
     default and its worst cell x ``default again``."""
     cols = [n for n in names if n != CUB]
     lines = [f"{'cell':<21} {'CUB GB/s':>8} " + " ".join(f"{short(n):>14}" for n in cols)]
@@ -136,7 +130,7 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
         if ratios[n]:
             lines.append(f"  {short(n):<22} {sum(x >= 1.2 for x in ratios[n]):3d} / "
                          f"{len(ratios[n])}  {geomean(ratios[n]):5.3f}")
-    lines.append("policy: geometric mean x default (all cells; 1-8 B align 1), worst cell x "
+    lines.append("candidate: geometric mean x default (all cells; 1-8 B align 1), worst cell x "
                  "default, worst cell x default again")
     for n in cols:
         xs, ys = vs[n][DEFAULT], vs[n][AGAIN]
@@ -152,17 +146,15 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
     return lines
 
 
-def policy_targets(by_case: dict[str, dict[str, dict]], copy_gbps: float | None) -> list[str]:
-    """Per load policy (the default's included) the cells that meet issue 13's target
-    (``report.memcpy_target.target_met``) with the scatter ceiling touched under that
-    policy, where it is valid against every verified copy of the cell (``valid_scatter``)."""
-    pairs = [(DEFAULT, CEILING)] + [(loads_target(k).name, f"{CEILING}[loads {k}]")
-                                    for k in LOADS]
-    lines = ["target with the policy's own scatter ceiling: cells met / cells"]
-    for copy, ceil in pairs:
+def copy_targets(by_case: dict[str, dict[str, dict]], copy_gbps: float | None) -> list[str]:
+    """Per copy (the default and each candidate) the cells that meet issue 13's target
+    (``report.memcpy_target.target_met``) with the cell's scatter ceiling, where it is valid
+    against every verified copy of the cell (``valid_scatter``)."""
+    lines = ["target with the cell's scatter ceiling: cells met / cells"]
+    for copy in [DEFAULT, *(shape_name(c) for c in CANDIDATES)]:
         met, cells, missed = 0, 0, []
         for case, recs in by_case.items():
-            r, c, cub = recs.get(copy), recs.get(ceil), recs.get(CUB, {}).get("gbps")
+            r, c, cub = recs.get(copy), recs.get(CEILING), recs.get(CUB, {}).get("gbps")
             if not r or not cub or not copy_gbps:
                 continue
             cells += 1
@@ -185,17 +177,16 @@ def main() -> None:
     t0 = time.perf_counter()
     variants, notes = targets(VARIANTS, True)
     tgts = [t for t in variants if getattr(t, "name", "") in VARIANTS]
-    tgts += [loads_target(k) for k in LOADS]
+    tgts += [shape_target(c) for c in CANDIDATES]
     tgts.append(SimpleNamespace(name=AGAIN, fn=lambda b: run_warp_classes(b, WARP_TIERS_WORDS)))
     tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
-    tgts += [cuda_ceiling(k) for k in LOADS]
     names = [t.name for t in tgts]
     grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
     print(f"{len(grid)} cells", flush=True)
     records, ceilings = measure_cells(grid, tgts, notes, args.runs)
     by_case = records_by_case(records)
     print("\n".join(summary(by_case, names)), flush=True)
-    print("\n".join(policy_targets(by_case, ceilings.get("copy_gbps"))), flush=True)
+    print("\n".join(copy_targets(by_case, ceilings.get("copy_gbps"))), flush=True)
     bad = [case for case, ok in judge_scatter(records).items() if ok is False]
     print(f"{INVALID}: {', '.join(bad) or 'none'} (those cells fall back to the copy ceiling)",
           flush=True)

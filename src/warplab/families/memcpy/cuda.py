@@ -73,7 +73,8 @@ def _tiles_expr(c: SizeClasses) -> str:
 @functools.cache
 def _warp_expr(c: WarpClasses) -> str:
     return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, "
-            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}>")
+            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, "
+            f"{c.words}>")
 
 
 def _blev_expr(chunk: int) -> str:

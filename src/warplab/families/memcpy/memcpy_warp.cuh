@@ -112,12 +112,44 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
     }
 }
 
+// G lanes (g = 0..G-1) copy n <= GW bytes, n and both addresses multiples of 4, as 4-byte
+// words in neighbouring lanes: a buffer's words in one load and one store instruction per G
+// words (the chunk path below spends up to three 8-byte loads per chunk and a byte load and
+// store per edge byte, each its own instruction touching the same sectors); every load before
+// the first store.
+template <int G, int GW, bool Z>
+__device__ __forceinline__ void group_words(u8* __restrict__ d, const u8* __restrict__ s,
+                                            u32 n, u32 g) {
+    constexpr int K = (GW / 4 + G - 1) / G;
+    const u32 words = n >> 2;
+    const u32* s4 = reinterpret_cast<const u32*>(s);
+    u32* d4 = reinterpret_cast<u32*>(d);
+    u32 v[K];
+    zero_if<Z>(v);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (g + (u32)k * G < words) v[k] = ld_bytes(s4 + g + k * G);
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (g + (u32)k * G < words) d4[g + k * G] = v[k];
+}
+
 // G lanes (g = 0..G-1) copy n <= MAXN bytes: 16-byte stores from d's first 16-byte boundary
 // (chunks from load_chunk: 16-byte or shifted 8-byte loads), at most K per lane, and the edge
 // bytes before the boundary and after the last chunk; every load before the first store.
-template <int G, int MAXN, bool Z>
+// GW > 0: buffers of at most GW bytes whose size and addresses are multiples of 4 but not
+// both addresses of 16 go through group_words instead (one branch per group: the size and
+// alignment tests leave it rare in a warp whose buffers are not so aligned).
+template <int G, int MAXN, bool Z, int GW = 0>
 __device__ __forceinline__ void group_copy(u8* __restrict__ d, const u8* __restrict__ s,
                                            u32 n, u32 g) {
+    if constexpr (GW > 0) {
+        const u32 a = (u32)(u64)d | (u32)(u64)s;
+        if (n <= (u32)GW && ((a | n) & 3) == 0 && (a & 15) != 0) {
+            group_words<G, GW, Z>(d, s, n, g);
+            return;
+        }
+    }
     constexpr int K = (MAXN / 16 + G - 1) / G;
     constexpr int E = (30 + G - 1) / G;  // edge bytes per lane: head + tail < 32
     u32 head = (16 - ((u32)(u64)d & 15)) & 15;
@@ -152,31 +184,36 @@ __device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
     return __shfl_sync(FULL_MASK, x, lane);
 }
 
-// Thread-level buffers copied as one byte stream of the warp: their bytes back to back in lane
-// order, lane l taking stream bytes l, l + 32, ... (at most TMAX each), so the bytes of a
-// buffer that one store instruction writes are neighbours (one or two 32-byte sectors per
-// buffer and instruction; a lane copying its own buffer byte by byte costs one per byte when
-// destinations are scattered). s_src / s_dst: each streamed lane's addresses less its start
-// in the stream; s_owner: the lane of each stream byte. Loads before stores, R rounds at a
-// time (registers).
-template <int TMAX, bool Z>
+// Thread-level buffers copied as one stream of the warp's elements (T: bytes, or 4-byte
+// words): their elements back to back in lane order, lane l taking stream elements l, l + 32,
+// ... (at most MAXE each), so the elements of a buffer that one store instruction writes are
+// neighbours (one or two 32-byte sectors per buffer and instruction; a lane copying its own
+// buffer piece by piece costs one per piece when destinations are scattered). s_src / s_dst:
+// each streamed lane's addresses less its start in the stream (in bytes); s_owner: the lane
+// of each stream element, from the front (BACK false) or from the back of its OWN entries.
+// Loads before stores, R rounds at a time (registers).
+template <typename T, int MAXE, bool Z, bool BACK = false, int OWN = 0>
 __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
                                             const u8* s_owner, u32 total, u32 lane, bool sc) {
-    constexpr int R = TMAX < 8 ? TMAX : 8;
+    constexpr int R = MAXE < 8 ? MAXE : 8;
 #pragma unroll
-    for (int k0 = 0; k0 < TMAX; k0 += R) {
+    for (int k0 = 0; k0 < MAXE; k0 += R) {
         if (32u * k0 >= total) break;
-        u8 v[R];
+        T v[R];
         zero_if<Z>(v);
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
-            if (j < total) v[k] = ld_tiny(reinterpret_cast<const u8*>(s_src[s_owner[j]] + j), sc);
+            if (j < total)
+                v[k] = ld_tiny(reinterpret_cast<const T*>(
+                                   s_src[s_owner[BACK ? OWN - 1 - j : j]] + sizeof(T) * j), sc);
         }
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
-            if (j < total) st_tiny(reinterpret_cast<u8*>(s_dst[s_owner[j]] + j), v[k], sc);
+            if (j < total)
+                st_tiny(reinterpret_cast<T*>(s_dst[s_owner[BACK ? OWN - 1 - j : j]] +
+                                             sizeof(T) * j), v[k], sc);
         }
     }
 }
@@ -207,9 +244,13 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // thread_copy), or none (0). Buffers of SUB_MAX + 1 .. SUB2_MAX bytes: groups of G2 lanes
 // (none when SUB2_MAX == SUB_MAX). ZERO: which register arrays are zeroed before their
 // predicated loads (zero_if): 1 the stream's bytes, 2 the lane's words and bytes and the
-// groups' chunks and edge bytes, 3 both, 0 none.
+// groups' chunks and edge bytes, 3 both, 0 none. WORDS (bits; 0 none): 1 the G-lane groups
+// copy buffers of at most 8 G bytes whose size and addresses are multiples of 4 as words in
+// neighbouring lanes (group_words); 2 (STREAM 4 only) the thread-level buffers that word_copy
+// would copy in two or more words (size and addresses multiples of 4, no single aligned move)
+// go through a stream of the warp's 4-byte words instead of their own lane.
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
-          int STREAM, int ZERO>
+          int STREAM, int ZERO, int WORDS>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
 memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                     const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
@@ -220,12 +261,15 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
-    constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0;
+    static_assert(WORDS >= 0 && WORDS <= 3 && (STREAM == 4 || !(WORDS & 2)),
+                  "WORDS is 0, 1, 2 or 3; its word stream needs STREAM 4");
+    constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
+    constexpr int GW = (WORDS & 1) ? 8 * G : 0, OWN = 32 * TMAX;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
     __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
     __shared__ u32 s_size[WARPS][32];
     __shared__ u8 s_list[WARPS][32];
-    __shared__ u8 s_owner[WARPS][STREAM ? 32 * TMAX : 1];
+    __shared__ u8 s_owner[WARPS][STREAM ? OWN : 1];  // bytes from the front, words the back
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 lt = (1u << lane) - 1;  // lanes below this one
     const u64 stride = ((u64)gridDim.x * blockDim.x) & ~31ull;
@@ -259,7 +303,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         }
         // Thread level: the lane's own buffer, or the warp's byte stream.
         const bool tiny = size > 0 && size <= (u64)TMAX;
-        bool streamed = false;
+        bool streamed = false, wstreamed = false;
         if constexpr (STREAM == 3) {  // one aligned move: n a power of two dividing both
             streamed = tiny && ((size & (size - 1)) | ((sp | dp) & (size - 1))) != 0;
             if (tiny && !streamed) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
@@ -267,7 +311,9 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             const bool words = ((sp | dp) & 3) == 0;
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
             streamed = tiny && !words && !move;
-            if (tiny && words) word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
+            wstreamed = WS && tiny && words && !move && (size & 3) == 0;
+            if (tiny && words && !wstreamed)
+                word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
             else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
@@ -283,21 +329,38 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         const u32 subs2 = SUB2_MAX > SUB_MAX ? __ballot_sync(FULL_MASK, sub2) : 0;
         u32 wl = __ballot_sync(FULL_MASK, size > (u64)SUB2_MAX && size <= (u64)WLEV_MAX);
         const u32 strm = STREAM ? __ballot_sync(FULL_MASK, streamed) : 0;
-        if (subs | subs2 | wl | strm) {
-            u32 start = 0, total = 0;
-            if constexpr (STREAM != 0) if (strm) {  // an exclusive scan of the streamed sizes
-                const u32 len = streamed ? (u32)size : 0;
-                u32 incl = len;
+        const u32 wstrm = WS ? __ballot_sync(FULL_MASK, wstreamed) : 0;
+        if (subs | subs2 | wl | strm | wstrm) {
+            u32 start = 0, total = 0, wtotal = 0;
+            if constexpr (STREAM != 0) if (strm | wstrm) {
+                // An exclusive scan of the streamed sizes: bytes in the low 16 bits, words
+                // (WS) in the high 16 (at most 32 TMAX bytes and 8 TMAX words a warp).
+                const u32 len = streamed ? (u32)size : 0, wlen = wstreamed ? (u32)size >> 2 : 0;
+                const u32 mine = len | (wlen << 16);
+                u32 incl = mine;
 #pragma unroll
                 for (int o = 1; o < 32; o <<= 1) {
                     const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
                     if (lane >= (u32)o) incl += x;
                 }
-                start = streamed ? incl - len : 0;  // the others keep their own addresses
-                total = __shfl_sync(FULL_MASK, incl, 31);
+                const u32 first = incl - mine, last = __shfl_sync(FULL_MASK, incl, 31);
+                // the others keep their own addresses; a word stream's starts are in bytes
+                if constexpr (WS) {
+                    total = last & 0xffffu;
+                    wtotal = last >> 16;
+                    start = streamed ? first & 0xffffu : wstreamed ? 4 * (first >> 16) : 0;
+                } else {
+                    total = last;
+                    start = streamed ? first : 0;
+                }
 #pragma unroll
                 for (int k = 0; k < TMAX; ++k)
                     if ((u32)k < len) s_owner[warp][start + k] = (u8)lane;
+                if constexpr (WS) {
+#pragma unroll
+                    for (int k = 0; k < TMAX / 4; ++k)
+                        if ((u32)k < wlen) s_owner[warp][OWN - 1 - (first >> 16) - k] = (u8)lane;
+                }
             }
             s_src[warp][lane] = sp - start;
             s_dst[warp][lane] = dp - start;
@@ -306,14 +369,17 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             if (sub2) s_list[warp][31 - __popc(subs2 & lt)] = (u8)lane;
             __syncwarp();
             if (STREAM && strm)
-                stream_copy<TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total, lane,
-                                       sc);
+                stream_copy<u8, TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total, lane,
+                                          sc);
+            if (WS && wstrm)
+                stream_copy<u32, TMAX / 4, ZS, true, OWN>(s_src[warp], s_dst[warp],
+                                                          s_owner[warp], wtotal, lane, sc);
             // Sub-warp level: groups of G lanes over the list.
             const u32 n_sub = __popc(subs);
             for (u32 r = lane / G; r < n_sub; r += 32 / G) {
                 const u32 b = s_list[warp][r];
-                group_copy<G, SUB_MAX, ZL>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
-                                           s_size[warp][b], lane % G);
+                group_copy<G, SUB_MAX, ZL, GW>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                               s_size[warp][b], lane % G);
             }
             if constexpr (SUB2_MAX > SUB_MAX) {  // the second tier: groups of G2 lanes
                 const u32 n_sub2 = __popc(subs2);
