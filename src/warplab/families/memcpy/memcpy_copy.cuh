@@ -147,17 +147,23 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 #endif
 }
 
-// Whether a warp's destinations are scattered (policy bits 8, 64; false without): fewer than
-// half of its active lanes find the next lane's destination within a sector after their own
-// end. Every active lane calls it (a shuffle and a ballot over the active lanes: the scatter
-// ceiling's thread-per-buffer kernel leaves lanes behind at the end of its batch).
+// Whether a warp's buffers lie scattered on the side of addresses p: fewer than half of its
+// active lanes find the next lane's buffer starting within a sector after their own end. Every
+// active lane calls it (a shuffle and a ballot over the active lanes: the scatter ceiling's
+// thread-per-buffer kernel leaves lanes behind at the end of its batch).
+__device__ __forceinline__ bool scattered(u64 p, u64 size, bool live, u32 lane) {
+    const u32 active = __activemask();
+    const u64 next = __shfl_down_sync(active, p, 1);
+    const bool last = lane == 31 || !((active >> (lane + 1)) & 1);
+    const bool near = last || !live || (next >= p && next - p <= size + 32);
+    return 2 * __popc(__ballot_sync(active, near)) < __popc(active);
+}
+
+// Whether a warp's destinations are scattered, for the load policy (bits 8, 64; false
+// without).
 __device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 lane) {
 #if WARPLAB_MEMCPY_LOADS & 72
-    const u32 active = __activemask();
-    const u64 next = __shfl_down_sync(active, dp, 1);
-    const bool last = lane == 31 || !((active >> (lane + 1)) & 1);
-    const bool near = last || !live || (next >= dp && next - dp <= size + 32);
-    return 2 * __popc(__ballot_sync(active, near)) < __popc(active);
+    return scattered(dp, size, live, lane);
 #else
     return false;
 #endif
