@@ -147,12 +147,11 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 #endif
 }
 
-// Whether a warp's buffers lie scattered on the side of addresses p: fewer than half of its
-// active lanes find the next lane's buffer starting within a sector after their own end. Every
-// active lane calls it (a shuffle and a ballot over the active lanes: the scatter ceiling's
+// Whether a warp's buffers lie scattered on the side of addresses p: fewer than half of the
+// lanes in `active` find the next lane's buffer starting within a sector after their own end.
+// Every lane in `active` calls it (a shuffle and a ballot: the scatter ceiling's
 // thread-per-buffer kernel leaves lanes behind at the end of its batch).
-__device__ __forceinline__ bool scattered(u64 p, u64 size, bool live, u32 lane) {
-    const u32 active = __activemask();
+__device__ __forceinline__ bool scattered(u64 p, u64 size, bool live, u32 lane, u32 active) {
     const u64 next = __shfl_down_sync(active, p, 1);
     const bool last = lane == 31 || !((active >> (lane + 1)) & 1);
     const bool near = last || !live || (next >= p && next - p <= size + 32);
@@ -163,7 +162,7 @@ __device__ __forceinline__ bool scattered(u64 p, u64 size, bool live, u32 lane) 
 // without).
 __device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 lane) {
 #if WARPLAB_MEMCPY_LOADS & 72
-    return scattered(dp, size, live, lane);
+    return scattered(dp, size, live, lane, __activemask());
 #else
     return false;
 #endif

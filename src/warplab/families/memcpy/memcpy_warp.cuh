@@ -114,9 +114,9 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
 
 // G lanes (g = 0..G-1) copy n <= GW bytes, n and both addresses multiples of 4, as 4-byte
 // words in neighbouring lanes: a buffer's words in one load and one store instruction per G
-// words (the chunk path below spends up to three 8-byte loads per chunk and a byte load and
-// store per edge byte, each its own instruction touching the same sectors); every load before
-// the first store.
+// words (group_copy spends up to three 8-byte loads per chunk and a byte load and store per
+// edge byte, each its own instruction touching the same sectors); every load before the
+// first store.
 template <int G, int GW, bool Z>
 __device__ __forceinline__ void group_words(u8* __restrict__ d, const u8* __restrict__ s,
                                             u32 n, u32 g) {
@@ -137,19 +137,9 @@ __device__ __forceinline__ void group_words(u8* __restrict__ d, const u8* __rest
 // G lanes (g = 0..G-1) copy n <= MAXN bytes: 16-byte stores from d's first 16-byte boundary
 // (chunks from load_chunk: 16-byte or shifted 8-byte loads), at most K per lane, and the edge
 // bytes before the boundary and after the last chunk; every load before the first store.
-// GW > 0 and words: buffers of at most GW bytes whose size and addresses are multiples of 4
-// but not both addresses of 16 go through group_words instead (one branch per group: the size
-// and alignment tests leave it rare in a warp whose buffers are not so aligned).
-template <int G, int MAXN, bool Z, int GW = 0>
+template <int G, int MAXN, bool Z>
 __device__ __forceinline__ void group_copy(u8* __restrict__ d, const u8* __restrict__ s,
-                                           u32 n, u32 g, bool words = false) {
-    if constexpr (GW > 0) {
-        const u32 a = (u32)(u64)d | (u32)(u64)s;
-        if (words && n <= (u32)GW && ((a | n) & 3) == 0 && (a & 15) != 0) {
-            group_words<G, GW, Z>(d, s, n, g);
-            return;
-        }
-    }
+                                           u32 n, u32 g) {
     constexpr int K = (MAXN / 16 + G - 1) / G;
     constexpr int E = (30 + G - 1) / G;  // edge bytes per lane: head + tail < 32
     u32 head = (16 - ((u32)(u64)d & 15)) & 15;
@@ -244,14 +234,14 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // thread_copy), or none (0). Buffers of SUB_MAX + 1 .. SUB2_MAX bytes: groups of G2 lanes
 // (none when SUB2_MAX == SUB_MAX). ZERO: which register arrays are zeroed before their
 // predicated loads (zero_if): 1 the stream's bytes, 2 the lane's words and bytes and the
-// groups' chunks and edge bytes, 3 both, 0 none. WORDS (bits; 0 none): 1 in warps whose
-// sources or destinations are scattered, the G-lane groups copy buffers of at most 8 G bytes
-// whose size and addresses are multiples of 4 as words in neighbouring lanes (group_words);
-// 2 (STREAM 4 only) in warps whose destinations are scattered, the thread-level buffers that
-// word_copy would copy in two or more words (size and addresses multiples of 4, no single
-// aligned move) go through a stream of the warp's 4-byte words instead of their own lane; 4
-// (with 2) so do those one aligned move would copy (every thread-level buffer of whole words
-// at 4-byte aligned addresses: one round of loads and stores for the warp's words).
+// groups' chunks and edge bytes, 3 both, 0 none. WORDS (bits; 0 none): 1 the G-lane groups'
+// buffers of at most 8 G bytes whose size and addresses are multiples of 4 (not both
+// addresses of 16) are copied as words in neighbouring lanes (group_words), a list and loop
+// of their own before group_copy's; 4 (with 1) only in warps whose sources or destinations
+// are scattered (scattered); 2 (STREAM 4 only) in warps whose destinations are scattered,
+// the thread-level buffers that word_copy would copy in two or more words (size and
+// addresses multiples of 4, no single aligned move) go through a stream of the warp's 4-byte
+// words instead of their own lane.
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
           int STREAM, int ZERO, int WORDS>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
@@ -265,10 +255,9 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
     static_assert(WORDS >= 0 && WORDS <= 7 && (STREAM == 4 || !(WORDS & 2)) &&
-                  (WORDS & 6) != 4, "WORDS: bits 1, 2, 4; 2 needs STREAM 4, 4 needs 2");
+                  (WORDS & 5) != 4, "WORDS: bits 1, 2, 4; 2 needs STREAM 4, 4 needs 1");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
-    constexpr bool WALL = (WORDS & 4) != 0;
-    constexpr int GW = (WORDS & 1) ? 8 * G : 0, OWN = 32 * TMAX;
+    constexpr int GW = 8 * G, OWN = 32 * TMAX;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
     __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
     __shared__ u32 s_size[WARPS][32];
@@ -284,9 +273,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         const u64 size = live ? size_of(sizes, i) : 0;
         const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
         const bool sc = scattered_dst(dp, size, live, lane);
-        // WORDS: whether this warp's destinations (sources) are scattered
-        const bool dsc = WORDS ? scattered(dp, size, live, lane) : false;
-        const bool ssc = (WORDS & 1) ? scattered(sp, size, live, lane) : false;
+        // WORDS 2, 4: whether this warp's destinations are scattered
+        const bool dsc = (WORDS & 6) ? scattered(dp, size, live, lane, FULL_MASK) : false;
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
         if (big) {
@@ -318,11 +306,10 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             const bool words = ((sp | dp) & 3) == 0;
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
             streamed = tiny && !words && !move;
-            wstreamed = WS && dsc && tiny && words && (WALL || !move) && (size & 3) == 0;
+            wstreamed = WS && dsc && tiny && words && !move && (size & 3) == 0;
             if (tiny && words && !wstreamed)
                 word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
-            else if (tiny && move && !wstreamed)
-                one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
+            else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
             if (tiny && !streamed) thread_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
@@ -331,14 +318,21 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         // buffer at its lane (streamed ones less their stream start), the lanes of the G-lane
         // groups' buffers by rank from the front of s_list, of the G2-lane groups' from the
         // back, the stream's owner lanes.
-        const bool sub = size > (u64)TMAX && size <= (u64)SUB_MAX;
+        bool sub = size > (u64)TMAX && size <= (u64)SUB_MAX, wsub = false;
+        if constexpr ((WORDS & 1) != 0) {  // group_words' buffers leave group_copy's list
+            const bool gate = !(WORDS & 4) || dsc || scattered(sp, size, live, lane, FULL_MASK);
+            const u32 a = (u32)sp | (u32)dp;
+            wsub = gate && sub && size <= (u64)GW && ((a | (u32)size) & 3) == 0 && (a & 15) != 0;
+            sub = sub && !wsub;
+        }
         const bool sub2 = SUB2_MAX > SUB_MAX && size > (u64)SUB_MAX && size <= (u64)SUB2_MAX;
         const u32 subs = __ballot_sync(FULL_MASK, sub);
         const u32 subs2 = SUB2_MAX > SUB_MAX ? __ballot_sync(FULL_MASK, sub2) : 0;
         u32 wl = __ballot_sync(FULL_MASK, size > (u64)SUB2_MAX && size <= (u64)WLEV_MAX);
         const u32 strm = STREAM ? __ballot_sync(FULL_MASK, streamed) : 0;
         const u32 wstrm = WS ? __ballot_sync(FULL_MASK, wstreamed) : 0;
-        if (subs | subs2 | wl | strm | wstrm) {
+        const u32 wsubs = (WORDS & 1) ? __ballot_sync(FULL_MASK, wsub) : 0;
+        if (subs | subs2 | wl | strm | wstrm | wsubs) {
             u32 start = 0, total = 0, wtotal = 0;
             if constexpr (STREAM != 0) if (strm | wstrm) {
                 // An exclusive scan of the streamed sizes: bytes in the low 16 bits, words
@@ -374,6 +368,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             s_dst[warp][lane] = dp - start;
             s_size[warp][lane] = (u32)size;
             if (sub) s_list[warp][__popc(subs & lt)] = (u8)lane;
+            if (wsub) s_list[warp][__popc(subs) + __popc(wsubs & lt)] = (u8)lane;  // after them
             if (sub2) s_list[warp][31 - __popc(subs2 & lt)] = (u8)lane;
             __syncwarp();
             if (STREAM && strm)
@@ -382,12 +377,20 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             if (WS && wstrm)
                 stream_copy<u32, TMAX / 4, ZS, true, OWN>(s_src[warp], s_dst[warp],
                                                           s_owner[warp], wtotal, lane, sc);
-            // Sub-warp level: groups of G lanes over the list.
+            // Sub-warp level: groups of G lanes over the list, group_words' buffers first.
             const u32 n_sub = __popc(subs);
+            if constexpr ((WORDS & 1) != 0) {
+                const u32 n_w = n_sub + __popc(wsubs);
+                for (u32 r = n_sub + lane / G; r < n_w; r += 32 / G) {
+                    const u32 b = s_list[warp][r];
+                    group_words<G, GW, ZL>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                           s_size[warp][b], lane % G);
+                }
+            }
             for (u32 r = lane / G; r < n_sub; r += 32 / G) {
                 const u32 b = s_list[warp][r];
-                group_copy<G, SUB_MAX, ZL, GW>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
-                                               s_size[warp][b], lane % G, dsc || ssc);
+                group_copy<G, SUB_MAX, ZL>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                           s_size[warp][b], lane % G);
             }
             if constexpr (SUB2_MAX > SUB_MAX) {  // the second tier: groups of G2 lanes
                 const u32 n_sub2 = __popc(subs2);
