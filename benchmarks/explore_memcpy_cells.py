@@ -1,11 +1,11 @@
 """Candidate shapes of ``warp_tiers_words`` (issue 13) against the default, CUB and the cell's
 scatter ceiling on the same batches: since session 16 the word shapes (``spec.WarpClasses
-.words``; 3: in warps whose sources or destinations are scattered, groups of 8 lanes copy
-buffers of up to 64 bytes whose size and addresses are multiples of 4 as 4-byte words in
-neighbouring lanes, and in warps whose destinations are scattered, the thread-level buffers
-that would take two or more words of their own lane go through a stream of the warp's words;
-7: the stream also takes those of one word or one aligned move; session 16's call 1 timed the
-two halves of 3 in every warp, not only scattered ones: NOTES),
+.words``; the default's 3: groups of 8 lanes copy buffers of up to 64 bytes whose size and
+addresses are multiples of 4 as 4-byte words in neighbouring lanes, and in warps whose
+destinations are scattered the thread-level buffers that would take two or more words of
+their own lane go through a stream of the warp's words; the candidates: 0, session 14's
+default without them, 1 and 2, each half alone; session 16's calls 1-3 timed other shapes:
+NOTES),
 and the default's kernel once more (``default again``: the noise). Session 14 ran this script
 with the load policies as candidates (its JSON records that commit). GPU machine; not part of
 the package's API.
@@ -70,11 +70,9 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
-CANDIDATES = {WARP_TIERS_WORDS._replace(words=1): "group words",
-              WARP_TIERS_WORDS._replace(words=5): "gw scattered",
-              WARP_TIERS_WORDS._replace(words=2): "word stream",
-              WARP_TIERS_WORDS._replace(words=3): "gw + stream",
-              WARP_TIERS_WORDS._replace(words=7): "gw sc + stream"}
+CANDIDATES = {WARP_TIERS_WORDS._replace(words=0): "no words",
+              WARP_TIERS_WORDS._replace(words=1): "group words",
+              WARP_TIERS_WORDS._replace(words=2): "word stream"}
 #: column headers: the candidates and the noise column
 SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}

@@ -166,22 +166,23 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
 def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_words() -> None:
     """The default zeroes every register array before its predicated loads (the kernel's
     ZERO 3), caps registers for 4 blocks per SM, loads its descriptors evict-first (policy
-    2, its own module with its BLEV kernel) and copies no buffer as words in neighbouring
-    lanes (WORDS 0); the sweep's shapes cap them for 5, 6 and 8 blocks (the default's
-    module), or load with another policy (policy 0: the base module, every other variant's;
-    else a module each), or copy as such words (WORDS 1, 5, 2, 3, 7: the default's module), and
-    change nothing else."""
+    2, its own module with its BLEV kernel) and copies in 4-byte words in neighbouring lanes
+    (WORDS 3); the sweep's shapes cap them for 5, 6 and 8 blocks (the default's module), or
+    load with another policy (policy 0: the base module, every other variant's; else a module
+    each), or copy with no such words or half of them (WORDS 0, 1, 2: the default's module),
+    and change nothing else."""
     assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
     assert WARP_TIERS_WORDS.loads == 2 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
-    assert WARP_TIERS_WORDS.words == 0
+    assert WARP_TIERS_WORDS.words == 3
     assert [(c.min_blocks, c.loads, c.words) for c in WARP_CLASSES_SWEEP] == [
-        (5, 2, 0), (6, 2, 0), (8, 2, 0), (4, 0, 0), (4, 1, 0), (4, 3, 0), (4, 4, 0), (4, 6, 0),
-        (4, 10, 0), (4, 18, 0), (4, 34, 0), (4, 50, 0), (4, 66, 0), *((4, 2, w) for w in (1, 5, 2, 3, 7))]
+        (5, 2, 3), (6, 2, 3), (8, 2, 3), (4, 0, 3), (4, 1, 3), (4, 3, 3), (4, 4, 3), (4, 6, 3),
+        (4, 10, 3), (4, 18, 3), (4, 34, 3), (4, 50, 3), (4, 66, 3), (4, 2, 0), (4, 2, 1),
+        (4, 2, 2)]
     for c in WARP_CLASSES_SWEEP:
-        assert c._replace(min_blocks=4, loads=2, words=0) == WARP_TIERS_WORDS
+        assert c._replace(min_blocks=4, loads=2, words=3) == WARP_TIERS_WORDS
     mine = [c for c in WARP_CLASSES_SWEEP if c.loads == 2]
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
-    assert exprs[0].endswith(", 4, 4, 3, 0>") and len(set(exprs)) == 9
+    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
     assert cuda._expressions(2) == (*exprs, blev)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
@@ -189,7 +190,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
         assert cuda._expressions(k) == (exprs[0], blev)
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
-    for b, w in ((4, 0), (5, 0), (6, 0), (8, 0), (4, 1), (4, 5), (4, 2), (4, 3), (4, 7)):
+    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
         assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
 
 

@@ -237,9 +237,8 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // groups' chunks and edge bytes, 3 both, 0 none. WORDS (bits; 0 none): 1 the G-lane groups'
 // buffers of at most 8 G bytes whose size and addresses are multiples of 4 (not both
 // addresses of 16) are copied as words in neighbouring lanes (group_words), a list and loop
-// of their own before group_copy's; 4 (with 1) only in warps whose sources or destinations
-// are scattered (scattered); 2 (STREAM 4 only) in warps whose destinations are scattered,
-// the thread-level buffers that word_copy would copy in two or more words (size and
+// of their own before group_copy's; 2 (STREAM 4 only) in warps whose destinations are
+// scattered (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or more words (size and
 // addresses multiples of 4, no single aligned move) go through a stream of the warp's 4-byte
 // words instead of their own lane.
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
@@ -254,8 +253,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
-    static_assert(WORDS >= 0 && WORDS <= 7 && (STREAM == 4 || !(WORDS & 2)) &&
-                  (WORDS & 5) != 4, "WORDS: bits 1, 2, 4; 2 needs STREAM 4, 4 needs 1");
+    static_assert(WORDS >= 0 && WORDS <= 3 && (STREAM == 4 || !(WORDS & 2)),
+                  "WORDS is 0, 1, 2 or 3; its word stream needs STREAM 4");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
     constexpr int GW = 8 * G, OWN = 32 * TMAX;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
@@ -273,8 +272,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         const u64 size = live ? size_of(sizes, i) : 0;
         const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
         const bool sc = scattered_dst(dp, size, live, lane);
-        // WORDS 2, 4: whether this warp's destinations are scattered
-        const bool dsc = (WORDS & 6) ? scattered(dp, size, live, lane, FULL_MASK) : false;
+        // WORDS 2: whether this warp's destinations are scattered
+        const bool dsc = (WORDS & 2) ? scattered(dp, size, live, lane, FULL_MASK) : false;
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
         if (big) {
@@ -320,9 +319,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         // back, the stream's owner lanes.
         bool sub = size > (u64)TMAX && size <= (u64)SUB_MAX, wsub = false;
         if constexpr ((WORDS & 1) != 0) {  // group_words' buffers leave group_copy's list
-            const bool gate = !(WORDS & 4) || dsc || scattered(sp, size, live, lane, FULL_MASK);
             const u32 a = (u32)sp | (u32)dp;
-            wsub = gate && sub && size <= (u64)GW && ((a | (u32)size) & 3) == 0 && (a & 15) != 0;
+            wsub = sub && size <= (u64)GW && ((a | (u32)size) & 3) == 0 && (a & 15) != 0;
             sub = sub && !wsub;
         }
         const bool sub2 = SUB2_MAX > SUB_MAX && size > (u64)SUB_MAX && size <= (u64)SUB2_MAX;

@@ -67,10 +67,9 @@ class WarpClasses(NamedTuple):
     stores evict-last, 64 both in warps whose destinations are scattered); ``words``: 4-byte
     words in neighbouring lanes (bits; 0 none): 1 the ``group``-lane groups copy buffers of at
     most 8 ``group`` bytes whose size and addresses are multiples of 4 (not both addresses of
-    16) as words; 4 (with 1) only in warps whose sources or destinations are scattered; 2
-    (``stream`` 4 only) in warps whose destinations are scattered, the thread-level buffers
-    that would take two or more words of their own lane go through a stream of the warp's
-    words. Classes are decided
+    16) as words; 2 (``stream`` 4 only) in warps whose destinations are scattered, the
+    thread-level buffers that would take two or more words of their own lane go through a
+    stream of the warp's words. Classes are decided
     per warp of 32 buffers by ballots: no block-wide histogram or partition."""
 
     tlev_max: int
@@ -119,8 +118,14 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: behind each load, so a round's loads are not all in flight; 1.08x the unzeroed kernel by
 #: geometric mean over 35 cells, no cell slower); since session 14 its descriptors are loaded
 #: evict-first (load policy 2: they are most of the bytes read in the tiny-buffer cells, and
-#: their L2 lines are better left to the destination's partially written sectors).
-WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2)
+#: their L2 lines are better left to the destination's partially written sectors); since
+#: session 16 4-byte words in neighbouring lanes (words 3): the groups of 8 lanes copy buffers
+#: of up to 64 bytes whose size and addresses are multiples of 4 as words (one load and one
+#: store instruction per 32 bytes instead of shifted 8-byte loads and a byte per edge byte),
+#: and, in warps whose destinations are scattered, the thread-level buffers of two or more
+#: such words go through a stream of the warp's words (one store per buffer's sector instead
+#: of one per word).
+WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
@@ -131,12 +136,13 @@ LOAD_POLICIES = (0, 1, 3, 4, 6, 10, 18, 34, 50, 66)
 #: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
 #: tiny-buffer cells, at the risk of spills; session 13: slower wherever the destination is
-#: shuffled), then with the other load policies (each its own NVRTC module). (Session 12's
-#: unzeroed shapes, session 11's tiers at three blocks, the mid stream and older shapes:
-#: benchmarks/NOTES.md.)
+#: shuffled), then with the other load policies (each its own NVRTC module), then with no
+#: words (session 14's default) and each half of them (words 1, 2). (Session 12's unzeroed
+#: shapes, session 11's tiers at three blocks, the mid stream, session 16's scatter-gated
+#: group words and older shapes: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
                       *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES),
-                      *(WARP_TIERS_WORDS._replace(words=w) for w in (1, 5, 2, 3, 7)))
+                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2)))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
