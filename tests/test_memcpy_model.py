@@ -1,7 +1,7 @@
 """NumPy models of the memcpy kernels' index math (no GPU): ``copy_bytes`` of memcpy.cu (head
 bytes, 16-byte or shifted 8-byte loads, unrolled and remainder loops, tail), the size-class
-partition and BLEV queue (spec.partition_model) and the benchmark's size and offset
-generators."""
+partition and BLEV queue, the warp kernel's classes, lists and streams (``memcpy/model.py``)
+and the benchmark's size and offset generators."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +12,19 @@ from hypothesis import strategies as st
 from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases, make_sizes, offsets
 from warplab.families.memcpy import ceiling_cuda, cuda
 from warplab.families.memcpy.cuda import DEFINES
+from warplab.families.memcpy.model import (
+    chunk_owner,
+    group_word_lanes,
+    group_worded,
+    group_lanes,
+    partition_model,
+    scattered,
+    stream_bytes,
+    streamed,
+    thread_pieces,
+    warp_classes_model,
+    word_streamed,
+)
 from warplab.families.memcpy.spec import (
     PR_CLASSES,
     TUNED_CLASSES,
@@ -20,14 +33,7 @@ from warplab.families.memcpy.spec import (
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
     WARP_TIERS_WORDS,
-    chunk_owner,
     concat_plan,
-    group_lanes,
-    partition_model,
-    stream_bytes,
-    streamed,
-    thread_pieces,
-    warp_classes_model,
 )
 
 UNROLL = DEFINES["WARPLAB_MEMCPY_UNROLL"]
@@ -140,22 +146,30 @@ def test_partition_model(sizes: list[int], classes: object) -> None:
                         *WARP_CLASSES_SWEEP]))
 def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     s = np.array(sizes, dtype=np.int64)
-    m = warp_classes_model(s, classes)
+    rng = np.random.default_rng(len(sizes))
+    src, dst = (4 * rng.integers(0, 1 << 20, size=len(s)).astype(np.uint64) for _ in range(2))
+    m = warp_classes_model(s, classes, src, dst)
     cls = classes.classify(s)
-    ids = np.concatenate([m["thread"], m["group"], m["group2"], m["warp"], m["queue"]])
+    worded = group_worded(s, src, dst, classes)
+    assert np.array_equal(np.flatnonzero(worded), m["group_words"])
+    assert (cls[worded] == 1).all() and (classes.words & 1 or not worded.any())
+    cls = np.where(worded, 5, cls)
+    ids = np.concatenate([m["thread"], m["group"], m["group_words"], m["group2"], m["warp"],
+                          m["queue"]])
     assert sorted(ids.tolist()) == np.flatnonzero(cls >= 0).tolist()  # empty ones: no work
-    for key, k in (("thread", 0), ("group", 1), ("group2", 2), ("warp", 3), ("queue", 4)):
+    for key, k in (("thread", 0), ("group", 1), ("group2", 2), ("warp", 3), ("queue", 4),
+                   ("group_words", 5)):
         assert (cls[m[key]] == k).all() and (np.diff(m[key]) > 0).all()
     assert (s[m["thread"]] <= 16).all()  # thread_copy holds at most 16 bytes
     if classes.sub2_max <= classes.sub_max:
         assert m["group2"].size == 0  # no second tier: the kernel's ballot is constant 0
-    # s_list: the two tiers' lanes never share a slot of their warp's 32
+    # s_list: the two tiers' and group_words' lanes never share a slot of their warp's 32
     slot = m["list_slot"]
     for w0 in range(0, len(s), 32):
         mine = slot[w0:w0 + 32]
         used = mine[mine >= 0]
         assert len(set(used.tolist())) == used.size and (used < 32).all()
-        assert ((mine >= 0) == np.isin(cls[w0:w0 + 32], (1, 2))).all()
+        assert ((mine >= 0) == np.isin(cls[w0:w0 + 32], (1, 2, 5))).all()
     n_chunks = -(-s[m["queue"]] // classes.chunk)
     assert np.array_equal(m["first_chunk"], np.cumsum(n_chunks) - n_chunks)
     g = np.arange(int(m["chunks"]))
@@ -326,3 +340,78 @@ def test_stream_copy_covers_each_byte_once(sizes: list[int], addr: list[int],
             covered[(owner, off)] = covered.get((owner, off), 0) + 1
     want = {(b, j): 1 for b in np.flatnonzero(chosen) for j in range(int(s[b]))}
     assert covered == want
+
+
+def test_scattered_tells_packed_buffers_from_shuffled_ones() -> None:
+    """scattered (memcpy_copy.cuh): a warp of packed buffers (each starting where the last
+    ended, or within a sector after it) is not scattered; the same buffers shuffled over 1 MiB
+    are; lanes without a buffer count as near."""
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 9, size=32)
+    packed = np.cumsum(sizes) - sizes + 4096
+    assert not scattered(packed, sizes)
+    assert not scattered(packed + 16 * np.arange(32), sizes)  # gaps under a sector
+    assert scattered(rng.permutation(1 << 20)[:32].astype(np.uint64) * 32, sizes)
+    assert not scattered(packed, sizes, np.arange(32) < 12)  # 20 dead lanes: near
+
+
+def test_word_stream_takes_the_buffers_of_two_or_more_words() -> None:
+    """The word stream (words bit 2) takes, where the warp's destinations are scattered, the
+    thread-level buffers whose size and addresses are multiples of 4 and that no single
+    aligned move copies: 8 bytes not both 8-byte aligned, 12, 16 not both 16-byte aligned;
+    never a byte-streamed buffer; nothing where destinations are packed or without the bit."""
+    n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(-1, 20), np.arange(32),
+                                                   np.arange(32), indexing="ij"))
+    s, d = src.astype(np.uint64), dst.astype(np.uint64)
+    a = src | dst
+    want = ((a % 4 == 0) & ((n == 12) | ((n == 8) & (a % 8 != 0)) |
+                            ((n == 16) & (a % 16 != 0))))
+    assert WARP_TIERS_WORDS.words == 3
+    got = word_streamed(n, s, d, WARP_TIERS_WORDS, True)
+    assert np.array_equal(got, want)
+    assert not (got & streamed(n, s, d, WARP_TIERS_WORDS)).any()
+    assert not word_streamed(n, s, d, WARP_TIERS_WORDS, False).any()
+    assert not word_streamed(n, s, d, WARP_TIERS_WORDS._replace(words=1), True).any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2, 20), min_size=0, max_size=32),
+       st.lists(st.integers(0, 63), min_size=64, max_size=64))
+def test_both_streams_fit_the_owner_array(sizes: list[int], addr: list[int]) -> None:
+    """The byte stream's owners fill s_owner from the front, the word stream's from the back:
+    together at most 32 tlev_max entries (each lane is in one stream at most), at most 4 words
+    a lane, and the word stream covers each word of its buffers once."""
+    c = WARP_TIERS_WORDS
+    s = np.array(sizes, dtype=np.int64)
+    src = 4 * np.array(addr[:len(s)], dtype=np.uint64)  # both kinds occur: aligned and not
+    dst = np.array(addr[32:32 + len(s)], dtype=np.uint64) * np.uint64(1 + len(s) % 2)
+    bytes_ = streamed(s, src, dst, c)
+    words = word_streamed(s, src, dst, c, True)
+    assert not (bytes_ & words).any()
+    assert int(s[bytes_].sum()) + int(s[words].sum()) // 4 <= 32 * c.tlev_max
+    lanes = stream_bytes(np.where(words, s // 4, 0), words)
+    covered = {}
+    for mine in lanes:
+        assert len(mine) <= c.tlev_max // 4
+        for owner, off in mine:
+            covered[(owner, off)] = covered.get((owner, off), 0) + 1
+    assert covered == {(b, j): 1 for b in np.flatnonzero(words) for j in range(int(s[b]) // 4)}
+
+
+def test_group_words_cover_each_word_once() -> None:
+    """group_words: the 4-byte words of a buffer of 20..64 bytes (a multiple of 4), each once,
+    at most two a lane, lane g taking words g and g + 8 (neighbouring lanes, neighbouring
+    words); group_worded picks exactly the group-level buffers of at most 64 bytes with size
+    and addresses multiples of 4, not both addresses of 16."""
+    for n in range(20, 65, 4):
+        lanes = group_word_lanes(n, WARP_TIERS_WORDS.group)
+        assert all(len(m) <= 2 for m in lanes)
+        assert sorted(o for m in lanes for o in m) == list(range(0, n, 4))
+    n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(0, 80), np.arange(0, 48, 4),
+                                                   np.arange(0, 48, 2), indexing="ij"))
+    a = src | dst
+    want = (n > 16) & (n <= 64) & (n % 4 == 0) & (a % 4 == 0) & (a % 16 != 0)
+    got = group_worded(n, src.astype(np.uint64), dst.astype(np.uint64), WARP_TIERS_WORDS)
+    assert np.array_equal(got, want)
+    assert not group_worded(n, src.astype(np.uint64), dst.astype(np.uint64),
+                            WARP_TIERS_WORDS._replace(words=2)).any()

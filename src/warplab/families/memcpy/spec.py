@@ -183,7 +183,7 @@ class Plan(NamedTuple):
         return int(self.size.size)
 
 
-def _i64(x: object) -> np.ndarray:
+def as_i64(x: object) -> np.ndarray:
     return np.asarray(x, dtype=np.int64)
 
 
@@ -191,14 +191,14 @@ def pairwise_plan(sizes: np.ndarray) -> Plan:
     """Array i copied whole into array i."""
     idx = np.arange(len(sizes), dtype=np.int64)
     zero = np.zeros(len(sizes), dtype=np.int64)
-    return Plan(idx, zero, idx, zero.copy(), _i64(sizes))
+    return Plan(idx, zero, idx, zero.copy(), as_i64(sizes))
 
 
 def _rows(shapes: list[tuple[int, ...]], axis: int, itemsize: int) -> tuple[int, np.ndarray]:
     """(outer count, bytes per row block of each array) of C-contiguous arrays along ``axis``."""
     outer = int(np.prod(shapes[0][:axis], dtype=np.int64))
     inner = int(np.prod(shapes[0][axis + 1:], dtype=np.int64))
-    widths = _i64([s[axis] for s in shapes])
+    widths = as_i64([s[axis] for s in shapes])
     return outer, widths * inner * itemsize
 
 
@@ -230,8 +230,8 @@ def overlap(src_lo: np.ndarray, src_hi: np.ndarray, dst_lo: np.ndarray,
     (sources may overlap each other; empty intervals never overlap). Sorted sweep, O(n log n):
     an interval meets an earlier-starting one exactly when it starts before the largest end
     seen so far (of destinations, for a source; of everything, for a destination)."""
-    lo = np.concatenate([_i64(src_lo), _i64(dst_lo)])
-    hi = np.concatenate([_i64(src_hi), _i64(dst_hi)])
+    lo = np.concatenate([as_i64(src_lo), as_i64(dst_lo)])
+    hi = np.concatenate([as_i64(src_hi), as_i64(dst_hi)])
     is_dst = np.concatenate([np.zeros(len(src_lo), bool), np.ones(len(dst_lo), bool)])
     keep = hi > lo
     lo, hi, is_dst = lo[keep], hi[keep], is_dst[keep]
@@ -274,157 +274,3 @@ def overlap_sweep(src: list[int], dst: list[int], sizes: list[int]) -> bool:
         if is_dst and hi > end_dst:
             end_dst = hi
     return False
-
-
-def partition_model(sizes: np.ndarray, classes: SizeClasses) -> dict[str, np.ndarray]:
-    """A NumPy model of what the ``size_classes`` tile kernel computes (for the CPU tests):
-    per tile the 3-bin histogram and its exclusive prefix sum, the stable partition of the
-    tile's buffers, the TLEV byte stream's run ends; and the BLEV queue the tiles fill through
-    one packed atomic each, taken here in tile order (the queue is correct in any order as
-    long as each tile's slots and first chunks are reserved together).
-
-    Returns ``tlev`` / ``wlev`` (buffer ids in partition order, all tiles), ``tlev_end`` (each
-    TLEV buffer's inclusive end in its tile's byte stream), ``queue`` (BLEV buffer ids),
-    ``first_chunk`` (their first chunk in the global chunk space) and ``chunks`` (total)."""
-    s = np.maximum(_i64(sizes), 0)
-    cls = classes.classify(s)
-    tile = classes.tile_threads * classes.buffers_per_thread
-    tlev, wlev, tlev_end, queue, first = [], [], [], [], []
-    chunks = 0
-    for t0 in range(0, len(s), tile):
-        ids = np.arange(t0, min(t0 + tile, len(s)))
-        c = cls[ids]
-        hist = np.bincount(c, minlength=3)
-        base = np.concatenate([[0], np.cumsum(hist)[:-1]])  # where each class starts
-        part = np.empty(len(ids), dtype=np.int64)
-        for k in range(3):
-            part[base[k]:base[k] + hist[k]] = ids[c == k]
-        t_ids = part[:hist[0]]
-        tlev += list(t_ids)
-        tlev_end += list(np.cumsum(s[t_ids]))
-        wlev += list(part[hist[0]:hist[0] + hist[1]])
-        b_ids = part[hist[0] + hist[1]:]
-        n_chunks = -(-s[b_ids] // classes.chunk)
-        queue += list(b_ids)
-        first += list(chunks + np.cumsum(n_chunks) - n_chunks)
-        chunks += int(n_chunks.sum())
-    return {"tlev": _i64(tlev), "tlev_end": _i64(tlev_end), "wlev": _i64(wlev),
-            "queue": _i64(queue), "first_chunk": _i64(first), "chunks": np.int64(chunks)}
-
-
-def warp_classes_model(sizes: np.ndarray, classes: WarpClasses) -> dict[str, np.ndarray]:
-    """A NumPy model of ``memcpy_warp_classes``'s bookkeeping (for the CPU tests): per warp of
-    32 buffers (in order) the ids of each class in lane order, and the BLEV queue filled by
-    one packed atomic per warp with BLEV buffers, taken here in warp order.
-
-    Returns ``thread``, ``group``, ``group2``, ``warp`` (buffer ids), ``queue`` (BLEV ids),
-    ``first_chunk`` and ``chunks`` (total), as :func:`partition_model`, and ``list_slot``: per
-    buffer its slot in the warp's shared list (``s_list``: the groups' buffers by rank from
-    slot 0 up, the second tier's from slot 31 down; -1 for the others)."""
-    s = np.maximum(_i64(sizes), 0)
-    cls = classes.classify(s)
-    out: dict[str, list] = {"thread": [], "group": [], "group2": [], "warp": [], "queue": [],
-                            "first": []}
-    slot = np.full(len(s), -1, dtype=np.int64)
-    chunks = 0
-    for w0 in range(0, len(s), 32):
-        ids = np.arange(w0, min(w0 + 32, len(s)))
-        for key, k in (("thread", 0), ("group", 1), ("group2", 2), ("warp", 3)):
-            out[key] += list(ids[cls[ids] == k])
-        slot[ids[cls[ids] == 1]] = np.arange(np.count_nonzero(cls[ids] == 1))
-        slot[ids[cls[ids] == 2]] = 31 - np.arange(np.count_nonzero(cls[ids] == 2))
-        big = ids[cls[ids] == 4]
-        mine = -(-s[big] // classes.chunk)
-        incl = np.cumsum(mine)
-        out["queue"] += list(big)
-        out["first"] += list(chunks + incl - mine)
-        chunks += int(mine.sum())
-    return {"thread": _i64(out["thread"]), "group": _i64(out["group"]),
-            "group2": _i64(out["group2"]), "warp": _i64(out["warp"]),
-            "queue": _i64(out["queue"]), "first_chunk": _i64(out["first"]),
-            "chunks": np.int64(chunks), "list_slot": slot}
-
-
-def group_lanes(n: int, dst: int, group: int, max_bytes: int) -> list[list[tuple[int, str]]]:
-    """What each of ``group`` lanes copies in ``group_copy`` (memcpy.cu) of ``n <= max_bytes``
-    bytes to address ``dst``: per lane a list of (byte offset, "chunk" or "byte"), chunks 16
-    bytes from ``dst``'s first 16-byte boundary on, edge bytes before it and after the last
-    chunk; at most ``ceil(max_bytes / 16 / group)`` chunks and ``ceil(30 / group)`` edge bytes
-    per lane."""
-    k_max, e_max = -(-(max_bytes // 16) // group), -(-30 // group)
-    head = min((16 - dst % 16) % 16, n)
-    chunks = (n - head) >> 4
-    body_end = head + 16 * chunks
-    edges = head + n - body_end
-    lanes = []
-    for g in range(group):
-        mine = [(head + 16 * (g + k * group), "chunk") for k in range(k_max)
-                if g + k * group < chunks]
-        for k in range(e_max):
-            j = g + k * group
-            if j < edges:
-                mine.append((j if j < head else j - head + body_end, "byte"))
-        lanes.append(mine)
-    return lanes
-
-
-def thread_pieces(n: int, src: int, dst: int) -> list[tuple[int, int]]:
-    """The (offset, width) moves of ``thread_copy`` (memcpy.cu) for ``n <= 16`` bytes: one
-    16-byte move when both addresses are 16-aligned and n is 16, else 8- or 4-byte words
-    where both are so aligned and the tail in 4-, 2-, 1-byte pieces, else single bytes."""
-    a = src | dst
-    if n == 16 and a % 16 == 0:
-        return [(0, 16)]
-    if a % 4:
-        return [(k, 1) for k in range(n)]
-    w = 8 if a % 8 == 0 else 4
-    out = [(k * w, w) for k in range(n // w)]
-    o = n - n % w
-    for p in (4, 2, 1):
-        if p < w and n & p:
-            out.append((o, p))
-            o += p
-    return out
-
-
-def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
-             classes: WarpClasses) -> np.ndarray:
-    """Which buffers ``memcpy_warp_classes`` copies through the warp's byte stream: thread-level
-    ones (1..``tlev_max`` bytes) when ``classes.stream`` is 2; when it is 1, those with an
-    address not 4-byte aligned (exactly those ``thread_copy`` would copy byte by byte); when it
-    is 3, all but those of 1, 2, 4, 8 or 16 bytes with both addresses aligned to their size
-    (one aligned move each, ``one_move``); when it is 4, those that are neither (both
-    addresses 4-byte aligned: ``word_copy``) nor such a single move."""
-    s = np.maximum(_i64(sizes), 0)
-    tiny = (s > 0) & (s <= classes.tlev_max)
-    a = np.asarray(src, np.uint64) | np.asarray(dst, np.uint64)
-    if classes.stream == 2:
-        return tiny
-    odd = (a & np.uint64(3)) != 0
-    if classes.stream in (3, 4):
-        u = s.astype(np.uint64) - np.uint64(1)  # only read where tiny (s >= 1)
-        single = ((s & (s - 1)) == 0) & ((a & u) == 0)
-        return tiny & ~single & (odd if classes.stream == 4 else True)
-    return tiny & odd if classes.stream == 1 else np.zeros_like(tiny)
-
-
-def stream_bytes(sizes: np.ndarray, chosen: np.ndarray) -> list[list[tuple[int, int]]]:
-    """What each lane of one warp copies in ``stream_copy`` (memcpy.cu): the ``chosen`` lanes'
-    buffers (``sizes``, 32 entries at most) back to back in lane order, lane l taking stream
-    bytes l, l + 32, ... below the total; per lane a list of (owner lane, byte offset) (the
-    kernel's loop holds ``tlev_max`` entries a lane: no lane may get more)."""
-    s = np.where(chosen, np.maximum(_i64(sizes), 0), 0)
-    start = np.cumsum(s) - s
-    total = int(s.sum())
-    owner = np.repeat(np.arange(len(s)), s)  # the kernel's s_owner
-    lanes = []
-    for lane in range(32):
-        lanes.append([(int(owner[j]), int(j - start[owner[j]]))
-                      for j in range(lane, total, 32)])
-    return lanes
-
-
-def chunk_owner(first_chunk: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """The queue slot that global chunk ``g`` belongs to: the last slot whose first chunk is
-    at most ``g`` (the BLEV kernel's binary search)."""
-    return np.searchsorted(_i64(first_chunk), _i64(g), side="right") - 1
