@@ -183,7 +183,8 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     2, its own module with its BLEV kernel) and copies in 4-byte words in neighbouring lanes
     (WORDS 3); the sweep's shapes cap them for 5, 6 and 8 blocks (the default's module), or
     load with another policy (policy 0: the base module, every other variant's; else a module
-    each), or copy with no such words or half of them (WORDS 0, 1, 2: the default's module),
+    each), or copy with no such words, half of them or the group words at any alignment (WORDS 0,
+    1, 2, 7: the default's module),
     and change nothing else."""
     assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
     assert WARP_TIERS_WORDS.loads == 2 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
@@ -191,12 +192,12 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     assert [(c.min_blocks, c.loads, c.words) for c in WARP_CLASSES_SWEEP] == [
         (5, 2, 3), (6, 2, 3), (8, 2, 3), (4, 0, 3), (4, 1, 3), (4, 3, 3), (4, 4, 3), (4, 6, 3),
         (4, 10, 3), (4, 18, 3), (4, 34, 3), (4, 50, 3), (4, 66, 3), (4, 2, 0), (4, 2, 1),
-        (4, 2, 2)]
+        (4, 2, 2), (4, 2, 7)]
     for c in WARP_CLASSES_SWEEP:
         assert c._replace(min_blocks=4, loads=2, words=3) == WARP_TIERS_WORDS
     mine = [c for c in WARP_CLASSES_SWEEP if c.loads == 2]
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
-    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
+    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 8
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
     assert cuda._expressions(2) == (*exprs, blev)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
@@ -204,7 +205,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
         assert cuda._expressions(k) == (exprs[0], blev)
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
-    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
+    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2), (4, 7)):
         assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
 
 

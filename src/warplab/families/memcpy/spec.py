@@ -67,7 +67,8 @@ class WarpClasses(NamedTuple):
     stores evict-last, 64 both in warps whose destinations are scattered); ``words``: 4-byte
     words in neighbouring lanes (bits; 0 none): 1 the ``group``-lane groups copy buffers of at
     most 8 ``group`` bytes whose size and addresses are multiples of 4 (not both addresses of
-    16) as words; 2 (``stream`` 4 only) in warps whose destinations are scattered, the
+    16) as words; 4 (with 1) so do they at any alignment, each destination word
+    funnel-shifted from two aligned source words; 2 (``stream`` 4 only) in warps whose destinations are scattered, the
     thread-level buffers that would take two or more words of their own lane go through a
     stream of the warp's words. Classes are decided
     per warp of 32 buffers by ballots: no block-wide histogram or partition."""
@@ -142,7 +143,7 @@ LOAD_POLICIES = (0, 1, 3, 4, 6, 10, 18, 34, 50, 66)
 #: group words and older shapes: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
                       *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES),
-                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2)))
+                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2, 7)))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
