@@ -1,12 +1,11 @@
 """Candidate shapes of ``warp_tiers_words`` (issue 13) against the default, CUB and the cell's
 scatter ceiling on the same batches: since session 16 the word shapes (``spec.WarpClasses
-.words``; the default's 3: groups of 8 lanes copy buffers of up to 64 bytes whose size and
-addresses are multiples of 4 as 4-byte words in neighbouring lanes, and in warps whose
-destinations are scattered the thread-level buffers that would take two or more words of
-their own lane go through a stream of the warp's words; the candidates: 0, session 14's
-default without them, and 7, the group words at any alignment, each destination word
-funnel-shifted from two aligned source words; session 16's calls 1-3 timed other shapes:
-NOTES),
+.words``; the default's 3: groups of 8 lanes copy buffers of 17-64 bytes as 4-byte words of
+the destination in neighbouring lanes, each funnel-shifted from two aligned source words, and
+in warps whose destinations are scattered the thread-level buffers that would take two or
+more words of their own lane go through a stream of the warp's words; the candidates: 0,
+session 14's default without them, 1 and 2, each half alone; session 16's calls 1-3 and 7
+timed other shapes: NOTES),
 and the default's kernel once more (``default again``: the noise). Session 14 ran this script
 with the load policies as candidates (its JSON records that commit). GPU machine; not part of
 the package's API.
@@ -72,7 +71,8 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
 CANDIDATES = {WARP_TIERS_WORDS._replace(words=0): "no words",
-              WARP_TIERS_WORDS._replace(words=7): "words any align"}
+              WARP_TIERS_WORDS._replace(words=1): "group words",
+              WARP_TIERS_WORDS._replace(words=2): "word stream"}
 #: column headers: the candidates and the noise column
 SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}

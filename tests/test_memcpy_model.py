@@ -147,7 +147,7 @@ def test_partition_model(sizes: list[int], classes: object) -> None:
 def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     s = np.array(sizes, dtype=np.int64)
     rng = np.random.default_rng(len(sizes))
-    src, dst = (4 * rng.integers(0, 1 << 20, size=len(s)).astype(np.uint64) for _ in range(2))
+    src, dst = (rng.integers(0, 1 << 20, size=len(s)).astype(np.uint64) for _ in range(2))
     m = warp_classes_model(s, classes, src, dst)
     cls = classes.classify(s)
     worded = group_worded(s, src, dst, classes)
@@ -183,8 +183,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     2, its own module with its BLEV kernel) and copies in 4-byte words in neighbouring lanes
     (WORDS 3); the sweep's shapes cap them for 5, 6 and 8 blocks (the default's module), or
     load with another policy (policy 0: the base module, every other variant's; else a module
-    each), or copy with no such words, half of them or the group words at any alignment (WORDS 0,
-    1, 2, 7: the default's module),
+    each), or copy with no such words or half of them (WORDS 0, 1, 2: the default's module),
     and change nothing else."""
     assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
     assert WARP_TIERS_WORDS.loads == 2 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
@@ -192,12 +191,12 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     assert [(c.min_blocks, c.loads, c.words) for c in WARP_CLASSES_SWEEP] == [
         (5, 2, 3), (6, 2, 3), (8, 2, 3), (4, 0, 3), (4, 1, 3), (4, 3, 3), (4, 4, 3), (4, 6, 3),
         (4, 10, 3), (4, 18, 3), (4, 34, 3), (4, 50, 3), (4, 66, 3), (4, 2, 0), (4, 2, 1),
-        (4, 2, 2), (4, 2, 7)]
+        (4, 2, 2)]
     for c in WARP_CLASSES_SWEEP:
         assert c._replace(min_blocks=4, loads=2, words=3) == WARP_TIERS_WORDS
     mine = [c for c in WARP_CLASSES_SWEEP if c.loads == 2]
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
-    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 8
+    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
     assert cuda._expressions(2) == (*exprs, blev)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
@@ -205,7 +204,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
         assert cuda._expressions(k) == (exprs[0], blev)
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
-    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2), (4, 7)):
+    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
         assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
 
 
@@ -399,19 +398,40 @@ def test_both_streams_fit_the_owner_array(sizes: list[int], addr: list[int]) -> 
     assert covered == {(b, j): 1 for b in np.flatnonzero(words) for j in range(int(s[b]) // 4)}
 
 
-def test_group_words_cover_each_word_once() -> None:
-    """group_words: the 4-byte words of a buffer of 20..64 bytes (a multiple of 4), each once,
-    at most two a lane, lane g taking words g and g + 8 (neighbouring lanes, neighbouring
-    words); group_worded picks exactly the group-level buffers of at most 64 bytes with size
-    and addresses multiples of 4, not both addresses of 16."""
-    for n in range(20, 65, 4):
-        lanes = group_word_lanes(n, WARP_TIERS_WORDS.group)
-        assert all(len(m) <= 2 for m in lanes)
-        assert sorted(o for m in lanes for o in m) == list(range(0, n, 4))
-    n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(0, 80), np.arange(0, 48, 4),
+@settings(max_examples=300, deadline=None)
+@given(st.integers(17, 64), st.integers(0, 63), st.integers(0, 63))
+def test_group_words_cover_each_byte_once(n: int, src: int, dst: int) -> None:
+    """group_words: every destination byte once (whole words from d's first 4-byte boundary,
+    the head and tail bytes one a lane), each word from the two aligned source words holding
+    its bytes, both loaded by some lane of the group where the shift needs them; no aligned
+    source word loaded that holds no byte of the buffer (loads never leave the buffer's
+    words); at most two words, three loads and one edge byte a lane."""
+    group = WARP_TIERS_WORDS.group
+    lanes = group_word_lanes(n, src, dst, group, 8 * group)
+    covered = [0] * n
+    loaded = {a for m in lanes for a in m["loads"]}
+    for m in lanes:
+        assert len(m["words"]) <= 2 and len(m["loads"]) <= 3 and len(m["edge"]) <= 1
+        for off, lo, hi in m["words"]:
+            assert (dst + off) % 4 == 0
+            first = src + off  # the source byte of the word's first byte
+            assert lo == first - first % 4 and lo in loaded
+            assert hi == lo + 4 and (first % 4 == 0 or hi in loaded)
+            for j in range(4):
+                covered[off + j] += 1
+        for off in m["edge"]:
+            covered[off] += 1
+    assert covered == [1] * n
+    for a in loaded:
+        assert a % 4 == 0 and a + 4 > src and a < src + n
+
+
+def test_group_worded_buffers() -> None:
+    """group_worded picks exactly the group-level buffers of at most 64 bytes whose addresses
+    are not both multiples of 16; nothing without the bit."""
+    n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(0, 80), np.arange(0, 48, 3),
                                                    np.arange(0, 48, 2), indexing="ij"))
-    a = src | dst
-    want = (n > 16) & (n <= 64) & (n % 4 == 0) & (a % 4 == 0) & (a % 16 != 0)
+    want = (n > 16) & (n <= 64) & ((src | dst) % 16 != 0)
     got = group_worded(n, src.astype(np.uint64), dst.astype(np.uint64), WARP_TIERS_WORDS)
     assert np.array_equal(got, want)
     assert not group_worded(n, src.astype(np.uint64), dst.astype(np.uint64),

@@ -112,33 +112,10 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
     }
 }
 
-// G lanes (g = 0..G-1) copy n <= GW bytes, n and both addresses multiples of 4, as 4-byte
-// words in neighbouring lanes: a buffer's words in one load and one store instruction per G
-// words (group_copy spends up to three 8-byte loads per chunk and a byte load and store per
-// edge byte, each its own instruction touching the same sectors); every load before the
-// first store.
-template <int G, int GW, bool Z>
-__device__ __forceinline__ void group_words(u8* __restrict__ d, const u8* __restrict__ s,
-                                            u32 n, u32 g) {
-    constexpr int K = (GW / 4 + G - 1) / G;
-    const u32 words = n >> 2;
-    const u32* s4 = reinterpret_cast<const u32*>(s);
-    u32* d4 = reinterpret_cast<u32*>(d);
-    u32 v[K];
-    zero_if<Z>(v);
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-        if (g + (u32)k * G < words) v[k] = ld_bytes(s4 + g + k * G);
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-        if (g + (u32)k * G < words) d4[g + k * G] = v[k];
-}
-
-// G lanes (g = 0..G-1) copy n <= MAXN bytes: 16-byte stores from d's first 16-byte boundary
-// (chunks from load_chunk: 16-byte or shifted 8-byte loads), at most K per lane, and the edge
-// bytes before the boundary and after the last chunk; every load before the first store.
 // G lanes (g = 0..G-1) copy n bytes (16 < n <= GW) at any alignment as 4-byte words of the
-// destination in neighbouring lanes: the h < 4 bytes before d's first 4-byte boundary and the
+// destination in neighbouring lanes (group_copy spends up to three 8-byte loads per 16-byte
+// chunk and a byte load and store per edge byte, each its own instruction touching the same
+// sectors): the h < 4 bytes before d's first 4-byte boundary and the
 // t < 4 after its last whole word byte by byte (one instruction: at most 6 bytes, G >= 8
 // lanes), each destination word funnel-shifted from the two aligned source words that hold
 // its bytes (lane g loads source words g, g + G, g + 2G; the next lane's by a shuffle). Loads
@@ -146,8 +123,8 @@ __device__ __forceinline__ void group_words(u8* __restrict__ d, const u8* __rest
 // whether this group has a buffer (the caller's loop runs the same passes on every lane, for
 // the shuffles).
 template <int G, int GW, bool Z>
-__device__ __forceinline__ void group_words_any(u8* __restrict__ d, const u8* __restrict__ s,
-                                                u32 n, u32 g, bool on) {
+__device__ __forceinline__ void group_words(u8* __restrict__ d, const u8* __restrict__ s,
+                                            u32 n, u32 g, bool on) {
     static_assert(G >= 8, "the head and tail bytes (at most 6) take one instruction");
     constexpr int K = (GW / 4 + G - 1) / G;      // destination words a lane
     constexpr int KS = (GW / 4 + 1 + G - 1) / G;  // source words a lane
@@ -279,10 +256,9 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // (none when SUB2_MAX == SUB_MAX). ZERO: which register arrays are zeroed before their
 // predicated loads (zero_if): 1 the stream's bytes, 2 the lane's words and bytes and the
 // groups' chunks and edge bytes, 3 both, 0 none. WORDS (bits; 0 none): 1 the G-lane groups'
-// buffers of at most 8 G bytes whose size and addresses are multiples of 4 (not both
-// addresses of 16) are copied as words in neighbouring lanes (group_words), a list and loop
-// of their own before group_copy's; 4 (with 1) so are those at any alignment (not both
-// addresses of 16), their words funnel-shifted (group_words_any); 2 (STREAM 4 only) in warps whose destinations are
+// buffers of at most 8 G bytes (not both addresses multiples of 16) are copied as 4-byte
+// words of the destination in neighbouring lanes (group_words), a list and loop of their own
+// before group_copy's; 2 (STREAM 4 only) in warps whose destinations are
 // scattered (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or more words (size and
 // addresses multiples of 4, no single aligned move) go through a stream of the warp's 4-byte
 // words instead of their own lane.
@@ -298,8 +274,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
-    static_assert(WORDS >= 0 && WORDS <= 7 && (STREAM == 4 || !(WORDS & 2)) &&
-                  (WORDS & 5) != 4, "WORDS: bits 1, 2, 4; 2 needs STREAM 4, 4 needs 1");
+    static_assert(WORDS >= 0 && WORDS <= 3 && (STREAM == 4 || !(WORDS & 2)),
+                  "WORDS is 0, 1, 2 or 3; its word stream needs STREAM 4");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
     constexpr int GW = 8 * G, OWN = 32 * TMAX;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
@@ -365,8 +341,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         bool sub = size > (u64)TMAX && size <= (u64)SUB_MAX, wsub = false;
         if constexpr ((WORDS & 1) != 0) {  // group_words' buffers leave group_copy's list
             const u32 a = (u32)sp | (u32)dp;
-            wsub = sub && size <= (u64)GW && (a & 15) != 0 &&
-                   ((WORDS & 4) || ((a | (u32)size) & 3) == 0);
+            wsub = sub && size <= (u64)GW && (a & 15) != 0;
             sub = sub && !wsub;
         }
         const bool sub2 = SUB2_MAX > SUB_MAX && size > (u64)SUB_MAX && size <= (u64)SUB2_MAX;
@@ -425,21 +400,12 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             const u32 n_sub = __popc(subs);
             if constexpr ((WORDS & 1) != 0) {
                 const u32 n_w = n_sub + __popc(wsubs);
-                if constexpr ((WORDS & 4) != 0) {  // every lane in every pass: the shuffles
-                    for (u32 r0 = n_sub; r0 < n_w; r0 += 32 / G) {
-                        const u32 r = r0 + lane / G;
-                        const bool on = r < n_w;
-                        const u32 b = s_list[warp][on ? r : r0];
-                        group_words_any<G, GW, ZL>((u8*)s_dst[warp][b],
-                                                   (const u8*)s_src[warp][b], s_size[warp][b],
-                                                   lane % G, on);
-                    }
-                } else {
-                    for (u32 r = n_sub + lane / G; r < n_w; r += 32 / G) {
-                        const u32 b = s_list[warp][r];
-                        group_words<G, GW, ZL>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
-                                               s_size[warp][b], lane % G);
-                    }
+                for (u32 r0 = n_sub; r0 < n_w; r0 += 32 / G) {  // every lane: the shuffles
+                    const u32 r = r0 + lane / G;
+                    const bool on = r < n_w;
+                    const u32 b = s_list[warp][on ? r : r0];
+                    group_words<G, GW, ZL>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                           s_size[warp][b], lane % G, on);
                 }
             }
             for (u32 r = lane / G; r < n_sub; r += 32 / G) {

@@ -206,20 +206,42 @@ def group_worded(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
                  classes: WarpClasses) -> np.ndarray:
     """Which buffers the groups of ``classes.group`` lanes copy with ``group_words`` instead of
     ``group_copy`` (``words`` bit 1): group-level ones (``tlev_max`` < size <= ``sub_max``)
-    of at most 8 ``group`` bytes whose size and both addresses are multiples of 4, the
-    addresses not both multiples of 16."""
+    of at most 8 ``group`` bytes whose addresses are not both multiples of 16."""
     s = np.maximum(as_i64(sizes), 0)
     if not classes.words & 1:
         return np.zeros(len(s), bool)
     a = np.asarray(src, np.uint64) | np.asarray(dst, np.uint64)
     sub = (s > classes.tlev_max) & (s <= min(classes.sub_max, 8 * classes.group))
-    return sub & (((a | s.astype(np.uint64)) & np.uint64(3)) == 0) & ((a & np.uint64(15)) != 0)
+    return sub & ((a & np.uint64(15)) != 0)
 
 
-def group_word_lanes(n: int, group: int) -> list[list[int]]:
-    """What each of ``group`` lanes copies in ``group_words`` of ``n`` bytes (a multiple of 4,
-    at most 8 ``group``): per lane the byte offsets of its 4-byte words, lane g taking words
-    g, g + group (at most two a lane)."""
-    words = n // 4
-    return [[4 * (g + k * group) for k in range(2) if g + k * group < words]
-            for g in range(group)]
+def group_word_lanes(n: int, src: int, dst: int, group: int,
+                     max_bytes: int) -> list[dict[str, list[int]]]:
+    """What each of ``group`` lanes does in ``group_words`` for ``n`` bytes (16 < n <=
+    ``max_bytes``) from address ``src`` to ``dst``: per lane ``loads`` (the aligned source
+    words it loads, by address), ``words`` (the destination offsets of the words it stores,
+    with the two source words each is shifted from: (offset, low word, high word)) and
+    ``edge`` (the offset of its head or tail byte, at most one). Lane g loads source words g,
+    g + group, ... of those holding body bytes, and builds destination word g + k group from
+    its own k-th word and the next lane's (lane group - 1: lane 0's next)."""
+    h = (4 - dst % 4) % 4
+    words, t = (n - h) // 4, (n - h) % 4
+    sb = src + h
+    sh = sb % 4
+    sa = sb - sh
+    need = words + (1 if sh and words else 0)
+    k_dst = -(-(max_bytes // 4) // group)
+    k_src = -(-(max_bytes // 4 + 1) // group)
+    lanes = []
+    for g in range(group):
+        loads = [sa + 4 * (g + k * group) for k in range(k_src) if g + k * group < need]
+        mine = []
+        for k in range(k_dst):
+            w = g + k * group
+            if w < words:
+                nxt = (g + 1, k) if g < group - 1 else (0, k + 1)
+                mine.append((h + 4 * w, sa + 4 * (g + k * group),
+                             sa + 4 * (nxt[0] + nxt[1] * group)))
+        edge = [g if g < h else 4 * words + g] if g < h + t else []
+        lanes.append({"loads": loads, "words": mine, "edge": edge})
+    return lanes

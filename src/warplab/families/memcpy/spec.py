@@ -66,9 +66,9 @@ class WarpClasses(NamedTuple):
     destinations are scattered; L2 hints of 16 source bytes evict-first, 32 the thread-level
     stores evict-last, 64 both in warps whose destinations are scattered); ``words``: 4-byte
     words in neighbouring lanes (bits; 0 none): 1 the ``group``-lane groups copy buffers of at
-    most 8 ``group`` bytes whose size and addresses are multiples of 4 (not both addresses of
-    16) as words; 4 (with 1) so do they at any alignment, each destination word
-    funnel-shifted from two aligned source words; 2 (``stream`` 4 only) in warps whose destinations are scattered, the
+    most 8 ``group`` bytes (not both addresses multiples of 16) as 4-byte words of the
+    destination, each funnel-shifted from the two aligned source words holding its bytes, the
+    bytes before the first and after the last whole word one a lane; 2 (``stream`` 4 only) in warps whose destinations are scattered, the
     thread-level buffers that would take two or more words of their own lane go through a
     stream of the warp's words. Classes are decided
     per warp of 32 buffers by ballots: no block-wide histogram or partition."""
@@ -121,11 +121,13 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: evict-first (load policy 2: they are most of the bytes read in the tiny-buffer cells, and
 #: their L2 lines are better left to the destination's partially written sectors); since
 #: session 16 4-byte words in neighbouring lanes (words 3): the groups of 8 lanes copy buffers
-#: of up to 64 bytes whose size and addresses are multiples of 4 as words (one load and one
-#: store instruction per 32 bytes instead of shifted 8-byte loads and a byte per edge byte),
-#: and, in warps whose destinations are scattered, the thread-level buffers of two or more
-#: such words go through a stream of the warp's words (one store per buffer's sector instead
-#: of one per word).
+#: of 17-64 bytes (not both addresses 16-byte aligned) as words of the destination,
+#: funnel-shifted from aligned source words (one load and one store instruction per 32 bytes
+#: and one for the at most 6 edge bytes, instead of up to three 8-byte loads per 16-byte chunk
+#: and a byte per edge byte), and, in warps whose destinations are scattered, the
+#: thread-level buffers of two or more 4-byte words (size and addresses multiples of 4) go
+#: through a stream of the warp's words (one store per buffer's sector instead of one per
+#: word).
 WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
@@ -143,7 +145,7 @@ LOAD_POLICIES = (0, 1, 3, 4, 6, 10, 18, 34, 50, 66)
 #: group words and older shapes: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
                       *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES),
-                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2, 7)))
+                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2)))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
