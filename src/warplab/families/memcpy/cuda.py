@@ -403,10 +403,10 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     (``results/memcpy-full-h100-session14.json.gz``).
 
     Since session 16 it copies in 4-byte words in neighbouring lanes (``words`` 3): the groups
-    of 8 lanes take buffers of up to 64 bytes whose size and addresses are multiples of 4 as
-    words, and where a warp's destinations are scattered its tiny buffers of two or more such
-    words go through a stream of the warp's words: 135 of 140 cells at the target, slowest
-    1.06x CUB (``results/memcpy-full-h100-session16.json.gz``).
+    of 8 lanes take buffers of 17-64 bytes as words of the destination, funnel-shifted from
+    aligned source words, and where a warp's destinations are scattered its tiny buffers of
+    two or more 4-byte words go through a stream of the warp's words: 136 of 140 cells at the
+    target, slowest 1.06x CUB (``results/memcpy-full-h100-session16.json.gz``).
 
     Performance: as ``warp_tiers``: two launches (one when the host knows no buffer exceeds
     8 KiB); all bytes once plus 24 bytes per buffer.
