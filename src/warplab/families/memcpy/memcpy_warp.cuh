@@ -115,13 +115,12 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
 // G lanes (g = 0..G-1) copy n bytes (16 < n <= GW) at any alignment as 4-byte words of the
 // destination in neighbouring lanes (group_copy spends up to three 8-byte loads per 16-byte
 // chunk and a byte load and store per edge byte, each its own instruction touching the same
-// sectors): the h < 4 bytes before d's first 4-byte boundary and the
-// t < 4 after its last whole word byte by byte (one instruction: at most 6 bytes, G >= 8
-// lanes), each destination word funnel-shifted from the two aligned source words that hold
-// its bytes (lane g loads source words g, g + G, g + 2G; the next lane's by a shuffle). Loads
-// never leave an aligned word holding a source byte; every load before the first store. `on`:
-// whether this group has a buffer (the caller's loop runs the same passes on every lane, for
-// the shuffles).
+// sectors): the h < 4 bytes before d's first 4-byte boundary and the t < 4 after its last
+// whole word byte by byte (one instruction: at most 6 bytes, G >= 8 lanes), each destination
+// word funnel-shifted from the two aligned source words that hold its bytes (lane g loads
+// source words g, g + G, g + 2G; the next lane's by a shuffle). Loads never leave an aligned
+// word holding a source byte; every load before the first store. `on`: whether this group has
+// a buffer (the caller's loop runs the same passes on every lane, for the shuffles).
 template <int G, int GW, bool Z>
 __device__ __forceinline__ void group_words(u8* __restrict__ d, const u8* __restrict__ s,
                                             u32 n, u32 g, bool on) {
@@ -258,10 +257,10 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // groups' chunks and edge bytes, 3 both, 0 none. WORDS (bits; 0 none): 1 the G-lane groups'
 // buffers of at most 8 G bytes (not both addresses multiples of 16) are copied as 4-byte
 // words of the destination in neighbouring lanes (group_words), a list and loop of their own
-// before group_copy's; 2 (STREAM 4 only) in warps whose destinations are
-// scattered (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or more words (size and
-// addresses multiples of 4, no single aligned move) go through a stream of the warp's 4-byte
-// words instead of their own lane.
+// before group_copy's; 2 (STREAM 4 only) in warps whose destinations are scattered
+// (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or
+// more words (size and addresses multiples of 4, no single aligned move) go through a stream
+// of the warp's 4-byte words instead of their own lane.
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
           int STREAM, int ZERO, int WORDS>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
@@ -316,7 +315,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                 queue_first[slot] = (old & ((1ull << CHUNK_BITS) - 1)) + incl - mine;
             }
         }
-        // Thread level: the lane's own buffer, or the warp's byte stream.
+        // Thread level: the lane's own buffer, or the warp's byte stream (or word stream).
         const bool tiny = size > 0 && size <= (u64)TMAX;
         bool streamed = false, wstreamed = false;
         if constexpr (STREAM == 3) {  // one aligned move: n a power of two dividing both

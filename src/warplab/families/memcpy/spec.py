@@ -57,7 +57,7 @@ class WarpClasses(NamedTuple):
     blocks of 256 threads per SM (a register cap); ``stream``: which thread-level buffers go
     through the warp's byte stream instead of their own lane (0 none, 1 those with an address
     not 4-byte aligned, 2 all, 3 all but those one aligned move copies, 4 those neither
-    4-byte words nor one aligned move copies; :func:`streamed`); ``zeroed``: which register
+    4-byte words nor one aligned move copies; ``model.streamed``); ``zeroed``: which register
     arrays the kernel zeroes before their predicated loads (code generation only: 1 the
     stream's bytes, 2 the lane's words and bytes and the groups' chunks, 3 both, 0 none);
     ``loads``: the cache policy of the loads (``WARPLAB_MEMCPY_LOADS`` of the kernel's module,
@@ -68,10 +68,11 @@ class WarpClasses(NamedTuple):
     words in neighbouring lanes (bits; 0 none): 1 the ``group``-lane groups copy buffers of at
     most 8 ``group`` bytes (not both addresses multiples of 16) as 4-byte words of the
     destination, each funnel-shifted from the two aligned source words holding its bytes, the
-    bytes before the first and after the last whole word one a lane; 2 (``stream`` 4 only) in warps whose destinations are scattered, the
-    thread-level buffers that would take two or more words of their own lane go through a
-    stream of the warp's words. Classes are decided
-    per warp of 32 buffers by ballots: no block-wide histogram or partition."""
+    bytes before the first and after the last whole word one a lane; 2 (``stream`` 4 only)
+    in warps whose destinations are scattered, the thread-level buffers that would take two
+    or more words of their own lane go through a stream of the warp's words (the models:
+    ``model.py``). Classes are decided per warp of 32 buffers by ballots: no block-wide
+    histogram or partition."""
 
     tlev_max: int
     group: int
