@@ -71,7 +71,8 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
 CANDIDATES = {WARP_TIERS_WORDS._replace(words=0): "no words",
-              WARP_TIERS_WORDS._replace(words=7): "cheap gate"}
+              WARP_TIERS_WORDS._replace(words=1): "group words",
+              WARP_TIERS_WORDS._replace(words=2): "word stream"}
 #: column headers: the candidates and the noise column
 SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}

@@ -191,12 +191,12 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     assert [(c.min_blocks, c.loads, c.words) for c in WARP_CLASSES_SWEEP] == [
         (5, 2, 3), (6, 2, 3), (8, 2, 3), (4, 0, 3), (4, 1, 3), (4, 3, 3), (4, 4, 3), (4, 6, 3),
         (4, 10, 3), (4, 18, 3), (4, 34, 3), (4, 50, 3), (4, 66, 3), (4, 2, 0), (4, 2, 1),
-        (4, 2, 2), (4, 2, 7)]
+        (4, 2, 2)]
     for c in WARP_CLASSES_SWEEP:
         assert c._replace(min_blocks=4, loads=2, words=3) == WARP_TIERS_WORDS
     mine = [c for c in WARP_CLASSES_SWEEP if c.loads == 2]
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
-    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 8
+    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
     assert cuda._expressions(2) == (*exprs, blev)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
@@ -204,7 +204,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
         assert cuda._expressions(k) == (exprs[0], blev)
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
-    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2), (4, 7)):
+    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
         assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
 
 

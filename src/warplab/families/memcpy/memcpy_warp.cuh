@@ -260,8 +260,7 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // before group_copy's; 2 (STREAM 4 only) in warps whose destinations are scattered
 // (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or
 // more words (size and addresses multiples of 4, no single aligned move) go through a stream
-// of the warp's 4-byte words instead of their own lane; 4 (with 2) "scattered" by a cheaper
-// test: the warp's last destination lies more than 2 KiB past its first (32-bit difference).
+// of the warp's 4-byte words instead of their own lane.
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
           int STREAM, int ZERO, int WORDS>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
@@ -274,8 +273,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
-    static_assert(WORDS >= 0 && WORDS <= 7 && (STREAM == 4 || !(WORDS & 2)) &&
-                  (WORDS & 6) != 4, "WORDS: bits 1, 2, 4; 2 needs STREAM 4, 4 needs 2");
+    static_assert(WORDS >= 0 && WORDS <= 3 && (STREAM == 4 || !(WORDS & 2)),
+                  "WORDS is 0, 1, 2 or 3; its word stream needs STREAM 4");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
     constexpr int GW = 8 * G, OWN = 32 * TMAX;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
@@ -294,13 +293,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
         const bool sc = scattered_dst(dp, size, live, lane);
         // WORDS 2: whether this warp's destinations are scattered
-        bool dsc = false;
-        if constexpr ((WORDS & 4) != 0) {
-            const u32 first = __shfl_sync(FULL_MASK, (u32)dp, 0);
-            dsc = __shfl_sync(FULL_MASK, (u32)dp, 31) - first > 2048u;
-        } else if constexpr ((WORDS & 2) != 0) {
-            dsc = scattered(dp, size, live, lane, FULL_MASK);
-        }
+        const bool dsc = (WORDS & 2) ? scattered(dp, size, live, lane, FULL_MASK) : false;
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
         if (big) {

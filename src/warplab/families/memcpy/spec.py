@@ -146,7 +146,7 @@ LOAD_POLICIES = (0, 1, 3, 4, 6, 10, 18, 34, 50, 66)
 #: group words and older shapes: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
                       *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES),
-                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2, 7)))
+                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2)))
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).
