@@ -4,19 +4,19 @@ scatter ceiling on the same batches: since session 16 the word shapes (``spec.Wa
 the destination in neighbouring lanes, each funnel-shifted from two aligned source words, and
 in warps whose destinations are scattered the thread-level buffers that would take two or
 more words of their own lane go through a stream of the warp's words; the candidates: 0,
-session 14's default without them, 1 and 2, each half alone; session 16's calls 1-3 and 7
-timed other shapes: NOTES),
+session 14's default without them, 1 and 2, each half alone; session 16's calls 1-3, 7 and
+10 timed other shapes: NOTES),
 and the default's kernel once more (``default again``: the noise). Session 14 ran this script
 with the load policies as candidates (its JSON records that commit). GPU machine; not part of
 the package's API.
 
-Why: the cells left under the target are shuffled on both sides. Session 11's scatter ceiling
-(touching each buffer's first and last byte, warp-cooperatively) runs 12% above the default
-at 1-8 B align 4 and 31-39% above it at 1-64 B; the touch spends one load and one store
-instruction per buffer and side, while the default spends two 4-byte words per lane on most
-8-byte buffers at align 4 and, for 17-64 B buffers, up to three 8-byte loads per chunk plus a
-byte load and store per edge byte, each instruction touching the same scattered sectors
-again (benchmarks/NOTES.md, session 16).
+Why (at session 16's start): the cells left under the target were shuffled on both sides.
+Session 11's scatter ceiling (touching each buffer's first and last byte, warp-cooperatively)
+ran 12% above the default at 1-8 B align 4 and 31-39% above it at 1-64 B; the touch spends one
+load and one store instruction per buffer and side, while the default spent two 4-byte words
+per lane on most 8-byte buffers at align 4 and, for 17-64 B buffers, up to three 8-byte loads
+per chunk plus a byte load and store per edge byte, each instruction touching the same
+scattered sectors again (benchmarks/NOTES.md, session 16).
 
 Cells (session 12's 35): 1-8, 1-64, fixed 16 and 1-1024 B, all four layouts, alignment 1 and
 4, then 1-256 B C/C at align 1 and 4 and fixed 64 B C/C at align 1; each at the planned
