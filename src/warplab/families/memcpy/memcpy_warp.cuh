@@ -292,8 +292,11 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         const u64 size = live ? size_of(sizes, i) : 0;
         const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
         const bool sc = scattered_dst(dp, size, live, lane);
-        // WORDS 2: whether this warp's destinations are scattered
-        const bool dsc = (WORDS & 2) ? scattered(dp, size, live, lane, FULL_MASK) : false;
+        // WORDS 2: whether this warp's destinations are scattered (sc where the load policy
+        // has asked already)
+        const bool dsc = !(WORDS & 2) ? false
+                         : (WARPLAB_MEMCPY_LOADS & 72) ? sc
+                                                       : scattered(dp, size, live, lane, FULL_MASK);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
         if (big) {

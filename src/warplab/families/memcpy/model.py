@@ -128,6 +128,14 @@ def thread_pieces(n: int, src: int, dst: int) -> list[tuple[int, int]]:
     return out
 
 
+def one_move(s: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Whether ``one_move`` (memcpy_warp.cuh) copies each buffer: 1, 2, 4, 8 or 16 bytes with
+    both addresses aligned to the size (``s``: sizes, read where >= 1; ``a``: the two
+    addresses or'ed, uint64)."""
+    u = s.astype(np.uint64) - np.uint64(1)
+    return ((s & (s - 1)) == 0) & ((a & u) == 0)
+
+
 def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
              classes: WarpClasses) -> np.ndarray:
     """Which buffers ``memcpy_warp_classes`` copies through the warp's byte stream: thread-level
@@ -143,9 +151,7 @@ def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
         return tiny
     odd = (a & np.uint64(3)) != 0
     if classes.stream in (3, 4):
-        u = s.astype(np.uint64) - np.uint64(1)  # only read where tiny (s >= 1)
-        single = ((s & (s - 1)) == 0) & ((a & u) == 0)
-        return tiny & ~single & (odd if classes.stream == 4 else True)
+        return tiny & ~one_move(s, a) & (odd if classes.stream == 4 else True)
     return tiny & odd if classes.stream == 1 else np.zeros_like(tiny)
 
 
@@ -197,9 +203,7 @@ def word_streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray, classes: 
         return np.zeros(len(s), bool)
     a = np.asarray(src, np.uint64) | np.asarray(dst, np.uint64)
     tiny = (s > 0) & (s <= classes.tlev_max)
-    u = s.astype(np.uint64) - np.uint64(1)  # only read where tiny (s >= 1)
-    single = ((s & (s - 1)) == 0) & ((a & u) == 0)
-    return tiny & ((a & np.uint64(3)) == 0) & (s % 4 == 0) & ~single
+    return tiny & ((a & np.uint64(3)) == 0) & (s % 4 == 0) & ~one_move(s, a)
 
 
 def group_worded(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
