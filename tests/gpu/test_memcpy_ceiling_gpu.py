@@ -22,7 +22,7 @@ from warplab.families.memcpy.ceiling import (  # noqa: E402
     last_touched,
     touch_check,
 )
-from warplab.families.memcpy.ceiling_cuda import cuda_ceiling  # noqa: E402
+from warplab.families.memcpy.ceiling_cuda import cuda_ceiling, scatter_touch  # noqa: E402
 from warplab.families.memcpy.cells import GUARD, POISON, address  # noqa: E402
 from warplab.families.memcpy.grid import Arena, GridCell, SizeSet, run_planned  # noqa: E402
 from warplab.families.memcpy.plan import plan_cells  # noqa: E402
@@ -48,23 +48,40 @@ def _expected(cell: GridCell) -> np.ndarray:
     return want
 
 
+def _touch_is_exact(lo: int, hi: int, align: int, src_layout: str, dst_layout: str,
+                    launch) -> GridCell:
+    """One launch into a poisoned destination, every destination byte checked; the cell."""
+    ss = SizeSet(cupy, lo, hi, align, 1 << 18)
+    cell = GridCell(Arena(cupy, ss.data), ss, Case(lo, hi, src_layout, dst_layout, align,
+                                                   1 << 18))
+    cell.dst.fill(POISON)
+    launch(cell.batch)
+    cupy.cuda.get_current_stream().synchronize()
+    bad = np.flatnonzero(cell.dst.get() != _expected(cell))
+    assert bad.size == 0, f"{bad.size} bytes differ, first at {bad[:5]}"
+    return cell
+
+
 @pytest.mark.parametrize("lo, hi, align, src_layout, dst_layout", CASES)
 @pytest.mark.parametrize("shape", SHAPE_NAMES)
 def test_every_shape_touches_exactly_the_end_sectors(lo: int, hi: int, align: int,
                                                      src_layout: str, dst_layout: str,
                                                      shape: str) -> None:
-    ss = SizeSet(cupy, lo, hi, align, 1 << 18)
-    arena = Arena(cupy, ss.data)
-    cell = GridCell(arena, ss, Case(lo, hi, src_layout, dst_layout, align, 1 << 18))
-    launch = cuda_ceiling().shapes[shape]
-    cell.dst.fill(POISON)
-    launch(cell.batch)
-    cupy.cuda.get_current_stream().synchronize()
-    got = cell.dst.get()
-    want = _expected(cell)
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, f"{bad.size} bytes differ, first at {bad[:5]}"
+    cell = _touch_is_exact(lo, hi, align, src_layout, dst_layout, cuda_ceiling().shapes[shape])
     assert touch_check(cupy, cell) is None
+
+
+@pytest.mark.parametrize("lo, hi, align, src_layout, dst_layout", CASES[:4])
+@pytest.mark.parametrize("block, per_thread, warp, resident",
+                         [(256, 1, False, 0.0), (256, 2, False, 0.25), (128, 2, False, 0.5),
+                          (256, 4, False, 0.0), (256, 1, True, 0.0), (256, 1, True, 0.5)])
+def test_other_grids_and_blocks_touch_exactly_the_end_sectors(
+        lo: int, hi: int, align: int, src_layout: str, dst_layout: str, block: int,
+        per_thread: int, warp: bool, resident: float) -> None:
+    """The shapes the explore script times beside the ceiling's own (a block per chunk, a part
+    of the resident grid, other blocks) touch the same bytes."""
+    _touch_is_exact(lo, hi, align, src_layout, dst_layout,
+                    lambda b: scatter_touch(b, block, per_thread, warp, resident=resident))
 
 
 def test_empty_batch_launches_nothing() -> None:

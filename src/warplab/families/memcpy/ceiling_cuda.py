@@ -36,7 +36,8 @@ def _kernel_on(expr: str, device_id: int, loads: int = 0) -> Any:
     """The compiled kernel per device and load policy (the default copy's by default; one
     NVRTC module per policy holds every shape)."""
     options = defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
-    return get_kernel(SOURCE, expr, all_expressions=_EXPRESSIONS, options=options)
+    exprs = _EXPRESSIONS if expr in _EXPRESSIONS else (expr,)  # another shape: its own module
+    return get_kernel(SOURCE, expr, all_expressions=exprs, options=options)
 
 
 @functools.cache
@@ -49,11 +50,13 @@ def _resident_blocks(device_id: int, block: int) -> int:
 
 
 def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False,
-                  loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> None:
+                  loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], resident: float = 1.0) -> None:
     """Touch the end sectors of every buffer of ``b`` (see ``ceiling.py``) with the shape
     (``block`` threads, ``per_thread`` buffers each; ``warp``: the warp-cooperative kernel,
-    one buffer per thread; ``loads`` the load policy, the default copy's by default) on the
-    current stream; nothing for an empty batch.
+    one buffer per thread; ``loads`` the load policy, the default copy's by default;
+    ``resident``: the grid strides, with this fraction of the blocks that fit the SMs at
+    once; 0: a block per chunk, as the copies launch) on the current stream; nothing for an
+    empty batch.
 
     Performance: one launch, no synchronisation; reads 24 bytes of descriptor per buffer and
     one or two bytes of source, writes one or two bytes per buffer.
@@ -66,7 +69,9 @@ def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = Fals
     expr = (f"memcpy_scatter_touch_warp<{block}>" if warp
             else f"memcpy_scatter_touch<{block}, {per_thread}>")
     kernel = _kernel_on(expr, dev, loads)
-    grid = min(-(-b.count // (block * per_thread)), _resident_blocks(dev, block))
+    grid = -(-b.count // (block * per_thread))
+    if resident:
+        grid = min(grid, max(1, int(resident * _resident_blocks(dev, block))))
     kernel((grid,), (block,), (b.src, b.dst, b.sizes, np.uint64(b.count)))
 
 
