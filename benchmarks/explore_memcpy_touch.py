@@ -8,26 +8,27 @@ ceiling's median: S_S 16 B at alignment 1, 4 and 16 and C_S 1-8 B at alignment 4
 that beats the touch of its own sectors means the touch's shapes are not the fastest way to
 touch them; the validity guard then drops the ceiling. This script times more ways to touch
 the same sectors, each a shape of one ceiling record (``params.shape_ms``): the six shapes
-with a resident grid (as now) and with a block per chunk (``g``: as the copies launch), with
-half and a quarter of the resident grid (``h``, ``q``: fewer warps an SM, as the default copy
-whose registers let 4 blocks of 256 threads share an SM), a thread per buffer at 128 threads
-and at four buffers a thread, and the default copy's load
-policy against 0 (plain loads), 8 (evict-first loads where the warp's destinations are
+of then with a resident grid (as then) and with a block per chunk (``g``: as the copies launch), with
+half and a quarter of the resident grid (``r0.5``, ``r0.25``: fewer warps an SM, as the
+default copy whose registers let 4 blocks of 256 threads share an SM), a thread per buffer at
+128 threads and at four buffers a thread, and the default copy's load policy against 0 (plain loads), 8 (evict-first loads where the warp's destinations are
 scattered), 32 (stores L2 evict-last) and 64 (the hints where scattered).
 
 Cells: every cell with a shuffled destination at 1-8, 16 and 1-64 B, alignment 1 and 4 (16 B
 also 16), and for contrast S_C and C_C 1-8 B at alignment 4 and C_C 16 B at alignment 16;
 each at the planned grid's data total. Targets: the default, CUB, the default again (the
-noise), the package's ceiling (its six shapes) and ``scatter_touch[explore]`` (every shape
+noise), the package's ceiling (its own ways: six in call 1, ``ceiling.TOUCHES`` since) and ``scatter_touch[explore]`` (every shape
 above, the fastest shape's record checked with ``ceiling.touch_check``). Prints per cell the
 copies' and the ceilings' GB/s (all bytes: 2 x data + 24 per buffer) and the explore's five
 fastest shapes, then per shape the geometric mean of its GB/s over the package ceiling's.
+
+Outcome of call 1 (NOTES, session 17): the warp kernel with a block per chunk, most with
+plain descriptor loads, touched 1-11% faster than the six; those ways joined the ceiling.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_touch.py --out $OUT/memcpy-touch.json
 """
 from __future__ import annotations
 
-import functools
 import math
 import time
 from types import SimpleNamespace
@@ -35,8 +36,8 @@ from types import SimpleNamespace
 from explore_memcpy_small import cells_args, finish_script, measure_cells, records_by_case
 
 from warplab.families.memcpy.bench import Case, targets
-from warplab.families.memcpy.ceiling import CEILING, SHAPES, WARP_SHAPES, ScatterCeiling
-from warplab.families.memcpy.ceiling_cuda import cuda_ceiling, scatter_touch
+from warplab.families.memcpy.ceiling import CEILING, ScatterCeiling, Touch
+from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.cuda import run_warp_classes
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 
@@ -49,31 +50,22 @@ CELLS = ([(lo, hi, a, (s, S)) for lo, hi, aligns in ((1, 8, (1, 4)), (16, 16, (1
                                                       (1, 64, (1, 4)))
           for a in aligns for s in (C, S)]
          + [(1, 8, 4, (S, C)), (1, 8, 4, (C, C)), (16, 16, 16, (C, C))])
-DEFAULT_LOADS = WARP_TIERS_WORDS.loads
-#: The grids: (suffix, fraction of the resident grid; 0: a block per chunk).
-GRIDS = (("", 1.0), ("g", 0.0))
-#: Fewer warps an SM (the default copy holds 4 blocks of 256 threads an SM, half of these).
-PART = (("h", 0.5), ("q", 0.25))
-#: (name, block, buffers per thread, warp kernel, load policy, grid fraction)
-TOUCHES = ([(f"b{b}x{p}{g}", b, p, False, DEFAULT_LOADS, r)
-            for b, p in (*SHAPES, (128, 1), (128, 2), (256, 4)) for g, r in GRIDS]
-           + [(f"w{b}{g}", b, 1, True, DEFAULT_LOADS, r) for b in WARP_SHAPES for g, r in GRIDS]
-           + [(f"b256x{p}{g}", 256, p, False, DEFAULT_LOADS, r) for p in (1, 2)
-              for g, r in PART]
-           + [(f"w256{g}", 256, 1, True, DEFAULT_LOADS, r) for g, r in PART]
-           + [(f"{base},l{k}", b, p, w, k, r)
-              for base, b, p, w, r in (("b256x1g", 256, 1, False, 0.0),
-                                       ("b512x2", 512, 2, False, 1.0),
-                                       ("w256g", 256, 1, True, 0.0))
-              for k in (0, 8, 32, 64)])
+#: Every way to touch timed in session 17's call 1 (``ceiling.Touch``; grid 0: a block per
+#: chunk, 0.5 and 0.25: part of the resident grid, fewer warps an SM, as the default copy
+#: whose registers let 4 blocks of 256 threads share an SM).
+TOUCHES = tuple(
+    [Touch(b, p, grid=g) for b, p in ((256, 1), (256, 2), (512, 1), (512, 2), (128, 1),
+                                      (128, 2), (256, 4)) for g in (1.0, 0.0)]
+    + [Touch(b, warp=True, grid=g) for b in (256, 512) for g in (1.0, 0.0)]
+    + [Touch(256, p, grid=g) for p in (1, 2) for g in (0.5, 0.25)]
+    + [Touch(256, warp=True, grid=g) for g in (0.5, 0.25)]
+    + [t._replace(loads=k) for t in (Touch(256, grid=0), Touch(512, 2),
+                                     Touch(256, warp=True, grid=0)) for k in (0, 8, 32, 64)])
 
 
 def explore_ceiling() -> ScatterCeiling:
     """Every way to touch of :data:`TOUCHES` as the shapes of one ceiling target."""
-    return ScatterCeiling(EXPLORE, {
-        name: functools.partial(scatter_touch, block=b, per_thread=p, warp=w, loads=k,
-                                resident=r)
-        for name, b, p, w, k, r in TOUCHES})
+    return ScatterCeiling(EXPLORE, cuda_ceiling(touches=TOUCHES).shapes)
 
 
 def geomean(xs: list[float]) -> float:

@@ -285,8 +285,8 @@ def test_sigterm_keeps_the_records_so_far(numpy_gpu: Any, monkeypatch: pytest.Mo
 
     def timer(fn: Any, runs: int, warmup: int) -> tuple[list[float], bool]:
         calls.append(1)
-        if len(calls) == 11:  # as `timeout` would, during the sixth record (the fifth, the
-            # scatter ceiling, times its six shapes)
+        if len(calls) == 4 + len(SHAPE_NAMES) + 1:  # as `timeout` would, during the sixth
+            # record (the fifth, the scatter ceiling, times each of its shapes)
             os.kill(os.getpid(), signal.SIGTERM)
         return _timer(fn, runs, warmup)
 

@@ -19,9 +19,11 @@ ran faster (the validity guard, ``report.memcpy_target.valid_scatter``). For lar
 it touches a subset of the sectors and its GB/s runs far above the copy ceiling: the target
 rule then takes the lower of the two.
 
-It is measured, not derived: several launch shapes (:data:`SHAPE_NAMES`: a thread per buffer,
-``bBLOCKxPER_THREAD``, or a warp's pieces in lane order, ``wBLOCK``), each timed like a
-variant, and the cell's ceiling is the fastest shape's median.
+It is measured, not derived: several ways to touch (:data:`TOUCHES`: a thread per buffer,
+``bBLOCKxPER_THREAD``, or a warp's pieces in lane order, ``wBLOCK``; a resident grid or a
+block per chunk; a load policy), each timed like a variant, and the cell's ceiling is the
+fastest one's median. It bounds a copy only as well as the fastest touch found: session 17
+found ways 1-11% faster than sessions 11-16's six in the cells with a shuffled destination.
 
 The destination is not a copy: only the first byte of each buffer and, where in another
 sector, its last byte are written (:func:`touch_check` checks exactly that, after a run into
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,10 +41,6 @@ from .cells import GUARD, POISON, address, guards_intact, sample_bytes
 
 #: The ceiling's record: variant, provider and ``params.mode`` (never a copy variant's).
 CEILING, PROVIDER, MODE = "scatter_touch", "ceiling", "ceiling"
-#: (threads per block, buffers per thread) of the thread-per-buffer shapes (``ceiling.cu``).
-SHAPES = ((256, 1), (256, 2), (512, 1), (512, 2))
-#: Threads per block of the warp-cooperative shapes (a warp's pieces in lane order).
-WARP_SHAPES = (256, 512)
 SECTOR = 32
 #: What the record says it wrote (``params.touched``).
 TOUCHED = ("the first byte of every buffer and its last byte where that lies in another "
@@ -50,19 +48,43 @@ TOUCHED = ("the first byte of every buffer and its last byte where that lies in 
            "other byte is not written (not a copy)")
 
 
-def shape_name(block: int, per_thread: int) -> str:
-    """``"b256x2"``: 256 threads per block, two buffers per thread."""
-    return f"b{block}x{per_thread}"
+class Touch(NamedTuple):
+    """One way to touch a batch (``ceiling.cu``): ``block`` threads per block; a thread per
+    ``per_thread`` buffers, or (``warp``) a warp's pieces in lane order, a buffer per thread;
+    ``grid``: the grid strides with this fraction of the blocks that fit the SMs at once, or
+    (0) a block per chunk, as the copies launch; ``loads``: the load policy
+    (``memcpy_copy.cuh``), None for the default copy's."""
+
+    block: int
+    per_thread: int = 1
+    warp: bool = False
+    grid: float = 1.0
+    loads: int | None = None
+
+    @property
+    def name(self) -> str:
+        """``b256x2`` (256 threads, two buffers a thread) or ``w256`` (the warp kernel), then
+        ``g`` for a block per chunk (``r0.5`` for half the resident grid) and ``,l8`` for a
+        load policy of its own."""
+        shape = f"w{self.block}" if self.warp else f"b{self.block}x{self.per_thread}"
+        grid = "" if self.grid == 1 else "g" if self.grid == 0 else f"r{self.grid:g}"
+        return shape + grid + ("" if self.loads is None else f",l{self.loads}")
 
 
-def warp_shape_name(block: int) -> str:
-    """``"w256"``: the warp-cooperative shape at 256 threads per block."""
-    return f"w{block}"
-
-
-#: Every shape's name, in the order they are timed.
-SHAPE_NAMES = (tuple(shape_name(b, p) for b, p in SHAPES)
-               + tuple(warp_shape_name(b) for b in WARP_SHAPES))
+#: The ceiling's ways to touch, each timed; the fastest is the record's. Sessions 11-16 timed
+#: the first six (resident grids, the default copy's load policy); session 17's
+#: ``explore_memcpy_touch.py`` found the warp kernel with a block per chunk faster by 1-11% in
+#: every cell with a shuffled destination up to 64 B, most with plain descriptor loads (load
+#: policy 0, or 8: evict-first touches where the warp's destinations are scattered): a
+#: ceiling is the fastest touch found, whatever the default copy's own policy.
+TOUCHES = (Touch(256), Touch(256, 2), Touch(512), Touch(512, 2),
+           Touch(256, warp=True), Touch(512, warp=True),
+           Touch(256, grid=0), Touch(512, grid=0),
+           Touch(256, warp=True, grid=0), Touch(512, warp=True, grid=0),
+           Touch(256, warp=True, grid=0, loads=0), Touch(256, warp=True, grid=0, loads=8),
+           Touch(512, 2, loads=0))
+#: Every way's name, in the order they are timed.
+SHAPE_NAMES = tuple(t.name for t in TOUCHES)
 
 
 def last_touched(src: np.ndarray, dst: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -116,6 +138,5 @@ def touch_check(xp: Any, cell: Any) -> str | None:
     return None
 
 
-__all__ = ["CEILING", "MODE", "PROVIDER", "SECTOR", "SHAPES", "SHAPE_NAMES", "ScatterCeiling",
-           "TOUCHED", "WARP_SHAPES", "last_touched", "shape_name", "touch_check",
-           "warp_shape_name"]
+__all__ = ["CEILING", "MODE", "PROVIDER", "SECTOR", "SHAPE_NAMES", "ScatterCeiling", "TOUCHED",
+           "TOUCHES", "Touch", "last_touched", "touch_check"]

@@ -1,10 +1,11 @@
 """Launch plan of the scatter ceiling (``ceiling.cu``; what it measures: ``ceiling.py``).
 
-Every shape of :data:`~warplab.families.memcpy.ceiling.SHAPE_NAMES` is one instantiation of
-one NVRTC module: ``memcpy_scatter_touch<block, per_thread>`` (a thread per buffer) or
-``memcpy_scatter_touch_warp<block>`` (a warp's pieces in lane order: one buffer per thread);
-the grid is resident (as many blocks as fit on the SMs at full occupancy, fewer when the batch
-needs fewer) and strides over chunks of ``block * per_thread`` buffers.
+Every way to touch of :data:`~warplab.families.memcpy.ceiling.TOUCHES` is one instantiation
+of one NVRTC module per load policy: ``memcpy_scatter_touch<block, per_thread>`` (a thread per
+buffer) or ``memcpy_scatter_touch_warp<block>`` (a warp's pieces in lane order: one buffer per
+thread); the grid is resident (as many blocks as fit on the SMs at full occupancy, or a
+fraction of them; fewer when the batch needs fewer) and strides over chunks of
+``block * per_thread`` buffers, or has a block per chunk.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...core.loader import defines, get_kernel
-from .ceiling import CEILING, SHAPES, WARP_SHAPES, ScatterCeiling, shape_name, warp_shape_name
+from .ceiling import CEILING, TOUCHES, ScatterCeiling, Touch
 from .cuda import DEFINES as COPY_DEFINES
 from .cuda import DeviceBatch, _sms
 from .spec import WARP_TIERS_WORDS
@@ -27,8 +28,16 @@ THREADS_PER_SM = 2048
 DEFINES = {"MEMCPY_CEILING_THREADS_PER_SM": THREADS_PER_SM,
            "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"],
            "WARPLAB_MEMCPY_LOADS": WARP_TIERS_WORDS.loads}  # the default copy's load policy
-_EXPRESSIONS = (tuple(f"memcpy_scatter_touch<{b}, {p}>" for b, p in SHAPES)
-                + tuple(f"memcpy_scatter_touch_warp<{b}>" for b in WARP_SHAPES))
+
+
+def _expression(block: int, per_thread: int, warp: bool) -> str:
+    return (f"memcpy_scatter_touch_warp<{block}>" if warp
+            else f"memcpy_scatter_touch<{block}, {per_thread}>")
+
+
+#: The kernels every module holds: one per shape of :data:`TOUCHES` (grids and load policies
+#: share them).
+_EXPRESSIONS = tuple(dict.fromkeys(_expression(t.block, t.per_thread, t.warp) for t in TOUCHES))
 
 
 @functools.cache
@@ -66,25 +75,24 @@ def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = Fals
     if b.count == 0:
         return
     dev = cupy.cuda.runtime.getDevice()
-    expr = (f"memcpy_scatter_touch_warp<{block}>" if warp
-            else f"memcpy_scatter_touch<{block}, {per_thread}>")
-    kernel = _kernel_on(expr, dev, loads)
+    kernel = _kernel_on(_expression(block, per_thread, warp), dev, loads)
     grid = -(-b.count // (block * per_thread))
     if resident:
         grid = min(grid, max(1, int(resident * _resident_blocks(dev, block))))
     kernel((grid,), (block,), (b.src, b.dst, b.sizes, np.uint64(b.count)))
 
 
-def cuda_ceiling(loads: int | None = None) -> ScatterCeiling:
-    """The ceiling target of the cuda backend: one launch function per shape, with the
-    default copy's load policy; another policy (``loads``, for the explore scripts) names the target
-    ``scatter_touch[loads k]``."""
+def touch_launch(t: Touch, loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> Any:
+    """``launch(batch)`` of the way to touch ``t``; ``loads``: the policy where ``t`` has none."""
+    return functools.partial(scatter_touch, block=t.block, per_thread=t.per_thread,
+                             warp=t.warp, loads=loads if t.loads is None else t.loads,
+                             resident=t.grid)
+
+
+def cuda_ceiling(loads: int | None = None, touches: tuple[Touch, ...] = TOUCHES) -> ScatterCeiling:
+    """The ceiling target of the cuda backend: one launch function per way to touch of
+    ``touches``, each at its own load policy or the default copy's; another policy for those
+    (``loads``, for the explore scripts) names the target ``scatter_touch[loads k]``."""
     k = DEFINES["WARPLAB_MEMCPY_LOADS"] if loads is None else loads
-    shapes = {shape_name(blk, per): functools.partial(scatter_touch, block=blk, per_thread=per,
-                                                      loads=k)
-              for blk, per in SHAPES}
-    shapes.update({warp_shape_name(blk): functools.partial(scatter_touch, block=blk,
-                                                           per_thread=1, warp=True, loads=k)
-                   for blk in WARP_SHAPES})
     name = CEILING if k == DEFINES["WARPLAB_MEMCPY_LOADS"] else f"{CEILING}[loads {k}]"
-    return ScatterCeiling(name, shapes)
+    return ScatterCeiling(name, {t.name: touch_launch(t, k) for t in touches})

@@ -135,7 +135,7 @@ WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
 #: evict-last, 64 both for the thread-level copies of warps whose destinations are scattered;
 #: sums combine them; 0 none, the default until session 14).
-LOAD_POLICIES = (0, 1, 3, 4, 6, 10, 18, 34, 50, 66)
+LOAD_POLICIES = (0, 1, 3, 4, 6, 8, 10, 18, 34, 50, 66)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py
 #: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
