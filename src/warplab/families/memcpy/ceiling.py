@@ -23,7 +23,8 @@ It is measured, not derived: several ways to touch (:data:`TOUCHES`: a thread pe
 ``bBLOCKxPER_THREAD``, or a warp's pieces in lane order, ``wBLOCK``; a resident grid or a
 block per chunk; a load policy), each timed like a variant, and the cell's ceiling is the
 fastest one's median. It bounds a copy only as well as the fastest touch found: session 17
-found ways 1-11% faster than sessions 11-16's six in the cells with a shuffled destination.
+found ways 0.5-2% faster than sessions 11-16's six in the tiny cells with a shuffled
+destination.
 
 The destination is not a copy: only the first byte of each buffer and, where in another
 sector, its last byte are written (:func:`touch_check` checks exactly that, after a run into
@@ -72,17 +73,17 @@ class Touch(NamedTuple):
 
 
 #: The ceiling's ways to touch, each timed; the fastest is the record's. Sessions 11-16 timed
-#: the first six (resident grids, the default copy's load policy); session 17's
-#: ``explore_memcpy_touch.py`` found the warp kernel with a block per chunk faster by 1-11% in
-#: every cell with a shuffled destination up to 64 B, most with plain descriptor loads (load
-#: policy 0, or 8: evict-first touches where the warp's destinations are scattered): a
-#: ceiling is the fastest touch found, whatever the default copy's own policy.
+#: the first six (resident grids, the default copy's load policy 2); session 17 found a block
+#: per chunk (as the copies launch) faster by 0.5-2% in the tiny cells with a shuffled
+#: destination and by up to 10% where both sides are consecutive, and the warp kernel so at
+#: policy 8 (evict-first touches where the warp's destinations are scattered, plain
+#: descriptors) fastest in four cells (benchmarks/NOTES.md, session 17): a ceiling is the
+#: fastest touch found, whatever the default copy's own policy.
 TOUCHES = (Touch(256), Touch(256, 2), Touch(512), Touch(512, 2),
            Touch(256, warp=True), Touch(512, warp=True),
            Touch(256, grid=0), Touch(512, grid=0),
            Touch(256, warp=True, grid=0), Touch(512, warp=True, grid=0),
-           Touch(256, warp=True, grid=0, loads=0), Touch(256, warp=True, grid=0, loads=8),
-           Touch(512, 2, loads=0))
+           Touch(256, warp=True, grid=0, loads=8))
 #: Every way's name, in the order they are timed.
 SHAPE_NAMES = tuple(t.name for t in TOUCHES)
 
