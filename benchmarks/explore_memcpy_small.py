@@ -66,10 +66,11 @@ def full_check(dc: GridCell) -> str | None:
 
 
 def measure_cells(grid: list[Case], tgts: list[Any], notes: list[str], runs: int,
-                  auto_total: bool = True) -> tuple[list[dict], dict]:
+                  auto_total: bool = True, reset_l2: bool = True) -> tuple[list[dict], dict]:
     """The cells of ``grid`` planned (``auto_total``: the plan's data total per cell) and
     measured for ``tgts`` with :func:`full_check`, the copy ceiling measured first; prints the
-    plan's estimate and a line per cell; adds run_planned's notes to ``notes``. Returns
+    plan's estimate and a line per cell; adds run_planned's notes to ``notes``; ``reset_l2``:
+    the persisting L2 lines reset before each target (``grid.fresh_l2``). Returns
     (records, ceilings)."""
     ceilings = measure_all("cuda")
     copy = ceilings.get("copy_gbps")
@@ -80,7 +81,8 @@ def measure_cells(grid: list[Case], tgts: list[Any], notes: list[str], runs: int
           f"notes: {notes}", flush=True)
     with cupy.cuda.Stream(non_blocking=True):
         records, more, _ = run_planned(cells, tgts, ceilings, check=full_check,
-                                       log=lambda line: print(line, flush=True))
+                                       log=lambda line: print(line, flush=True),
+                                       reset_l2=reset_l2)
     notes += more
     return records, ceilings
 

@@ -205,6 +205,26 @@ def test_runner_stops_at_the_deadline() -> None:
     assert any("stopped at the deadline" in n and "6 of 6" in n for n in notes)
 
 
+def test_runner_resets_the_persisting_l2_lines_before_each_target(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines stored with an L2 evict-last hint outlive their kernel and speed up later ones
+    (session 17): the runner resets them before every target, and says so; where it cannot
+    (NumPy here) the note says that what ran before may speed a target up."""
+    from warplab.families.memcpy import grid as G
+
+    assert G.fresh_l2(np) is False
+    _, notes, _ = run_planned(_small_plan()[:1], _targets(), {}, xp=np, timer=_timer)
+    assert any("not reset" in n for n in notes)
+    calls: list[Any] = []
+    monkeypatch.setattr(G, "fresh_l2", lambda xp: calls.append(xp) or True)
+    cells = _small_plan()[:2]
+    records, notes, _ = run_planned(cells, _targets(), {}, xp=np, timer=_timer)
+    assert len(calls) == len(records) + 1 and any("reset to normal" in n for n in notes)
+    calls.clear()
+    _, notes, _ = run_planned(cells, _targets(), {}, xp=np, timer=_timer, reset_l2=False)
+    assert calls == [] and not any("L2" in n for n in notes)
+
+
 def test_arena_grows_and_cells_share_sizes() -> None:
     arena = Arena(np, 1000)
     ss = SizeSet(np, 1, 64, 1, 1 << 14)

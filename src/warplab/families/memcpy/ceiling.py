@@ -78,12 +78,13 @@ class Touch(NamedTuple):
 #: destination and by up to 10% where both sides are consecutive, and the warp kernel so at
 #: policy 8 (evict-first touches where the warp's destinations are scattered, plain
 #: descriptors) fastest in four cells (benchmarks/NOTES.md, session 17): a ceiling is the
-#: fastest touch found, whatever the default copy's own policy.
+#: fastest touch found, whatever the default copy's own policy; policy 10 (8 with evict-first
+#: descriptors) touches as the copies of the sweep's policies 10 and 130 load.
 TOUCHES = (Touch(256), Touch(256, 2), Touch(512), Touch(512, 2),
            Touch(256, warp=True), Touch(512, warp=True),
            Touch(256, grid=0), Touch(512, grid=0),
            Touch(256, warp=True, grid=0), Touch(512, warp=True, grid=0),
-           Touch(256, warp=True, grid=0, loads=8))
+           Touch(256, warp=True, grid=0, loads=8), Touch(256, warp=True, grid=0, loads=10))
 #: Every way's name, in the order they are timed.
 SHAPE_NAMES = tuple(t.name for t in TOUCHES)
 

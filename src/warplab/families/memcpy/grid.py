@@ -7,7 +7,8 @@ batch) once per set of sizes and shared by its four layouts; the source and dest
 regions are allocated once for the whole grid; each target is timed by CUDA events around
 launches enqueued back to back behind a blocking kernel (``timing.back_to_back_samples``:
 one synchronisation per record, the host's cost per call never in the figure); the slow
-baselines run only in the plan's witness cells. The check after a poisoned run is the
+baselines run only in the plan's witness cells. Before each target the persisting L2 lines
+are reset to normal (:func:`fresh_l2`). The check after a poisoned run is the
 benchmark's own (``cells.check_destination``), with every byte beyond the cell's region,
 up to the end of the shared destination, as guard.
 
@@ -16,6 +17,7 @@ where a target copies with host addresses) and the timer, so the whole loop runs
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import time
 from collections.abc import Callable
@@ -61,6 +63,32 @@ def synchronize(xp: Any) -> None:
     cuda = getattr(xp, "cuda", None)
     if cuda is not None:
         cuda.get_current_stream().synchronize()
+
+
+@functools.cache
+def _reset_entry() -> Any:
+    """``cuCtxResetPersistingL2Cache`` of the driver, or None where it cannot be loaded."""
+    try:
+        return ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache
+    except (OSError, AttributeError):
+        return None
+
+
+def fresh_l2(xp: Any) -> bool:
+    """Reset the current context's persisting L2 lines to normal
+    (``cuCtxResetPersistingL2Cache``); whether it did (False with NumPy, without the driver
+    call, or when it fails).
+
+    Why: lines a kernel stores with an L2 evict-last hint (the sweep's load policies 32, 34,
+    50, 64, 66) stay in L2 after it ends and speed up every later kernel on the same buffers:
+    in session 17 the default copy ran 4% faster by geometric mean over 17 cells (10% at
+    C_S 1-8 B) right after such kernels, and exactly as fast as before once reset
+    (``benchmarks/explore_memcpy_touch.py``). So each target is timed from the same L2 state,
+    whatever ran before it."""
+    if getattr(xp, "cuda", None) is None:
+        return False
+    entry = _reset_entry()
+    return entry is not None and entry() == 0
 
 
 class Arena:
@@ -208,13 +236,14 @@ def measure_ceiling(cell: GridCell, target: ScatterCeiling, runs: int, warmup: i
 def run_planned(cells: list[PlannedCell], targets: list[Any], ceilings: dict, *,
                 xp: Any = None, timer: Timer | None = None, deadline_s: float | None = None,
                 add: Callable[[dict], None] | None = None,
-                log: Callable[[str], None] | None = None, check: Check | None = None
-                ) -> tuple[list[dict], list[str], bool]:
+                log: Callable[[str], None] | None = None, check: Check | None = None,
+                reset_l2: bool = True) -> tuple[list[dict], list[str], bool]:
     """Measure the plan's cells (the targets it names that are in ``targets``, by name):
     (records, notes, whether every cell ran). Before each set of sizes, stops when its
     planned seconds would end past ``deadline_s`` after the start (a note says how many cells
     were left out). ``add`` gets each record as it is made; ``log`` a line per cell (its
-    seconds against the plan's); ``check``: see :func:`measure_planned`."""
+    seconds against the plan's); ``check``: see :func:`measure_planned`; ``reset_l2``:
+    :func:`fresh_l2` before each target (a note says whether it could)."""
     if xp is None:
         import cupy as xp
     if timer is None:
@@ -228,6 +257,10 @@ def run_planned(cells: list[PlannedCell], targets: list[Any], ceilings: dict, *,
              "every cell, timed back to back behind a blocking kernel"]
     if not cells:
         return records, notes, True
+    if reset_l2:
+        notes.append("persisting L2 lines reset to normal before each target" if fresh_l2(xp)
+                     else "persisting L2 lines not reset (no driver call): what ran before a "
+                          "target may speed it up")
     t0 = time.perf_counter()
     arena = Arena(xp, max(c.case.total for c in cells))
     done = 0
@@ -249,6 +282,8 @@ def run_planned(cells: list[PlannedCell], targets: list[Any], ceilings: dict, *,
                     target = by_name[name]
                     measure = (measure_ceiling if isinstance(target, ScatterCeiling)
                                else measure_planned)
+                    if reset_l2:
+                        fresh_l2(xp)
                     rec = measure(cell, target, *pc.runs_of(name), ceilings, timer, check)
                     records.append(rec)
                     if add:
