@@ -19,7 +19,8 @@ typedef unsigned char u8;
 // source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
 // stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
 // destinations are scattered (scattered_dst); 16, 32 and 64: L2 eviction hints (below);
-// 128 as 8, the warp choosing once (per_warp) instead of each load selecting its operator.
+// 128 as 8, the warp choosing once (per_warp) instead of each load selecting its operator;
+// 256 (with 8) that choice only around the streams, the lanes' own copies selecting per load.
 // The default copy uses 2; the others were measured and not taken (benchmarks/NOTES.md,
 // sessions 14 and 17).
 
@@ -169,20 +170,22 @@ __device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 l
 #endif
 }
 
-// f(sc) for thread-level copies: under policy bit 128 in two branches with sc a constant in
-// each (sc is the same in every lane of the warp: no divergence), so each branch holds one
-// kind of load where bit 8 selects between two at every load.
-template <typename F>
+// f(sc) for thread-level copies: where ON (policy bits 128, 256) in two branches with sc a
+// constant in each (sc is the same in every lane of the warp: no divergence), so each branch
+// holds one kind of load where bit 8 selects between two at every load.
+template <bool ON, typename F>
 __device__ __forceinline__ void per_warp(bool sc, F&& f) {
-#if WARPLAB_MEMCPY_LOADS & 128
-    if (sc)
-        f(true);
-    else
-        f(false);
-#else
-    f(sc);
-#endif
+    if constexpr (ON) {
+        if (sc)
+            f(true);
+        else
+            f(false);
+    } else {
+        f(sc);
+    }
 }
+constexpr bool PER_WARP_LANES = (WARPLAB_MEMCPY_LOADS & 128) != 0;
+constexpr bool PER_WARP_STREAMS = (WARPLAB_MEMCPY_LOADS & 384) != 0;
 
 __device__ __forceinline__ u64 size_of(const u64* sizes, u64 i) {
     i64 s = (i64)ld_desc(sizes + i);

@@ -329,7 +329,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
             streamed = tiny && !words && !move;
             wstreamed = WS && dsc && tiny && words && !move && (size & 3) == 0;
-            per_warp(sc, [&](bool c) {
+            per_warp<PER_WARP_LANES>(sc, [&](bool c) {
                 if (tiny && words && !wstreamed)
                     word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, c);
                 else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, c);
@@ -394,7 +394,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             if (wsub) s_list[warp][__popc(subs) + __popc(wsubs & lt)] = (u8)lane;  // after them
             if (sub2) s_list[warp][31 - __popc(subs2 & lt)] = (u8)lane;
             __syncwarp();
-            per_warp(sc, [&](bool c) {
+            per_warp<PER_WARP_STREAMS>(sc, [&](bool c) {
                 if (STREAM && strm)
                     stream_copy<u8, TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total,
                                               lane, c);
