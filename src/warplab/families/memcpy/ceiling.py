@@ -23,7 +23,7 @@ It is measured, not derived: several ways to touch (:data:`TOUCHES`: a thread pe
 ``bBLOCKxPER_THREAD``, or a warp's pieces in lane order, ``wBLOCK``; a resident grid or a
 block per chunk; a load policy), each timed like a variant, and the cell's ceiling is the
 fastest one's median. It bounds a copy only as well as the fastest touch found: session 17
-found ways 0.5-2% faster than sessions 11-16's six in the tiny cells with a shuffled
+found ways 1-5% faster than sessions 11-16's six in the tiny cells with a shuffled
 destination.
 
 The destination is not a copy: only the first byte of each buffer and, where in another
@@ -79,7 +79,7 @@ class Touch(NamedTuple):
 #: policy 8 (evict-first touches where the warp's destinations are scattered, plain
 #: descriptors) fastest in four cells (benchmarks/NOTES.md, session 17): a ceiling is the
 #: fastest touch found, whatever the default copy's own policy; policy 10 (8 with evict-first
-#: descriptors) touches as the copies of the sweep's policies 10 and 130 load.
+#: descriptors) touches as the copy of the sweep's policy 10 loads, another 1-3% faster there.
 TOUCHES = (Touch(256), Touch(256, 2), Touch(512), Touch(512, 2),
            Touch(256, warp=True), Touch(512, warp=True),
            Touch(256, grid=0), Touch(512, grid=0),

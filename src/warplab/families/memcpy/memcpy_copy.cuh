@@ -18,11 +18,9 @@ typedef unsigned char u8;
 // partial-sector stores could use): 1 the source bytes of every copy, 2 the descriptors, 4 the
 // source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
 // stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
-// destinations are scattered (scattered_dst); 16, 32 and 64: L2 eviction hints (below);
-// 128 as 8, the warp choosing once (per_warp) instead of each load selecting its operator;
-// 256 (with 8) that choice only around the streams, the lanes' own copies selecting per load.
+// destinations are scattered (scattered_dst); 16, 32 and 64: L2 eviction hints (below).
 // The default copy uses 2; the others were measured and not taken (benchmarks/NOTES.md,
-// sessions 14 and 17).
+// session 14).
 
 // L2 eviction hints (load policy bits 16, 32 and 64; sm_80 and later, plain accesses before):
 // 16 source bytes loaded L2 evict-first through the read-only path with L1 caching as usual
@@ -140,7 +138,7 @@ template <typename T>
 __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 #if WARPLAB_MEMCPY_LOADS & 5
     return __ldcs(p);
-#elif WARPLAB_MEMCPY_LOADS & 136
+#elif WARPLAB_MEMCPY_LOADS & 8
     return scattered ? __ldcs(p) : ld_ro(p);
 #elif WARPLAB_MEMCPY_HINTS & 64
     return ld_pol(p, scattered ? l2_first() : l2_normal());
@@ -160,32 +158,15 @@ __device__ __forceinline__ bool scattered(u64 p, u64 size, bool live, u32 lane, 
     return 2 * __popc(__ballot_sync(active, near)) < __popc(active);
 }
 
-// Whether a warp's destinations are scattered, for the load policy (bits 8, 64, 128; false
+// Whether a warp's destinations are scattered, for the load policy (bits 8, 64; false
 // without).
 __device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 lane) {
-#if WARPLAB_MEMCPY_LOADS & 200
+#if WARPLAB_MEMCPY_LOADS & 72
     return scattered(dp, size, live, lane, __activemask());
 #else
     return false;
 #endif
 }
-
-// f(sc) for thread-level copies: where ON (policy bits 128, 256) in two branches with sc a
-// constant in each (sc is the same in every lane of the warp: no divergence), so each branch
-// holds one kind of load where bit 8 selects between two at every load.
-template <bool ON, typename F>
-__device__ __forceinline__ void per_warp(bool sc, F&& f) {
-    if constexpr (ON) {
-        if (sc)
-            f(true);
-        else
-            f(false);
-    } else {
-        f(sc);
-    }
-}
-constexpr bool PER_WARP_LANES = (WARPLAB_MEMCPY_LOADS & 128) != 0;
-constexpr bool PER_WARP_STREAMS = (WARPLAB_MEMCPY_LOADS & 384) != 0;
 
 __device__ __forceinline__ u64 size_of(const u64* sizes, u64 i) {
     i64 s = (i64)ld_desc(sizes + i);

@@ -295,7 +295,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         // WORDS 2: whether this warp's destinations are scattered (sc where the load policy
         // has asked already)
         const bool dsc = !(WORDS & 2) ? false
-                         : (WARPLAB_MEMCPY_LOADS & 200) ? sc
+                         : (WARPLAB_MEMCPY_LOADS & 72) ? sc
                                                        : scattered(dp, size, live, lane, FULL_MASK);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
@@ -329,11 +329,9 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
             streamed = tiny && !words && !move;
             wstreamed = WS && dsc && tiny && words && !move && (size & 3) == 0;
-            per_warp<PER_WARP_LANES>(sc, [&](bool c) {
-                if (tiny && words && !wstreamed)
-                    word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, c);
-                else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, c);
-            });
+            if (tiny && words && !wstreamed)
+                word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
+            else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
             if (tiny && !streamed) thread_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
@@ -394,14 +392,12 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             if (wsub) s_list[warp][__popc(subs) + __popc(wsubs & lt)] = (u8)lane;  // after them
             if (sub2) s_list[warp][31 - __popc(subs2 & lt)] = (u8)lane;
             __syncwarp();
-            per_warp<PER_WARP_STREAMS>(sc, [&](bool c) {
-                if (STREAM && strm)
-                    stream_copy<u8, TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total,
-                                              lane, c);
-                if (WS && wstrm)
-                    stream_copy<u32, TMAX / 4, ZS, true, OWN>(s_src[warp], s_dst[warp],
-                                                              s_owner[warp], wtotal, lane, c);
-            });
+            if (STREAM && strm)
+                stream_copy<u8, TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total, lane,
+                                          sc);
+            if (WS && wstrm)
+                stream_copy<u32, TMAX / 4, ZS, true, OWN>(s_src[warp], s_dst[warp],
+                                                          s_owner[warp], wtotal, lane, sc);
             // Sub-warp level: groups of G lanes over the list, group_words' buffers first.
             const u32 n_sub = __popc(subs);
             if constexpr ((WORDS & 1) != 0) {
