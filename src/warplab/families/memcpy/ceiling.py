@@ -79,12 +79,14 @@ class Touch(NamedTuple):
 #: policy 8 (evict-first touches where the warp's destinations are scattered, plain
 #: descriptors) fastest in four cells (benchmarks/NOTES.md, session 17): a ceiling is the
 #: fastest touch found, whatever the default copy's own policy; policy 10 (8 with evict-first
-#: descriptors) touches as the copy of the sweep's policy 10 loads, another 1-3% faster there.
+#: descriptors) touches as the copy of the sweep's policy 10 loads, another 1-3% faster there;
+#: policy 130 as the sweep's copy of that policy loads.
 TOUCHES = (Touch(256), Touch(256, 2), Touch(512), Touch(512, 2),
            Touch(256, warp=True), Touch(512, warp=True),
            Touch(256, grid=0), Touch(512, grid=0),
            Touch(256, warp=True, grid=0), Touch(512, warp=True, grid=0),
-           Touch(256, warp=True, grid=0, loads=8), Touch(256, warp=True, grid=0, loads=10))
+           Touch(256, warp=True, grid=0, loads=8), Touch(256, warp=True, grid=0, loads=10),
+           Touch(256, warp=True, grid=0, loads=130))
 #: Every way's name, in the order they are timed.
 SHAPE_NAMES = tuple(t.name for t in TOUCHES)
 

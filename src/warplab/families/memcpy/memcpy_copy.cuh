@@ -18,18 +18,20 @@ typedef unsigned char u8;
 // partial-sector stores could use): 1 the source bytes of every copy, 2 the descriptors, 4 the
 // source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
 // stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
-// destinations are scattered (scattered_dst); 16, 32 and 64: L2 eviction hints (below).
+// destinations are scattered (scattered_dst); 16, 32, 64 and 128: L2 eviction hints (below).
 // The default copy uses 2; the others were measured and not taken (benchmarks/NOTES.md,
-// session 14).
+// sessions 14 and 17).
 
-// L2 eviction hints (load policy bits 16, 32 and 64; sm_80 and later, plain accesses before):
+// L2 eviction hints (load policy bits 16, 32, 64 and 128; sm_80 and later, plain before):
 // 16 source bytes loaded L2 evict-first through the read-only path with L1 caching as usual
 // (where bits 1, 4 and 8 leave __ldg), 32 the thread-level copies' stores L2 evict-last (a
 // partially written sector kept in L2 until its other bytes arrive needs no read from DRAM),
 // 64 both for the thread-level copies of warps whose destinations are scattered
-// (scattered_dst) and evict-normal elsewhere: the policy is a register, chosen per warp.
-#if (WARPLAB_MEMCPY_LOADS & 112) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define WARPLAB_MEMCPY_HINTS (WARPLAB_MEMCPY_LOADS & 112)
+// (scattered_dst) and evict-normal elsewhere: the policy is a register, chosen per warp; 128
+// 64's loads alone (one load instruction where bit 8 selects between two; stores plain: a
+// store kept evict-last outlives its kernel, session 17).
+#if (WARPLAB_MEMCPY_LOADS & 240) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define WARPLAB_MEMCPY_HINTS (WARPLAB_MEMCPY_LOADS & 240)
 #else
 #define WARPLAB_MEMCPY_HINTS 0
 #endif
@@ -140,7 +142,7 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
     return __ldcs(p);
 #elif WARPLAB_MEMCPY_LOADS & 8
     return scattered ? __ldcs(p) : ld_ro(p);
-#elif WARPLAB_MEMCPY_HINTS & 64
+#elif WARPLAB_MEMCPY_HINTS & 192
     return ld_pol(p, scattered ? l2_first() : l2_normal());
 #else
     return ld_ro(p);
@@ -158,10 +160,10 @@ __device__ __forceinline__ bool scattered(u64 p, u64 size, bool live, u32 lane, 
     return 2 * __popc(__ballot_sync(active, near)) < __popc(active);
 }
 
-// Whether a warp's destinations are scattered, for the load policy (bits 8, 64; false
+// Whether a warp's destinations are scattered, for the load policy (bits 8, 64, 128; false
 // without).
 __device__ __forceinline__ bool scattered_dst(u64 dp, u64 size, bool live, u32 lane) {
-#if WARPLAB_MEMCPY_LOADS & 72
+#if WARPLAB_MEMCPY_LOADS & 200
     return scattered(dp, size, live, lane, __activemask());
 #else
     return false;

@@ -295,7 +295,7 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         // WORDS 2: whether this warp's destinations are scattered (sc where the load policy
         // has asked already)
         const bool dsc = !(WORDS & 2) ? false
-                         : (WARPLAB_MEMCPY_LOADS & 72) ? sc
+                         : (WARPLAB_MEMCPY_LOADS & 200) ? sc
                                                        : scattered(dp, size, live, lane, FULL_MASK);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
