@@ -406,7 +406,10 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     of 8 lanes take buffers of 17-64 bytes as words of the destination, funnel-shifted from
     aligned source words, and where a warp's destinations are scattered its tiny buffers of
     two or more 4-byte words go through a stream of the warp's words: 136 of 140 cells at the
-    target, slowest 1.06x CUB (``results/memcpy-full-h100-session16.json.gz``).
+    target, slowest 1.06x CUB (``results/memcpy-full-h100-session16.json.gz``). Session 17's
+    scatter ceiling (13 ways to touch) is 2-5% higher in the tiny cells with a scattered
+    destination: 136 of 140 against it, four 1-8 B cells left
+    (``results/memcpy-full-h100-session17-final.json.gz``).
 
     Performance: as ``warp_tiers``: two launches (one when the host knows no buffer exceeds
     8 KiB); all bytes once plus 24 bytes per buffer.
