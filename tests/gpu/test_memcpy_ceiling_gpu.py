@@ -72,16 +72,16 @@ def test_every_shape_touches_exactly_the_end_sectors(lo: int, hi: int, align: in
 
 
 @pytest.mark.parametrize("lo, hi, align, src_layout, dst_layout", CASES[:4])
-@pytest.mark.parametrize("block, per_thread, warp, resident",
+@pytest.mark.parametrize("block, per_thread, warp, grid",
                          [(256, 1, False, 0.0), (256, 2, False, 0.25), (128, 2, False, 0.5),
                           (256, 4, False, 0.0), (256, 1, True, 0.0), (256, 1, True, 0.5)])
 def test_other_grids_and_blocks_touch_exactly_the_end_sectors(
         lo: int, hi: int, align: int, src_layout: str, dst_layout: str, block: int,
-        per_thread: int, warp: bool, resident: float) -> None:
+        per_thread: int, warp: bool, grid: float) -> None:
     """The shapes the explore script times beside the ceiling's own (a block per chunk, a part
     of the resident grid, other blocks) touch the same bytes."""
     _touch_is_exact(lo, hi, align, src_layout, dst_layout,
-                    lambda b: scatter_touch(b, block, per_thread, warp, resident=resident))
+                    lambda b: scatter_touch(b, block, per_thread, warp, grid=grid))
 
 
 def test_empty_batch_launches_nothing() -> None:
@@ -92,13 +92,33 @@ def test_empty_batch_launches_nothing() -> None:
         launch(DeviceBatch(z, z, z, 0, None))
 
 
+def test_fresh_l2_resets_the_persisting_lines() -> None:
+    """The driver call the planned grid makes before each target exists and succeeds, also
+    right after a kernel that stored with an L2 evict-last hint (load policy 34's copy)."""
+    from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
+    from warplab.families.memcpy.grid import fresh_l2
+    from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
+
+    hinted = next(c for c in WARP_CLASSES_SWEEP if c.loads == 34)
+    src, dst = cupy.arange(64, dtype=cupy.uint8), cupy.zeros(64, dtype=cupy.uint8)
+    sizes = cupy.full(8, 8, dtype=cupy.uint64)
+    starts = cupy.arange(8, dtype=cupy.uint64) * 8
+    run_warp_classes(DeviceBatch(src.data.ptr + starts, dst.data.ptr + starts, sizes, 8, None),
+                     hinted)
+    assert fresh_l2(cupy) is True
+    cupy.cuda.get_current_stream().synchronize()
+    assert bool((dst == src).all())
+
+
 def test_ceiling_record_through_the_runner() -> None:
     grid = [Case(1, 8, "shuffle", "shuffle", 1, 1 << 20),
             Case(1, 1024, "consecutive", "shuffle", 1, 1 << 22)]
     cells = plan_cells(grid, [CEILING], auto_total=False, runs=3, warmup=1)
     with cupy.cuda.Stream(non_blocking=True):
-        records, _, complete = run_planned(cells, [cuda_ceiling()], {})
+        records, notes, complete = run_planned(cells, [cuda_ceiling()], {})
     assert complete and len(records) == 2
+    # the driver's reset of persisting L2 lines ran before each target (grid.fresh_l2)
+    assert "persisting L2 lines reset to normal before each target" in notes
     for r in records:
         p = r["params"]
         assert r["verified"], r["error"]

@@ -72,15 +72,14 @@ class Touch(NamedTuple):
         return shape + grid + ("" if self.loads is None else f",l{self.loads}")
 
 
-#: The ceiling's ways to touch, each timed; the fastest is the record's. Sessions 11-16 timed
-#: the first six (resident grids, the default copy's load policy 2); session 17 found a block
-#: per chunk (as the copies launch) faster by 0.5-2% in the tiny cells with a shuffled
-#: destination and by up to 10% where both sides are consecutive, and the warp kernel so at
-#: policy 8 (evict-first touches where the warp's destinations are scattered, plain
-#: descriptors) fastest in four cells (benchmarks/NOTES.md, session 17): a ceiling is the
-#: fastest touch found, whatever the default copy's own policy; policy 10 (8 with evict-first
-#: descriptors) touches as the copy of the sweep's policy 10 loads, another 1-3% faster there;
-#: policy 130 as the sweep's copy of that policy loads.
+#: The ceiling's ways to touch, each timed; the fastest is the record's. A ceiling is the
+#: fastest touch found, whatever load policy the default copy uses. Sessions 11-16 timed the
+#: first six (resident grids, the default copy's policy 2). Session 17 (benchmarks/NOTES.md)
+#: found a block per chunk, as the copies launch, 1-2% faster in the tiny cells with a
+#: shuffled destination (up to 10% where both sides are consecutive), and the warp kernel so
+#: 1-3% faster again at policy 10 (evict-first descriptors, and touches evict-first where the
+#: warp's destinations are scattered); 8 and 130 touch as the sweep's copies of those
+#: policies load.
 TOUCHES = (Touch(256), Touch(256, 2), Touch(512), Touch(512, 2),
            Touch(256, warp=True), Touch(512, warp=True),
            Touch(256, grid=0), Touch(512, grid=0),

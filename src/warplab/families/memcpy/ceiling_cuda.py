@@ -59,13 +59,13 @@ def _resident_blocks(device_id: int, block: int) -> int:
 
 
 def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False,
-                  loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], resident: float = 1.0) -> None:
+                  loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], grid: float = 1.0) -> None:
     """Touch the end sectors of every buffer of ``b`` (see ``ceiling.py``) with the shape
     (``block`` threads, ``per_thread`` buffers each; ``warp``: the warp-cooperative kernel,
     one buffer per thread; ``loads`` the load policy, the default copy's by default;
-    ``resident``: the grid strides, with this fraction of the blocks that fit the SMs at
-    once; 0: a block per chunk, as the copies launch) on the current stream; nothing for an
-    empty batch.
+    ``grid``: the grid strides, with this fraction of the blocks that fit the SMs at once; 0:
+    a block per chunk, as the copies launch; ``ceiling.Touch.grid``) on the current stream;
+    nothing for an empty batch.
 
     Performance: one launch, no synchronisation; reads 24 bytes of descriptor per buffer and
     one or two bytes of source, writes one or two bytes per buffer.
@@ -76,17 +76,17 @@ def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = Fals
         return
     dev = cupy.cuda.runtime.getDevice()
     kernel = _kernel_on(_expression(block, per_thread, warp), dev, loads)
-    grid = -(-b.count // (block * per_thread))
-    if resident:
-        grid = min(grid, max(1, int(resident * _resident_blocks(dev, block))))
-    kernel((grid,), (block,), (b.src, b.dst, b.sizes, np.uint64(b.count)))
+    blocks = -(-b.count // (block * per_thread))
+    if grid:
+        blocks = min(blocks, max(1, int(grid * _resident_blocks(dev, block))))
+    kernel((blocks,), (block,), (b.src, b.dst, b.sizes, np.uint64(b.count)))
 
 
 def touch_launch(t: Touch, loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> Any:
     """``launch(batch)`` of the way to touch ``t``; ``loads``: the policy where ``t`` has none."""
     return functools.partial(scatter_touch, block=t.block, per_thread=t.per_thread,
                              warp=t.warp, loads=loads if t.loads is None else t.loads,
-                             resident=t.grid)
+                             grid=t.grid)
 
 
 def cuda_ceiling(loads: int | None = None, touches: tuple[Touch, ...] = TOUCHES) -> ScatterCeiling:

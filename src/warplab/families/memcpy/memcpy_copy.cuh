@@ -28,8 +28,8 @@ typedef unsigned char u8;
 // partially written sector kept in L2 until its other bytes arrive needs no read from DRAM),
 // 64 both for the thread-level copies of warps whose destinations are scattered
 // (scattered_dst) and evict-normal elsewhere: the policy is a register, chosen per warp; 128
-// 64's loads alone (one load instruction where bit 8 selects between two; stores plain: a
-// store kept evict-last outlives its kernel, session 17).
+// the loads of 64 alone (one load instruction where bit 8 selects between two; stores
+// plain: a line stored evict-last outlives its kernel, session 17).
 #if (WARPLAB_MEMCPY_LOADS & 240) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define WARPLAB_MEMCPY_HINTS (WARPLAB_MEMCPY_LOADS & 240)
 #else
