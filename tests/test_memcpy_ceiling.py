@@ -25,7 +25,8 @@ from warplab.families.memcpy.cells import Case
 from warplab.families.memcpy.grid import run_planned
 from warplab.report import load_results
 from warplab.report.memcpy import every_variant_tables, grid_tables
-from warplab.report.memcpy_target import cell_ceiling, target_met
+from warplab.report.memcpy import case_key
+from warplab.report.memcpy_target import cell_ceiling, scatter_ceilings, target_met
 
 COPY = 3000.0
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,6 +109,40 @@ def test_runner_records_the_fastest_shape_as_the_ceiling(tmp_path: Path) -> None
     (every,) = every_variant_tables(res)
     assert CEILING not in every.columns  # not a copy variant
     assert "scatter_touch" not in " ".join(str(c) for c in t.rows)
+
+
+def test_report_judges_a_ceiling_against_the_copies_of_its_own_run(tmp_path: Path) -> None:
+    """The newest run's ceiling (its fastest ceiling record per cell) stands against that
+    run's copies only: a faster copy in an older run (other batches, or a state no grid
+    measures) does not make it invalid; a faster copy in the same run does."""
+    import copy
+
+    old, _, _ = run_planned(_cells(), _targets(), {"copy_gbps": COPY}, xp=np, timer=_timer)
+    new = copy.deepcopy(old)
+    for r in old:
+        if r["variant"] == DEFAULT:
+            r["gbps"] *= 10  # far above any ceiling: in another run
+    for r in new:
+        if r["variant"] == CEILING:
+            r["gbps"] *= 2
+    other = [dict(copy.deepcopy(r), variant=f"{CEILING}[other]") for r in new
+             if r["variant"] == CEILING]
+    for r in other:
+        r["gbps"] *= 1.5  # the run's fastest touch: 3x
+    finish_campaign("cpu", {"copy_gbps": COPY}, [], "full", old, tmp_path / "a.json")
+    finish_campaign("cpu", {"copy_gbps": COPY}, [], "full", new + other, tmp_path / "b.json")
+    res = load_results(tmp_path)
+    got = scatter_ceilings(res, case_key)
+    copies = [r["gbps"] for r in new if r["variant"] == DEFAULT]
+    assert len(got) == 2
+    for s in got.values():
+        assert s.valid and s.row.source == "b.json" and s.row.variant == f"{CEILING}[other]"
+        assert s.gbps == pytest.approx(3 * max(copies))
+    for r in new:
+        if r["variant"] == DEFAULT:
+            r["gbps"] *= 4  # now faster than the touch, in the same run
+    finish_campaign("cpu", {"copy_gbps": COPY}, [], "full", new + other, tmp_path / "b.json")
+    assert not any(s.valid for s in scatter_ceilings(load_results(tmp_path), case_key).values())
 
 
 def _copy_all(b: Any) -> None:

@@ -7,9 +7,12 @@ copy ceiling. The cell's ceiling is the lower of the measured copy ceiling and, 
 measured it and it is valid, the cell's scatter ceiling (``scatter_touch``: the sectors a copy
 of that batch must touch, touched; ``params.mode`` ``"ceiling"``, provider ``"ceiling"``).
 Valid (:func:`valid_scatter`): at least as fast as every verified copy measured in the same
-cell, variants and comparators; a ceiling that a correct copy beats bounds nothing (round 1's
-touch kernel ran below CUB and the default in nine tiny-buffer cells), so such a cell is
-marked :data:`INVALID` and judged against the copy ceiling alone. Ceiling records are no copy:
+cell of the same run, variants and comparators; a ceiling that a correct copy beats bounds
+nothing (round 1's touch kernel ran below CUB and the default in nine tiny-buffer cells), so
+such a cell is marked :data:`INVALID` and judged against the copy ceiling alone. Only the
+same run counts: another run drew other batches, and an explore run may have timed copies
+in a state no grid measures (session 17: right after kernels whose evict-last stores left
+persisting L2 lines). Ceiling records are no copy:
 :func:`is_ceiling` keeps them out of every variant, figure and "best" choice.
 """
 
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Iterable, NamedTuple, Sequence
 
-from .groups import latest
 from .load import Results, Row
 
 TARGET_RATIO, TARGET_CAP_PCT, TARGET_LARGE_PCT, LARGE = 1.2, 95.0, 85.0, 1024
@@ -80,21 +82,23 @@ class Scatter(NamedTuple):
 
 def scatter_ceilings(results: Results, key: Callable[[Row], Hashable]
                      ) -> dict[tuple[str, Hashable], Scatter]:
-    """The newest verified scatter-ceiling record per (device, ``key(row)``), judged against
-    every verified kernel record of a copy with the same device and key (the newest per
-    series)."""
+    """Per (device, ``key(row)``) the scatter ceiling of the newest run that measured one (the
+    fastest of its verified ceiling records there), judged against every verified kernel
+    record of a copy in the same cell of that run."""
     rows = [r for r in results.rows if r.family == "memcpy" and r.ok and r.gbps]
-    ceil = latest([r for r in rows if is_ceiling(r)], lambda r: (r.device, key(r)))
-    copies: dict[tuple[str, Hashable], list[float | None]] = {}
-    newest = latest([r for r in rows if not is_ceiling(r)
-                     and r.params.get("mode", "kernel") == "kernel"],
-                    lambda r: (r.device, key(r), r.series))
-    for (device, k, _), r in newest.items():
-        copies.setdefault((device, k), []).append(r.gbps)
+    runs: dict[tuple[str, Hashable], dict[str, list[Row]]] = {}  # sources in run order
+    copies: dict[tuple[str, Hashable, str], list[float | None]] = {}
+    for r in rows:
+        if is_ceiling(r):
+            runs.setdefault((r.device, key(r)), {}).setdefault(r.source, []).append(r)
+        elif r.params.get("mode", "kernel") == "kernel":
+            copies.setdefault((r.device, key(r), r.source), []).append(r.gbps)
     out = {}
-    for at, r in ceil.items():
-        got = copies.get(at, [])
-        out[at] = Scatter(r, bool(valid_scatter(r.gbps, got)),
+    for at, by_source in runs.items():
+        source, ceils = list(by_source.items())[-1]
+        best = max(ceils, key=lambda r: r.gbps or 0.0)
+        got = copies.get((*at, source), [])
+        out[at] = Scatter(best, bool(valid_scatter(best.gbps, got)),
                           max((g for g in got if g), default=None))
     return out
 
