@@ -3,10 +3,8 @@ scatter ceiling on the same batches: since session 17 the load policies 10 (the 
 source bytes evict-first, ``ld.global.cs``, in warps whose destinations are scattered, and
 the default's evict-first descriptors: +4-8% on the tiny cells with a scattered destination,
 -7% at C_C 1-8 B a1, each such load selecting between two instructions) and 130 (the same
-loads L2 evict-first by a policy register chosen per warp: one instruction; call 6) and 258
-(only the word stream's loads evict-first: it runs only in warps whose destinations are
-scattered, so they need no select); session 17's calls 2, 4 and 5 timed policies 0, 8 and two
-other forms of 10 (NOTES); session 16 compared the word shapes (``spec.WarpClasses
+loads L2 evict-first by a policy register chosen per warp: one instruction); session 17's
+calls 2, 4 and 5 timed policies 0, 8 and two other forms of 10 (NOTES); session 16 compared the word shapes (``spec.WarpClasses
 .words``; the default's 3: groups of 8 lanes copy buffers of 17-64 bytes as 4-byte words of
 the destination in neighbouring lanes, each funnel-shifted from two aligned source words, and
 in warps whose destinations are scattered the thread-level buffers that would take two or
@@ -78,7 +76,7 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
 CANDIDATES = {WARP_TIERS_WORDS._replace(loads=10): "10: 8 + EF desc",
-              WARP_TIERS_WORDS._replace(loads=258): "258: EF wstream"}
+              WARP_TIERS_WORDS._replace(loads=130): "130: L2 EF reg"}
 #: column headers: the candidates and the noise column
 SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}

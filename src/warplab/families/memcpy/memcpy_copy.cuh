@@ -18,9 +18,7 @@ typedef unsigned char u8;
 // partial-sector stores could use): 1 the source bytes of every copy, 2 the descriptors, 4 the
 // source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
 // stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
-// destinations are scattered (scattered_dst); 16, 32, 64 and 128: L2 eviction hints (below);
-// 256 the word stream's (memcpy_warp.cuh: it runs only in warps whose destinations are
-// scattered, so its loads need no select).
+// destinations are scattered (scattered_dst); 16, 32, 64 and 128: L2 eviction hints (below).
 // The default copy uses 2; the others were measured and not taken (benchmarks/NOTES.md,
 // sessions 14 and 17).
 

@@ -201,9 +201,8 @@ __device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
 // buffer piece by piece costs one per piece when destinations are scattered). s_src / s_dst:
 // each streamed lane's addresses less its start in the stream (in bytes); s_owner: the lane
 // of each stream element, from the front (BACK false) or from the back of its OWN entries.
-// Loads before stores, R rounds at a time (registers); EF: every load evict-first (for a
-// stream that only warps with scattered destinations run: no select per load).
-template <typename T, int MAXE, bool Z, bool BACK = false, int OWN = 0, bool EF = false>
+// Loads before stores, R rounds at a time (registers).
+template <typename T, int MAXE, bool Z, bool BACK = false, int OWN = 0>
 __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
                                             const u8* s_owner, u32 total, u32 lane, bool sc) {
     constexpr int R = MAXE < 8 ? MAXE : 8;
@@ -215,11 +214,9 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const u32 j = lane + 32u * (k0 + k);
-            if (j < total) {
-                const T* p = reinterpret_cast<const T*>(s_src[s_owner[BACK ? OWN - 1 - j : j]] +
-                                                        sizeof(T) * j);
-                v[k] = EF ? __ldcs(p) : ld_tiny(p, sc);
-            }
+            if (j < total)
+                v[k] = ld_tiny(reinterpret_cast<const T*>(
+                                   s_src[s_owner[BACK ? OWN - 1 - j : j]] + sizeof(T) * j), sc);
         }
 #pragma unroll
         for (int k = 0; k < R; ++k) {
@@ -398,9 +395,9 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             if (STREAM && strm)
                 stream_copy<u8, TMAX, ZS>(s_src[warp], s_dst[warp], s_owner[warp], total, lane,
                                           sc);
-            if (WS && wstrm)  // only where the warp's destinations are scattered (dsc)
-                stream_copy<u32, TMAX / 4, ZS, true, OWN, (WARPLAB_MEMCPY_LOADS & 256) != 0>(
-                    s_src[warp], s_dst[warp], s_owner[warp], wtotal, lane, sc);
+            if (WS && wstrm)
+                stream_copy<u32, TMAX / 4, ZS, true, OWN>(s_src[warp], s_dst[warp],
+                                                          s_owner[warp], wtotal, lane, sc);
             // Sub-warp level: groups of G lanes over the list, group_words' buffers first.
             const u32 n_sub = __popc(subs);
             if constexpr ((WORDS & 1) != 0) {

@@ -65,7 +65,7 @@ class WarpClasses(NamedTuple):
     byte, 2 the descriptors, 4 the thread-level copies' source bytes, 8 those of warps whose
     destinations are scattered; L2 hints of 16 source bytes evict-first, 32 the thread-level
     stores evict-last, 64 both in warps whose destinations are scattered, 128 64's loads
-    alone; 256 the word stream's loads evict-first); ``words``: 4-byte
+    alone); ``words``: 4-byte
     words in neighbouring lanes (bits; 0 none): 1 the ``group``-lane groups copy buffers of at
     most 8 ``group`` bytes (not both addresses multiples of 16) as 4-byte words of the
     destination, each funnel-shifted from the two aligned source words holding its bytes, the
@@ -135,9 +135,8 @@ WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
 #: evict-last, 64 both for the thread-level copies of warps whose destinations are scattered;
-#: 128 64's loads alone; 256 the word stream's loads evict-first; sums combine them; 0 none,
-#: the default until session 14).
-LOAD_POLICIES = (0, 1, 3, 4, 6, 8, 10, 18, 34, 50, 66, 130, 258)
+#: 128 64's loads alone; sums combine them; 0 none, the default until session 14).
+LOAD_POLICIES = (0, 1, 3, 4, 6, 8, 10, 18, 34, 50, 66, 130)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py
 #: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
