@@ -140,6 +140,66 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
              configs=tuple(c for c in WARP_CLASSES_SWEEP if c.stream))
 
 
+@pytest.mark.parametrize("rng_name,count,align,src_s,dst_s",
+                         [(r, n, a, s, d) for r in ("tiny", "sixteen", "zeroed", "boundary")
+                          for n in (1, 33, 1000, 100_000) for a in (1, 4, 16)
+                          for s, d in ((False, False), (True, True), (False, True),
+                                       (True, False))
+                          if n < 100_000 or r != "boundary"])
+def test_probed_shapes_copy_exactly(monkeypatch: pytest.MonkeyPatch, rng_name: str,
+                                    count: int, align: int, src_s: bool, dst_s: bool) -> None:
+    """The probed shapes with the probe on every batch (``PROBE_MIN`` 0): whichever body the
+    verdict picks (both are reached: shuffled destinations of tiny buffers vote for the
+    evict-first body), every byte as NumPy's."""
+    from warplab.families.memcpy import cuda as mc
+    from warplab.families.memcpy.spec import WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2
+
+    monkeypatch.setattr(mc, "PROBE_MIN", 0)
+    run_case(["warp_tiers_probed"], rng_name, count, align, src_s, dst_s,
+             configs=(WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2))
+
+
+@pytest.mark.parametrize("rng_name,src_s,dst_s,want",
+                         [("sixteen", False, True, 1), ("sixteen", True, True, 1),
+                          ("fifteen_sixteen", False, True, 1), ("sixteen", False, False, 0),
+                          ("sixteen", True, False, 0), ("sub", True, True, 0),
+                          ("mixed", False, True, 0)])
+@pytest.mark.parametrize("count", [40, 1000, 100_000])
+def test_layout_probe_verdict(rng_name: str, src_s: bool, dst_s: bool, want: int,
+                              count: int) -> None:
+    """The probe votes for the evict-first body only where most sampled buffers are tiny (at
+    most 16 bytes) and their destinations scattered; then a probed copy past ``PROBE_MIN``
+    (the batch as the pointer form passes it) copies exactly and the probe's word holds the
+    verdict."""
+    from warplab.families.memcpy import cuda as mc
+    from warplab.families.memcpy.spec import WARP_TIERS_PROBED
+
+    sizes, _, _ = layout(rng_name, count, 1, src_s, 1)
+    _, d_off, d_bytes = layout(rng_name, count, 1, dst_s, 2)
+    d_dst = cupy.empty(d_bytes, dtype=np.uint8)
+    dst_ptrs = cupy.asarray(d_off.astype(np.uint64) + np.uint64(d_dst.data.ptr))
+    batch = mc.DeviceBatch(dst_ptrs, dst_ptrs, cupy.asarray(sizes).astype(np.uint64), count,
+                           None)
+    at = mc.probe_layout(batch, WARP_TIERS_PROBED)
+    word = cupy.ndarray((1,), np.uint32, cupy.cuda.MemoryPointer(
+        cupy.cuda.UnownedMemory(at, 4, None), 0))
+    assert int(word.get()[0]) == want
+
+
+def test_probed_variant_probes_past_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below ``PROBE_MIN`` buffers ``warp_tiers_probed`` launches no probe (the unprobed
+    kernel); from it on, the probe and the probed kernel (the launch records say which)."""
+    from warplab.families.memcpy import cuda as mc
+
+    calls = []
+    real = mc.probe_layout
+    monkeypatch.setattr(mc, "probe_layout", lambda b, c: calls.append(b.count) or real(b, c))
+    monkeypatch.setattr(mc, "PROBE_MIN", 1000)
+    for n in (999, 1000):
+        run_case(["warp_tiers_probed"], "sixteen", n, 1, False, True)
+    assert calls == [1000]
+
+
 @pytest.mark.parametrize("count", [1, 31, 32, 33, 1000, 100_000])
 @pytest.mark.parametrize("align", [1, 4, 16])
 @pytest.mark.parametrize("src_s,dst_s", [(False, False), (True, True), (False, True),
