@@ -477,7 +477,7 @@ def warp_tiers_words(b: DeviceBatch) -> None:
           supports=_queue_fits, rank=2)
 def warp_tiers_probed(b: DeviceBatch) -> None:
     """``warp_tiers_words`` with the layout probe (``spec.WARP_TIERS_PROBED``): a batch of at
-    least :data:`PROBE_MIN` buffers is sampled first by a one-block kernel (16 windows of 32
+    least :data:`PROBE_MIN` buffers is sampled first by a one-block kernel (32 windows of 32
     neighbouring buffers spread over the batch); where most windows hold tiny buffers whose
     destinations are scattered, the copy loads every thread-level source byte evict-first
     (``ld.global.cs``), else it runs the default's body. One kernel holds both bodies and
