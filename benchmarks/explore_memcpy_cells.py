@@ -68,7 +68,8 @@ from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.cuda import run_warp_classes
 from warplab.families.memcpy.spec import (
     WARP_TIERS_PROBED,
-    WARP_TIERS_PROBED_L2,
+    WARP_TIERS_VOTED,
+    WARP_TIERS_VOTED_L2,
     WARP_TIERS_WORDS,
     WarpClasses,
 )
@@ -85,7 +86,8 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
-CANDIDATES = {WARP_TIERS_PROBED: "probe: EF", WARP_TIERS_PROBED_L2: "probe: L2 EF"}
+CANDIDATES = {WARP_TIERS_PROBED: "probe: EF", WARP_TIERS_VOTED: "vote: EF",
+              WARP_TIERS_VOTED_L2: "vote: L2 EF"}
 #: column headers: the candidates and the noise column
 SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}

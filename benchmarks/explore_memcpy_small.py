@@ -148,6 +148,7 @@ def shape_name(c: Any) -> str:
     loads = f",l{c.loads}" if c.loads else ""
     words = f",w{c.words}" if c.words else ""
     probe = f",p{c.probe}" if getattr(c, "probe", 0) else ""
+    probe += f",v{c.vote}" if getattr(c, "vote", 0) else ""
     return (f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},{tier2}b{c.min_blocks},"
             f"st{c.stream}{zeroed}{loads}{words}{probe}]")
 

@@ -148,15 +148,21 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
                           if n < 100_000 or r != "boundary"])
 def test_probed_shapes_copy_exactly(monkeypatch: pytest.MonkeyPatch, rng_name: str,
                                     count: int, align: int, src_s: bool, dst_s: bool) -> None:
-    """The probed shapes with the probe on every batch (``PROBE_MIN`` 0): whichever body the
-    verdict picks (both are reached: shuffled destinations of tiny buffers vote for the
-    evict-first body), every byte as NumPy's."""
+    """The probed shapes with the probe on every batch (``PROBE_MIN`` 0) and the voted ones:
+    whichever body the verdict or a warp's vote picks (both are reached: tiny buffers vote
+    for the evict-first body unless gathered), every byte as NumPy's."""
     from warplab.families.memcpy import cuda as mc
-    from warplab.families.memcpy.spec import WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2
+    from warplab.families.memcpy.spec import (
+        WARP_TIERS_PROBED,
+        WARP_TIERS_PROBED_L2,
+        WARP_TIERS_VOTED,
+        WARP_TIERS_VOTED_L2,
+    )
 
     monkeypatch.setattr(mc, "PROBE_MIN", 0)
-    run_case(["warp_tiers_probed"], rng_name, count, align, src_s, dst_s,
-             configs=(WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2))
+    run_case(["warp_tiers_probed", "warp_tiers_voted"], rng_name, count, align, src_s, dst_s,
+             configs=(WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2, WARP_TIERS_VOTED,
+                      WARP_TIERS_VOTED_L2))
 
 
 @pytest.mark.parametrize("rng_name,src_s,dst_s,want",

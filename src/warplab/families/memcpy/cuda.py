@@ -29,6 +29,8 @@ from .spec import (
     WARP_TIERS,
     WARP_TIERS_PROBED,
     WARP_TIERS_PROBED_L2,
+    WARP_TIERS_VOTED,
+    WARP_TIERS_VOTED_L2,
     WARP_TIERS_WORDS,
     MemcpyProblem,
     SizeClasses,
@@ -84,6 +86,8 @@ def _warp_expr(c: WarpClasses) -> str:
             f"{c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, {c.words}")
     if c.probe:
         return f"memcpy_warp_classes_probed<{args}, {c.probe}>"
+    if c.vote:
+        return f"memcpy_warp_classes_voted<{args}, {c.vote}>"
     return f"memcpy_warp_classes<{args}>"
 
 
@@ -96,7 +100,8 @@ def _blev_expr(chunk: int) -> str:
 
 
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
-                 WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2, *WARP_CLASSES_SWEEP)
+                 WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2, WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2,
+                 *WARP_CLASSES_SWEEP)
 
 
 def _expressions(loads: int) -> tuple[str, ...]:
@@ -488,3 +493,17 @@ def warp_tiers_probed(b: DeviceBatch) -> None:
     sampled buffer) on batches of at least ``PROBE_MIN`` buffers.
     """
     run_warp_classes(b, WARP_TIERS_PROBED)
+
+
+@register("memcpy_batched", "warp_tiers_voted", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=6)
+def warp_tiers_voted(b: DeviceBatch) -> None:
+    """``warp_tiers_words`` with each warp's thread-level loads chosen from its own first 32
+    buffers (``spec.WARP_TIERS_VOTED``): evict-first (``ld.global.cs``) where most of them are
+    at most 16 bytes and they are not gathered (sources scattered, destinations not), the
+    default's elsewhere. One kernel holds both bodies; a warp takes one branch, no probe.
+
+    Performance: as ``warp_tiers_words``, plus a read of the first pass's descriptors through
+    the read-only path (the body's reads of them hit L1) and three ballots a warp.
+    """
+    run_warp_classes(b, WARP_TIERS_VOTED)

@@ -222,4 +222,10 @@ WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 2)
 WARP_PROBED_INST(1)  // WARP_TIERS_PROBED
 WARP_PROBED_INST(2)
 template __global__ void memcpy_layout_probe<16>(const u64*, const u64*, u64, u32*);
+#define WARP_VOTED_INST(E)                                                                    \
+    template __global__ void memcpy_warp_classes_voted<16, 8, 256, 32, 1024, 8192, 32768, 4,  \
+                                                       4, 3, 3, E>(                           \
+        const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);
+WARP_VOTED_INST(1)  // WARP_TIERS_VOTED
+WARP_VOTED_INST(2)
 #endif

@@ -509,6 +509,43 @@ memcpy_warp_classes_probed(const u64* __restrict__ src, const u64* __restrict__ 
                                          WARP_LISTS, ByPolicy{});
 }
 
+// memcpy_warp_classes with each warp's thread-level loads chosen by its own first 32 buffers
+// (no probe, no extra launch): Tiny<E> (evict-first) where most of them are thread-level
+// (1 to TMAX bytes) and they are not gathered (sources scattered, destinations not: there
+// evict-first loads lost 9-14%, session 18), the load policy's elsewhere; the warp keeps the
+// choice for its later passes. The vote reads the first pass's descriptors through the
+// read-only path, and the body reads them again (L1 hits). Its thread and block indices are
+// read opaquely and its loads differ from the body's: whatever the compiler could share
+// between the vote and the two bodies (the index, the loads) would be live into both and
+// spill at the 64-register cap (session 18: 72 bytes; so 61 registers, no spills).
+template <WARP_CLASSES_PARAMS, int E>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
+memcpy_warp_classes_voted(const u64* __restrict__ src, const u64* __restrict__ dst,
+                          const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
+                          u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+    WARP_LISTS_DECLARE;
+    u32 t, b;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
+    const u64 i = (u64)b * WARPLAB_MEMCPY_WARP_THREADS + t;  // the first pass's buffer
+    const bool live = i < n;
+    const u64 size = live ? __ldg(sizes + i) : 0;
+    const u64 sp = live ? __ldg(src + i) : 0, dp = live ? __ldg(dst + i) : 0;
+    const u32 lane = t & 31;
+    const u32 tiny = __popc(__ballot_sync(FULL_MASK, (i64)size > 0 && size <= (u64)TMAX));
+    const bool gathered = scattered(sp, size, live, lane, FULL_MASK) &&
+                          !scattered(dp, size, live, lane, FULL_MASK);
+    if (2 * tiny > 32 && !gathered) {
+        asm volatile("" ::: "memory");  // as in memcpy_warp_classes_probed
+        warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id,
+                                             queue_first, WARP_LISTS, Tiny<E>{});
+        return;
+    }
+    asm volatile("" ::: "memory");
+    warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first,
+                                         WARP_LISTS, ByPolicy{});
+}
+
 // The layout probe: one block, a warp per window of 32 neighbouring buffers, the windows
 // spread evenly over the batch (they overlap when it holds fewer than 32 a warp). A window
 // votes when most of its buffers are thread-level (1 to TMAX bytes) and its destinations are

@@ -79,7 +79,10 @@ class WarpClasses(NamedTuple):
     thread-level source bytes evict-first (1: ``ld.global.cs``, L1 and L2; 2: L2 evict-first
     by a policy register), else as ``loads`` says; one kernel holds both bodies and takes one
     branch (``memcpy_warp_classes_probed``). Only batches of at least ``cuda.PROBE_MIN``
-    buffers are probed; smaller ones run the unprobed kernel."""
+    buffers are probed; smaller ones run the unprobed kernel. ``vote``: the same choice (1
+    ``ld.global.cs``, 2 L2 evict-first; 0 none) made by each warp from its own first 32
+    buffers, with no probe (``memcpy_warp_classes_voted``): evict-first where most are
+    thread-level and they are not gathered (sources scattered, destinations not)."""
 
     tlev_max: int
     group: int
@@ -94,6 +97,7 @@ class WarpClasses(NamedTuple):
     loads: int = 0
     words: int = 0
     probe: int = 0
+    vote: int = 0
 
     @property
     def tier2_max(self) -> int:
@@ -145,6 +149,10 @@ WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: default's body runs. ``WARP_TIERS_PROBED_L2`` loads them L2 evict-first instead (2).
 WARP_TIERS_PROBED = WARP_TIERS_WORDS._replace(probe=1)
 WARP_TIERS_PROBED_L2 = WARP_TIERS_WORDS._replace(probe=2)
+#: ``warp_tiers_voted``: the choice made by each warp from its first 32 buffers
+#: (``WarpClasses.vote``; session 18: the probe's launch cost 3% in the consecutive cells).
+WARP_TIERS_VOTED = WARP_TIERS_WORDS._replace(vote=1)
+WARP_TIERS_VOTED_L2 = WARP_TIERS_WORDS._replace(vote=2)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
