@@ -1,10 +1,5 @@
 """Candidate shapes of ``warp_tiers_words`` (issue 13) against the default, CUB and the cell's
-scatter ceiling on the same batches: since session 18 the layout-probed kernel
-(``spec.WARP_TIERS_PROBED``: a one-block probe samples the batch, and where its destinations
-are scattered and its buffers tiny every thread-level source byte is loaded evict-first, by
-``ld.global.cs`` or, ``WARP_TIERS_PROBED_L2``, by an L2 policy register; else the default's
-body; the cells of 1-8 B buffers are the ones large enough to be probed); session 17 timed
-the load policies 10 (the thread-level
+scatter ceiling on the same batches: since session 17 the load policies 10 (the thread-level
 source bytes evict-first, ``ld.global.cs``, in warps whose destinations are scattered, and
 the default's evict-first descriptors: +4-8% on the tiny cells with a scattered destination,
 -7% at C_C 1-8 B a1, each such load selecting between two instructions) and 130 (the same
@@ -66,13 +61,7 @@ from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.cuda import run_warp_classes
-from warplab.families.memcpy.spec import (
-    WARP_TIERS_PROBED,
-    WARP_TIERS_VOTED,
-    WARP_TIERS_VOTED_L2,
-    WARP_TIERS_WORDS,
-    WarpClasses,
-)
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS, WarpClasses
 from warplab.report.memcpy_target import INVALID, target_met, valid_scatter
 
 CUB = "cub::DeviceMemcpy::Batched"
@@ -86,8 +75,8 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
-CANDIDATES = {WARP_TIERS_PROBED: "probe: EF", WARP_TIERS_VOTED: "vote: EF",
-              WARP_TIERS_VOTED_L2: "vote: L2 EF"}
+CANDIDATES = {WARP_TIERS_WORDS._replace(loads=10): "10: 8 + EF desc",
+              WARP_TIERS_WORDS._replace(loads=130): "130: L2 EF reg"}
 #: column headers: the candidates and the noise column
 SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}

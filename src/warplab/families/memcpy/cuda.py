@@ -27,10 +27,6 @@ from .spec import (
     WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
-    WARP_TIERS_PROBED,
-    WARP_TIERS_PROBED_L2,
-    WARP_TIERS_VOTED,
-    WARP_TIERS_VOTED_L2,
     WARP_TIERS_WORDS,
     MemcpyProblem,
     SizeClasses,
@@ -45,12 +41,6 @@ BLEV_THREADS = 256   # size_classes, second kernel
 BLEV_BLOCKS_PER_SM = 8
 WARP_THREADS = 256   # warp_classes, first kernel: eight warps of 32 buffers per block
 MAX_GRID = 1 << 20   # grid-stride loops cover the rest
-#: A probed shape (``spec.WarpClasses.probe``) samples batches of at least this many buffers
-#: (``memcpy_layout_probe``, one block of PROBE_THREADS: a warp a window); smaller ones run
-#: the unprobed kernel. The probe's launch costs about as much device time as 0.1 MB of
-#: copying (a few us); from 2^23 buffers on a batch moves at least 200 MB.
-PROBE_MIN = 1 << 23
-PROBE_THREADS = 1024
 #: The kernels' compile-time constants (their only copy; passed as -D options).
 DEFINES = {
     "WARPLAB_MEMCPY_UNROLL": 4,               # 16-byte loads in flight per thread
@@ -82,17 +72,9 @@ def _tiles_expr(c: SizeClasses) -> str:
 
 @functools.cache
 def _warp_expr(c: WarpClasses) -> str:
-    args = (f"{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, {c.tier2_max}, {c.wlev_max}, "
-            f"{c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, {c.words}")
-    if c.probe:
-        return f"memcpy_warp_classes_probed<{args}, {c.probe}>"
-    if c.vote:
-        return f"memcpy_warp_classes_voted<{args}, {c.vote}>"
-    return f"memcpy_warp_classes<{args}>"
-
-
-def _probe_expr(c: WarpClasses) -> str:
-    return f"memcpy_layout_probe<{c.tlev_max}>"
+    return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, "
+            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, "
+            f"{c.words}>")
 
 
 def _blev_expr(chunk: int) -> str:
@@ -100,7 +82,6 @@ def _blev_expr(chunk: int) -> str:
 
 
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
-                 WARP_TIERS_PROBED, WARP_TIERS_PROBED_L2, WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2,
                  *WARP_CLASSES_SWEEP)
 
 
@@ -108,18 +89,14 @@ def _expressions(loads: int) -> tuple[str, ...]:
     """The instantiations of the module compiled with load policy ``loads``: the base
     module's (``DEFINES``) holds every variant's kernels but the warp configurations of other
     policies; another policy's module holds those configurations' first kernels and their
-    BLEV kernel (the default, ``WARP_TIERS_WORDS``, has policy 2), and the layout probe where
-    a probed configuration has that policy."""
+    BLEV kernel (the default, ``WARP_TIERS_WORDS``, has policy 2)."""
     configs = [c for c in _WARP_CONFIGS if c.loads == loads]
-    probes = sorted({_probe_expr(c) for c in configs if c.probe})
     if loads == DEFINES["WARPLAB_MEMCPY_LOADS"]:
         return ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
                 *(_warp_expr(c) for c in configs),
-                *sorted({_blev_expr(c.chunk) for c in (PR_CLASSES, TUNED_CLASSES, *configs)}),
-                *probes)
-    return (*(_warp_expr(c) for c in configs), *sorted({_blev_expr(c.chunk) for c in configs}),
-            *probes)
+                *sorted({_blev_expr(c.chunk) for c in (PR_CLASSES, TUNED_CLASSES, *configs)}))
+    return (*(_warp_expr(c) for c in configs), *sorted({_blev_expr(c.chunk) for c in configs}))
 
 
 def _kernel(expr: str) -> Any:
@@ -254,11 +231,9 @@ _LAUNCHES = fastpath.PlanCache("memcpy.launches")
 
 
 def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
-              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], extra: int = 0
-              ) -> tuple[_Launches, int]:
-    """The launches of a first kernel ``first_expr`` (``extra`` more address arguments after
-    the usual seven: the probed kernel's verdict) with its BLEV kernel on the current device,
-    and the device's id."""
+              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> tuple[_Launches, int]:
+    """The launches of a first kernel ``first_expr`` with its BLEV kernel on the current
+    device, and the device's id."""
     import cupy
 
     dev = cupy.cuda.runtime.getDevice()
@@ -268,22 +243,21 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
         u64 = np.uint64(0)
         got = _LAUNCHES.put(key, _Launches(
             Prepared(_kernel_on(first_expr, dev, loads), None, (block,),
-                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64, *(u64,) * extra)),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)),
             Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
                      (ARRAY, ARRAY, ARRAY, u64, u64, u64)),
             BLEV_BLOCKS_PER_SM * _sms(dev), wlev_max))
     return got, dev
 
 
-def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int, *extra: int) -> None:
+def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int) -> None:
     """The launches of a size-class kernel (``memcpy.cu``): the first kernel copies every
     buffer of up to ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second
     kernel, through the stream's :class:`_Queue`. When the host knows that no buffer is that
-    large, the first kernel never touches the queue: one launch, null pointers. ``extra``:
-    the first kernel's arguments after the usual seven."""
+    large, the first kernel never touches the queue: one launch, null pointers."""
     stream, skey = fastpath.current_stream()
     if b.largest is not None and b.largest <= go.wlev_max:
-        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0, *extra)
+        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0)
         return
     q = _QUEUES.get((dev, skey))
     if q is None:
@@ -291,7 +265,7 @@ def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int, *extra: int) ->
     with q.lock:
         keep, first, ids = q.slots_for(b.count)
         go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, q.counter_at, ids,
-                           first, *extra)
+                           first)
         try:
             go.blev.on_stream(stream, go.blev_grid, b.src, b.dst, b.sizes, q.counter_at, ids,
                               first)
@@ -311,48 +285,13 @@ def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
 
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
     """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``,
-    ``WARP_CLASSES_STREAM``, ``WARP_TIERS``, ``WARP_TIERS_WORDS``, the probed shapes and
-    ``WARP_CLASSES_SWEEP``: the modules compile those): the layout probe where ``c`` has one
-    and the batch holds at least :data:`PROBE_MIN` buffers (else ``c`` without it), the warp
-    kernel, then the BLEV queue's kernel (``_classed``: one launch when the host knows no
-    buffer exceeds ``c.wlev_max``)."""
+    ``WARP_CLASSES_STREAM``, ``WARP_TIERS``, ``WARP_TIERS_WORDS`` and ``WARP_CLASSES_SWEEP``:
+    the modules compile those): the warp kernel, then the BLEV queue's kernel (``_classed``:
+    one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
     if b.count == 0:
         return
-    if c.probe and b.count < PROBE_MIN:
-        c = c._replace(probe=0)
-    grid = min(-(-b.count // WARP_THREADS), MAX_GRID)
-    if not c.probe:
-        go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
-        _classed(b, go, grid, dev)
-        return
-    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads, extra=1)
-    verdict = probe_layout(b, c)
-    _classed(b, go, grid, dev, verdict)
-
-
-_PROBES = fastpath.PlanCache("memcpy.probe")
-
-
-def probe_layout(b: DeviceBatch, c: WarpClasses) -> int:
-    """Launch the layout probe of ``c`` on ``b`` (current stream; nothing waits) and return
-    the address of its verdict: a uint32 on the device, 1 where the batch's sampled windows
-    are mostly tiny buffers with scattered destinations (the probed kernel then loads their
-    source bytes as ``c.probe`` says), else 0. The word is the stream's (one per device and
-    stream, kept by the plan cache): a later call on the stream writes it after this one's
-    copy has read it."""
-    import cupy
-
-    stream, skey = fastpath.current_stream()
-    dev = cupy.cuda.runtime.getDevice()
-    got = _PROBES.get((c.tlev_max, c.loads, dev, skey))
-    if got is None:
-        word = cupy.zeros(1, dtype=np.uint32)
-        launch = Prepared(_kernel_on(_probe_expr(c), dev, c.loads), (1,), (PROBE_THREADS,),
-                          (ARRAY, ARRAY, np.uint64(0), np.uint64(0)))
-        got = _PROBES.put((c.tlev_max, c.loads, dev, skey), (launch, word, word.data.ptr))
-    launch, _, at = got
-    launch.on_stream(stream, (1,), b.dst, b.sizes, b.count, at)
-    return at
+    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
+    _classed(b, go, min(-(-b.count // WARP_THREADS), MAX_GRID), dev)
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
@@ -476,34 +415,3 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     8 KiB); all bytes once plus 24 bytes per buffer.
     """
     run_warp_classes(b, WARP_TIERS_WORDS)
-
-
-@register("memcpy_batched", "warp_tiers_probed", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=2)
-def warp_tiers_probed(b: DeviceBatch) -> None:
-    """``warp_tiers_words`` with the layout probe (``spec.WARP_TIERS_PROBED``): a batch of at
-    least :data:`PROBE_MIN` buffers is sampled first by a one-block kernel (32 windows of 32
-    neighbouring buffers spread over the batch); where most windows hold tiny buffers whose
-    destinations are scattered, the copy loads every thread-level source byte evict-first
-    (``ld.global.cs``), else it runs the default's body. One kernel holds both bodies and
-    takes one branch on the probe's verdict, so no load chooses between two instructions.
-    Smaller batches run ``warp_tiers_words`` itself.
-
-    Performance: as ``warp_tiers_words``, plus the probe's launch (one block, 16 bytes read a
-    sampled buffer) on batches of at least ``PROBE_MIN`` buffers.
-    """
-    run_warp_classes(b, WARP_TIERS_PROBED)
-
-
-@register("memcpy_batched", "warp_tiers_voted", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=6)
-def warp_tiers_voted(b: DeviceBatch) -> None:
-    """``warp_tiers_words`` with each warp's thread-level loads chosen from its own first 32
-    buffers (``spec.WARP_TIERS_VOTED``): evict-first (``ld.global.cs``) where most of them are
-    at most 16 bytes and they are not gathered (sources scattered, destinations not), the
-    default's elsewhere. One kernel holds both bodies; a warp takes one branch, no probe.
-
-    Performance: as ``warp_tiers_words``, plus a read of the first pass's descriptors through
-    the read-only path (the body's reads of them hit L1) and three ballots a warp.
-    """
-    run_warp_classes(b, WARP_TIERS_VOTED)

@@ -73,16 +73,7 @@ class WarpClasses(NamedTuple):
     in warps whose destinations are scattered, the thread-level buffers that would take two
     or more words of their own lane go through a stream of the warp's words (the models:
     ``model.py``). Classes are decided per warp of 32 buffers by ballots: no block-wide
-    histogram or partition. ``probe``: the layout probe (0 none): a one-block kernel samples
-    the batch's descriptors first (``memcpy_layout_probe``), and where most of its windows of
-    32 buffers hold thread-level buffers with scattered destinations the copy loads all its
-    thread-level source bytes evict-first (1: ``ld.global.cs``, L1 and L2; 2: L2 evict-first
-    by a policy register), else as ``loads`` says; one kernel holds both bodies and takes one
-    branch (``memcpy_warp_classes_probed``). Only batches of at least ``cuda.PROBE_MIN``
-    buffers are probed; smaller ones run the unprobed kernel. ``vote``: the same choice (1
-    ``ld.global.cs``, 2 L2 evict-first; 0 none) made by each warp from its own first 32
-    buffers, with no probe (``memcpy_warp_classes_voted``): evict-first where most are
-    thread-level and they are not gathered (sources scattered, destinations not)."""
+    histogram or partition."""
 
     tlev_max: int
     group: int
@@ -96,8 +87,6 @@ class WarpClasses(NamedTuple):
     zeroed: int = 0
     loads: int = 0
     words: int = 0
-    probe: int = 0
-    vote: int = 0
 
     @property
     def tier2_max(self) -> int:
@@ -142,17 +131,6 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: through a stream of the warp's words (one store per buffer's sector instead of one per
 #: word).
 WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
-#: ``warp_tiers_probed``: ``WARP_TIERS_WORDS`` with the layout probe (``WarpClasses.probe``):
-#: where a large batch's destinations are scattered and its buffers tiny, the thread-level
-#: source bytes are loaded evict-first (1; session 17: +4-8% in those cells as load policy
-#: 10, whose per-warp choice at each load cost the consecutive tiny cells 7%), else the
-#: default's body runs. ``WARP_TIERS_PROBED_L2`` loads them L2 evict-first instead (2).
-WARP_TIERS_PROBED = WARP_TIERS_WORDS._replace(probe=1)
-WARP_TIERS_PROBED_L2 = WARP_TIERS_WORDS._replace(probe=2)
-#: ``warp_tiers_voted``: the choice made by each warp from its first 32 buffers
-#: (``WarpClasses.vote``; session 18: the probe's launch cost 3% in the consecutive cells).
-WARP_TIERS_VOTED = WARP_TIERS_WORDS._replace(vote=1)
-WARP_TIERS_VOTED_L2 = WARP_TIERS_WORDS._replace(vote=2)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
