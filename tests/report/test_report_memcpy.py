@@ -358,3 +358,37 @@ def test_default_is_the_registry_default() -> None:
     from warplab.report.memcpy import DEFAULT
 
     assert registry.variants("memcpy_batched", "cuda")[0].name == DEFAULT
+
+
+def test_explore_series_stay_out_of_the_tables_and_figures(tmp_path: Path) -> None:
+    """Series of warplab kernels the package does not register (the explore scripts' shapes
+    and repeats, variants since removed) are left out of the every-variant table and the
+    figures, and the table's note counts them; the comparators and registered variants stay."""
+    doc = memcpy_doc(sizes=((1, 8), (16, 16)), layouts=("CC",), aligns=(1,))
+    extra = []
+    for name in ("default again", "warp_classes[t16,g8,s256,b4,st4,z3,l10]", "warp_tiers_old"):
+        for lo, hi in ((1, 8), (16, 16)):
+            r = record("size_classes", lo, hi, "CC", 1, 512 << 20)
+            r["variant"] = name
+            extra.append(r)
+    doc["results"] += extra
+    p = tmp_path / "memcpy.json"
+    p.write_text(json.dumps(doc))
+    res = load_results(p)
+    (t,) = every_variant_tables(res)
+    assert t.columns[3:] == ["block_per_buffer", "warp_per_buffer", "size_classes",
+                             "size_classes_tuned", "cub::DeviceMemcpy::Batched",
+                             "cudaMemcpyBatchAsync"]  # the loop: no record of < 20,000 buffers
+    assert t.note.startswith("3 more series of warplab kernels")
+    figs = memcpy_figures(res, lambda *q: tmp_path / ("_".join(map(str, q)) + ".png"), [])
+    assert not {"default again", "warp_tiers_old"} & set(figs[0][5])
+    (clean,) = every_variant_tables(load_results(Path(doc_path_clean(tmp_path))))
+    assert clean.note == ""
+
+
+def doc_path_clean(tmp_path: Path) -> Path:
+    p = tmp_path / "clean" / "memcpy.json"
+    p.parent.mkdir()
+    p.write_text(json.dumps(memcpy_doc(sizes=((1, 8), (16, 16)), layouts=("CC",),
+                                       aligns=(1,))))
+    return p

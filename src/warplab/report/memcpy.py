@@ -107,9 +107,30 @@ def is_cub(r: Row) -> bool:
 
 
 def kernel_rows(results: Results) -> list[Row]:
-    """Verified kernel-phase records with a bandwidth."""
-    return [r for r in results.rows if r.family == "memcpy" and r.ok and r.gbps
-            and r.params.get("mode", "kernel") == "kernel"]
+    """Verified kernel-phase records with a bandwidth, of the package's variants and the
+    comparators (:func:`package_rows`)."""
+    return package_rows([r for r in results.rows if r.family == "memcpy" and r.ok and r.gbps
+                         and r.params.get("mode", "kernel") == "kernel"])[0]
+
+
+def package_rows(rows: Sequence[Row]) -> tuple[list[Row], list[str]]:
+    """The records of the variants the package registers (``warplab.variants`` of
+    ``memcpy_batched`` on the record's backend) and of the comparators, and the series left
+    out: the kernel shapes and candidates only the explore scripts time
+    (``benchmarks/explore_memcpy_*.py``: "default again", ``warp_classes[...]``) and variants
+    since removed. Their records stay in the JSON files, and ``benchmarks/NOTES.md`` tells what
+    they measured; a table of every variant with dozens of them is not one a reader reads."""
+    from ..core import registry
+
+    names = {b: {v.name for v in registry.variants("memcpy_batched", b)}
+             for b in {r.backend for r in rows}}
+    keep, out = [], set()
+    for r in rows:
+        if r.provider != "warplab" or r.variant in names[r.backend]:
+            keep.append(r)
+        else:
+            out.add(r.series)
+    return keep, sorted(out)
 
 
 def default_name(rows: Sequence[Row]) -> str | None:
@@ -212,14 +233,21 @@ def _small_rates(t: Table, cols: Sequence[int]) -> None:
 
 def every_variant_tables(results: Results) -> list[Table]:
     """Per device: GB/s (all bytes) of every variant and comparator in every case (folded
-    under "results at a glance")."""
+    under "results at a glance"); a note counts the explore-only series left out
+    (:func:`package_rows`)."""
     ok = kernel_rows(results)
+    _, left_out = package_rows([r for r in results.rows if r.family == "memcpy" and r.ok
+                                and r.gbps and r.params.get("mode", "kernel") == "kernel"])
+    note = (f"{len(left_out)} more series of warplab kernels, timed only by the explore "
+            "scripts or by variants since removed, are left out (their records stay in the "
+            "JSON; benchmarks/NOTES.md tells what they measured)." if left_out else "")
     tables = []
     for device, rows in sorted(group_by(ok, lambda r: r.device).items()):
         series = ordered_series("memcpy", rows)
         t = Table(f"memcpy: GB/s (all bytes) of every variant and comparator"
                   f"{_suffix(ok, device)}", ["align", "layout", "buffer sizes"] + series, [],
-                  "glance", "memcpy", {i: ".1f" for i in range(3, 3 + len(series))})
+                  "glance", "memcpy", {i: ".1f" for i in range(3, 3 + len(series))},
+                  note=note)
         for (a, lay, hi, lo), at in _cases(rows):
             t.rows.append([a, lay, class_label(lo, hi)]
                           + [at[s].gbps if s in at else None for s in series])
