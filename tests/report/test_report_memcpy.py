@@ -337,6 +337,26 @@ def test_summary_row(doc_path: Path) -> None:
         f"({100 * fast / 8:.0f}%), SS 16 B · align 4")
 
 
+def test_summary_roof_is_the_worst_cases_cell_ceiling(tmp_path: Path) -> None:
+    """Where the worst case against CUB has a valid scatter ceiling below the copy ceiling,
+    the summary judges it against that cell ceiling; an invalid one leaves the copy's."""
+    doc = memcpy_doc(sizes=((1, 8), (16, 16)), layouts=("SS",), aligns=(1,))
+    for r in doc["results"]:  # the default trails CUB most in the scatter ceiling's cell
+        if r["variant"] == "size_classes_tuned" and r["params"]["max"] == 8:
+            r["gbps"] = 0.5 * gbps("cub::DeviceMemcpy::Batched", 1, 8, "SS", 1)
+    p = tmp_path / "memcpy.json"
+    p.write_text(json.dumps(doc))
+    (h,) = [h for h in headlines(load_results(p)) if h.family == "memcpy"]
+    assert dict(h.config) == {"align": 1, "layout": "SS", "min": 1, "max": 8}
+    assert (h.roof_name, h.roof) == ("cell ceiling", SCATTER)
+    for r in doc["results"]:  # a copy faster than the touch: the ceiling is invalid
+        if r["variant"] == "block_per_buffer" and r["params"]["max"] == 8:
+            r["gbps"] = 2 * SCATTER
+    p.write_text(json.dumps(doc))
+    (h,) = [h for h in headlines(load_results(p)) if h.family == "memcpy"]
+    assert (h.roof_name, h.roof) == ("copy", COPY)
+
+
 def test_page(report: tuple[Path, str]) -> None:
     index, page = report
     tables = parse_tables(page)

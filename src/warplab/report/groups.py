@@ -336,6 +336,9 @@ class Pick(NamedTuple):
             configuration where both ran, or None.
         where: The "compared at" text, ``"<detail>, <main>"`` (the page shows the part after
             the last ``", "`` large and the rest under it).
+        roof: ``(name, rate)`` of the roof the best row is judged against, where the family
+            knows a closer one than the device's (memcpy: the case's cell ceiling); None for
+            the device's.
     """
 
     config: tuple[tuple[str, Any], ...]
@@ -344,3 +347,4 @@ class Pick(NamedTuple):
     rival: Row | None
     spread: tuple[float, float, int] | None
     where: str
+    roof: tuple[str, float] | None = None

@@ -47,7 +47,7 @@ table.summary{font-size:.92em;width:100%}table.summary th{background:#e9eef5}
 table.summary td{padding:.35em .6em}table.summary .main{font-weight:600}
 table.summary .sub{font-size:.82em;color:#5f6368;font-weight:400}
 table.summary td.ratio{font-size:1.15em;font-weight:700;vertical-align:middle}
-table.summary td.where .main{font-weight:400}table.summary td.num{white-space:nowrap}
+table.summary td.where .main{font-weight:400}table.summary td.num .main{white-space:nowrap}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:1em}
 figure{margin:0}figure.wide{grid-column:1/-1}
 figure img{width:100%;border:1px solid #e6e8eb;border-radius:3px}

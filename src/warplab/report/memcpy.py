@@ -391,7 +391,9 @@ def memcpy_figures(results: Results, name: Callable[..., Path],
 def headline_pick(results: Results, device: str, rows: Sequence[Row]) -> Pick | None:
     """The grid in one row: the case where the default does worst against CUB (without CUB:
     its lowest % of copy), the ratio's spread over the grid, and the share of the cases with
-    buffers >= 1 KiB at >= 85% of the copy ceiling."""
+    buffers >= 1 KiB at >= 85% of the copy ceiling; its roof is that case's cell ceiling where
+    a valid scatter ceiling lies below the copy ceiling (``memcpy_target``), else the copy
+    ceiling."""
     rows = [r for r in rows if r.ok and r.gbps and r.params.get("mode", "kernel") == "kernel"]
     default, roof = default_name(rows), copy_roof(results, device)
     if default is None:
@@ -419,7 +421,10 @@ def headline_pick(results: Results, device: str, rows: Sequence[Row]) -> Pick | 
                    f"({fmt_pct(100.0 * fast / len(large))})")
     cfg = (("align", align_of(best)), ("layout", layout(best)),
            ("min", size_class(best)[0]), ("max", size_class(best)[1]))
-    return Pick(cfg, best.size, best, rival, spread, f"{detail}, {case_text(best)}")
+    scatter = scatter_ceilings(results, case_key).get((device, case_key(best)))
+    cell = cell_ceiling(roof, scatter.gbps if scatter is not None else None)
+    return Pick(cfg, best.size, best, rival, spread, f"{detail}, {case_text(best)}",
+                ("cell ceiling", cell) if cell and roof and cell < roof else None)
 
 
 __all__ = ["DEFAULT", "MEMCPY_KINDS", "call_tables", "class_label", "every_variant_tables",

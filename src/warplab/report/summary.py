@@ -26,8 +26,9 @@ Two families pick their own row (their report modules, :mod:`warplab.report.corr
 of that precision against the fastest comparator at the largest M (the public call, rates in
 effective FLOP/s, errors named next to the times; roof: the DGEMM or SGEMM its arithmetic runs
 against); ``memcpy`` the grid's worst case of the default against CUB (GB/s counting all bytes,
-roof: copy), the ratio's spread over the grid, and the share of cases with buffers >= 1 KiB at
->= 85% of the copy ceiling.
+roof: that case's cell ceiling, the lower of copy and a valid scatter ceiling), the ratio's
+spread over the grid, and the share of cases with buffers >= 1 KiB at >= 85% of the copy
+ceiling.
 
 Two families are not rows of the table but a line under it (:func:`family_notes`):
 
@@ -256,7 +257,7 @@ def _own_headlines(results: Results, family: str) -> list[Headline]:
             picks = [pick] if pick is not None else []
         metric = "gflops" if family == "corrcoef" else "gbps"
         for p in picks:
-            roof_name, roof = _roof(results, family, device, p.best)
+            roof_name, roof = p.roof or _roof(results, family, device, p.best)
             out.append(Headline(family, device, metric, p.config, p.size, p.best, p.rival,
                                 roof_name, roof, p.spread, p.where))
     return out
@@ -298,8 +299,10 @@ def summary_table(heads: Sequence[Headline]) -> Table:
                    "and every comparator ran, in the configuration with the most sizes. "
                    "warplab / comparator > 1: warplab is faster. Roof: the device's measured "
                    "ceiling (read bandwidth for histogram and reductions, copy where read was "
-                   "not measured or for random_walk; SGEMM / DGEMM for matmul). Across configs: "
-                   "the same ratio in every configuration where both ran.")
+                   "not measured or for random_walk; SGEMM / DGEMM for matmul and corrcoef; "
+                   "memcpy: its case's cell ceiling where a valid scatter ceiling lies below "
+                   "copy). Across configs: the same ratio in every configuration where both "
+                   "ran.")
     for h in heads:
         spread = (f"{fmt_ratio(h.spread[0])} – {fmt_ratio(h.spread[1])} ({h.spread[2]} configs)"
                   if h.spread and h.spread[2] > 1 else "—")
