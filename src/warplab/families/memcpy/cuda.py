@@ -27,6 +27,8 @@ from .spec import (
     WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
+    WARP_TIERS_SAMPLED,
+    WARP_TIERS_SAMPLED_L2,
     WARP_TIERS_WORDS,
     MemcpyProblem,
     SizeClasses,
@@ -72,9 +74,11 @@ def _tiles_expr(c: SizeClasses) -> str:
 
 @functools.cache
 def _warp_expr(c: WarpClasses) -> str:
-    return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, "
-            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, "
-            f"{c.words}>")
+    args = (f"{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, {c.tier2_max}, {c.wlev_max}, "
+            f"{c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, {c.words}")
+    if c.sample:
+        return f"memcpy_warp_classes_sampled<{args}, {c.sample}>"
+    return f"memcpy_warp_classes<{args}>"
 
 
 def _blev_expr(chunk: int) -> str:
@@ -82,7 +86,7 @@ def _blev_expr(chunk: int) -> str:
 
 
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
-                 *WARP_CLASSES_SWEEP)
+                 WARP_TIERS_SAMPLED, WARP_TIERS_SAMPLED_L2, *WARP_CLASSES_SWEEP)
 
 
 def _expressions(loads: int) -> tuple[str, ...]:
@@ -231,9 +235,11 @@ _LAUNCHES = fastpath.PlanCache("memcpy.launches")
 
 
 def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
-              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> tuple[_Launches, int]:
-    """The launches of a first kernel ``first_expr`` with its BLEV kernel on the current
-    device, and the device's id."""
+              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], extra: tuple = ()
+              ) -> tuple[_Launches, int]:
+    """The launches of a first kernel ``first_expr`` (``extra``: samples of its arguments
+    after the usual seven) with its BLEV kernel on the current device, and the device's
+    id."""
     import cupy
 
     dev = cupy.cuda.runtime.getDevice()
@@ -243,21 +249,22 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
         u64 = np.uint64(0)
         got = _LAUNCHES.put(key, _Launches(
             Prepared(_kernel_on(first_expr, dev, loads), None, (block,),
-                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64, *extra)),
             Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
                      (ARRAY, ARRAY, ARRAY, u64, u64, u64)),
             BLEV_BLOCKS_PER_SM * _sms(dev), wlev_max))
     return got, dev
 
 
-def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int) -> None:
+def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int, *extra: Any) -> None:
     """The launches of a size-class kernel (``memcpy.cu``): the first kernel copies every
     buffer of up to ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second
     kernel, through the stream's :class:`_Queue`. When the host knows that no buffer is that
-    large, the first kernel never touches the queue: one launch, null pointers."""
+    large, the first kernel never touches the queue: one launch, null pointers. ``extra``:
+    the first kernel's arguments after the usual seven."""
     stream, skey = fastpath.current_stream()
     if b.largest is not None and b.largest <= go.wlev_max:
-        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0)
+        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0, *extra)
         return
     q = _QUEUES.get((dev, skey))
     if q is None:
@@ -265,7 +272,7 @@ def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int) -> None:
     with q.lock:
         keep, first, ids = q.slots_for(b.count)
         go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, q.counter_at, ids,
-                           first)
+                           first, *extra)
         try:
             go.blev.on_stream(stream, go.blev_grid, b.src, b.dst, b.sizes, q.counter_at, ids,
                               first)
@@ -290,8 +297,42 @@ def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
     one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
     if b.count == 0:
         return
-    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
-    _classed(b, go, min(-(-b.count // WARP_THREADS), MAX_GRID), dev)
+    grid = min(-(-b.count // WARP_THREADS), MAX_GRID)
+    if not c.sample:
+        go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
+        _classed(b, go, grid, dev)
+        return
+    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads,
+                        (np.uint64(0), np.uint32(0)))
+    _classed(b, go, grid, dev, *_vote_slots(dev))
+
+
+class _Votes:
+    """The sampled kernel's two vote slots of one (device, stream) and the calls' count: call
+    k adds its votes to slot k % 2, and its block 0 zeroes the other slot for call k + 1,
+    which the stream runs after it. Threads sharing a stream may number two calls alike: their
+    votes then share a slot (a choice of loads, never a byte copied, depends on it)."""
+
+    __slots__ = ("at", "calls", "slots")
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.slots = cupy.zeros(2, dtype=np.uint64)
+        self.at, self.calls = self.slots.data.ptr, 0
+
+
+_VOTES = fastpath.PlanCache("memcpy.votes")
+
+
+def _vote_slots(dev: int) -> tuple[int, np.uint32]:
+    """(the slots' address, this call's number) of the current stream on device ``dev``."""
+    _, skey = fastpath.current_stream()
+    v = _VOTES.get((dev, skey))
+    if v is None:
+        v = _VOTES.put((dev, skey), _Votes())
+    v.calls = (v.calls + 1) & 0xFFFFFFFF
+    return v.at, np.uint32(v.calls)
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
@@ -415,3 +456,20 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     8 KiB); all bytes once plus 24 bytes per buffer.
     """
     run_warp_classes(b, WARP_TIERS_WORDS)
+
+
+@register("memcpy_batched", "warp_tiers_sampled", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=2)
+def warp_tiers_sampled(b: DeviceBatch) -> None:
+    """``warp_tiers_words`` whose first 64 blocks sample the batch's layout for the rest
+    (``spec.WARP_TIERS_SAMPLED``; grids of at least 256 blocks, i.e. 65,536 buffers): their
+    warps vote, and the later warps load every thread-level source byte evict-first
+    (``ld.global.cs``) where most sampled buffers are at most 16 bytes and not gathered
+    (sources scattered, destinations not), else as the default. One kernel holds both bodies
+    behind one branch per warp; no probe kernel, no host synchronisation.
+
+    Performance: as ``warp_tiers_words``, plus the voters' second read of their descriptors
+    (64 blocks of 256 buffers), an atomic per voting warp and one read of the votes per later
+    warp.
+    """
+    run_warp_classes(b, WARP_TIERS_SAMPLED)

@@ -19,7 +19,8 @@
 // loop and, at the 64-register cap, is spilled (a spill store right behind each load waits for
 // that load). Zeroed, the array starts anew each pass. No effect on the copied bytes.
 // sc (the thread-level copies' last argument): the warp's destinations are scattered
-// (scattered_dst, memcpy_copy.cuh); only load policy bit 8 reads it (ld_tiny).
+// (scattered_dst, memcpy_copy.cuh; read by load policy bits 8, 64 and 128), or the
+// sampled kernel's loads for a whole body (Tiny<E>; ld_tiny, st_tiny).
 template <bool Z, typename T, int N>
 __device__ __forceinline__ void zero_if(T (&a)[N]) {
     if constexpr (Z) {
@@ -34,9 +35,9 @@ __device__ __forceinline__ void zero_if(T (&a)[N]) {
 template <int W> struct WordOf { typedef u32 T; };
 template <> struct WordOf<8> { typedef u64 T; };
 
-template <int W, int MAXN, bool Z>
+template <int W, int MAXN, bool Z, typename S>
 __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* __restrict__ s,
-                                                  u32 n, bool sc) {
+                                                  u32 n, S sc) {
     typedef typename WordOf<W>::T Word;
     constexpr int K = MAXN / W;
     Word v[K];
@@ -61,8 +62,9 @@ __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* 
 }
 
 // One aligned move of n = 1, 2, 4, 8 or 16 bytes (both addresses n-aligned).
+template <typename S>
 __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restrict__ s, u32 n,
-                                         bool sc) {
+                                         S sc) {
     if (n == 16)
         st_tiny(reinterpret_cast<ulonglong2*>(d),
                 ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc), sc);
@@ -79,9 +81,9 @@ __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restric
 
 // One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
 // when both are 16-byte aligned and n is 16, else 8- or 4-byte words (all loads first).
-template <int MAXN, bool Z>
+template <int MAXN, bool Z, typename S>
 __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restrict__ s, u32 n,
-                                          bool sc) {
+                                          S sc) {
     static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
     const u32 a = (u32)((u64)d | (u64)s);
     if (MAXN == 16 && n == 16 && (a & 15) == 0)
@@ -95,9 +97,9 @@ __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restri
 
 // One thread copies n <= MAXN (<= 16) bytes: word_copy where both addresses are 4-byte
 // aligned, else bytes (all loads first).
-template <int MAXN, bool Z>
+template <int MAXN, bool Z, typename S>
 __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __restrict__ s,
-                                            u32 n, bool sc) {
+                                            u32 n, S sc) {
     if ((((u32)(u64)d | (u32)(u64)s) & 3) == 0) {
         word_copy<MAXN, Z>(d, s, n, sc);
     } else {
@@ -202,9 +204,9 @@ __device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
 // each streamed lane's addresses less its start in the stream (in bytes); s_owner: the lane
 // of each stream element, from the front (BACK false) or from the back of its OWN entries.
 // Loads before stores, R rounds at a time (registers).
-template <typename T, int MAXE, bool Z, bool BACK = false, int OWN = 0>
+template <typename T, int MAXE, bool Z, bool BACK = false, int OWN = 0, typename S>
 __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
-                                            const u8* s_owner, u32 total, u32 lane, bool sc) {
+                                            const u8* s_owner, u32 total, u32 lane, S sc) {
     constexpr int R = MAXE < 8 ? MAXE : 8;
 #pragma unroll
     for (int k0 = 0; k0 < MAXE; k0 += R) {
@@ -261,12 +263,56 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or
 // more words (size and addresses multiples of 4, no single aligned move) go through a stream
 // of the warp's 4-byte words instead of their own lane.
-template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
-          int STREAM, int ZERO, int WORDS>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
-memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
-                    const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
-                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+//
+// The kernel's body is warp_classes_copy, run by two kernels: memcpy_warp_classes (the
+// thread-level loads as the module's load policy has them: HOW = ByPolicy) and
+// memcpy_warp_classes_sampled (the same, or Tiny<E> for the warps after its first blocks
+// when those voted for it).
+#define WARP_CLASSES_PARAMS                                                                  \
+    int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,  \
+        int STREAM, int ZERO, int WORDS
+#define WARP_CLASSES_ARGS TMAX, G, SUB_MAX, G2, SUB2_MAX, WLEV_MAX, CHUNK, MINB, STREAM, ZERO, WORDS
+
+// The warps' lists in shared memory, declared by each kernel (one set, whichever body runs)
+// and passed to warp_classes_copy: every lane's buffer, the lanes of the groups' buffers, the
+// stream's owner lanes (bytes from the front, words from the back).
+#define WARP_LISTS_WARPS (WARPLAB_MEMCPY_WARP_THREADS / 32)
+#define WARP_LISTS_OWNER (STREAM ? 32 * TMAX : 1)
+#define WARP_LISTS_DECLARE                                     \
+    __shared__ u64 s_src[WARP_LISTS_WARPS][32], s_dst[WARP_LISTS_WARPS][32]; \
+    __shared__ u32 s_size[WARP_LISTS_WARPS][32];               \
+    __shared__ u8 s_list[WARP_LISTS_WARPS][32];                \
+    __shared__ u8 s_owner[WARP_LISTS_WARPS][WARP_LISTS_OWNER]
+#define WARP_LISTS s_src, s_dst, s_size, s_list, s_owner
+
+// The thread-level loads as the module's load policy has them (sc: the warp's destinations
+// are scattered, scattered_dst), or fixed for the launch (Tiny<E>).
+struct ByPolicy {};
+__device__ __forceinline__ bool tiny_loads(ByPolicy, u64 dp, u64 size, bool live, u32 lane) {
+    return scattered_dst(dp, size, live, lane);
+}
+template <int E>
+__device__ __forceinline__ Tiny<E> tiny_loads(Tiny<E> how, u64, u64, bool, u32) {
+    return how;
+}
+// Whether the warp's destinations are scattered (the word stream's gate, WORDS 2): sc where
+// the load policy has asked already.
+__device__ __forceinline__ bool dst_scattered(bool sc, u64 dp, u64 size, bool live, u32 lane) {
+    return (WARPLAB_MEMCPY_LOADS & 200) ? sc : scattered(dp, size, live, lane, FULL_MASK);
+}
+template <int E>
+__device__ __forceinline__ bool dst_scattered(Tiny<E>, u64 dp, u64 size, bool live, u32 lane) {
+    return scattered(dp, size, live, lane, FULL_MASK);
+}
+
+template <WARP_CLASSES_PARAMS, typename HOW>
+__device__ __forceinline__ void warp_classes_copy(
+    const u64* __restrict__ src, const u64* __restrict__ dst, const u64* __restrict__ sizes,
+    u64 n, u64* __restrict__ counter, u32* __restrict__ queue_id,
+    u64* __restrict__ queue_first, u64 (&s_src)[WARP_LISTS_WARPS][32],
+    u64 (&s_dst)[WARP_LISTS_WARPS][32], u32 (&s_size)[WARP_LISTS_WARPS][32],
+    u8 (&s_list)[WARP_LISTS_WARPS][32], u8 (&s_owner)[WARP_LISTS_WARPS][WARP_LISTS_OWNER],
+    HOW how) {
     static_assert(TMAX <= 16 && TMAX < SUB_MAX && SUB_MAX <= SUB2_MAX && SUB2_MAX <= WLEV_MAX,
                   "bad size classes");
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
@@ -277,11 +323,6 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                   "WORDS is 0, 1, 2 or 3; its word stream needs STREAM 4");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
     constexpr int GW = 8 * G, OWN = 32 * TMAX;
-    constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
-    __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
-    __shared__ u32 s_size[WARPS][32];
-    __shared__ u8 s_list[WARPS][32];
-    __shared__ u8 s_owner[WARPS][STREAM ? OWN : 1];  // bytes from the front, words the back
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 lt = (1u << lane) - 1;  // lanes below this one
     const u64 stride = ((u64)gridDim.x * blockDim.x) & ~31ull;
@@ -291,12 +332,8 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         const bool live = i < n;
         const u64 size = live ? size_of(sizes, i) : 0;
         const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
-        const bool sc = scattered_dst(dp, size, live, lane);
-        // WORDS 2: whether this warp's destinations are scattered (sc where the load policy
-        // has asked already)
-        const bool dsc = !(WORDS & 2) ? false
-                         : (WARPLAB_MEMCPY_LOADS & 200) ? sc
-                                                       : scattered(dp, size, live, lane, FULL_MASK);
+        const auto sc = tiny_loads(how, dp, size, live, lane);
+        const bool dsc = (WORDS & 2) != 0 && dst_scattered(sc, dp, size, live, lane);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
         if (big) {
@@ -434,4 +471,73 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
             __syncwarp();
         }
     }
+}
+
+template <WARP_CLASSES_PARAMS>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
+memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
+                    const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
+                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+    WARP_LISTS_DECLARE;
+    warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first,
+                                         WARP_LISTS, ByPolicy{});
+}
+
+// memcpy_warp_classes with the thread-level loads chosen for the rest of the launch by its
+// first blocks (no probe kernel, no extra reads in the later blocks): in a grid of at least
+// 4 VOTERS blocks, the first VOTERS blocks' warps each read their first 32 descriptors once
+// more (opaque indices, the read-only path: the compiler can share nothing between the vote
+// and the bodies, which spilled in session 18) and add a vote to the call's slot: for
+// Tiny<E> (evict-first) where most of their buffers are thread-level (1 to TMAX bytes) and
+// they are not gathered (sources scattered, destinations not: there evict-first loads lost
+// 9-14%, session 18), against it elsewhere; then they copy with the load policy's loads. Every
+// later warp reads the slot once and takes Tiny<E> where the votes for it outnumber those
+// against (blocks that start while the voters still vote see fewer votes, at worst none: the
+// policy's loads). Both bodies are compiled whole behind one branch. votes: the stream's two
+// slots, epoch: the call's number on the stream (cuda.py); block 0 zeroes the other slot for
+// the next call, which the stream runs after this one.
+#define WARP_SAMPLE_VOTERS 64
+template <WARP_CLASSES_PARAMS, int E>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
+memcpy_warp_classes_sampled(const u64* __restrict__ src, const u64* __restrict__ dst,
+                          const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
+                          u32* __restrict__ queue_id, u64* __restrict__ queue_first,
+                          u64* __restrict__ votes, u32 epoch) {
+    WARP_LISTS_DECLARE;
+    u32 t, b, g;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(g));
+    bool ef = false;
+    if (g >= 4 * WARP_SAMPLE_VOTERS) {
+        u64* slot = votes + (epoch & 1u);
+        if (b < WARP_SAMPLE_VOTERS) {
+            if (b == 0 && t == 0) votes[(epoch + 1u) & 1u] = 0;
+            const u64 i = (u64)b * WARPLAB_MEMCPY_WARP_THREADS + t;  // the first pass's
+            const bool live = i < n;
+            const u64 size = live ? __ldg(sizes + i) : 0;
+            const u64 sp = live ? __ldg(src + i) : 0, dp = live ? __ldg(dst + i) : 0;
+            const u32 lane = t & 31;
+            const u32 tiny = __popc(__ballot_sync(FULL_MASK, (i64)size > 0 && size <= (u64)TMAX));
+            const bool gathered = scattered(sp, size, live, lane, FULL_MASK) &&
+                                  !scattered(dp, size, live, lane, FULL_MASK);
+            if (lane == 0)
+                atomicAdd((unsigned long long*)slot,
+                          2 * tiny > 32 && !gathered ? 1ull : 1ull << 32);
+        } else {
+            const u64 c = *(volatile const u64*)slot;
+            ef = (u32)c > (u32)(c >> 32);
+        }
+    }
+    if (ef) {
+        // the barriers keep each body's loads below the branch: hoisted above it, both
+        // bodies' values are live at once and ptxas spills at the 64-register cap
+        asm volatile("" ::: "memory");
+        warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id,
+                                             queue_first, WARP_LISTS, Tiny<E>{});
+        return;
+    }
+    asm volatile("" ::: "memory");
+    warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first,
+                                         WARP_LISTS, ByPolicy{});
 }
