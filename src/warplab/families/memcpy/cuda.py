@@ -462,14 +462,14 @@ def warp_tiers_words(b: DeviceBatch) -> None:
           supports=_queue_fits, rank=2)
 def warp_tiers_sampled(b: DeviceBatch) -> None:
     """``warp_tiers_words`` whose first 64 blocks sample the batch's layout for the rest
-    (``spec.WARP_TIERS_SAMPLED``; grids of at least 256 blocks, i.e. 65,536 buffers): their
-    warps vote, and the later warps load every thread-level source byte evict-first
-    (``ld.global.cs``) where most sampled buffers are at most 16 bytes and not gathered
-    (sources scattered, destinations not), else as the default. One kernel holds both bodies
-    behind one branch per warp; no probe kernel, no host synchronisation.
+    (``spec.WARP_TIERS_SAMPLED``; grids of more than 2,048 blocks, i.e. 524,288 buffers):
+    their warps vote, and the warps of blocks 2,048 and on load every thread-level source
+    byte evict-first (``ld.global.cs``) where most sampled buffers are at most 16 bytes and
+    not gathered (sources scattered, destinations not), else as the default. One kernel holds
+    both bodies behind one branch per warp; no probe kernel, no host synchronisation.
 
     Performance: as ``warp_tiers_words``, plus the voters' second read of their descriptors
-    (64 blocks of 256 buffers), an atomic per voting warp and one read of the votes per later
-    warp.
+    (64 blocks of 256 buffers), an atomic per voting warp and one cached read of the votes
+    per later warp.
     """
     run_warp_classes(b, WARP_TIERS_SAMPLED)

@@ -483,20 +483,24 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                                          WARP_LISTS, ByPolicy{});
 }
 
-// memcpy_warp_classes with the thread-level loads chosen for the rest of the launch by its
-// first blocks (no probe kernel, no extra reads in the later blocks): in a grid of at least
-// 4 VOTERS blocks, the first VOTERS blocks' warps each read their first 32 descriptors once
-// more (opaque indices, the read-only path: the compiler can share nothing between the vote
-// and the bodies, which spilled in session 18) and add a vote to the call's slot: for
-// Tiny<E> (evict-first) where most of their buffers are thread-level (1 to TMAX bytes) and
-// they are not gathered (sources scattered, destinations not: there evict-first loads lost
-// 9-14%, session 18), against it elsewhere; then they copy with the load policy's loads. Every
-// later warp reads the slot once and takes Tiny<E> where the votes for it outnumber those
-// against (blocks that start while the voters still vote see fewer votes, at worst none: the
-// policy's loads). Both bodies are compiled whole behind one branch. votes: the stream's two
-// slots, epoch: the call's number on the stream (cuda.py); block 0 zeroes the other slot for
+// memcpy_warp_classes with the thread-level loads of most of its warps chosen by its first
+// blocks (no probe kernel, no wait in the later warps): in a grid of more than READERS
+// blocks, the first VOTERS blocks' warps each read their first 32 descriptors once more
+// (opaque indices, the read-only path: the compiler can share nothing between the vote and
+// the bodies, which spilled in session 18) and add a vote to the call's slot: for Tiny<E>
+// (evict-first) where most of their buffers are thread-level (1 to TMAX bytes) and not
+// gathered (sources scattered, destinations not: there evict-first loads lost 9-14%), against
+// it elsewhere; then they copy with the load policy's loads, as the blocks up to READERS do.
+// The warps of blocks READERS and on read the slot through the read-only path (an L1 hit
+// after an SM's first read: a coherent read costs a round trip to L2 before each warp's only
+// pass, 5% in the tiny cells, session 18) and take Tiny<E> where the votes for it outnumber
+// those against. Those blocks start several waves after the voters, so the read sees their
+// votes; a read that came early would see fewer (at worst none: the policy's loads), and
+// only which loads copy depends on it, never a byte. votes: the stream's two slots, epoch:
+// the call's number on the stream (cuda.py); block 0 of every call zeroes the other slot for
 // the next call, which the stream runs after this one.
 #define WARP_SAMPLE_VOTERS 64
+#define WARP_SAMPLE_READERS 2048
 template <WARP_CLASSES_PARAMS, int E>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
 memcpy_warp_classes_sampled(const u64* __restrict__ src, const u64* __restrict__ dst,
@@ -508,26 +512,23 @@ memcpy_warp_classes_sampled(const u64* __restrict__ src, const u64* __restrict__
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
     asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
     asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(g));
+    u64* slot = votes + (epoch & 1u);
+    if (b == 0 && t == 0) votes[(epoch + 1u) & 1u] = 0;
     bool ef = false;
-    if (g >= 4 * WARP_SAMPLE_VOTERS) {
-        u64* slot = votes + (epoch & 1u);
-        if (b < WARP_SAMPLE_VOTERS) {
-            if (b == 0 && t == 0) votes[(epoch + 1u) & 1u] = 0;
-            const u64 i = (u64)b * WARPLAB_MEMCPY_WARP_THREADS + t;  // the first pass's
-            const bool live = i < n;
-            const u64 size = live ? __ldg(sizes + i) : 0;
-            const u64 sp = live ? __ldg(src + i) : 0, dp = live ? __ldg(dst + i) : 0;
-            const u32 lane = t & 31;
-            const u32 tiny = __popc(__ballot_sync(FULL_MASK, (i64)size > 0 && size <= (u64)TMAX));
-            const bool gathered = scattered(sp, size, live, lane, FULL_MASK) &&
-                                  !scattered(dp, size, live, lane, FULL_MASK);
-            if (lane == 0)
-                atomicAdd((unsigned long long*)slot,
-                          2 * tiny > 32 && !gathered ? 1ull : 1ull << 32);
-        } else {
-            const u64 c = *(volatile const u64*)slot;
-            ef = (u32)c > (u32)(c >> 32);
-        }
+    if (g > WARP_SAMPLE_READERS && b < WARP_SAMPLE_VOTERS) {
+        const u64 i = (u64)b * WARPLAB_MEMCPY_WARP_THREADS + t;  // the first pass's buffer
+        const bool live = i < n;
+        const u64 size = live ? __ldg(sizes + i) : 0;
+        const u64 sp = live ? __ldg(src + i) : 0, dp = live ? __ldg(dst + i) : 0;
+        const u32 lane = t & 31;
+        const u32 tiny = __popc(__ballot_sync(FULL_MASK, (i64)size > 0 && size <= (u64)TMAX));
+        const bool gathered = scattered(sp, size, live, lane, FULL_MASK) &&
+                              !scattered(dp, size, live, lane, FULL_MASK);
+        if (lane == 0)
+            atomicAdd((unsigned long long*)slot, 2 * tiny > 32 && !gathered ? 1ull : 1ull << 32);
+    } else if (b >= WARP_SAMPLE_READERS) {
+        const u64 c = __ldg(slot);
+        ef = (u32)c > (u32)(c >> 32);
     }
     if (ef) {
         // the barriers keep each body's loads below the branch: hoisted above it, both

@@ -73,8 +73,8 @@ class WarpClasses(NamedTuple):
     in warps whose destinations are scattered, the thread-level buffers that would take two
     or more words of their own lane go through a stream of the warp's words (the models:
     ``model.py``). Classes are decided per warp of 32 buffers by ballots: no block-wide
-    histogram or partition. ``sample``: the thread-level loads of the warps after the
-    launch's first blocks, chosen by those blocks' votes (0 none: one body; 1 evict-first,
+    histogram or partition. ``sample``: the thread-level loads of the warps of blocks 2,048
+    and on, chosen by the launch's first 64 blocks' votes (0 none: one body; 1 evict-first,
     ``ld.global.cs``; 2 L2 evict-first by a policy register): ``memcpy_warp_classes_sampled``,
     evict-first where most sampled buffers are thread-level and not gathered (sources
     scattered, destinations not), the ``loads`` policy's elsewhere."""
