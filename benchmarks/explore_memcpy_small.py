@@ -147,7 +147,7 @@ def shape_name(c: Any) -> str:
     zeroed = f",z{c.zeroed}" if c.zeroed else ""
     loads = f",l{c.loads}" if c.loads else ""
     words = f",w{c.words}" if c.words else ""
-    words += f",v{c.sample}" if getattr(c, "sample", 0) else ""
+    words += f",v{c.vote}" if getattr(c, "vote", 0) else ""
     return (f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},{tier2}b{c.min_blocks},"
             f"st{c.stream}{zeroed}{loads}{words}]")
 

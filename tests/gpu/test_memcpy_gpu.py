@@ -146,45 +146,14 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
                           for s, d in ((False, False), (True, True), (False, True),
                                        (True, False))
                           if n < 100_000 or r in ("tiny", "sixteen")])
-def test_sampled_shapes_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
+def test_voted_shapes_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
                                      dst_s: bool) -> None:
-    """The sampled shapes (grids of more than 2,048 blocks vote: 600,000 buffers) beside the
-    default, every layout: whichever body a warp takes, every byte as NumPy's."""
-    from warplab.families.memcpy.spec import WARP_TIERS_SAMPLED, WARP_TIERS_SAMPLED_L2
+    """The voted shapes beside the default, every layout: whichever body a warp takes, every
+    byte as NumPy's."""
+    from warplab.families.memcpy.spec import WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2
 
-    run_case(["warp_tiers_words", "warp_tiers_sampled"], rng_name, count, align, src_s, dst_s,
-             configs=(WARP_TIERS_SAMPLED, WARP_TIERS_SAMPLED_L2))
-
-
-@pytest.mark.parametrize("rng_name,src_s,dst_s,yes",
-                         [("sixteen", False, False, True), ("sixteen", False, True, True),
-                          ("sixteen", True, True, True), ("sixteen", True, False, False),
-                          ("sub", False, True, False)])
-def test_sampled_votes(rng_name: str, src_s: bool, dst_s: bool, yes: bool) -> None:
-    """The first 64 blocks' 512 warps vote into the call's slot: for the evict-first body
-    where their buffers are tiny and not gathered, against it where gathered (S_C) or not
-    tiny; block 0 zeroed the other slot; a grid of 2,048 blocks or fewer does not vote."""
-    from warplab.families.memcpy import cuda as mc
-    from warplab.families.memcpy.spec import WARP_TIERS_SAMPLED
-
-    for count in (600_000, 524_288):
-        sizes, s_off, s_bytes = layout(rng_name, count, 1, src_s, 1)
-        _, d_off, d_bytes = layout(rng_name, count, 1, dst_s, 2)
-        d_src, d_dst = cupy.zeros(s_bytes, np.uint8), cupy.zeros(d_bytes, np.uint8)
-        batch = mc.DeviceBatch(cupy.asarray(s_off.astype(np.uint64) + np.uint64(d_src.data.ptr)),
-                               cupy.asarray(d_off.astype(np.uint64) + np.uint64(d_dst.data.ptr)),
-                               cupy.asarray(sizes).astype(np.uint64), count, None)
-        mc.run_warp_classes(batch, WARP_TIERS_SAMPLED)
-        cupy.cuda.get_current_stream().synchronize()
-        votes = next(v for k, v in mc._VOTES._plans.items()
-                     if k[1] == mc.fastpath.current_stream()[1])
-        got = votes.slots.get()
-        mine, other = int(got[votes.calls & 1]), int(got[(votes.calls + 1) & 1])
-        if count == 524_288:  # 2,048 blocks: no votes (its slot zeroed by the call before)
-            assert mine == 0
-            continue
-        assert other == 0 and (mine & 0xFFFFFFFF) + (mine >> 32) == 512
-        assert ((mine & 0xFFFFFFFF) > (mine >> 32)) == yes
+    run_case(["warp_tiers_words", "warp_tiers_voted"], rng_name, count, align, src_s, dst_s,
+             configs=(WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2))
 
 
 @pytest.mark.parametrize("count", [1, 31, 32, 33, 1000, 100_000])

@@ -27,8 +27,8 @@ from .spec import (
     WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
-    WARP_TIERS_SAMPLED,
-    WARP_TIERS_SAMPLED_L2,
+    WARP_TIERS_VOTED,
+    WARP_TIERS_VOTED_L2,
     WARP_TIERS_WORDS,
     MemcpyProblem,
     SizeClasses,
@@ -76,8 +76,8 @@ def _tiles_expr(c: SizeClasses) -> str:
 def _warp_expr(c: WarpClasses) -> str:
     args = (f"{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, {c.tier2_max}, {c.wlev_max}, "
             f"{c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, {c.words}")
-    if c.sample:
-        return f"memcpy_warp_classes_sampled<{args}, {c.sample}>"
+    if c.vote:
+        return f"memcpy_warp_classes_voted<{args}, {c.vote}>"
     return f"memcpy_warp_classes<{args}>"
 
 
@@ -86,7 +86,7 @@ def _blev_expr(chunk: int) -> str:
 
 
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
-                 WARP_TIERS_SAMPLED, WARP_TIERS_SAMPLED_L2, *WARP_CLASSES_SWEEP)
+                 WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2, *WARP_CLASSES_SWEEP)
 
 
 def _expressions(loads: int) -> tuple[str, ...]:
@@ -297,42 +297,8 @@ def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
     one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
     if b.count == 0:
         return
-    grid = min(-(-b.count // WARP_THREADS), MAX_GRID)
-    if not c.sample:
-        go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
-        _classed(b, go, grid, dev)
-        return
-    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads,
-                        (np.uint64(0), np.uint32(0)))
-    _classed(b, go, grid, dev, *_vote_slots(dev))
-
-
-class _Votes:
-    """The sampled kernel's two vote slots of one (device, stream) and the calls' count: call
-    k adds its votes to slot k % 2, and its block 0 zeroes the other slot for call k + 1,
-    which the stream runs after it. Threads sharing a stream may number two calls alike: their
-    votes then share a slot (a choice of loads, never a byte copied, depends on it)."""
-
-    __slots__ = ("at", "calls", "slots")
-
-    def __init__(self) -> None:
-        import cupy
-
-        self.slots = cupy.zeros(2, dtype=np.uint64)
-        self.at, self.calls = self.slots.data.ptr, 0
-
-
-_VOTES = fastpath.PlanCache("memcpy.votes")
-
-
-def _vote_slots(dev: int) -> tuple[int, np.uint32]:
-    """(the slots' address, this call's number) of the current stream on device ``dev``."""
-    _, skey = fastpath.current_stream()
-    v = _VOTES.get((dev, skey))
-    if v is None:
-        v = _VOTES.put((dev, skey), _Votes())
-    v.calls = (v.calls + 1) & 0xFFFFFFFF
-    return v.at, np.uint32(v.calls)
+    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
+    _classed(b, go, min(-(-b.count // WARP_THREADS), MAX_GRID), dev)
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
@@ -458,18 +424,15 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     run_warp_classes(b, WARP_TIERS_WORDS)
 
 
-@register("memcpy_batched", "warp_tiers_sampled", backend="cuda", bytes_moved=bytes_moved,
+@register("memcpy_batched", "warp_tiers_voted", backend="cuda", bytes_moved=bytes_moved,
           supports=_queue_fits, rank=2)
-def warp_tiers_sampled(b: DeviceBatch) -> None:
-    """``warp_tiers_words`` whose first 64 blocks sample the batch's layout for the rest
-    (``spec.WARP_TIERS_SAMPLED``; grids of more than 2,048 blocks, i.e. 524,288 buffers):
-    their warps vote, and the warps of blocks 2,048 and on load every thread-level source
-    byte evict-first (``ld.global.cs``) where most sampled buffers are at most 16 bytes and
-    not gathered (sources scattered, destinations not), else as the default. One kernel holds
-    both bodies behind one branch per warp; no probe kernel, no host synchronisation.
+def warp_tiers_voted(b: DeviceBatch) -> None:
+    """``warp_tiers_words`` with each warp's thread-level loads chosen by its own first 32
+    buffers (``spec.WARP_TIERS_VOTED``), from the descriptors its first pass loads anyway:
+    evict-first (``ld.global.cs``) where most of them are at most 16 bytes and not gathered
+    (sources scattered, destinations not), else as the default. One kernel holds both bodies
+    behind one branch per warp; no probe, no extra read.
 
-    Performance: as ``warp_tiers_words``, plus the voters' second read of their descriptors
-    (64 blocks of 256 buffers), an atomic per voting warp and one cached read of the votes
-    per later warp.
+    Performance: as ``warp_tiers_words``, plus three ballots a warp.
     """
-    run_warp_classes(b, WARP_TIERS_SAMPLED)
+    run_warp_classes(b, WARP_TIERS_VOTED)

@@ -152,7 +152,7 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 #endif
 }
 
-// The thread-level loads of a body, fixed at compile time (memcpy_warp_classes_sampled):
+// The thread-level loads of a body, fixed at compile time (memcpy_warp_classes_voted):
 // E 1 evict-first (__ldcs, L1 and L2), 2 L2 evict-first by a
 // policy register (sm_80 and later; __ldcs before), 0 as the load policy has them for a warp
 // whose destinations are not scattered. The other kernels pass a bool (scattered_dst).

@@ -20,7 +20,7 @@
 // that load). Zeroed, the array starts anew each pass. No effect on the copied bytes.
 // sc (the thread-level copies' last argument): the warp's destinations are scattered
 // (scattered_dst, memcpy_copy.cuh; read by load policy bits 8, 64 and 128), or the
-// sampled kernel's loads for a whole body (Tiny<E>; ld_tiny, st_tiny).
+// voted kernel's loads for a whole body (Tiny<E>; ld_tiny, st_tiny).
 template <bool Z, typename T, int N>
 __device__ __forceinline__ void zero_if(T (&a)[N]) {
     if constexpr (Z) {
@@ -266,8 +266,8 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 //
 // The kernel's body is warp_classes_copy, run by two kernels: memcpy_warp_classes (the
 // thread-level loads as the module's load policy has them: HOW = ByPolicy) and
-// memcpy_warp_classes_sampled (the same, or Tiny<E> for the warps after its first blocks
-// when those voted for it).
+// memcpy_warp_classes_voted (the same, or Tiny<E> for a warp whose first 32 buffers voted for
+// it).
 #define WARP_CLASSES_PARAMS                                                                  \
     int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,  \
         int STREAM, int ZERO, int WORDS
@@ -305,14 +305,19 @@ __device__ __forceinline__ bool dst_scattered(Tiny<E>, u64 dp, u64 size, bool li
     return scattered(dp, size, live, lane, FULL_MASK);
 }
 
-template <WARP_CLASSES_PARAMS, typename HOW>
+// A warp's first pass's descriptors (PRE: loaded by the kernel before it chose HOW).
+struct FirstPass {
+    u64 size, sp, dp;
+};
+
+template <WARP_CLASSES_PARAMS, typename HOW, bool PRE = false>
 __device__ __forceinline__ void warp_classes_copy(
     const u64* __restrict__ src, const u64* __restrict__ dst, const u64* __restrict__ sizes,
     u64 n, u64* __restrict__ counter, u32* __restrict__ queue_id,
     u64* __restrict__ queue_first, u64 (&s_src)[WARP_LISTS_WARPS][32],
     u64 (&s_dst)[WARP_LISTS_WARPS][32], u32 (&s_size)[WARP_LISTS_WARPS][32],
     u8 (&s_list)[WARP_LISTS_WARPS][32], u8 (&s_owner)[WARP_LISTS_WARPS][WARP_LISTS_OWNER],
-    HOW how) {
+    HOW how, FirstPass first = {}) {
     static_assert(TMAX <= 16 && TMAX < SUB_MAX && SUB_MAX <= SUB2_MAX && SUB2_MAX <= WLEV_MAX,
                   "bad size classes");
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
@@ -326,12 +331,16 @@ __device__ __forceinline__ void warp_classes_copy(
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 lt = (1u << lane) - 1;  // lanes below this one
     const u64 stride = ((u64)gridDim.x * blockDim.x) & ~31ull;
+    u64 size = first.size, sp = first.sp, dp = first.dp;  // PRE: the first pass's
     for (u64 base = ((u64)blockIdx.x * blockDim.x + threadIdx.x) & ~31ull; base < n;
          base += stride) {
         const u64 i = base + lane;
         const bool live = i < n;
-        const u64 size = live ? size_of(sizes, i) : 0;
-        const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
+        if constexpr (!PRE) {
+            size = live ? size_of(sizes, i) : 0;
+            sp = live ? ld_desc(src + i) : 0;
+            dp = live ? ld_desc(dst + i) : 0;
+        }
         const auto sc = tiny_loads(how, dp, size, live, lane);
         const bool dsc = (WORDS & 2) != 0 && dst_scattered(sc, dp, size, live, lane);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
@@ -470,6 +479,13 @@ __device__ __forceinline__ void warp_classes_copy(
             }
             __syncwarp();
         }
+        if constexpr (PRE) {  // the next pass's descriptors (the kernel loaded the first's)
+            const u64 j = i + stride;
+            const bool next = j < n;
+            size = next ? size_of(sizes, j) : 0;
+            sp = next ? ld_desc(src + j) : 0;
+            dp = next ? ld_desc(dst + j) : 0;
+        }
     }
 }
 
@@ -483,62 +499,33 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                                          WARP_LISTS, ByPolicy{});
 }
 
-// memcpy_warp_classes with the thread-level loads of most of its warps chosen by its first
-// blocks (no probe kernel, no wait in the later warps): in a grid of more than READERS
-// blocks, the first VOTERS blocks' warps each read their first 32 descriptors once more
-// (opaque indices, the read-only path: the compiler can share nothing between the vote and
-// the bodies, which spilled in session 18) and add a vote to the call's slot: for Tiny<E>
-// (evict-first) where most of their buffers are thread-level (1 to TMAX bytes) and not
-// gathered (sources scattered, destinations not: there evict-first loads lost 9-14%), against
-// it elsewhere; then they copy with the load policy's loads, as the blocks up to READERS do.
-// The warps of blocks READERS and on read the slot through the read-only path (an L1 hit
-// after an SM's first read: a coherent read costs a round trip to L2 before each warp's only
-// pass, 5% in the tiny cells, session 18) and take Tiny<E> where the votes for it outnumber
-// those against. Those blocks start several waves after the voters, so the read sees their
-// votes; a read that came early would see fewer (at worst none: the policy's loads), and
-// only which loads copy depends on it, never a byte. votes: the stream's two slots, epoch:
-// the call's number on the stream (cuda.py); block 0 of every call zeroes the other slot for
-// the next call, which the stream runs after this one.
-#define WARP_SAMPLE_VOTERS 64
-#define WARP_SAMPLE_READERS 2048
+// memcpy_warp_classes with each warp's thread-level loads chosen by its own first 32
+// buffers, from the descriptors its first pass loads anyway (no probe, no extra read, no
+// wait): Tiny<E> (evict-first) where most of them are thread-level (1 to TMAX bytes) and they
+// are not gathered (sources scattered, destinations not: there evict-first loads lost 9-14%,
+// session 18), the load policy's elsewhere; the warp keeps the choice for its later passes
+// (whose descriptors the body loads at the end of each pass).
 template <WARP_CLASSES_PARAMS, int E>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
-memcpy_warp_classes_sampled(const u64* __restrict__ src, const u64* __restrict__ dst,
+memcpy_warp_classes_voted(const u64* __restrict__ src, const u64* __restrict__ dst,
                           const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
-                          u32* __restrict__ queue_id, u64* __restrict__ queue_first,
-                          u64* __restrict__ votes, u32 epoch) {
+                          u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
     WARP_LISTS_DECLARE;
-    u32 t, b, g;
-    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
-    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
-    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(g));
-    u64* slot = votes + (epoch & 1u);
-    if (b == 0 && t == 0) votes[(epoch + 1u) & 1u] = 0;
-    bool ef = false;
-    if (g > WARP_SAMPLE_READERS && b < WARP_SAMPLE_VOTERS) {
-        const u64 i = (u64)b * WARPLAB_MEMCPY_WARP_THREADS + t;  // the first pass's buffer
-        const bool live = i < n;
-        const u64 size = live ? __ldg(sizes + i) : 0;
-        const u64 sp = live ? __ldg(src + i) : 0, dp = live ? __ldg(dst + i) : 0;
-        const u32 lane = t & 31;
-        const u32 tiny = __popc(__ballot_sync(FULL_MASK, (i64)size > 0 && size <= (u64)TMAX));
-        const bool gathered = scattered(sp, size, live, lane, FULL_MASK) &&
-                              !scattered(dp, size, live, lane, FULL_MASK);
-        if (lane == 0)
-            atomicAdd((unsigned long long*)slot, 2 * tiny > 32 && !gathered ? 1ull : 1ull << 32);
-    } else if (b >= WARP_SAMPLE_READERS) {
-        const u64 c = __ldg(slot);
-        ef = (u32)c > (u32)(c >> 32);
-    }
-    if (ef) {
-        // the barriers keep each body's loads below the branch: hoisted above it, both
-        // bodies' values are live at once and ptxas spills at the 64-register cap
-        asm volatile("" ::: "memory");
-        warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id,
-                                             queue_first, WARP_LISTS, Tiny<E>{});
+    const u32 lane = threadIdx.x & 31;
+    const u64 i = (((u64)blockIdx.x * blockDim.x + threadIdx.x) & ~31ull) + lane;
+    const bool live = i < n;
+    FirstPass first;
+    first.size = live ? size_of(sizes, i) : 0;
+    first.sp = live ? ld_desc(src + i) : 0;
+    first.dp = live ? ld_desc(dst + i) : 0;
+    const u32 tiny = __popc(__ballot_sync(FULL_MASK, first.size > 0 && first.size <= TMAX));
+    const bool gathered = scattered(first.sp, first.size, live, lane, FULL_MASK) &&
+                          !scattered(first.dp, first.size, live, lane, FULL_MASK);
+    if (2 * tiny > 32 && !gathered) {
+        warp_classes_copy<WARP_CLASSES_ARGS, Tiny<E>, true>(
+            src, dst, sizes, n, counter, queue_id, queue_first, WARP_LISTS, Tiny<E>{}, first);
         return;
     }
-    asm volatile("" ::: "memory");
-    warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first,
-                                         WARP_LISTS, ByPolicy{});
+    warp_classes_copy<WARP_CLASSES_ARGS, ByPolicy, true>(
+        src, dst, sizes, n, counter, queue_id, queue_first, WARP_LISTS, ByPolicy{}, first);
 }
