@@ -1,8 +1,5 @@
 """Candidate shapes of ``warp_tiers_words`` (issue 13) against the default, CUB and the cell's
-scatter ceiling on the same batches: since session 18 the sampled kernel
-(``spec.WARP_TIERS_VOTED``: the launch's first 64 blocks vote on the batch's layout, and the
-later warps load every thread-level source byte evict-first where the sampled buffers are tiny
-and not gathered; ``_L2``: L2 evict-first); session 17 timed the load policies 10 (the thread-level
+scatter ceiling on the same batches: since session 17 the load policies 10 (the thread-level
 source bytes evict-first, ``ld.global.cs``, in warps whose destinations are scattered, and
 the default's evict-first descriptors: +4-8% on the tiny cells with a scattered destination,
 -7% at C_C 1-8 B a1, each such load selecting between two instructions) and 130 (the same
@@ -64,12 +61,7 @@ from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling import CEILING
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.cuda import run_warp_classes
-from warplab.families.memcpy.spec import (
-    WARP_TIERS_VOTED,
-    WARP_TIERS_VOTED_L2,
-    WARP_TIERS_WORDS,
-    WarpClasses,
-)
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS, WarpClasses
 from warplab.report.memcpy_target import INVALID, target_met, valid_scatter
 
 CUB = "cub::DeviceMemcpy::Batched"
@@ -83,7 +75,8 @@ CELLS = ([(lo, hi, a, l) for lo, hi in ((1, 8), (1, 64), (16, 16), (1, 1024)) fo
           for l in LAYOUTS]
          + [(1, 256, 1, (C, C)), (1, 256, 4, (C, C)), (64, 64, 1, (C, C))])
 #: the candidates timed beside the default (``spec.WarpClasses`` shapes) and their headers
-CANDIDATES = {WARP_TIERS_VOTED: "voted: EF", WARP_TIERS_VOTED_L2: "voted: L2 EF"}
+CANDIDATES = {WARP_TIERS_WORDS._replace(loads=10): "10: 8 + EF desc",
+              WARP_TIERS_WORDS._replace(loads=130): "130: L2 EF reg"}
 #: column headers: the candidates and the noise column
 SHAPES = {**{shape_name(c)[len("warp_classes["):-1]: v for c, v in CANDIDATES.items()},
           AGAIN[len("warp_classes["):-1]: "default again"}

@@ -142,12 +142,11 @@ def finish_script(name: str, records: list[dict], ceilings: dict, notes: list[st
 def shape_name(c: Any) -> str:
     """``warp_classes[t16,g8,s256,b4,st0]``; a second group tier adds ``g32,s1024``, zeroed
     register arrays ``,z3``, a load policy other than 0 ``,l1``, words in neighbouring lanes
-    ``,w1``, first blocks sampling the layout ``,v1``."""
+    ``,w1``."""
     tier2 = f"g{c.group2},s{c.tier2_max}," if c.tier2_max > c.sub_max else ""
     zeroed = f",z{c.zeroed}" if c.zeroed else ""
     loads = f",l{c.loads}" if c.loads else ""
     words = f",w{c.words}" if c.words else ""
-    words += f",v{c.vote}" if getattr(c, "vote", 0) else ""
     return (f"warp_classes[t{c.tlev_max},g{c.group},s{c.sub_max},{tier2}b{c.min_blocks},"
             f"st{c.stream}{zeroed}{loads}{words}]")
 

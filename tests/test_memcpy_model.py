@@ -32,8 +32,6 @@ from warplab.families.memcpy.spec import (
     WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
-    WARP_TIERS_VOTED,
-    WARP_TIERS_VOTED_L2,
     WARP_TIERS_WORDS,
     concat_plan,
 )
@@ -200,13 +198,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
     assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
-    sampled = [cuda._warp_expr(c) for c in (WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2)]
-    assert sampled == [exprs[0].replace("memcpy_warp_classes<", "memcpy_warp_classes_voted<")
-                       .replace(">", f", {k}>") for k in (1, 2)]
-    assert cuda._expressions(2) == (exprs[0], *sampled, *exprs[1:], blev)
-    assert all(c.vote == 0 for c in WARP_CLASSES_SWEEP)
-    assert WARP_TIERS_VOTED._replace(vote=0) == WARP_TIERS_WORDS == \
-        WARP_TIERS_VOTED_L2._replace(vote=0)
+    assert cuda._expressions(2) == (*exprs, blev)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
     for k in (1, 3, 4, 6, 10, 18, 34, 50, 66):
         assert cuda._expressions(k) == (exprs[0], blev)
@@ -214,7 +206,6 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
         assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
-    assert "WARP_VOTED_INST(1)" in source and "WARP_VOTED_INST(2)" in source
 
 
 def test_warp_tiers_classes_at_the_tier_boundaries() -> None:

@@ -140,22 +140,6 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
              configs=tuple(c for c in WARP_CLASSES_SWEEP if c.stream))
 
 
-@pytest.mark.parametrize("rng_name,count,align,src_s,dst_s",
-                         [(r, n, a, s, d) for r in ("tiny", "sixteen", "zeroed", "boundary")
-                          for n in (1000, 100_000, 600_000) for a in (1, 4, 16)
-                          for s, d in ((False, False), (True, True), (False, True),
-                                       (True, False))
-                          if n < 100_000 or r in ("tiny", "sixteen")])
-def test_voted_shapes_copy_exactly(rng_name: str, count: int, align: int, src_s: bool,
-                                     dst_s: bool) -> None:
-    """The voted shapes beside the default, every layout: whichever body a warp takes, every
-    byte as NumPy's."""
-    from warplab.families.memcpy.spec import WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2
-
-    run_case(["warp_tiers_words", "warp_tiers_voted"], rng_name, count, align, src_s, dst_s,
-             configs=(WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2))
-
-
 @pytest.mark.parametrize("count", [1, 31, 32, 33, 1000, 100_000])
 @pytest.mark.parametrize("align", [1, 4, 16])
 @pytest.mark.parametrize("src_s,dst_s", [(False, False), (True, True), (False, True),

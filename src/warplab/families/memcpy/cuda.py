@@ -27,8 +27,6 @@ from .spec import (
     WARP_CLASSES_STREAM,
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
-    WARP_TIERS_VOTED,
-    WARP_TIERS_VOTED_L2,
     WARP_TIERS_WORDS,
     MemcpyProblem,
     SizeClasses,
@@ -74,11 +72,9 @@ def _tiles_expr(c: SizeClasses) -> str:
 
 @functools.cache
 def _warp_expr(c: WarpClasses) -> str:
-    args = (f"{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, {c.tier2_max}, {c.wlev_max}, "
-            f"{c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, {c.words}")
-    if c.vote:
-        return f"memcpy_warp_classes_voted<{args}, {c.vote}>"
-    return f"memcpy_warp_classes<{args}>"
+    return (f"memcpy_warp_classes<{c.tlev_max}, {c.group}, {c.sub_max}, {c.group2}, "
+            f"{c.tier2_max}, {c.wlev_max}, {c.chunk}, {c.min_blocks}, {c.stream}, {c.zeroed}, "
+            f"{c.words}>")
 
 
 def _blev_expr(chunk: int) -> str:
@@ -86,7 +82,7 @@ def _blev_expr(chunk: int) -> str:
 
 
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
-                 WARP_TIERS_VOTED, WARP_TIERS_VOTED_L2, *WARP_CLASSES_SWEEP)
+                 *WARP_CLASSES_SWEEP)
 
 
 def _expressions(loads: int) -> tuple[str, ...]:
@@ -235,11 +231,9 @@ _LAUNCHES = fastpath.PlanCache("memcpy.launches")
 
 
 def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
-              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], extra: tuple = ()
-              ) -> tuple[_Launches, int]:
-    """The launches of a first kernel ``first_expr`` (``extra``: samples of its arguments
-    after the usual seven) with its BLEV kernel on the current device, and the device's
-    id."""
+              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> tuple[_Launches, int]:
+    """The launches of a first kernel ``first_expr`` with its BLEV kernel on the current
+    device, and the device's id."""
     import cupy
 
     dev = cupy.cuda.runtime.getDevice()
@@ -249,22 +243,21 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
         u64 = np.uint64(0)
         got = _LAUNCHES.put(key, _Launches(
             Prepared(_kernel_on(first_expr, dev, loads), None, (block,),
-                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64, *extra)),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)),
             Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
                      (ARRAY, ARRAY, ARRAY, u64, u64, u64)),
             BLEV_BLOCKS_PER_SM * _sms(dev), wlev_max))
     return got, dev
 
 
-def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int, *extra: Any) -> None:
+def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int) -> None:
     """The launches of a size-class kernel (``memcpy.cu``): the first kernel copies every
     buffer of up to ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second
     kernel, through the stream's :class:`_Queue`. When the host knows that no buffer is that
-    large, the first kernel never touches the queue: one launch, null pointers. ``extra``:
-    the first kernel's arguments after the usual seven."""
+    large, the first kernel never touches the queue: one launch, null pointers."""
     stream, skey = fastpath.current_stream()
     if b.largest is not None and b.largest <= go.wlev_max:
-        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0, *extra)
+        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0)
         return
     q = _QUEUES.get((dev, skey))
     if q is None:
@@ -272,7 +265,7 @@ def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int, *extra: Any) ->
     with q.lock:
         keep, first, ids = q.slots_for(b.count)
         go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, q.counter_at, ids,
-                           first, *extra)
+                           first)
         try:
             go.blev.on_stream(stream, go.blev_grid, b.src, b.dst, b.sizes, q.counter_at, ids,
                               first)
@@ -422,17 +415,3 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     8 KiB); all bytes once plus 24 bytes per buffer.
     """
     run_warp_classes(b, WARP_TIERS_WORDS)
-
-
-@register("memcpy_batched", "warp_tiers_voted", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=2)
-def warp_tiers_voted(b: DeviceBatch) -> None:
-    """``warp_tiers_words`` with each warp's thread-level loads chosen by its own first 32
-    buffers (``spec.WARP_TIERS_VOTED``), from the descriptors its first pass loads anyway:
-    evict-first (``ld.global.cs``) where most of them are at most 16 bytes and not gathered
-    (sources scattered, destinations not), else as the default. One kernel holds both bodies
-    behind one branch per warp; no probe, no extra read.
-
-    Performance: as ``warp_tiers_words``, plus three ballots a warp.
-    """
-    run_warp_classes(b, WARP_TIERS_VOTED)

@@ -215,10 +215,4 @@ WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 8, 4, 3, 3)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 0)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 1)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 2)
-#define WARP_VOTED_INST(E)                                                                    \
-    template __global__ void memcpy_warp_classes_voted<16, 8, 256, 32, 1024, 8192, 32768, 4,  \
-                                                       4, 3, 3, E>(                           \
-        const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);
-WARP_VOTED_INST(1)  // WARP_TIERS_VOTED
-WARP_VOTED_INST(2)
 #endif

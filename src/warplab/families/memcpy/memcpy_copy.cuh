@@ -35,10 +35,7 @@ typedef unsigned char u8;
 #else
 #define WARPLAB_MEMCPY_HINTS 0
 #endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define WARPLAB_MEMCPY_L2_POLICY 1  // createpolicy and .L2::cache_hint (the hints, Tiny<2>)
-#endif
-#ifdef WARPLAB_MEMCPY_L2_POLICY
+#if WARPLAB_MEMCPY_HINTS
 __device__ __forceinline__ u64 l2_first() {
     u64 p;
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
@@ -150,31 +147,6 @@ __device__ __forceinline__ T ld_tiny(const T* p, bool scattered) {
 #else
     return ld_ro(p);
 #endif
-}
-
-// The thread-level loads of a body, fixed at compile time (memcpy_warp_classes_voted):
-// E 1 evict-first (__ldcs, L1 and L2), 2 L2 evict-first by a
-// policy register (sm_80 and later; __ldcs before), 0 as the load policy has them for a warp
-// whose destinations are not scattered. The other kernels pass a bool (scattered_dst).
-template <int E> struct Tiny {};
-template <typename T, int E>
-__device__ __forceinline__ T ld_tiny(const T* p, Tiny<E>) {
-    static_assert(E >= 0 && E <= 2, "Tiny<E>: E is 0, 1 or 2");
-    if constexpr (E == 0) {
-        return ld_tiny(p, false);
-    } else if constexpr (E == 2) {
-#ifdef WARPLAB_MEMCPY_L2_POLICY
-        return ld_pol(p, l2_first());
-#else
-        return __ldcs(p);
-#endif
-    } else {
-        return __ldcs(p);
-    }
-}
-template <typename T, int E>
-__device__ __forceinline__ void st_tiny(T* p, T v, Tiny<E>) {
-    st_tiny(p, v, false);
 }
 
 // Whether a warp's buffers lie scattered on the side of addresses p: fewer than half of the

@@ -19,8 +19,7 @@
 // loop and, at the 64-register cap, is spilled (a spill store right behind each load waits for
 // that load). Zeroed, the array starts anew each pass. No effect on the copied bytes.
 // sc (the thread-level copies' last argument): the warp's destinations are scattered
-// (scattered_dst, memcpy_copy.cuh; read by load policy bits 8, 64 and 128), or the
-// voted kernel's loads for a whole body (Tiny<E>; ld_tiny, st_tiny).
+// (scattered_dst, memcpy_copy.cuh); only load policy bit 8 reads it (ld_tiny).
 template <bool Z, typename T, int N>
 __device__ __forceinline__ void zero_if(T (&a)[N]) {
     if constexpr (Z) {
@@ -35,9 +34,9 @@ __device__ __forceinline__ void zero_if(T (&a)[N]) {
 template <int W> struct WordOf { typedef u32 T; };
 template <> struct WordOf<8> { typedef u64 T; };
 
-template <int W, int MAXN, bool Z, typename S>
+template <int W, int MAXN, bool Z>
 __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* __restrict__ s,
-                                                  u32 n, S sc) {
+                                                  u32 n, bool sc) {
     typedef typename WordOf<W>::T Word;
     constexpr int K = MAXN / W;
     Word v[K];
@@ -62,9 +61,8 @@ __device__ __forceinline__ void thread_copy_words(u8* __restrict__ d, const u8* 
 }
 
 // One aligned move of n = 1, 2, 4, 8 or 16 bytes (both addresses n-aligned).
-template <typename S>
 __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restrict__ s, u32 n,
-                                         S sc) {
+                                         bool sc) {
     if (n == 16)
         st_tiny(reinterpret_cast<ulonglong2*>(d),
                 ld_tiny(reinterpret_cast<const ulonglong2*>(s), sc), sc);
@@ -81,9 +79,9 @@ __device__ __forceinline__ void one_move(u8* __restrict__ d, const u8* __restric
 
 // One thread copies n <= MAXN (<= 16) bytes, both addresses 4-byte aligned: one 16-byte move
 // when both are 16-byte aligned and n is 16, else 8- or 4-byte words (all loads first).
-template <int MAXN, bool Z, typename S>
+template <int MAXN, bool Z>
 __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restrict__ s, u32 n,
-                                          S sc) {
+                                          bool sc) {
     static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
     const u32 a = (u32)((u64)d | (u64)s);
     if (MAXN == 16 && n == 16 && (a & 15) == 0)
@@ -97,9 +95,9 @@ __device__ __forceinline__ void word_copy(u8* __restrict__ d, const u8* __restri
 
 // One thread copies n <= MAXN (<= 16) bytes: word_copy where both addresses are 4-byte
 // aligned, else bytes (all loads first).
-template <int MAXN, bool Z, typename S>
+template <int MAXN, bool Z>
 __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __restrict__ s,
-                                            u32 n, S sc) {
+                                            u32 n, bool sc) {
     if ((((u32)(u64)d | (u32)(u64)s) & 3) == 0) {
         word_copy<MAXN, Z>(d, s, n, sc);
     } else {
@@ -204,9 +202,9 @@ __device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
 // each streamed lane's addresses less its start in the stream (in bytes); s_owner: the lane
 // of each stream element, from the front (BACK false) or from the back of its OWN entries.
 // Loads before stores, R rounds at a time (registers).
-template <typename T, int MAXE, bool Z, bool BACK = false, int OWN = 0, typename S>
+template <typename T, int MAXE, bool Z, bool BACK = false, int OWN = 0>
 __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
-                                            const u8* s_owner, u32 total, u32 lane, S sc) {
+                                            const u8* s_owner, u32 total, u32 lane, bool sc) {
     constexpr int R = MAXE < 8 ? MAXE : 8;
 #pragma unroll
     for (int k0 = 0; k0 < MAXE; k0 += R) {
@@ -263,61 +261,12 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or
 // more words (size and addresses multiples of 4, no single aligned move) go through a stream
 // of the warp's 4-byte words instead of their own lane.
-//
-// The kernel's body is warp_classes_copy, run by two kernels: memcpy_warp_classes (the
-// thread-level loads as the module's load policy has them: HOW = ByPolicy) and
-// memcpy_warp_classes_voted (the same, or Tiny<E> for a warp whose first 32 buffers voted for
-// it).
-#define WARP_CLASSES_PARAMS                                                                  \
-    int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,  \
-        int STREAM, int ZERO, int WORDS
-#define WARP_CLASSES_ARGS TMAX, G, SUB_MAX, G2, SUB2_MAX, WLEV_MAX, CHUNK, MINB, STREAM, ZERO, WORDS
-
-// The warps' lists in shared memory, declared by each kernel (one set, whichever body runs)
-// and passed to warp_classes_copy: every lane's buffer, the lanes of the groups' buffers, the
-// stream's owner lanes (bytes from the front, words from the back).
-#define WARP_LISTS_WARPS (WARPLAB_MEMCPY_WARP_THREADS / 32)
-#define WARP_LISTS_OWNER (STREAM ? 32 * TMAX : 1)
-#define WARP_LISTS_DECLARE                                     \
-    __shared__ u64 s_src[WARP_LISTS_WARPS][32], s_dst[WARP_LISTS_WARPS][32]; \
-    __shared__ u32 s_size[WARP_LISTS_WARPS][32];               \
-    __shared__ u8 s_list[WARP_LISTS_WARPS][32];                \
-    __shared__ u8 s_owner[WARP_LISTS_WARPS][WARP_LISTS_OWNER]
-#define WARP_LISTS s_src, s_dst, s_size, s_list, s_owner
-
-// The thread-level loads as the module's load policy has them (sc: the warp's destinations
-// are scattered, scattered_dst), or fixed for the launch (Tiny<E>).
-struct ByPolicy {};
-__device__ __forceinline__ bool tiny_loads(ByPolicy, u64 dp, u64 size, bool live, u32 lane) {
-    return scattered_dst(dp, size, live, lane);
-}
-template <int E>
-__device__ __forceinline__ Tiny<E> tiny_loads(Tiny<E> how, u64, u64, bool, u32) {
-    return how;
-}
-// Whether the warp's destinations are scattered (the word stream's gate, WORDS 2): sc where
-// the load policy has asked already.
-__device__ __forceinline__ bool dst_scattered(bool sc, u64 dp, u64 size, bool live, u32 lane) {
-    return (WARPLAB_MEMCPY_LOADS & 200) ? sc : scattered(dp, size, live, lane, FULL_MASK);
-}
-template <int E>
-__device__ __forceinline__ bool dst_scattered(Tiny<E>, u64 dp, u64 size, bool live, u32 lane) {
-    return scattered(dp, size, live, lane, FULL_MASK);
-}
-
-// A warp's first pass's descriptors (PRE: loaded by the kernel before it chose HOW).
-struct FirstPass {
-    u64 size, sp, dp;
-};
-
-template <WARP_CLASSES_PARAMS, typename HOW, bool PRE = false>
-__device__ __forceinline__ void warp_classes_copy(
-    const u64* __restrict__ src, const u64* __restrict__ dst, const u64* __restrict__ sizes,
-    u64 n, u64* __restrict__ counter, u32* __restrict__ queue_id,
-    u64* __restrict__ queue_first, u64 (&s_src)[WARP_LISTS_WARPS][32],
-    u64 (&s_dst)[WARP_LISTS_WARPS][32], u32 (&s_size)[WARP_LISTS_WARPS][32],
-    u8 (&s_list)[WARP_LISTS_WARPS][32], u8 (&s_owner)[WARP_LISTS_WARPS][WARP_LISTS_OWNER],
-    HOW how, FirstPass first = {}) {
+template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
+          int STREAM, int ZERO, int WORDS>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
+memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
+                    const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
+                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
     static_assert(TMAX <= 16 && TMAX < SUB_MAX && SUB_MAX <= SUB2_MAX && SUB2_MAX <= WLEV_MAX,
                   "bad size classes");
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
@@ -328,21 +277,26 @@ __device__ __forceinline__ void warp_classes_copy(
                   "WORDS is 0, 1, 2 or 3; its word stream needs STREAM 4");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
     constexpr int GW = 8 * G, OWN = 32 * TMAX;
+    constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
+    __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
+    __shared__ u32 s_size[WARPS][32];
+    __shared__ u8 s_list[WARPS][32];
+    __shared__ u8 s_owner[WARPS][STREAM ? OWN : 1];  // bytes from the front, words the back
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 lt = (1u << lane) - 1;  // lanes below this one
     const u64 stride = ((u64)gridDim.x * blockDim.x) & ~31ull;
-    u64 size = first.size, sp = first.sp, dp = first.dp;  // PRE: the first pass's
     for (u64 base = ((u64)blockIdx.x * blockDim.x + threadIdx.x) & ~31ull; base < n;
          base += stride) {
         const u64 i = base + lane;
         const bool live = i < n;
-        if constexpr (!PRE) {
-            size = live ? size_of(sizes, i) : 0;
-            sp = live ? ld_desc(src + i) : 0;
-            dp = live ? ld_desc(dst + i) : 0;
-        }
-        const auto sc = tiny_loads(how, dp, size, live, lane);
-        const bool dsc = (WORDS & 2) != 0 && dst_scattered(sc, dp, size, live, lane);
+        const u64 size = live ? size_of(sizes, i) : 0;
+        const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
+        const bool sc = scattered_dst(dp, size, live, lane);
+        // WORDS 2: whether this warp's destinations are scattered (sc where the load policy
+        // has asked already)
+        const bool dsc = !(WORDS & 2) ? false
+                         : (WARPLAB_MEMCPY_LOADS & 200) ? sc
+                                                       : scattered(dp, size, live, lane, FULL_MASK);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
         const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
         if (big) {
@@ -479,53 +433,5 @@ __device__ __forceinline__ void warp_classes_copy(
             }
             __syncwarp();
         }
-        if constexpr (PRE) {  // the next pass's descriptors (the kernel loaded the first's)
-            const u64 j = i + stride;
-            const bool next = j < n;
-            size = next ? size_of(sizes, j) : 0;
-            sp = next ? ld_desc(src + j) : 0;
-            dp = next ? ld_desc(dst + j) : 0;
-        }
     }
-}
-
-template <WARP_CLASSES_PARAMS>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
-memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
-                    const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
-                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
-    WARP_LISTS_DECLARE;
-    warp_classes_copy<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first,
-                                         WARP_LISTS, ByPolicy{});
-}
-
-// memcpy_warp_classes with each warp's thread-level loads chosen by its own first 32
-// buffers, from the descriptors its first pass loads anyway (no probe, no extra read, no
-// wait): Tiny<E> (evict-first) where most of them are thread-level (1 to TMAX bytes) and they
-// are not gathered (sources scattered, destinations not: there evict-first loads lost 9-14%,
-// session 18), the load policy's elsewhere; the warp keeps the choice for its later passes
-// (whose descriptors the body loads at the end of each pass).
-template <WARP_CLASSES_PARAMS, int E>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
-memcpy_warp_classes_voted(const u64* __restrict__ src, const u64* __restrict__ dst,
-                          const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
-                          u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
-    WARP_LISTS_DECLARE;
-    const u32 lane = threadIdx.x & 31;
-    const u64 i = (((u64)blockIdx.x * blockDim.x + threadIdx.x) & ~31ull) + lane;
-    const bool live = i < n;
-    FirstPass first;
-    first.size = live ? size_of(sizes, i) : 0;
-    first.sp = live ? ld_desc(src + i) : 0;
-    first.dp = live ? ld_desc(dst + i) : 0;
-    const u32 tiny = __popc(__ballot_sync(FULL_MASK, first.size > 0 && first.size <= TMAX));
-    const bool gathered = scattered(first.sp, first.size, live, lane, FULL_MASK) &&
-                          !scattered(first.dp, first.size, live, lane, FULL_MASK);
-    if (2 * tiny > 32 && !gathered) {
-        warp_classes_copy<WARP_CLASSES_ARGS, Tiny<E>, true>(
-            src, dst, sizes, n, counter, queue_id, queue_first, WARP_LISTS, Tiny<E>{}, first);
-        return;
-    }
-    warp_classes_copy<WARP_CLASSES_ARGS, ByPolicy, true>(
-        src, dst, sizes, n, counter, queue_id, queue_first, WARP_LISTS, ByPolicy{}, first);
 }

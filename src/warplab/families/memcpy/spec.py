@@ -73,11 +73,7 @@ class WarpClasses(NamedTuple):
     in warps whose destinations are scattered, the thread-level buffers that would take two
     or more words of their own lane go through a stream of the warp's words (the models:
     ``model.py``). Classes are decided per warp of 32 buffers by ballots: no block-wide
-    histogram or partition. ``vote``: each warp's thread-level loads chosen by its own first
-    32 buffers (0 none: one body; 1 evict-first, ``ld.global.cs``; 2 L2 evict-first by a
-    policy register): ``memcpy_warp_classes_voted``, evict-first where most of them are
-    thread-level and not gathered (sources scattered, destinations not), the ``loads``
-    policy's elsewhere."""
+    histogram or partition."""
 
     tlev_max: int
     group: int
@@ -91,7 +87,6 @@ class WarpClasses(NamedTuple):
     zeroed: int = 0
     loads: int = 0
     words: int = 0
-    vote: int = 0
 
     @property
     def tier2_max(self) -> int:
@@ -136,12 +131,6 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: through a stream of the warp's words (one store per buffer's sector instead of one per
 #: word).
 WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
-#: ``warp_tiers_voted``: ``WARP_TIERS_WORDS`` whose warps each choose their thread-level
-#: loads from their first 32 buffers (``WarpClasses.vote``; session 18: the evict-first body
-#: is +1-10% where sources are not gathered, -9-14% where they are; a probe kernel, and any
-#: read before a warp's only pass, cost more than that). ``_L2``: L2 evict-first loads.
-WARP_TIERS_VOTED = WARP_TIERS_WORDS._replace(vote=1)
-WARP_TIERS_VOTED_L2 = WARP_TIERS_WORDS._replace(vote=2)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
