@@ -106,11 +106,16 @@ def is_cub(r: Row) -> bool:
     return r.provider.lower().startswith("cub") or r.variant.lower().startswith("cub")
 
 
+def _measured(results: Results) -> list[Row]:
+    """Verified kernel-phase records with a bandwidth, of every series."""
+    return [r for r in results.rows if r.family == "memcpy" and r.ok and r.gbps
+            and r.params.get("mode", "kernel") == "kernel"]
+
+
 def kernel_rows(results: Results) -> list[Row]:
     """Verified kernel-phase records with a bandwidth, of the package's variants and the
     comparators (:func:`package_rows`)."""
-    return package_rows([r for r in results.rows if r.family == "memcpy" and r.ok and r.gbps
-                         and r.params.get("mode", "kernel") == "kernel"])[0]
+    return package_rows(_measured(results))[0]
 
 
 def package_rows(rows: Sequence[Row]) -> tuple[list[Row], list[str]]:
@@ -235,9 +240,7 @@ def every_variant_tables(results: Results) -> list[Table]:
     """Per device: GB/s (all bytes) of every variant and comparator in every case (folded
     under "results at a glance"); a note counts the explore-only series left out
     (:func:`package_rows`)."""
-    ok = kernel_rows(results)
-    _, left_out = package_rows([r for r in results.rows if r.family == "memcpy" and r.ok
-                                and r.gbps and r.params.get("mode", "kernel") == "kernel"])
+    ok, left_out = package_rows(_measured(results))
     note = (f"{len(left_out)} more series of warplab kernels, timed only by the explore "
             "scripts or by variants since removed, are left out (their records stay in the "
             "JSON; benchmarks/NOTES.md tells what they measured)." if left_out else "")
