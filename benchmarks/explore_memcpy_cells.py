@@ -4,8 +4,9 @@ source bytes evict-first, ``ld.global.cs``, in warps whose destinations are scat
 the default's evict-first descriptors: +4-8% on the tiny cells with a scattered destination,
 -7% at C_C 1-8 B a1, each such load selecting between two instructions) and 130 (the same
 loads L2 evict-first by a policy register chosen per warp: one instruction); session 17's
-calls 2, 4 and 5 timed policies 0, 8 and two other forms of 10 (NOTES); session 16 compared the word shapes (``spec.WarpClasses
-.words``; the default's 3: groups of 8 lanes copy buffers of 17-64 bytes as 4-byte words of
+calls 2, 4 and 5 timed policies 0, 8 and two other forms of 10, and session 18 five ways of
+choosing the loads once per launch (NOTES; their kernels are at 45b39d0 and 5f771e0);
+session 16 compared the word shapes (``spec.WarpClasses.words``; the default's 3: groups of 8 lanes copy buffers of 17-64 bytes as 4-byte words of
 the destination in neighbouring lanes, each funnel-shifted from two aligned source words, and
 in warps whose destinations are scattered the thread-level buffers that would take two or
 more words of their own lane go through a stream of the warp's words; the candidates: 0,
