@@ -144,7 +144,9 @@ def test_gpu_tables_fit_80_columns(capsys: pytest.CaptureFixture) -> None:
     recs = []
     for mode in ("call_latency", "host_per_call"):
         recs += [_rec("floor", "floor", "cupy", mode, 11.8),
-                 _rec("floor", "floor_d2h", "cupy", mode, 14.2)]
+                 _rec("floor", "floor_d2h", "cupy", mode, 14.2),
+                 _rec("floor", "floor_launch", "warplab", mode, 9.3),
+                 _rec("floor", "floor_result", "warplab", mode, 10.4)]
         for c in CASES:
             recs += [_rec(c.name, c.function, "warplab", mode, 31.3),
                      _rec(c.name, "cupy." + c.function, "cupy", mode, 33.9),
@@ -158,6 +160,9 @@ def test_gpu_tables_fit_80_columns(capsys: pytest.CaptureFixture) -> None:
     assert "31.3" in row and "33.9" in row and "19.1" in row and "1.64" in row
     assert "19.1!" in next(x for x in out.splitlines() if "histogram_1k" in x)
     assert "floor (empty launch): 11.8 us" in out and "14.2 us" in out
+    assert "warplab's launch: 9.3 us, with a 0-d result 10.4 us (+ sync, int())" in out
+    assert "warplab's launch: 9.3 us, with a 0-d result 10.4 us (no sync)" in out
+    assert "floor_launch" not in out  # the floors are lines under the tables, not rows
 
 
 def test_latency_command(tiny: None, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

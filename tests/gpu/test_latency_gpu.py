@@ -51,4 +51,8 @@ def test_cases_providers_and_floor(doc: dict) -> None:
         assert any(r["variant"] == case.function for r in recs)
     floor = {(r["variant"], r["params"]["mode"]): r for r in doc["results"]
              if r["params"]["case"] == lb.FLOOR_CASE}
-    assert len(floor) == 4 and all(r["phases"]["total"]["median"] > 0 for r in floor.values())
+    assert len(floor) == 8 and all(r["phases"]["total"]["median"] > 0 for r in floor.values())
+    assert {v for v, _ in floor} == {"floor", "floor_d2h", "floor_launch", "floor_result"}
+    assert all(r["verified"] for r in floor.values())  # floor_result: int() read back 42
+    assert {r["provider"] for (v, _), r in floor.items() if v.startswith("floor_")
+            and v != "floor_d2h"} == {"warplab"}

@@ -23,7 +23,7 @@ from warplab.bench.stats import summarize
 from warplab.families.latency.command import _paired
 from warplab.report import build_report, load_results, make_figures
 from warplab.report.latency import (
-    cases, latency_figures, mode_tables, ratio, target_lines, targets, targets_table,
+    FLOORS, cases, latency_figures, mode_tables, ratio, target_lines, targets, targets_table,
 )
 from warplab.report.roofline import best_points
 from warplab.report.summary import family_notes, headlines
@@ -249,6 +249,8 @@ def test_without_torch_the_target_is_cupy(tmp_path: Path) -> None:
     assert [r[-1] for r in call.rows] == [True, False]  # 30 <= 40; 7 > 6
     assert [r[-1] for r in host.rows] == [False, True]  # 30 > 8 µs; 7 <= 8 µs
     assert target_lines(res)[1] == "host time per call <= 8 µs: met by c2 (1 of 2 cases)"
+    assert "Floor (same run): empty launch 12.0 µs, with a 4-byte D2H to pinned 18.0 µs (no sync)." \
+        in host.note
     skipped: list[Any] = []
     figs = latency_figures(res, lambda *p: tmp_path / ("_".join(p) + ".png"), skipped)
     assert [f[5] for f in figs] == [("warplab", "cupy")] * 2 and not skipped
@@ -285,3 +287,33 @@ def test_total_only_is_well_formed_for_end_to_end_families_only(tmp_path: Path) 
     (a, b) = load_results(write(tmp_path, doc([r, hist]))).rows
     assert a.ok and a.error is None
     assert not b.ok and b.error == "malformed record: no kernel timing"
+
+
+def test_own_launch_floors_in_notes_and_figures(tmp_path: Path, monkeypatch: Any) -> None:
+    """The floors on warplab's launch path: a line each in the figure, and in the tables'
+    notes after CuPy's floors; never a row of their own."""
+    recs = []
+    for mode in ("call_latency", "host_per_call"):
+        recs += [rec("floor", mode, "floor", "cupy", [12, 12]),
+                 rec("floor", mode, "floor_d2h", "cupy", [18, 18]),
+                 rec("floor", mode, "floor_launch", "warplab", [9, 9]),
+                 rec("floor", mode, "floor_result", "warplab", [10.5, 10.5]),
+                 rec("c1", mode, "f", "warplab", [30, 30]),
+                 rec("c1", mode, "cupy.f", "cupy", [40, 40])]
+    res = load_results(write(tmp_path, doc(recs)))
+    call, host = mode_tables(res)
+    assert [r[0] for r in call.rows] == ["c1"]
+    assert call.note.endswith("(+ sync); on warplab's launch path 9.00 µs, with a 0-d "
+                              "result 10.5 µs (+ sync, int()).")
+    assert host.note.endswith("(no sync); on warplab's launch path 9.00 µs, with a 0-d "
+                              "result 10.5 µs.")
+    labels: list[str] = []
+    orig = Axes.axhline
+
+    def axhline(self: Axes, y: float = 0, *a: Any, **kw: Any) -> Any:
+        labels.append(kw.get("label", ""))
+        return orig(self, y, *a, **kw)
+
+    monkeypatch.setattr(Axes, "axhline", axhline)
+    latency_figures(res, lambda *p: tmp_path / ("_".join(p) + ".png"), [])
+    assert labels == [lab for _, lab, _ in FLOORS] * 2

@@ -10,7 +10,8 @@ per-size figures and tables, the summary's rate table and the roofline skip this
 
 - per case a figure with two panels, call latency and host time per call: warplab's, CuPy's and
   PyTorch's medians in µs as bars, the floor of the same run (an empty CuPy launch, and the
-  launch with a 4-byte D2H into pinned memory) as reference lines;
+  launch with a 4-byte D2H into pinned memory; the same empty kernel on warplab's own launch
+  path, and that with a 0-d result object) as reference lines;
 - per mode the table ``warplab latency`` prints: warplab / cupy / torch medians (µs) and
   warplab ÷ torch, the median of the per-round ratios (the rounds interleave the
   implementations, so host drift cancels in each ratio; the ratio of the medians where the
@@ -43,7 +44,9 @@ MODE_WHAT = {"call_latency": "the call and its result usable on the host",
              "host_per_call": "calls back to back, no wait for the device"}
 FLOOR_CASE = "floor"
 FLOORS = (("floor", "floor: empty launch", "--"),
-          ("floor_d2h", "floor: launch + 4-byte D2H to pinned", ":"))
+          ("floor_d2h", "floor: launch + 4-byte D2H to pinned", ":"),
+          ("floor_launch", "floor: warplab's launch", "-."),
+          ("floor_result", "floor: warplab's launch + 0-d result", (0, (1, 3))))
 PROVIDERS = ("warplab", "cupy", "torch")
 PROVIDER_COLORS = {"warplab": "#1f77b4", "cupy": "#ff7f0e", "torch": "#d62728"}
 HOST_TARGET_US = 8.0
@@ -121,12 +124,15 @@ def floor_text(cells: Cells | None, mode: str) -> str:
     "" when the floor was not measured (the cpu backend)."""
     if not cells:
         return ""
-    a, b = (us(cells.get((mode, v))) for v, _, _ in FLOORS)
+    a, b, c, d = (us(cells.get((mode, v))) for v, _, _ in FLOORS)
     if a is None:
         return ""
     return (f"floor (same run): empty launch {sig3(a)} µs"
             + (f", with a 4-byte D2H to pinned {sig3(b)} µs" if b is not None else "")
-            + (" (+ sync)" if mode == MODES[0] else " (no sync)"))
+            + (" (+ sync)" if mode == MODES[0] else " (no sync)")
+            + (f"; on warplab's launch path {sig3(c)} µs" if c is not None else "")
+            + (f", with a 0-d result {sig3(d)} µs" if c is not None and d is not None else "")
+            + (" (+ sync, int())" if c is not None and mode == MODES[0] else ""))
 
 
 def mode_tables(results: Results) -> list[Table]:

@@ -33,7 +33,7 @@ from ...bench.ceilings import cached_ceilings
 from ...bench.results import make_result
 from ...bench.stats import summarize
 from .cases import Case, check, host, nbytes, poison, select, to_device
-from .comparators import Floor, comparators, to_torch
+from .comparators import Floor, OwnFloor, comparators, to_torch
 
 FLOOR_CASE = "floor"
 MODES = ("call_latency", "host_per_call")
@@ -113,17 +113,28 @@ def case_impls(case: Case, backend: str, with_comparators: bool
 
 
 def floor_impls() -> list[Impl]:
-    """The bare launch with a synchronisation, and with a 4-byte copy to pinned memory."""
+    """The bare launch with a synchronisation, and with a 4-byte copy to pinned memory (CuPy);
+    the same kernel on warplab's launch path, alone and with a 0-d result read by ``int()``
+    (issue 15: what is left of a call's host time after the launch and the result object)."""
     f = Floor()
     ok = f.verified()
+    own = OwnFloor(f)
 
     def verified() -> tuple[bool, str | None]:
         return (True, None) if ok else (False, "the 4-byte copy did not arrive")
 
+    def read_ok() -> tuple[bool, str | None]:
+        v = own.read()
+        return (True, None) if v == 42 else (False, f"read {v}, not 42")
+
     return [Impl("floor", "cupy", "empty RawKernel launch; stream.synchronize()", f.sync,
                  f.launch, lambda: (True, None)),
             Impl("floor_d2h", "cupy", "empty launch; 4-byte memcpyAsync D2H to pinned; "
-                 "stream.synchronize()", f.d2h, f.launch_d2h, verified)]
+                 "stream.synchronize()", f.d2h, f.launch_d2h, verified),
+            Impl("floor_launch", "warplab", f"empty kernel by warplab's launch ({own.path}); "
+                 "stream.synchronize()", own.sync, own.launch, lambda: (True, None)),
+            Impl("floor_result", "warplab", "warplab's launch; a 0-d DeviceScalar on existing "
+                 "memory; int() of it (the C read)", own.read, own.result, read_ok)]
 
 
 def _sync(backend: str) -> Callable[[], None]:
@@ -233,7 +244,7 @@ def run_latency(*, campaign: str = "quick", backend: str, json_path: Path | None
         notes.append(f"cpu backend: bursts of {CPU_BURST} calls (NumPy calls take 10-1000 us)")
     records: list[dict] = []
     per_case = 3 if backend == "cuda" and with_comparators else 1
-    total = 2 * (per_case * len(cases) + (2 if backend == "cuda" else 0))  # records expected
+    total = 2 * (per_case * len(cases) + (4 if backend == "cuda" else 0))  # records expected
 
     def add(recs: list[dict]) -> None:
         for r in recs:

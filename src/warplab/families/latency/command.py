@@ -93,6 +93,11 @@ def print_tables(records: list[dict], backend: str) -> None:
             console.print(f"floor (empty launch): {_us(floor[0])} us, with a 4-byte D2H to "
                           f"pinned {_us(floor[1])} us"
                           + (" (+ sync)" if mode == MODES[0] else " (no sync)"))
+        own = [by.get((mode, FLOOR_CASE, v)) for v in ("floor_launch", "floor_result")]
+        if all(f and f["phases"]["total"] for f in own):
+            console.print(f"warplab's launch: {_us(own[0])} us, with a 0-d result "
+                          f"{_us(own[1])} us"
+                          + (" (+ sync, int())" if mode == MODES[0] else " (no sync)"))
     console.print("medians; call latency: the call and its result on the host; host time per "
                   "call: back-to-back calls, no wait for the device")
     if any(not r["verified"] for r in records):

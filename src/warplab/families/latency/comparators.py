@@ -1,7 +1,9 @@
 """What a user writes in CuPy and in PyTorch for each latency case, on the same device data
 (torch tensors are DLPack views of the CuPy arrays: same memory, no copy), and the floor: an
 empty kernel launch (CuPy ``RawKernel``) with a stream synchronisation, and with a 4-byte copy
-into pinned memory before it.
+into pinned memory before it; and the same empty kernel on warplab's own launch path
+(``core/launch.py``: from C where the extension builds), alone and with the least a call that
+returns a new 0-d result adds (the result object on existing memory, read by ``int()``).
 
 Each comparator returns a result of the same meaning as warplab's call (``cases.py``): the
 per-case reference checks it. Libraries that do not import are skipped with a note.
@@ -156,3 +158,33 @@ class Floor:
         self.h_word[0] = 0
         self.d2h()
         return int(self.h_word[0]) == 42
+
+
+class OwnFloor:
+    """The empty kernel of :class:`Floor` on warplab's launch path (``launch.Prepared``, what
+    the families' short paths call): ``launch`` alone and ``sync`` with a synchronisation;
+    ``result`` adds a 0-d ``DeviceScalar`` on existing device memory (no allocation: the
+    least any call returning a new CuPy scalar pays) and ``read`` its ``int()`` (the C read,
+    which synchronises the stream). ``path`` says which launch ran (C or CuPy's)."""
+
+    def __init__(self, floor: Floor) -> None:
+        from ...core import launch, scalar
+
+        self.prepared = launch.Prepared(floor.kernel, (1,), (1,), ())
+        self.path = launch.status()
+        self.stream, self.memptr, self._on = floor.stream, floor.d_word.data, scalar.on
+        self.dtype = floor.d_word.dtype
+
+    def launch(self) -> None:
+        self.prepared()
+
+    def sync(self) -> None:
+        self.prepared()
+        self.stream.synchronize()
+
+    def result(self) -> object:
+        self.prepared()
+        return self._on(self.memptr, (), self.dtype)
+
+    def read(self) -> int:
+        return int(self.result())
