@@ -46,7 +46,9 @@ FLOOR_CASE = "floor"
 FLOORS = (("floor", "floor: empty launch", "--"),
           ("floor_d2h", "floor: launch + 4-byte D2H to pinned", ":"),
           ("floor_launch", "floor: warplab's launch", "-."),
-          ("floor_result", "floor: warplab's launch + 0-d result", (0, (1, 3))))
+          ("floor_result", "floor: warplab's launch + 0-d result", "--"))
+#: warplab's own floors in a blue of its bars; CuPy's in near-black
+FLOOR_COLORS = {"floor_launch": "#174a7e", "floor_result": "#174a7e"}
 PROVIDERS = ("warplab", "cupy", "torch")
 PROVIDER_COLORS = {"warplab": "#1f77b4", "cupy": "#ff7f0e", "torch": "#d62728"}
 HOST_TARGET_US = 8.0
@@ -249,7 +251,8 @@ def _panel(ax: Any, cells: Cells, floor: Cells | None, mode: str, xs: Sequence[s
     for variant, label, style in FLOORS:
         f = us((floor or {}).get((mode, variant)))
         if f is not None:
-            ax.axhline(f, color="0.15", linestyle=style, linewidth=1.2, label=label)
+            ax.axhline(f, color=FLOOR_COLORS.get(variant, "0.15"), linestyle=style,
+                       linewidth=1.2, label=label)
     ax.set_xticks(range(len(xs)), [tick_label(cells, mode, p) for p in xs], fontsize=TICK_PT)
     ax.set_xlim(-0.6, len(xs) - 0.4)
     ax.set_ylim(0, top * 1.14)
