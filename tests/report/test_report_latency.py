@@ -238,11 +238,18 @@ def test_paired_ratio_not_pooled(tmp_path: Path) -> None:
                  cells[("call_latency", "torch")]) == pytest.approx(3.0)
 
 
+def floor_recs(mode: str, own: bool = False) -> list[dict[str, Any]]:
+    """CuPy's two floors (12 and 18 µs) and, with ``own``, warplab's two (9 and 10.5 µs)."""
+    recs = [rec("floor", mode, "floor", "cupy", [12, 12]),
+            rec("floor", mode, "floor_d2h", "cupy", [18, 18])]
+    return recs + ([rec("floor", mode, "floor_launch", "warplab", [9, 9]),
+                    rec("floor", mode, "floor_result", "warplab", [10.5, 10.5])] if own else [])
+
+
 def test_without_torch_the_target_is_cupy(tmp_path: Path) -> None:
     recs = []
     for mode in ("call_latency", "host_per_call"):
-        recs += [rec("floor", mode, "floor", "cupy", [12, 12]),
-                 rec("floor", mode, "floor_d2h", "cupy", [18, 18]),
+        recs += [*floor_recs(mode),
                  rec("c1", mode, "f", "warplab", [30, 30]),
                  rec("c1", mode, "cupy.f", "cupy", [40, 40]),
                  rec("c2", mode, "g", "warplab", [7, 7]),
@@ -299,10 +306,7 @@ def test_own_launch_floors_in_notes_and_figures(tmp_path: Path, monkeypatch: Any
     notes after CuPy's floors; never a row of their own."""
     recs = []
     for mode in ("call_latency", "host_per_call"):
-        recs += [rec("floor", mode, "floor", "cupy", [12, 12]),
-                 rec("floor", mode, "floor_d2h", "cupy", [18, 18]),
-                 rec("floor", mode, "floor_launch", "warplab", [9, 9]),
-                 rec("floor", mode, "floor_result", "warplab", [10.5, 10.5]),
+        recs += [*floor_recs(mode, own=True),
                  rec("c1", mode, "f", "warplab", [30, 30]),
                  rec("c1", mode, "cupy.f", "cupy", [40, 40])]
     res = load_results(write(tmp_path, doc(recs)))
