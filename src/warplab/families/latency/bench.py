@@ -36,6 +36,10 @@ from .cases import Case, check, host, nbytes, poison, select, to_device
 from .comparators import Floor, OwnFloor, comparators, to_torch
 
 FLOOR_CASE = "floor"
+#: The floor records' variants: CuPy's launch (alone, with a 4-byte read back), warplab's
+#: launch path (alone, with a 0-d result)
+CUPY_FLOORS = ("floor", "floor_d2h")
+OWN_FLOORS = ("floor_launch", "floor_result")
 MODES = ("call_latency", "host_per_call")
 CPU_BURST = 100
 
@@ -127,13 +131,13 @@ def floor_impls() -> list[Impl]:
         v = own.read()
         return (True, None) if v == 42 else (False, f"read {v}, not 42")
 
-    return [Impl("floor", "cupy", "empty RawKernel launch; stream.synchronize()", f.sync,
-                 f.launch, lambda: (True, None)),
-            Impl("floor_d2h", "cupy", "empty launch; 4-byte memcpyAsync D2H to pinned; "
+    return [Impl(CUPY_FLOORS[0], "cupy", "empty RawKernel launch; stream.synchronize()",
+                 f.sync, f.launch, lambda: (True, None)),
+            Impl(CUPY_FLOORS[1], "cupy", "empty launch; 4-byte memcpyAsync D2H to pinned; "
                  "stream.synchronize()", f.d2h, f.launch_d2h, verified),
-            Impl("floor_launch", "warplab", f"empty kernel by warplab's launch ({own.path}); "
+            Impl(OWN_FLOORS[0], "warplab", f"empty kernel by warplab's launch ({own.path}); "
                  "stream.synchronize()", own.sync, own.launch, lambda: (True, None)),
-            Impl("floor_result", "warplab", "warplab's launch; a 0-d DeviceScalar on existing "
+            Impl(OWN_FLOORS[1], "warplab", "warplab's launch; a 0-d DeviceScalar on existing "
                  "memory; int() of it (the C read)", own.read, own.result, read_ok)]
 
 

@@ -11,7 +11,7 @@ from ...bench.stats import paired_or_pooled
 from ...bench.tables import print_table
 from ...console import console, csv, finish_bench, finish_run, json_path, progress
 from ...core.device import resolve_backend
-from .bench import FLOOR_CASE, MODES, run_latency
+from .bench import CUPY_FLOORS, FLOOR_CASE, MODES, OWN_FLOORS, run_latency
 from .cases import CASE_NAMES, CASES
 
 _TITLES = {"call_latency": "call latency, us", "host_per_call": "host time per call, us"}
@@ -88,12 +88,12 @@ def print_tables(records: list[dict], backend: str) -> None:
                 row.append("-" if ratio is None else f"{ratio:.2f}")
             t.add_row(*row)
         print_table(t, console)
-        floor = [by.get((mode, FLOOR_CASE, v)) for v in ("floor", "floor_d2h")]
+        floor = [by.get((mode, FLOOR_CASE, v)) for v in CUPY_FLOORS]
         if all(f and f["phases"]["total"] for f in floor):
             console.print(f"floor (empty launch): {_us(floor[0])} us, with a 4-byte D2H to "
                           f"pinned {_us(floor[1])} us"
                           + (" (+ sync)" if mode == MODES[0] else " (no sync)"))
-        own = [by.get((mode, FLOOR_CASE, v)) for v in ("floor_launch", "floor_result")]
+        own = [by.get((mode, FLOOR_CASE, v)) for v in OWN_FLOORS]
         if all(f and f["phases"]["total"] for f in own):
             console.print(f"warplab's launch: {_us(own[0])} us, with a 0-d result "
                           f"{_us(own[1])} us"
