@@ -1,0 +1,206 @@
+"""Destination windows for the tiny scattered cells of the batched copy (issue 13): is the
+cost of a tiny buffer written to a scattered destination the DRAM's, not the copy's?
+
+Premise (session 20): a 1-8 B buffer written to a shuffled destination dirties a 32-byte
+sector that about seven other buffers also write, each at a random time; the destination
+(64 MiB in these cells) is larger than the L2 (50 MiB), and the streams of descriptors and
+sources keep evicting, so a sector is written back partly written and read again several
+times. Session 17's scatter ceiling touches the same sectors in the same order, so it is
+bound the same way: a bound on copies that take the buffers in index order, not on copies.
+Taking the buffers in an order where the destinations fall into one L2-sized window at a time
+turns the scattered writes into L2 hits, leaving the gathered reads (the S_C cells' cost:
+1-8 B a1 at 831 GB/s against C_S's 467).
+
+Prototype (this script's kernels, not the package's): a counting pass over the destination
+addresses (``(dst >> SHIFT) & (BINS - 1)``: windows of 2^SHIFT bytes), then a scatter pass that
+writes the three descriptor arrays grouped by window (stable per block tile, any order within
+a window), then the default copy (``warp_tiers_words``, both of its launches) on the grouped
+arrays. Targets: the default; the whole pipeline (zeroing, count, scatter, copy: what a call
+would cost) at two window sizes; the default's copy alone on arrays grouped beforehand
+(``copy only``: the premise by itself); CUB; the cell's scatter ceiling. Every record is the
+planned grid's with every destination byte compared (``explore_memcpy_small.measure_cells``).
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py --out $OUT/windows.json
+"""
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import cupy
+import numpy as np
+from explore_memcpy_small import (
+    cells_args,
+    finish_script,
+    judge_scatter,
+    measure_cells,
+    records_by_case,
+)
+
+from warplab.families.memcpy.bench import Case, targets
+from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+
+CUB = "cub::DeviceMemcpy::Batched"
+DEFAULT = "warp_tiers_words"
+C, S = "consecutive", "shuffle"
+CELLS = ([(1, 8, a, (s, d)) for a in (1, 4) for s in (C, S) for d in (C, S)]
+         + [(16, 16, 1, (C, S)), (16, 16, 1, (S, S)), (1, 64, 1, (C, S)), (1, 64, 1, (S, S))])
+BINS, PER, THREADS = 64, 8, 256
+
+SOURCE = r"""
+typedef unsigned long long u64;
+typedef unsigned int u32;
+#define BINS 64
+#define PER 8
+#define THREADS 256
+
+// Windows per bin, summed over the batch: a block's shared histogram, then one global atomic
+// per bin.
+extern "C" __global__ void __launch_bounds__(THREADS)
+win_count(const u64* __restrict__ dst, u64 n, u32 shift, u32 mask, u32* __restrict__ counts) {
+    __shared__ u32 h[BINS];
+    if (threadIdx.x < BINS) h[threadIdx.x] = 0;
+    __syncthreads();
+    for (u64 i = (u64)blockIdx.x * THREADS + threadIdx.x; i < n; i += (u64)gridDim.x * THREADS)
+        atomicAdd(&h[(dst[i] >> shift) & mask], 1u);
+    __syncthreads();
+    if (threadIdx.x < BINS && h[threadIdx.x]) atomicAdd(&counts[threadIdx.x], h[threadIdx.x]);
+}
+
+// The descriptors grouped by bin: bin b's entries from start[b] (the exclusive scan of the
+// counts, per block), each tile of THREADS x PER entries reserving its run in every bin by one
+// global atomic per bin.
+extern "C" __global__ void __launch_bounds__(THREADS)
+win_scatter(const u64* __restrict__ src, const u64* __restrict__ dst,
+            const u64* __restrict__ sizes, u64 n, u32 shift, u32 mask,
+            const u32* __restrict__ counts, u32* __restrict__ cursor, u64* __restrict__ osrc,
+            u64* __restrict__ odst, u64* __restrict__ osize) {
+    __shared__ u32 start[BINS], h[BINS], base[BINS];
+    const u32 t = threadIdx.x;
+    if (t < 32) {
+        const u32 a = counts[2 * t], b = counts[2 * t + 1], s = a + b;
+        u32 incl = s;
+        for (int o = 1; o < 32; o <<= 1) {
+            const u32 x = __shfl_up_sync(0xffffffffu, incl, o);
+            if (t >= (u32)o) incl += x;
+        }
+        start[2 * t] = incl - s;
+        start[2 * t + 1] = incl - s + a;
+    }
+    for (u64 t0 = (u64)blockIdx.x * THREADS * PER; t0 < n; t0 += (u64)gridDim.x * THREADS * PER) {
+        if (t < BINS) h[t] = 0;
+        __syncthreads();
+        u64 s[PER], d[PER], z[PER];
+        u32 bk[PER], rk[PER];
+#pragma unroll
+        for (int k = 0; k < PER; ++k) {
+            const u64 i = t0 + (u64)k * THREADS + t;
+            if (i < n) {
+                d[k] = dst[i];
+                s[k] = src[i];
+                z[k] = sizes[i];
+                bk[k] = (u32)(d[k] >> shift) & mask;
+                rk[k] = atomicAdd(&h[bk[k]], 1u);
+            }
+        }
+        __syncthreads();
+        if (t < BINS && h[t]) base[t] = start[t] + atomicAdd(&cursor[t], h[t]);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < PER; ++k) {
+            const u64 i = t0 + (u64)k * THREADS + t;
+            if (i < n) {
+                const u64 o = base[bk[k]] + rk[k];
+                osrc[o] = s[k];
+                odst[o] = d[k];
+                osize[o] = z[k];
+            }
+        }
+        __syncthreads();
+    }
+}
+"""
+
+_MOD: dict[str, Any] = {}
+
+
+def _kernels() -> tuple[Any, Any]:
+    if not _MOD:
+        m = cupy.RawModule(code=SOURCE, options=("-std=c++17",))
+        _MOD["count"], _MOD["scatter"] = m.get_function("win_count"), m.get_function("win_scatter")
+    return _MOD["count"], _MOD["scatter"]
+
+
+def grouped(b: DeviceBatch, shift: int, bins: int) -> DeviceBatch:
+    """The batch's descriptors grouped by destination window (new arrays, the prototype's
+    three launches and a zeroing on the current stream)."""
+    count, scatter = _kernels()
+    n = b.count
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    tally = cupy.zeros(2 * BINS, dtype=np.uint32)
+    out = [cupy.empty(n, dtype=np.uint64) for _ in range(3)]
+    u64, u32 = np.uint64, np.uint32
+    count((8 * sms,), (THREADS,), (b.dst, u64(n), u32(shift), u32(bins - 1), tally[:BINS]))
+    grid = min(-(-n // (THREADS * PER)), 3 * sms)  # 80 registers: three blocks an SM
+    scatter((grid,), (THREADS,), (b.src, b.dst, b.sizes, u64(n), u32(shift), u32(bins - 1),
+                                  tally[:BINS], tally[BINS:], *out))
+    return DeviceBatch(out[0], out[1], out[2], n, None)
+
+
+def pipeline(shift: int, bins: int) -> SimpleNamespace:
+    """Group, then the default's copy: what a call would cost."""
+    return SimpleNamespace(
+        name=f"windows 2^{shift} x {bins} (group + copy)",
+        fn=lambda b: run_warp_classes(grouped(b, shift, bins), WARP_TIERS_WORDS))
+
+
+def copy_only(shift: int, bins: int) -> SimpleNamespace:
+    """The default's copy on arrays grouped once per batch, before the timing."""
+    held: dict[str, Any] = {}
+
+    def fn(b: DeviceBatch) -> None:
+        if held.get("batch") is not b:  # the cell's batch object: held, so never reused
+            held["batch"], held["grouped"] = b, grouped(b, shift, bins)
+        run_warp_classes(held["grouped"], WARP_TIERS_WORDS)
+
+    return SimpleNamespace(name=f"windows 2^{shift} x {bins} (copy only)", fn=fn)
+
+
+def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
+    lines = []
+    for case, recs in by_case.items():
+        cub = recs.get(CUB, {}).get("gbps") or 0.0
+        lines.append(f"{case}  CUB {cub:6.0f}")
+        for n in names:
+            r = recs.get(n)
+            if n == CUB or not r or not r.get("gbps"):
+                continue
+            x = f"{r['gbps'] / cub:5.2f}x CUB" if cub else ""
+            mark = "" if r["verified"] else "  WRONG"
+            lines.append(f"    {n:<40} {r['gbps']:7.0f} GB/s {x}{mark}")
+    return lines
+
+
+def main() -> None:
+    args = cells_args(__doc__)
+    t0 = time.perf_counter()
+    variants, notes = targets([DEFAULT], True)
+    tgts = [t for t in variants if getattr(t, "name", "") == DEFAULT]
+    tgts += [pipeline(20, 64), pipeline(22, 16), copy_only(20, 64)]
+    tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
+    names = [t.name for t in tgts]
+    grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in CELLS]
+    print(f"{len(grid)} cells", flush=True)
+    records, ceilings = measure_cells(grid, tgts, notes, args.runs)
+    by_case = records_by_case(records)
+    print("\n".join(summary(by_case, names)), flush=True)
+    bad = [case for case, ok in judge_scatter(records).items() if ok is False]
+    print(f"ceiling beaten by a copy in: {', '.join(bad) or 'none'}", flush=True)
+    finish_script("explore_memcpy_windows", records, ceilings, notes, args.out, t0)
+
+
+if __name__ == "__main__":
+    main()
