@@ -160,11 +160,11 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
 // (the counter is the stream's, cuda.py _Queue; every block reads counter[0] before it counts
 // itself finished).
 template <int CHUNK>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
-memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ dst,
-                         const u64* __restrict__ sizes, u64* __restrict__ counter,
-                         const u32* __restrict__ queue_id,
-                         const u64* __restrict__ queue_first) {
+__device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64* __restrict__ dst,
+                                          const u64* __restrict__ sizes,
+                                          u64* __restrict__ counter,
+                                          const u32* __restrict__ queue_id,
+                                          const u64* __restrict__ queue_first) {
     const u64 c = *counter;
     const u64 n_queued = c >> CHUNK_BITS, n_chunks = c & ((1ull << CHUNK_BITS) - 1);
     for (u64 g = blockIdx.x; g < n_chunks; g += gridDim.x) {
@@ -190,7 +190,27 @@ memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ ds
     }
 }
 
+template <int CHUNK>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
+memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ dst,
+                         const u64* __restrict__ sizes, u64* __restrict__ counter,
+                         const u32* __restrict__ queue_id,
+                         const u64* __restrict__ queue_first) {
+    blev_body<CHUNK>(src, dst, sizes, counter, queue_id, queue_first);
+}
+
+// The same behind a header (hdr[0..2]: the arrays' addresses; memcpy_warp_classes_via).
+template <int CHUNK>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
+memcpy_size_classes_blev_via(const u64* __restrict__ hdr, u64* __restrict__ counter,
+                             const u32* __restrict__ queue_id,
+                             const u64* __restrict__ queue_first) {
+    blev_body<CHUNK>((const u64*)__ldg(hdr), (const u64*)__ldg(hdr + 1),
+                     (const u64*)__ldg(hdr + 2), counter, queue_id, queue_first);
+}
+
 #include "memcpy_warp.cuh"
+#include "memcpy_windows.cuh"
 
 
 #ifdef WARPLAB_NVCC_CHECK  // the instantiations cuda.py asks NVRTC for, for the nvcc check
@@ -215,4 +235,12 @@ WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 8, 4, 3, 3)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 0)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 1)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 2)
+template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3>(
+    const u64*, u64, u64*, u32*, u64*);  // WARP_TIERS_WINDOWS
+template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, const u32*,
+                                                             const u64*);
+template __global__ void memcpy_windows_count<64, 64, 25>(const u64*, const u64*, const u64*, u64,
+                                                          u64*, u32*, u64*);
+template __global__ void memcpy_windows_group<64>(const u64*, const u64*, const u64*, u64,
+                                                  const u64*, u32*, u64*);
 #endif

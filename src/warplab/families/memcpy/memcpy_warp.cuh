@@ -260,13 +260,16 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // before group_copy's; 2 (STREAM 4 only) in warps whose destinations are scattered
 // (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or
 // more words (size and addresses multiples of 4, no single aligned move) go through a stream
-// of the warp's 4-byte words instead of their own lane.
-template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
+// of the warp's 4-byte words instead of their own lane. The body is warp_classes_body; the
+// kernels are memcpy_warp_classes (the three arrays as arguments) and memcpy_warp_classes_via
+// (their addresses read from a header that memcpy_windows_count wrote: the batch's own arrays
+// or their copies grouped by destination window, memcpy_windows.cuh).
+template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK,
           int STREAM, int ZERO, int WORDS>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
-memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
-                    const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
-                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+__device__ __forceinline__ void
+warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
+                  const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
+                  u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
     static_assert(TMAX <= 16 && TMAX < SUB_MAX && SUB_MAX <= SUB2_MAX && SUB2_MAX <= WLEV_MAX,
                   "bad size classes");
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
@@ -435,3 +438,25 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
         }
     }
 }
+
+#define WARP_CLASSES_ARGS TMAX, G, SUB_MAX, G2, SUB2_MAX, WLEV_MAX, CHUNK, STREAM, ZERO, WORDS
+template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
+          int STREAM, int ZERO, int WORDS>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
+memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
+                    const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
+                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+    warp_classes_body<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first);
+}
+
+// hdr[0..2]: the addresses of the source, destination and size arrays to copy.
+template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
+          int STREAM, int ZERO, int WORDS>
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
+memcpy_warp_classes_via(const u64* __restrict__ hdr, u64 n, u64* __restrict__ counter,
+                        u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+    warp_classes_body<WARP_CLASSES_ARGS>((const u64*)__ldg(hdr), (const u64*)__ldg(hdr + 1),
+                                         (const u64*)__ldg(hdr + 2), n, counter, queue_id,
+                                         queue_first);
+}
+#undef WARP_CLASSES_ARGS

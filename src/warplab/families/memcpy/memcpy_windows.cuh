@@ -1,0 +1,202 @@
+// Destination windows (the warp_tiers_windows variant, cuda.py): before the copy, the
+// descriptors of a batch of tiny buffers with scattered destinations are grouped by the
+// window of the destination range their destination falls into, so the copy (the warp
+// kernel through its header, memcpy_warp_classes_via) writes one L2-sized window at a time:
+// a destination sector's partial writes meet in L2 instead of going to DRAM several times
+// partly written (benchmarks/NOTES.md, session 20). Two kernels before the copy:
+//
+// memcpy_windows_count: every block judges the batch from the same sample (SAMPLE pairs of
+//   neighbouring buffers spread over it; so every block reaches the same verdict): group when
+//   at least half the pairs are not back to back in the destination (the next destination
+//   more than GAP bytes past this buffer's end, or before it), the sampled buffers hold at most
+//   MEAN_MAX bytes on average and the sampled destinations span at least SPAN_MIN bytes. Block
+//   0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the grouped
+//   copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the lowest
+//   sampled destination. When grouping, the blocks count the destinations per window into
+//   tally[0..BINS) and the last block to finish turns the counts into each window's first
+//   slot (exclusive scan).
+// memcpy_windows_group: when the header says so, tiles of TILE buffers are grouped by window
+//   in shared memory (ranks by shared atomics, one global atomic per window per tile reserving
+//   its run in the window's slots) and written out array by array, each window's run
+//   contiguous; the last block zeroes tally for the stream's next call.
+//
+// A window's bin: (d - lo) >> shift, 0 below lo, BINS - 1 at or above lo + BINS << shift.
+// Buffers are grouped whatever their size (BLEV buffers too: the copy's queue holds indices
+// into the arrays it reads, memcpy_size_classes_blev_via); the order within a window is any.
+// The counts are 32-bit: the launch plan groups at most 2^31 buffers.
+#pragma once
+
+#define WINDOWS_THREADS 256
+#define WINDOWS_SAMPLE 256  // one pair per thread of a block
+#define WINDOWS_PER 8       // buffers per thread of a tile
+#define WINDOWS_TILE (WINDOWS_THREADS * WINDOWS_PER)
+#define WINDOWS_GAP 64
+#define WINDOWS_MIN_SHIFT 16
+
+__device__ __forceinline__ u32 window_of(u64 d, u64 lo, u32 shift, u32 bins) {
+    const u64 w = d < lo ? 0 : (d - lo) >> shift;
+    return w < bins ? (u32)w : bins - 1;
+}
+
+// Sums of a u32 and a u64 and the min and max of two u64 over the block (shuffles, then the
+// warps' results through shared memory); every thread gets the results.
+__device__ __forceinline__ void windows_verdict_reduce(u32& far, u64& bytes, u64& lo, u64& hi) {
+    __shared__ u32 s_far[WINDOWS_THREADS / 32];
+    __shared__ u64 s_bytes[WINDOWS_THREADS / 32], s_lo[WINDOWS_THREADS / 32],
+        s_hi[WINDOWS_THREADS / 32];
+    for (int o = 16; o > 0; o >>= 1) {
+        far += __shfl_xor_sync(FULL_MASK, far, o);
+        bytes += __shfl_xor_sync(FULL_MASK, bytes, o);
+        const u64 l = __shfl_xor_sync(FULL_MASK, lo, o), h = __shfl_xor_sync(FULL_MASK, hi, o);
+        lo = l < lo ? l : lo;
+        hi = h > hi ? h : hi;
+    }
+    const u32 warp = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        s_far[warp] = far;
+        s_bytes[warp] = bytes;
+        s_lo[warp] = lo;
+        s_hi[warp] = hi;
+    }
+    __syncthreads();
+    far = 0;
+    bytes = 0;
+    lo = ~0ull;
+    hi = 0;
+#pragma unroll
+    for (int w = 0; w < WINDOWS_THREADS / 32; ++w) {
+        far += s_far[w];
+        bytes += s_bytes[w];
+        lo = s_lo[w] < lo ? s_lo[w] : lo;
+        hi = s_hi[w] > hi ? s_hi[w] : hi;
+    }
+}
+
+// n >= 2. grouped: room for 3 n entries (sources, destinations, sizes).
+template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2>
+__global__ void __launch_bounds__(WINDOWS_THREADS)
+memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
+                     const u64* __restrict__ sizes, u64 n, u64* __restrict__ hdr,
+                     u32* __restrict__ tally, u64* __restrict__ grouped) {
+    static_assert(BINS == 64, "the scans take two windows a lane");
+    __shared__ u32 h[BINS];
+    const u32 t = threadIdx.x;
+    // the verdict: pair t of the sample is buffers i and i + 1
+    const u64 q = (n - 1) / WINDOWS_SAMPLE, r = (n - 1) % WINDOWS_SAMPLE;
+    const u64 i = q * t + r * t / WINDOWS_SAMPLE;  // (n - 1) t / SAMPLE without overflow
+    const u64 d0 = dst[i], d1 = dst[i + 1];
+    const i64 z = (i64)sizes[i];
+    const u64 size = z < 0 ? 0 : (u64)z;
+    u32 far = d1 - d0 - size > (u64)WINDOWS_GAP ? 1 : 0;  // wraps below d0 + size: far too
+    u64 bytes = size < (1ull << 32) ? size : (1ull << 32), lo = d0, hi = d0 + size;
+    windows_verdict_reduce(far, bytes, lo, hi);
+    const u64 span = hi - lo;
+    const bool group = 2 * far >= WINDOWS_SAMPLE && bytes <= (u64)MEAN_MAX * WINDOWS_SAMPLE &&
+                       span >= (1ull << SPAN_MIN_LOG2);
+    // windows of 2^shift bytes, BINS of them over the sampled span
+    const u32 bits = 64 - __clzll(span > 1 ? span - 1 : 1);
+    const u32 shift = bits > 6 + WINDOWS_MIN_SHIFT ? bits - 6 : WINDOWS_MIN_SHIFT;
+    if (blockIdx.x == 0 && t == 0) {
+        hdr[0] = group ? (u64)grouped : (u64)src;
+        hdr[1] = group ? (u64)(grouped + n) : (u64)dst;
+        hdr[2] = group ? (u64)(grouped + 2 * n) : (u64)sizes;
+        hdr[3] = group ? shift + 1 : 0;
+        hdr[4] = lo;
+    }
+    if (!group) return;
+    if (t < BINS) h[t] = 0;
+    __syncthreads();
+    for (u64 k = (u64)blockIdx.x * WINDOWS_THREADS + t; k < n;
+         k += (u64)gridDim.x * WINDOWS_THREADS)
+        atomicAdd(&h[window_of(dst[k], lo, shift, BINS)], 1u);
+    __syncthreads();
+    if (t < BINS && h[t]) atomicAdd(&tally[t], h[t]);
+    __shared__ bool last;
+    __syncthreads();
+    if (t == 0) {
+        __threadfence();
+        last = atomicAdd(&tally[BINS], 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last || t >= 32) return;
+    __threadfence();
+    const u32 a = __ldcg(tally + 2 * t), b = __ldcg(tally + 2 * t + 1), s = a + b;
+    u32 incl = s;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
+        if (t >= (u32)o) incl += x;
+    }
+    tally[2 * t] = incl - s;
+    tally[2 * t + 1] = incl - s + a;
+    if (t == 0) tally[BINS] = 0;
+}
+
+template <int BINS>
+__global__ void __launch_bounds__(WINDOWS_THREADS, 2)
+memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
+                     const u64* __restrict__ sizes, u64 n, const u64* __restrict__ hdr,
+                     u32* __restrict__ tally, u64* __restrict__ grouped) {
+    static_assert(BINS == 64, "the scans take two windows a lane");
+    const u64 f = hdr[3];
+    if (f == 0) return;
+    const u32 shift = (u32)f - 1, t = threadIdx.x;
+    const u64 lo = hdr[4];
+    __shared__ u32 h[BINS], start[BINS], base[BINS];
+    __shared__ u64 stage[WINDOWS_TILE];
+    __shared__ u8 bin_at[WINDOWS_TILE];
+    const u64* const in[3] = {src, dst, sizes};
+    for (u64 t0 = (u64)blockIdx.x * WINDOWS_TILE; t0 < n; t0 += (u64)gridDim.x * WINDOWS_TILE) {
+        if (t < BINS) h[t] = 0;
+        __syncthreads();
+        u64 v[3][WINDOWS_PER];
+        u32 bk[WINDOWS_PER], rk[WINDOWS_PER];
+#pragma unroll
+        for (int k = 0; k < WINDOWS_PER; ++k) {
+            const u64 i = t0 + (u64)k * WINDOWS_THREADS + t;
+            if (i < n) {
+#pragma unroll
+                for (int a = 0; a < 3; ++a) v[a][k] = in[a][i];
+                bk[k] = window_of(v[1][k], lo, shift, BINS);
+                rk[k] = atomicAdd(&h[bk[k]], 1u);
+            }
+        }
+        __syncthreads();
+        if (t < 32) {  // the tile's runs, in window order
+            const u32 a = h[2 * t], b = h[2 * t + 1], s = a + b;
+            u32 incl = s;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
+                if (t >= (u32)o) incl += x;
+            }
+            start[2 * t] = incl - s;
+            start[2 * t + 1] = incl - s + a;
+        }
+        if (t < BINS && h[t]) base[t] = atomicAdd(&tally[t], h[t]);
+        __syncthreads();
+        const u32 count = n - t0 < (u64)WINDOWS_TILE ? (u32)(n - t0) : WINDOWS_TILE;
+#pragma unroll
+        for (int k = 0; k < WINDOWS_PER; ++k)
+            if (t0 + (u64)k * WINDOWS_THREADS + t < n) bin_at[start[bk[k]] + rk[k]] = (u8)bk[k];
+#pragma unroll
+        for (int a = 0; a < 3; ++a) {
+#pragma unroll
+            for (int k = 0; k < WINDOWS_PER; ++k)
+                if (t0 + (u64)k * WINDOWS_THREADS + t < n) stage[start[bk[k]] + rk[k]] = v[a][k];
+            __syncthreads();
+            for (u32 j = t; j < count; j += WINDOWS_THREADS) {
+                const u32 b = bin_at[j];
+                grouped[(u64)a * n + base[b] + (j - start[b])] = stage[j];
+            }
+            __syncthreads();
+        }
+    }
+    __shared__ bool last;
+    if (t == 0) {
+        __threadfence();
+        last = atomicAdd(&tally[BINS + 1], 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && t < BINS + 2) tally[t] = 0;
+}

@@ -1,0 +1,111 @@
+"""GPU tests of destination windows (``warp_tiers_windows``, ``memcpy_windows.cuh``): batches
+the count kernel groups (tiny buffers scattered over more than 2^25 bytes) and batches it
+does not, every destination byte against NumPy in a poisoned arena, the header's verdict
+read back to show which path ran, and the tally left zero for the stream's next call."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import warplab
+
+pytestmark = pytest.mark.gpu
+if not warplab.cuda_available():
+    pytest.skip("no usable CUDA GPU", allow_module_level=True)
+cupy = pytest.importorskip("cupy")
+
+from warplab.core import fastpath  # noqa: E402
+from warplab.families.memcpy import cuda as mc  # noqa: E402
+
+POISON = 0x5A
+
+
+def arena(sizes: np.ndarray, align: int, shuffled: bool, gap: int, seed: int
+          ) -> tuple[np.ndarray, int]:
+    """Offsets of the buffers (each after a gap of align..gap bytes, multiples of align) and
+    the arena's bytes."""
+    rng = np.random.default_rng(seed)
+    n = sizes.size
+    gaps = align * rng.integers(1, max(2, gap // align), size=n)
+    order = rng.permutation(n) if shuffled else np.arange(n)
+    ends = np.cumsum(sizes[order] + gaps[order])
+    off = np.empty(n, dtype=np.int64)
+    off[order] = ends - sizes[order]
+    return off, int(ends[-1]) + 64
+
+
+def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool, gap: int,
+                   largest: int | None = None) -> int:
+    """Copy through ``run_windows`` (the public call when ``largest`` is None) and compare
+    every byte of the destination arena; returns the header's verdict (the window shift + 1,
+    0 when not grouped)."""
+    s_off, s_bytes = arena(sizes, align, src_s, gap, 1)
+    d_off, d_bytes = arena(sizes, align, dst_s, gap, 2)
+    h_src = np.random.default_rng(3).integers(0, 256, size=s_bytes, dtype=np.uint8)
+    src = cupy.asarray(h_src)
+    dst = cupy.full(d_bytes, POISON, dtype=np.uint8)
+    sp = cupy.asarray(s_off.astype(np.uint64) + np.uint64(src.data.ptr))
+    dp = cupy.asarray(d_off.astype(np.uint64) + np.uint64(dst.data.ptr))
+    zs = cupy.asarray(sizes.astype(np.uint64))
+    if largest is None:
+        warplab.memcpy_batched(sp, dp, zs, variant="warp_tiers_windows")
+    else:
+        mc.run_windows(mc.DeviceBatch(sp, dp, zs, sizes.size, None, largest))
+    want = np.full(d_bytes, POISON, dtype=np.uint8)
+    rel = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
+    bad = np.flatnonzero(dst.get() != want)
+    assert bad.size == 0, f"{bad.size} bytes wrong, first at {bad[:5]}"
+    q = mc._QUEUES.get((cupy.cuda.runtime.getDevice(), fastpath.current_stream()[1]))
+    state = q.windows.get()
+    tally = state[5:].view(np.uint32)[:mc.WINDOWS_BINS + 2]
+    assert not tally.any(), "the tally must be zero after a call"
+    return int(state[3])
+
+
+N = 300_000
+SCATTER_GAP = 400   # about 60 MiB of destination for 300,000 buffers: above 2^25 bytes
+
+
+@pytest.mark.parametrize("align", [1, 4, 16])
+@pytest.mark.parametrize("src_s", [False, True])
+def test_tiny_scattered_batches_are_grouped_and_exact(align: int, src_s: bool) -> None:
+    sizes = np.random.default_rng(align).integers(0, 9, size=N) // align * align
+    if align == 16:
+        sizes = np.full(N, 16)
+    verdict = copy_and_check(sizes, align, src_s, True, SCATTER_GAP)
+    assert verdict > 0, "a tiny batch scattered over 60 MiB must be grouped"
+
+
+def test_grouped_batch_with_large_buffers_uses_the_blev_queue() -> None:
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 9, size=N)
+    sizes[rng.choice(N, 12, replace=False)] = rng.integers(8193, 40000, size=12)
+    sizes[rng.choice(N, 1000, replace=False)] = 0
+    assert copy_and_check(sizes, 1, True, True, SCATTER_GAP) > 0
+
+
+def test_grouped_without_the_blev_launch_when_the_host_knows_the_largest() -> None:
+    sizes = np.random.default_rng(8).integers(1, 33, size=N)
+    assert copy_and_check(sizes, 1, False, True, SCATTER_GAP, largest=32) > 0
+
+
+@pytest.mark.parametrize("case", ["consecutive", "small_span", "large_buffers"])
+def test_batches_not_grouped_are_copied_through_the_header(case: str) -> None:
+    rng = np.random.default_rng(9)
+    if case == "consecutive":    # destinations back to back
+        verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, False, 2)
+    elif case == "small_span":   # scattered, but within 2^25 bytes
+        verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 40)
+    else:                        # scattered, a mean size above WINDOWS_MEAN_MAX
+        verdict = copy_and_check(rng.integers(100, 300, size=N), 1, True, True, SCATTER_GAP)
+    assert verdict == 0
+
+
+def test_calls_on_two_streams_and_below_the_least_count() -> None:
+    sizes = np.random.default_rng(10).integers(1, 9, size=N)
+    with cupy.cuda.Stream(non_blocking=True):
+        assert copy_and_check(sizes, 1, True, True, SCATTER_GAP) > 0
+    assert copy_and_check(sizes, 1, True, True, SCATTER_GAP) > 0
+    small = np.random.default_rng(11).integers(1, 9, size=mc.WINDOWS_MIN_COUNT - 1)
+    copy_and_check(small, 1, True, True, 4000)  # below the least count: the plain copy
