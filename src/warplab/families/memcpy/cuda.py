@@ -87,7 +87,7 @@ def _blev_expr(chunk: int) -> str:
 #: the H100, 50 MiB); the least and most buffers grouped (fewer: the two extra launches cost
 #: more than they save; more: the grouped copies of the descriptors, 24 bytes a buffer, are
 #: not allocated).
-WINDOWS_BINS, WINDOWS_MEAN_MAX, WINDOWS_SPAN_MIN_LOG2 = 64, 64, 25
+WINDOWS_BINS, WINDOWS_MEAN_MAX, WINDOWS_SPAN_MIN_LOG2 = 64, 48, 25
 WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 16, 1 << 27
 WINDOWS_THREADS, WINDOWS_TILE = 256, 2048   # memcpy_windows.cuh
 WINDOWS_COUNT_BLOCKS_PER_SM, WINDOWS_GROUP_BLOCKS_PER_SM = 8, 2

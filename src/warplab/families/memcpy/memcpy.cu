@@ -239,7 +239,7 @@ template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 327
     const u64*, u64, u64*, u32*, u64*);  // WARP_TIERS_WINDOWS
 template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, const u32*,
                                                              const u64*);
-template __global__ void memcpy_windows_count<64, 64, 25>(const u64*, const u64*, const u64*, u64,
+template __global__ void memcpy_windows_count<64, 48, 25>(const u64*, const u64*, const u64*, u64,
                                                           u64*, u32*, u64*);
 template __global__ void memcpy_windows_group<64>(const u64*, const u64*, const u64*, u64,
                                                   const u64*, u32*, u64*);
