@@ -106,9 +106,16 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     if (!group) return;
     if (t < BINS) h[t] = 0;
     __syncthreads();
-    for (u64 k = (u64)blockIdx.x * WINDOWS_THREADS + t; k < n;
-         k += (u64)gridDim.x * WINDOWS_THREADS)
-        atomicAdd(&h[window_of(dst[k], lo, shift, BINS)], 1u);
+    const u64 stride = (u64)gridDim.x * WINDOWS_THREADS;
+    u64 k = (u64)blockIdx.x * WINDOWS_THREADS + t;
+    for (; k + (WINDOWS_PER - 1) * stride < n; k += WINDOWS_PER * stride) {
+        u64 d[WINDOWS_PER];  // every load in flight before the first atomic
+#pragma unroll
+        for (int j = 0; j < WINDOWS_PER; ++j) d[j] = dst[k + j * stride];
+#pragma unroll
+        for (int j = 0; j < WINDOWS_PER; ++j) atomicAdd(&h[window_of(d[j], lo, shift, BINS)], 1u);
+    }
+    for (; k < n; k += stride) atomicAdd(&h[window_of(dst[k], lo, shift, BINS)], 1u);
     __syncthreads();
     if (t < BINS && h[t]) atomicAdd(&tally[t], h[t]);
     __shared__ bool last;
