@@ -154,7 +154,7 @@ def test_warm_copy_batched_ring_work(gpu, monkeypatch) -> None:
     with warplab.record_variants() as ran:
         warplab.copy_batched(srcs, dsts)
     assert dict(WORK) == {"empty": 1, "h2d": 1, "record": 1, "sync": 1, "launch": 1}
-    assert planned == [] and [r.variant for r in ran] == ["warp_tiers_words"]
+    assert planned == [] and [r.variant for r in ran] == ["warp_tiers_windows"]
     _same(srcs, dsts)
 
 
@@ -247,13 +247,13 @@ def test_pointer_form_errors_and_conversions_after_a_warm_call(gpu) -> None:
            (src.get(), dst, n)]                                 # host addresses
     for s, d, z in bad:
         warplab.memcpy_batched(src, dst, n)  # warm
-        want = _raised(warplab.memcpy_batched, s, d, z, variant="warp_tiers_words")
+        want = _raised(warplab.memcpy_batched, s, d, z, variant="warp_tiers_windows")
         assert _raised(warplab.memcpy_batched, s, d, z) == want
     for d in dsts:
         d[...] = 0
     with warplab.record_variants() as ran:
         warplab.memcpy_batched(src, dst, dev(np.array([64, 100, 3], np.int32)))  # widened
-    assert [r.variant for r in ran] == ["warp_tiers_words"]
+    assert [r.variant for r in ran] == ["warp_tiers_windows"]
     _same(srcs, dsts)
     wide = dev(np.zeros(6, np.uint64))
     wide[::2] = src

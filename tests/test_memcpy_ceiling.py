@@ -30,7 +30,7 @@ from warplab.report.memcpy_target import cell_ceiling, scatter_ceilings, target_
 
 COPY = 3000.0
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT = "warp_tiers_words"
+DEFAULT = "warp_tiers_windows"
 
 
 @pytest.mark.parametrize("ratio, pct, cub, scatter, lo, want", [

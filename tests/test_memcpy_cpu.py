@@ -190,9 +190,10 @@ def test_memcpy_batched_refuses_host_arrays() -> None:
 
 def test_variants_registered() -> None:
     names = warplab.variants("memcpy_batched", "cuda")
-    assert names[0] == "warp_tiers_words"
+    assert names[0] == "warp_tiers_windows"
     assert set(names) == {"size_classes_tuned", "warp_classes", "warp_classes_stream",
-                          "warp_tiers", "warp_tiers_words", "size_classes", "warp_per_buffer",
+                          "warp_tiers", "warp_tiers_words", "warp_tiers_windows",
+                          "size_classes", "warp_per_buffer",
                           "block_per_buffer", "loop_memcpy_async"}
     assert warplab.variants("memcpy_batched", "cpu") == ["numpy"]
 

@@ -198,7 +198,9 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
     assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
-    assert cuda._expressions(2) == (*exprs, blev)
+    # the default's module also holds the destination windows' kernels (warp_tiers_windows)
+    assert cuda._expressions(2) == (*exprs, blev, *cuda._via_exprs(WARP_TIERS_WORDS),
+                                    *cuda._WINDOWS_EXPRS)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
     for k in (1, 3, 4, 6, 10, 18, 34, 50, 66):
         assert cuda._expressions(k) == (exprs[0], blev)

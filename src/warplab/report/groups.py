@@ -67,7 +67,7 @@ CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     "corrcoef": ("pairwise_direct", "tiled_smem", "tc_gram"),
     # one copy call per buffer, the obvious one-launch kernels, the PR's design, the default
     "memcpy": ("loop_memcpy_async", "block_per_buffer", "warp_per_buffer", "size_classes",
-               "warp_tiers_words", "warp_classes", "size_classes_tuned"),
+               "warp_tiers_windows", "warp_tiers_words", "warp_classes", "size_classes_tuned"),
 }
 # Families of the series campaign (families/series/bench.py): their records are shapes (M x N),
 # not sizes, so the per-config figures and tables above do not fit them; report/series.py

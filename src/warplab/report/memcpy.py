@@ -38,7 +38,7 @@ from .skips import SkippedFigure
 from .tables import Table
 from .units import fmt_bandwidth, fmt_pct
 
-DEFAULT = "warp_tiers_words"   # the cuda default (rank 0 of memcpy_batched) since session 10
+DEFAULT = "warp_tiers_windows"   # the cuda default (rank 0 of memcpy_batched) since session 20
 #: The defaults before, newest first: what older runs measured as their default.
 EARLIER_DEFAULTS = ("warp_classes", "size_classes_tuned")
 LAYOUTS = ("consecutive", "shuffle")

@@ -1,7 +1,10 @@
 """Batched copies: ``copy_batched`` (lists of arrays), ``memcpy_batched`` (CUB's pointer form),
 ``concatenate`` and ``split`` (NumPy's, in one launch).
 
-Variants: ``warplab.variants("memcpy_batched")``: ``warp_tiers_words`` (the default: size
+Variants: ``warplab.variants("memcpy_batched")``: ``warp_tiers_windows`` (the default:
+``warp_tiers_words`` behind destination windows: a large batch of tiny buffers whose
+destinations are scattered over more than the L2 is grouped by destination window on the
+device first, so their partly written sectors meet in L2), ``warp_tiers_words`` (size
 classes per warp, each size range copied its measured-best way, misaligned tiny buffers as one
 byte stream per warp), ``warp_classes`` (size classes per warp, no block-wide partition),
 ``warp_classes_stream`` (the same, misaligned tiny buffers as one byte stream per warp),

@@ -504,7 +504,7 @@ def warp_tiers(b: DeviceBatch) -> None:
 
 
 @register("memcpy_batched", "warp_tiers_words", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=0)
+          supports=_queue_fits, rank=2)
 def warp_tiers_words(b: DeviceBatch) -> None:
     """``warp_tiers`` with the thread-level buffers whose addresses are both 4-byte aligned
     copied by their own lane in 4-, 8- or 16-byte words (as ``warp_classes``), the others by
@@ -512,7 +512,7 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     streamed the 4- and 8-byte buffers of align-4 batches byte by byte: 0.63-0.89x
     ``warp_classes`` on 1-8 B and 1-64 B align-4 cells).
 
-    The default since session 10: on the H100's full PR grid, in the same run as CUB, 1.2x CUB
+    The default from session 10 to 19 (``warp_tiers_windows`` since session 20): on the H100's full PR grid, in the same run as CUB, 1.2x CUB
     in 119 of 140 cells (``warp_classes`` 113), geometric mean 1.60x CUB, slowest cell 0.94x
     (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB buffers up
     (``results/memcpy-full-h100-session10-words.json.gz``).
@@ -537,7 +537,7 @@ def warp_tiers_words(b: DeviceBatch) -> None:
 
 
 @register("memcpy_batched", "warp_tiers_windows", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=1)
+          supports=_queue_fits, rank=0)
 def warp_tiers_windows(b: DeviceBatch) -> None:
     """``warp_tiers_words`` behind destination windows (``run_windows``): a batch of tiny
     buffers whose destinations are scattered over more than the L2 is first grouped by the
@@ -549,9 +549,17 @@ def warp_tiers_windows(b: DeviceBatch) -> None:
     neighbouring buffers, so nothing is read back; batches it does not group are copied by
     ``warp_tiers_words`` through the header, two extra launches later.
 
+    The default since session 20: on the H100's full PR grid, in the same run as CUB and the
+    scatter ceiling, 139 of 140 cells at issue 13's target (``warp_tiers_words``: 136 in
+    session 18), slowest cell 1.18x CUB (S_C 1-8 B a1, where the two launches that do not
+    group cost 3%), S_S 1-8 B 1.65x CUB (``warp_tiers_words``: 1.06x)
+    (``results/memcpy-full-h100-session20.json.gz``).
+
     Performance: grouping costs about 56 bytes of descriptor traffic a buffer (a count pass
-    over the destinations, a read and a write of the three arrays) and 24 bytes a buffer of
-    temporary memory; see benchmarks/NOTES.md, session 20.
+    over the destinations, a read and a write of the three arrays; 420 us for 14.9 M buffers
+    on the H100) and 24 bytes a buffer of temporary memory; a batch not grouped pays about
+    10 us for the two launches and 1-2% for the header's read; see benchmarks/NOTES.md,
+    session 20.
     """
     run_windows(b, WARP_TIERS_WORDS)
 
