@@ -20,10 +20,17 @@ would cost) at two window sizes; the default's copy alone on arrays grouped befo
 (``copy only``: the premise by itself); CUB; the cell's scatter ceiling. Every record is the
 planned grid's with every destination byte compared (``explore_memcpy_small.measure_cells``).
 
-Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py --out $OUT/windows.json
+Since call 3 (default, without ``--prototype``): the package's ``warp_tiers_windows`` timed in
+pieces (the copy through a header naming the batch's own arrays; the count and group kernels
+then the plain copy; the count and group kernels alone, not a copy, so its check fails by
+design; the copy through the header after grouping once before the timing), its other shapes
+(``spec.WINDOWS_SWEEP``), ``warp_tiers_words`` and CUB, on the cells where the pieces differ.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype] --out $OUT/w.json
 """
 from __future__ import annotations
 
+import sys
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -41,12 +48,13 @@ from explore_memcpy_small import (
 from warplab.families.memcpy.bench import Case, targets
 from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy import cuda as mc
+from warplab.families.memcpy import windows
 from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
-from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS, WINDOWS, WINDOWS_SWEEP
 
 CUB = "cub::DeviceMemcpy::Batched"
 DEFAULT = "warp_tiers_words"
-WINDOWS = "warp_tiers_windows"
+WINDOWS_NAME = "warp_tiers_windows"
 C, S = "consecutive", "shuffle"
 CELLS = ([(1, 8, a, (s, d)) for a in (1, 4) for s in (C, S) for d in (C, S)]
          + [(16, 16, 1, (C, S)), (16, 16, 1, (S, S)), (1, 64, 1, (C, S)), (1, 64, 1, (S, S))])
@@ -187,10 +195,10 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
 
 
 def _windows_state(b: DeviceBatch) -> tuple[Any, Any, int, int]:
-    """(launches, queue, header address, tally address) of the current stream."""
-    go, dev = mc._window_launches(WARP_TIERS_WORDS)
-    _, skey = mc.fastpath.current_stream()
-    q = mc._QUEUES.get((dev, skey)) or mc._QUEUES.put((dev, skey), mc._Queue())
+    """(the default shape's launches, the stream's queue, header address, tally address)."""
+    dev = cupy.cuda.runtime.getDevice()
+    go = windows._launches(WARP_TIERS_WORDS, WINDOWS, dev)
+    _, q = mc.stream_queue(dev)
     return go, q, *q.windows_at()
 
 
@@ -208,10 +216,10 @@ def _via_copy(b: DeviceBatch, go: Any, q: Any, hdr: int) -> None:
 def _judge_and_group(b: DeviceBatch, go: Any, hdr: int, tally: int, at: int) -> None:
     stream, _ = mc.fastpath.current_stream()
     n = b.count
-    go.count.on_stream(stream, min(-(-n // 256), 8 * go.sms), b.src, b.dst, b.sizes, n, hdr,
-                       tally, at)
-    go.group.on_stream(stream, min(-(-n // 2048), 2 * go.sms), b.src, b.dst, b.sizes, n, hdr,
-                       tally, at)
+    go.count.on_stream(stream, min(-(-n // 256), go.count_grid), b.src, b.dst, b.sizes, n,
+                       hdr, tally, at)
+    go.group.on_stream(stream, min(-(-n // (256 * WINDOWS.per)), go.group_grid), b.src,
+                       b.dst, b.sizes, n, hdr, tally, at)
 
 
 def via_own_arrays() -> SimpleNamespace:
@@ -267,25 +275,39 @@ def via_grouped() -> SimpleNamespace:
 
 
 PIECE_CELLS = [(1, 8, 1, (C, C)), (1, 8, 1, (S, C)), (1, 8, 1, (C, S)), (1, 8, 1, (S, S)),
-               (1, 8, 4, (C, S)), (16, 16, 1, (C, S)), (1, 1024, 1, (C, C)),
-               (1, 1024, 1, (S, C))]
+               (1, 8, 4, (C, S)), (1, 8, 4, (S, S)), (16, 16, 1, (C, S)), (16, 16, 1, (S, S)),
+               (1, 1024, 1, (C, C)), (1, 1024, 1, (S, C))]
 
 
 def main() -> None:
     args = cells_args(__doc__)
     t0 = time.perf_counter()
-    variants, notes = targets([DEFAULT, WINDOWS], True)
-    tgts = [t for t in variants if getattr(t, "name", "") in (DEFAULT, WINDOWS)]
-    tgts += [via_own_arrays(), judge_then_plain(), grouping_only(), via_grouped()]
-    tgts += [t for t in variants if getattr(t, "name", "") == CUB]
+    variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
+    if PROTOTYPE:  # session 20's call 1: the prototype's grouping on CELLS
+        tgts = [t for t in variants if getattr(t, "name", "") == DEFAULT]
+        tgts += [pipeline(20, 64), pipeline(22, 16), copy_only(20, 64)]
+        tgts += [t for t in variants if getattr(t, "name", "") == CUB] + [cuda_ceiling()]
+        cells = CELLS
+    else:  # calls 3 and 5: the pieces of the default's call, and the other shapes
+        tgts = [t for t in variants if getattr(t, "name", "") in (DEFAULT, WINDOWS_NAME)]
+        tgts += [via_own_arrays(), judge_then_plain(), grouping_only(), via_grouped()]
+        tgts += [windows.shape_target(w) for w in WINDOWS_SWEEP]
+        tgts += [t for t in variants if getattr(t, "name", "") == CUB]
+        cells = PIECE_CELLS
     names = [t.name for t in tgts]
-    grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in PIECE_CELLS]
+    grid = [Case(lo, hi, s, d, a, 1) for lo, hi, a, (s, d) in cells]
     print(f"{len(grid)} cells", flush=True)
     records, ceilings = measure_cells(grid, tgts, notes, args.runs)
     by_case = records_by_case(records)
     print("\n".join(summary(by_case, names)), flush=True)
+    if PROTOTYPE:
+        bad = [case for case, ok in judge_scatter(records).items() if ok is False]
+        print(f"ceiling beaten by a copy in: {', '.join(bad) or 'none'}", flush=True)
     finish_script("explore_memcpy_windows", records, ceilings, notes, args.out, t0)
 
 
 if __name__ == "__main__":
+    PROTOTYPE = "--prototype" in sys.argv
+    if PROTOTYPE:
+        sys.argv.remove("--prototype")
     main()

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases, make_sizes, offsets
-from warplab.families.memcpy import ceiling_cuda, cuda
+from warplab.families.memcpy import ceiling_cuda, cuda, spec
 from warplab.families.memcpy.cuda import DEFINES
 from warplab.families.memcpy.model import (
     chunk_owner,
@@ -199,8 +199,9 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
     # the default's module also holds the destination windows' kernels (warp_tiers_windows)
-    assert cuda._expressions(2) == (*exprs, blev, *cuda._via_exprs(WARP_TIERS_WORDS),
-                                    *cuda._WINDOWS_EXPRS)
+    windows = dict.fromkeys(e for w in (spec.WINDOWS, *spec.WINDOWS_SWEEP)
+                            for e in cuda.windows_exprs(w))
+    assert cuda._expressions(2) == (*exprs, blev, *cuda._via_exprs(WARP_TIERS_WORDS), *windows)
     assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
     for k in (1, 3, 4, 6, 10, 18, 34, 50, 66):
         assert cuda._expressions(k) == (exprs[0], blev)

@@ -16,6 +16,7 @@ cupy = pytest.importorskip("cupy")
 
 from warplab.core import fastpath  # noqa: E402
 from warplab.families.memcpy import cuda as mc  # noqa: E402
+from warplab.families.memcpy import spec, windows  # noqa: E402
 
 POISON = 0x5A
 
@@ -35,10 +36,10 @@ def arena(sizes: np.ndarray, align: int, shuffled: bool, gap: int, seed: int
 
 
 def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool, gap: int,
-                   largest: int | None = None) -> int:
-    """Copy through ``run_windows`` (the public call when ``largest`` is None) and compare
-    every byte of the destination arena; returns the header's verdict (the window shift + 1,
-    0 when not grouped)."""
+                   largest: int | None = None, shape: spec.WindowsShape | None = None) -> int:
+    """Copy through ``run_windows`` (the public call when neither ``largest`` nor ``shape`` is
+    given) and compare every byte of the destination arena; returns the header's verdict (the
+    window shift + 1, 0 when not grouped)."""
     s_off, s_bytes = arena(sizes, align, src_s, gap, 1)
     d_off, d_bytes = arena(sizes, align, dst_s, gap, 2)
     h_src = np.random.default_rng(3).integers(0, 256, size=s_bytes, dtype=np.uint8)
@@ -47,10 +48,11 @@ def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool, gap:
     sp = cupy.asarray(s_off.astype(np.uint64) + np.uint64(src.data.ptr))
     dp = cupy.asarray(d_off.astype(np.uint64) + np.uint64(dst.data.ptr))
     zs = cupy.asarray(sizes.astype(np.uint64))
-    if largest is None:
+    if largest is None and shape is None:
         warplab.memcpy_batched(sp, dp, zs, variant="warp_tiers_windows")
     else:
-        mc.run_windows(mc.DeviceBatch(sp, dp, zs, sizes.size, None, largest))
+        windows.run_windows(mc.DeviceBatch(sp, dp, zs, sizes.size, None, largest),
+                            w=shape or spec.WINDOWS)
     want = np.full(d_bytes, POISON, dtype=np.uint8)
     rel = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
@@ -58,12 +60,12 @@ def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool, gap:
     assert bad.size == 0, f"{bad.size} bytes wrong, first at {bad[:5]}"
     q = mc._QUEUES.get((cupy.cuda.runtime.getDevice(), fastpath.current_stream()[1]))
     state = q.windows.get()
-    tally = state[5:].view(np.uint32)[:mc.WINDOWS_BINS + 2]
+    tally = state[5:].view(np.uint32)
     assert not tally.any(), "the tally must be zero after a call"
     return int(state[3])
 
 
-N = mc.WINDOWS_MIN_COUNT + 50_000
+N = spec.WINDOWS_MIN_COUNT + 50_000
 SCATTER_GAP = 80   # about 50 MiB of destination for 1.1 M buffers: above 2^25 bytes
 
 
@@ -107,5 +109,11 @@ def test_calls_on_two_streams_and_below_the_least_count() -> None:
     with cupy.cuda.Stream(non_blocking=True):
         assert copy_and_check(sizes, 1, True, True, SCATTER_GAP) > 0
     assert copy_and_check(sizes, 1, True, True, SCATTER_GAP) > 0
-    small = np.random.default_rng(11).integers(1, 9, size=mc.WINDOWS_MIN_COUNT - 1)
+    small = np.random.default_rng(11).integers(1, 9, size=spec.WINDOWS_MIN_COUNT - 1)
     copy_and_check(small, 1, True, True, SCATTER_GAP)  # below the least count: the plain copy
+
+
+@pytest.mark.parametrize("shape", spec.WINDOWS_SWEEP)
+def test_sweep_shapes_group_exactly(shape: spec.WindowsShape) -> None:
+    sizes = np.random.default_rng(12).integers(0, 17, size=N)
+    assert copy_and_check(sizes, 1, True, True, SCATTER_GAP, shape=shape) > 0

@@ -28,9 +28,13 @@ from .spec import (
     WARP_CLASSES_SWEEP,
     WARP_TIERS,
     WARP_TIERS_WORDS,
+    WINDOWS,
+    WINDOWS_STATE_WORDS,
+    WINDOWS_SWEEP,
     MemcpyProblem,
     SizeClasses,
     WarpClasses,
+    WindowsShape,
     bytes_moved,
 )
 
@@ -81,24 +85,17 @@ def _blev_expr(chunk: int) -> str:
     return f"memcpy_size_classes_blev<{chunk}>"
 
 
-#: Destination windows (``warp_tiers_windows``; ``memcpy_windows.cuh``): bins of the
-#: destination span; the sampled mean size (bytes) up to which a batch is grouped; log2 of the
-#: least sampled destination span grouped (below it the scattered writes stay in the L2 of
-#: the H100, 50 MiB); the least and most buffers grouped (fewer: the two extra launches, about
-#: 10 us even when they do not group, are several percent of the copy: session 20; more: the
-#: grouped copies of the descriptors, 24 bytes a buffer, are not allocated).
-WINDOWS_BINS, WINDOWS_MEAN_MAX, WINDOWS_SPAN_MIN_LOG2 = 64, 48, 25
-WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 27
-WINDOWS_THREADS, WINDOWS_TILE = 256, 2048   # memcpy_windows.cuh
-WINDOWS_COUNT_BLOCKS_PER_SM, WINDOWS_GROUP_BLOCKS_PER_SM = 8, 2
-_WINDOWS_EXPRS = (f"memcpy_windows_count<{WINDOWS_BINS}, {WINDOWS_MEAN_MAX}, "
-                  f"{WINDOWS_SPAN_MIN_LOG2}>", f"memcpy_windows_group<{WINDOWS_BINS}>")
-
-
 def _via_exprs(c: WarpClasses) -> tuple[str, str]:
-    """The warp kernel and the BLEV kernel of ``c`` reading their arrays from a header."""
+    """The warp kernel and the BLEV kernel of ``c`` reading their arrays from a header
+    (``memcpy_warp_classes_via``, ``memcpy_size_classes_blev_via``)."""
     return (_warp_expr(c).replace("memcpy_warp_classes<", "memcpy_warp_classes_via<", 1),
             f"memcpy_size_classes_blev_via<{c.chunk}>")
+
+
+def windows_exprs(w: WindowsShape) -> tuple[str, str]:
+    """The count and group kernels of destination windows of shape ``w``."""
+    return (f"memcpy_windows_count<{w.bins}, {w.mean_max}, {w.span_min_log2}>",
+            f"memcpy_windows_group<{w.bins}, {w.per}, {w.group_blocks}>")
 
 
 _WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
@@ -111,7 +108,8 @@ def _expressions(loads: int) -> tuple[str, ...]:
     policies; another policy's module holds those configurations' first kernels and their
     BLEV kernel (the default, ``WARP_TIERS_WORDS``, has policy 2)."""
     configs = [c for c in _WARP_CONFIGS if c.loads == loads]
-    windows = ((*_via_exprs(WARP_TIERS_WORDS), *_WINDOWS_EXPRS)
+    windows = ((*_via_exprs(WARP_TIERS_WORDS),
+                *dict.fromkeys(e for w in (WINDOWS, *WINDOWS_SWEEP) for e in windows_exprs(w)))
                if loads == WARP_TIERS_WORDS.loads else ())
     if loads == DEFINES["WARPLAB_MEMCPY_LOADS"]:
         return ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
@@ -221,8 +219,8 @@ class _Queue:
         self.counter_at = self.counter.data.ptr
         self.capacity, self.slots = 0, None
         self.lock = threading.Lock()
-        #: destination windows (``memcpy_windows.cuh``): the header (5 words) then the tally
-        #: (BINS + 2 32-bit counters, zero between calls), made on the first grouped call
+        #: destination windows (``memcpy_windows.cuh``, ``windows.py``): the header (5 words)
+        #: then the tally (32-bit counters, zero between calls), made on the first such call
         self.windows: Any = None
 
     def windows_at(self) -> tuple[int, int]:
@@ -230,7 +228,7 @@ class _Queue:
         import cupy
 
         if self.windows is None:
-            self.windows = cupy.zeros(5 + (WINDOWS_BINS + 2 + 1) // 2, dtype=np.uint64)
+            self.windows = cupy.zeros(WINDOWS_STATE_WORDS, dtype=np.uint64)
         at = self.windows.data.ptr
         return at, at + 8 * 5
 
@@ -286,18 +284,25 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
     return got, dev
 
 
+def stream_queue(dev: int) -> tuple[int, _Queue]:
+    """(the current stream's handle, its :class:`_Queue` on device ``dev``)."""
+    stream, skey = fastpath.current_stream()
+    q = _QUEUES.get((dev, skey))
+    if q is None:
+        q = _QUEUES.put((dev, skey), _Queue())
+    return stream, q
+
+
 def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int) -> None:
     """The launches of a size-class kernel (``memcpy.cu``): the first kernel copies every
     buffer of up to ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second
     kernel, through the stream's :class:`_Queue`. When the host knows that no buffer is that
     large, the first kernel never touches the queue: one launch, null pointers."""
-    stream, skey = fastpath.current_stream()
     if b.largest is not None and b.largest <= go.wlev_max:
-        go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, 0, 0, 0)
+        go.first.on_stream(fastpath.current_stream()[0], grid, b.src, b.dst, b.sizes, b.count,
+                           0, 0, 0)
         return
-    q = _QUEUES.get((dev, skey))
-    if q is None:
-        q = _QUEUES.put((dev, skey), _Queue())
+    stream, q = stream_queue(dev)
     with q.lock:
         keep, first, ids = q.slots_for(b.count)
         go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, q.counter_at, ids,
@@ -328,89 +333,6 @@ def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
         return
     go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
     _classed(b, go, min(-(-b.count // WARP_THREADS), MAX_GRID), dev)
-
-
-class _WindowLaunches(NamedTuple):
-    """The launches of ``warp_tiers_windows`` on one device: the count and group kernels, the
-    copy's two kernels reading their arrays from the header, and the grids that do not
-    depend on the batch."""
-
-    count: Prepared
-    group: Prepared
-    first: Prepared
-    blev: Prepared
-    sms: int
-    blev_grid: int
-
-
-def _window_launches(c: WarpClasses) -> tuple[_WindowLaunches, int]:
-    import cupy
-
-    dev = cupy.cuda.runtime.getDevice()
-    key = ("windows", c, dev)
-    got = _LAUNCHES.get(key)
-    if got is None:
-        u64 = np.uint64(0)
-        first_expr, blev_expr = _via_exprs(c)
-        k = functools.partial(_kernel_on, device_id=dev, loads=c.loads)
-        grouping = (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)
-        got = _LAUNCHES.put(key, _WindowLaunches(
-            Prepared(k(_WINDOWS_EXPRS[0]), None, (WINDOWS_THREADS,), grouping),
-            Prepared(k(_WINDOWS_EXPRS[1]), None, (WINDOWS_THREADS,), grouping),
-            Prepared(k(first_expr), None, (WARP_THREADS,), (u64, u64, u64, u64, u64)),
-            Prepared(k(blev_expr), None, (BLEV_THREADS,), (u64, u64, u64, u64)),
-            _sms(dev), BLEV_BLOCKS_PER_SM * _sms(dev)))
-    return got, dev
-
-
-def run_windows(b: DeviceBatch, c: WarpClasses = WARP_TIERS_WORDS) -> None:
-    """``run_warp_classes`` (thresholds ``c``) behind destination windows
-    (``memcpy_windows.cuh``): for a batch of :data:`WINDOWS_MIN_COUNT` to
-    :data:`WINDOWS_MAX_COUNT` buffers, the count kernel judges a sample of it on the device
-    (scattered destinations over a span of at least 2^:data:`WINDOWS_SPAN_MIN_LOG2` bytes,
-    a mean size of at most :data:`WINDOWS_MEAN_MAX` bytes) and writes the header; when it
-    groups, the group kernel writes the descriptors grouped by destination window into 24
-    bytes a buffer of temporary memory; the copy reads whichever arrays the header names.
-    Four launches (three when the host knows no buffer needs the BLEV kernel), nothing read
-    back. Other batches: ``run_warp_classes`` itself."""
-    n = b.count
-    if n < WINDOWS_MIN_COUNT or n > WINDOWS_MAX_COUNT:
-        run_warp_classes(b, c)
-        return
-    import cupy
-
-    go, dev = _window_launches(c)
-    stream, skey = fastpath.current_stream()
-    q = _QUEUES.get((dev, skey))
-    if q is None:
-        q = _QUEUES.put((dev, skey), _Queue())
-    grouped = cupy.empty(3 * n, dtype=np.uint64)
-    at = grouped.data.ptr
-    blev = b.largest is None or b.largest > c.wlev_max
-    grid = min(-(-n // WARP_THREADS), MAX_GRID)
-    with q.lock:
-        hdr, tally = q.windows_at()
-        keep, first, ids = q.slots_for(n) if blev else (None, 0, 0)
-        try:
-            go.count.on_stream(stream, min(-(-n // WINDOWS_THREADS),
-                                           WINDOWS_COUNT_BLOCKS_PER_SM * go.sms),
-                               b.src, b.dst, b.sizes, n, hdr, tally, at)
-            go.group.on_stream(stream, min(-(-n // WINDOWS_TILE),
-                                           WINDOWS_GROUP_BLOCKS_PER_SM * go.sms),
-                               b.src, b.dst, b.sizes, n, hdr, tally, at)
-        except BaseException:
-            q.windows.fill(0)  # a count without its group would leave the tally set
-            raise
-        if not blev:
-            go.first.on_stream(stream, grid, hdr, n, 0, 0, 0)
-            return
-        go.first.on_stream(stream, grid, hdr, n, q.counter_at, ids, first)
-        try:
-            go.blev.on_stream(stream, go.blev_grid, hdr, q.counter_at, ids, first)
-        except BaseException:
-            q.counter.fill(0)  # the launch that would have zeroed it did not happen
-            raise
-    del keep, grouped  # both outlived the launches (CuPy's pool reuses them in stream order)
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:
@@ -534,32 +456,3 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     8 KiB); all bytes once plus 24 bytes per buffer.
     """
     run_warp_classes(b, WARP_TIERS_WORDS)
-
-
-@register("memcpy_batched", "warp_tiers_windows", backend="cuda", bytes_moved=bytes_moved,
-          supports=_queue_fits, rank=0)
-def warp_tiers_windows(b: DeviceBatch) -> None:
-    """``warp_tiers_words`` behind destination windows (``run_windows``): a batch of tiny
-    buffers whose destinations are scattered over more than the L2 is first grouped by the
-    window of the destination span each buffer writes to (64 windows), so the copy writes one
-    window at a time and the partly written destination sectors meet in L2 instead of going
-    to DRAM several times (session 20: copied in index order, every 1-8 B cell with a
-    shuffled destination stayed within 3-10% of a ceiling that touches the sectors in the
-    same order). The judgement is made on the device from a sample of 256 pairs of
-    neighbouring buffers, so nothing is read back; batches it does not group are copied by
-    ``warp_tiers_words`` through the header, two extra launches later.
-
-    The default since session 20: on the H100's full PR grid, in the same run as CUB and the
-    scatter ceiling, 139 of 140 cells at issue 13's target (``warp_tiers_words``: 136 in
-    session 18), slowest cell 1.18x CUB (S_C 1-8 B a1, where the two launches that do not
-    group cost 3%), S_S 1-8 B 1.65x CUB (``warp_tiers_words``: 1.06x)
-    (``results/memcpy-full-h100-session20.json.gz``).
-
-    Performance: grouping costs about 56 bytes of descriptor traffic a buffer (a count pass
-    over the destinations, a read and a write of the three arrays; 420 us for 14.9 M buffers
-    on the H100) and 24 bytes a buffer of temporary memory; a batch not grouped pays about
-    10 us for the two launches and 1-2% for the header's read; see benchmarks/NOTES.md,
-    session 20.
-    """
-    run_windows(b, WARP_TIERS_WORDS)
-

@@ -28,10 +28,36 @@
 
 #define WINDOWS_THREADS 256
 #define WINDOWS_SAMPLE 256  // one pair per thread of a block
-#define WINDOWS_PER 8       // buffers per thread of a tile
-#define WINDOWS_TILE (WINDOWS_THREADS * WINDOWS_PER)
+#define WINDOWS_COUNT_PER 8 // loads in flight per thread of the count loop
 #define WINDOWS_GAP 64
 #define WINDOWS_MIN_SHIFT 16
+
+// Exclusive scan of BINS (32 or 64) counters by one warp, BINS / 32 a lane, from `from` into
+// `to` (may be the same): in global memory read through L2 (G), else in shared memory.
+template <int BINS, bool G>
+__device__ __forceinline__ void windows_scan(const u32* from, u32* to, u32 lane) {
+    static_assert(BINS == 32 || BINS == 64, "32 or 64 windows");
+    constexpr int PL = BINS / 32;
+    u32 v[PL], s = 0;
+#pragma unroll
+    for (int j = 0; j < PL; ++j) {
+        if constexpr (G) v[j] = __ldcg(from + PL * lane + j);
+        else v[j] = from[PL * lane + j];
+        s += v[j];
+    }
+    u32 incl = s;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
+        if (lane >= (u32)o) incl += x;
+    }
+    u32 e = incl - s;
+#pragma unroll
+    for (int j = 0; j < PL; ++j) {
+        to[PL * lane + j] = e;
+        e += v[j];
+    }
+}
 
 __device__ __forceinline__ u32 window_of(u64 d, u64 lo, u32 shift, u32 bins) {
     const u64 w = d < lo ? 0 : (d - lo) >> shift;
@@ -78,7 +104,6 @@ __global__ void __launch_bounds__(WINDOWS_THREADS)
 memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, u64* __restrict__ hdr,
                      u32* __restrict__ tally, u64* __restrict__ grouped) {
-    static_assert(BINS == 64, "the scans take two windows a lane");
     __shared__ u32 h[BINS];
     const u32 t = threadIdx.x;
     // the verdict: pair t of the sample is buffers i and i + 1
@@ -95,7 +120,8 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                        span >= (1ull << SPAN_MIN_LOG2);
     // windows of 2^shift bytes, BINS of them over the sampled span
     const u32 bits = 64 - __clzll(span > 1 ? span - 1 : 1);
-    const u32 shift = bits > 6 + WINDOWS_MIN_SHIFT ? bits - 6 : WINDOWS_MIN_SHIFT;
+    constexpr u32 LOG2_BINS = BINS == 64 ? 6 : 5;
+    const u32 shift = bits > LOG2_BINS + WINDOWS_MIN_SHIFT ? bits - LOG2_BINS : WINDOWS_MIN_SHIFT;
     if (blockIdx.x == 0 && t == 0) {
         hdr[0] = group ? (u64)grouped : (u64)src;
         hdr[1] = group ? (u64)(grouped + n) : (u64)dst;
@@ -108,12 +134,13 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     __syncthreads();
     const u64 stride = (u64)gridDim.x * WINDOWS_THREADS;
     u64 k = (u64)blockIdx.x * WINDOWS_THREADS + t;
-    for (; k + (WINDOWS_PER - 1) * stride < n; k += WINDOWS_PER * stride) {
-        u64 d[WINDOWS_PER];  // every load in flight before the first atomic
+    for (; k + (WINDOWS_COUNT_PER - 1) * stride < n; k += WINDOWS_COUNT_PER * stride) {
+        u64 d[WINDOWS_COUNT_PER];  // every load in flight before the first atomic
 #pragma unroll
-        for (int j = 0; j < WINDOWS_PER; ++j) d[j] = dst[k + j * stride];
+        for (int j = 0; j < WINDOWS_COUNT_PER; ++j) d[j] = dst[k + j * stride];
 #pragma unroll
-        for (int j = 0; j < WINDOWS_PER; ++j) atomicAdd(&h[window_of(d[j], lo, shift, BINS)], 1u);
+        for (int j = 0; j < WINDOWS_COUNT_PER; ++j)
+            atomicAdd(&h[window_of(d[j], lo, shift, BINS)], 1u);
     }
     for (; k < n; k += stride) atomicAdd(&h[window_of(dst[k], lo, shift, BINS)], 1u);
     __syncthreads();
@@ -127,39 +154,31 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     __syncthreads();
     if (!last || t >= 32) return;
     __threadfence();
-    const u32 a = __ldcg(tally + 2 * t), b = __ldcg(tally + 2 * t + 1), s = a + b;
-    u32 incl = s;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
-        if (t >= (u32)o) incl += x;
-    }
-    tally[2 * t] = incl - s;
-    tally[2 * t + 1] = incl - s + a;
+    windows_scan<BINS, true>(tally, tally, t);
     if (t == 0) tally[BINS] = 0;
 }
 
-template <int BINS>
-__global__ void __launch_bounds__(WINDOWS_THREADS, 2)
+template <int BINS, int PER, int MINB>
+__global__ void __launch_bounds__(WINDOWS_THREADS, MINB)
 memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, const u64* __restrict__ hdr,
                      u32* __restrict__ tally, u64* __restrict__ grouped) {
-    static_assert(BINS == 64, "the scans take two windows a lane");
+    constexpr int TILE = WINDOWS_THREADS * PER;
     const u64 f = hdr[3];
     if (f == 0) return;
     const u32 shift = (u32)f - 1, t = threadIdx.x;
     const u64 lo = hdr[4];
     __shared__ u32 h[BINS], start[BINS], base[BINS];
-    __shared__ u64 stage[WINDOWS_TILE];
-    __shared__ u8 bin_at[WINDOWS_TILE];
+    __shared__ u64 stage[TILE];
+    __shared__ u8 bin_at[TILE];
     const u64* const in[3] = {src, dst, sizes};
-    for (u64 t0 = (u64)blockIdx.x * WINDOWS_TILE; t0 < n; t0 += (u64)gridDim.x * WINDOWS_TILE) {
+    for (u64 t0 = (u64)blockIdx.x * TILE; t0 < n; t0 += (u64)gridDim.x * TILE) {
         if (t < BINS) h[t] = 0;
         __syncthreads();
-        u64 v[3][WINDOWS_PER];
-        u32 bk[WINDOWS_PER], rk[WINDOWS_PER];
+        u64 v[3][PER];
+        u32 bk[PER], rk[PER];
 #pragma unroll
-        for (int k = 0; k < WINDOWS_PER; ++k) {
+        for (int k = 0; k < PER; ++k) {
             const u64 i = t0 + (u64)k * WINDOWS_THREADS + t;
             if (i < n) {
 #pragma unroll
@@ -169,27 +188,17 @@ memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
             }
         }
         __syncthreads();
-        if (t < 32) {  // the tile's runs, in window order
-            const u32 a = h[2 * t], b = h[2 * t + 1], s = a + b;
-            u32 incl = s;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const u32 x = __shfl_up_sync(FULL_MASK, incl, o);
-                if (t >= (u32)o) incl += x;
-            }
-            start[2 * t] = incl - s;
-            start[2 * t + 1] = incl - s + a;
-        }
+        if (t < 32) windows_scan<BINS, false>(h, start, t);  // the tile's runs, in window order
         if (t < BINS && h[t]) base[t] = atomicAdd(&tally[t], h[t]);
         __syncthreads();
-        const u32 count = n - t0 < (u64)WINDOWS_TILE ? (u32)(n - t0) : WINDOWS_TILE;
+        const u32 count = n - t0 < (u64)TILE ? (u32)(n - t0) : TILE;
 #pragma unroll
-        for (int k = 0; k < WINDOWS_PER; ++k)
+        for (int k = 0; k < PER; ++k)
             if (t0 + (u64)k * WINDOWS_THREADS + t < n) bin_at[start[bk[k]] + rk[k]] = (u8)bk[k];
 #pragma unroll
         for (int a = 0; a < 3; ++a) {
 #pragma unroll
-            for (int k = 0; k < WINDOWS_PER; ++k)
+            for (int k = 0; k < PER; ++k)
                 if (t0 + (u64)k * WINDOWS_THREADS + t < n) stage[start[bk[k]] + rk[k]] = v[a][k];
             __syncthreads();
             for (u32 j = t; j < count; j += WINDOWS_THREADS) {

@@ -148,6 +148,39 @@ LOAD_POLICIES = (0, 1, 3, 4, 6, 8, 10, 18, 34, 50, 66, 130)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
                       *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES),
                       *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2)))
+
+
+class WindowsShape(NamedTuple):
+    """Destination windows (``memcpy_windows.cuh``, ``warp_tiers_windows``): the windows over
+    the sampled destination span (32 or 64), buffers per thread of the group kernel's tiles,
+    its blocks per SM (the register cap), the count kernel's blocks per SM, the greatest
+    sampled mean size grouped (bytes) and log2 of the least sampled destination span grouped
+    (below it the scattered writes stay in the H100's 50 MiB L2)."""
+
+    bins: int = 64
+    per: int = 8
+    group_blocks: int = 2
+    count_blocks: int = 8
+    mean_max: int = 48
+    span_min_log2: int = 25
+
+
+#: ``warp_tiers_windows``'s shape (session 20; the fixed 64 B cells lost 30% when grouped at a
+#: mean of up to 64 bytes, so 48).
+WINDOWS = WindowsShape()
+#: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: 32 windows (runs
+#: twice as long per tile), tiles of 4 buffers a thread at four blocks an SM, the count kernel
+#: at two blocks an SM (cheaper to launch where it does not group).
+WINDOWS_SWEEP = (WINDOWS._replace(bins=32), WINDOWS._replace(per=4, group_blocks=4),
+                 WINDOWS._replace(count_blocks=2))
+#: Batches of fewer buffers are copied without windows (the two extra launches cost about
+#: 10 us even where they do not group: several percent of such a copy, session 20); more
+#: buffers are not grouped either (24 bytes a buffer of temporary memory).
+WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 27
+#: u64 words of a stream's window state: the header (5), then the tally (up to 64 windows and
+#: two finished-block counters, 32-bit each).
+WINDOWS_STATE_WORDS = 5 + (64 + 2) // 2
+
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
 #: (32 TiB of 8 KiB pieces).

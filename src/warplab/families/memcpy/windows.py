@@ -1,0 +1,171 @@
+"""Destination windows, the launch plan of ``warp_tiers_windows`` (the default since session
+20; kernels in ``memcpy_windows.cuh``, the copy's in ``memcpy_warp.cuh`` and ``memcpy.cu``).
+
+A batch of tiny buffers whose destinations are scattered over more than the L2 writes each
+32-byte destination sector partly, seven or so times, at random moments: copied in index
+order, the sector goes back to DRAM partly written and comes back each time (the 1-8 B cells
+with a shuffled destination ran within 3-10% of a ceiling that touches the sectors in that
+order, and CUB no better). Grouped by destination window first, the copy writes one window
+at a time and the partial writes meet in L2: 1.6-3.0x ``warp_tiers_words`` in those cells
+for the copy alone (benchmarks/NOTES.md, session 20).
+
+The call, for :data:`~.spec.WINDOWS_MIN_COUNT` to :data:`~.spec.WINDOWS_MAX_COUNT` buffers
+(others: ``warp_tiers_words`` itself), nothing read back:
+
+1. ``memcpy_windows_count``: every block judges the batch from the same 256 sampled pairs of
+   neighbouring buffers (group when most are not back to back in the destination, the mean
+   sampled size is small and the sampled destinations span more than the L2) and block 0
+   writes the stream's header; when grouping, the destinations are counted per window.
+2. ``memcpy_windows_group``: when the header says so, the three arrays are written grouped
+   by window into 24 bytes a buffer of temporary memory (tiles staged in shared memory, each
+   window's run written by neighbouring lanes).
+3. the copy's two kernels (``warp_tiers_words``'s), reading their arrays from the header:
+   the grouped ones or the batch's own.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...core.launch import ARRAY, Prepared
+from ...core.registry import register
+from .cuda import (
+    BLEV_BLOCKS_PER_SM,
+    BLEV_THREADS,
+    MAX_GRID,
+    WARP_THREADS,
+    DeviceBatch,
+    _kernel_on,
+    _LAUNCHES,
+    _queue_fits,
+    _sms,
+    _via_exprs,
+    run_warp_classes,
+    stream_queue,
+    windows_exprs,
+)
+from .spec import (
+    WARP_TIERS_WORDS,
+    WINDOWS,
+    WINDOWS_MAX_COUNT,
+    WINDOWS_MIN_COUNT,
+    WarpClasses,
+    WindowsShape,
+    bytes_moved,
+)
+
+THREADS = 256   # memcpy_windows.cuh WINDOWS_THREADS
+
+
+class _WindowLaunches(NamedTuple):
+    """The launches of one shape on one device: the count and group kernels, the copy's two
+    kernels reading their arrays from the header, and the grids that do not depend on the
+    batch."""
+
+    count: Prepared
+    group: Prepared
+    first: Prepared
+    blev: Prepared
+    count_grid: int
+    group_grid: int
+    blev_grid: int
+
+
+def _launches(c: WarpClasses, w: WindowsShape, dev: int) -> _WindowLaunches:
+    key = ("windows", c, w, dev)
+    got = _LAUNCHES.get(key)
+    if got is None:
+        u64 = np.uint64(0)
+        k = functools.partial(_kernel_on, device_id=dev, loads=c.loads)
+        first, blev = _via_exprs(c)
+        count, group = windows_exprs(w)
+        grouping = (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)
+        sms = _sms(dev)
+        got = _LAUNCHES.put(key, _WindowLaunches(
+            Prepared(k(count), None, (THREADS,), grouping),
+            Prepared(k(group), None, (THREADS,), grouping),
+            Prepared(k(first), None, (WARP_THREADS,), (u64,) * 5),
+            Prepared(k(blev), None, (BLEV_THREADS,), (u64,) * 4),
+            w.count_blocks * sms, w.group_blocks * sms, BLEV_BLOCKS_PER_SM * sms))
+    return got
+
+
+def run_windows(b: DeviceBatch, c: WarpClasses = WARP_TIERS_WORDS,
+                w: WindowsShape = WINDOWS) -> None:
+    """``run_warp_classes`` (thresholds ``c``) behind destination windows of shape ``w`` (see
+    the module docstring): four launches (three when the host knows no buffer needs the BLEV
+    kernel), 24 bytes a buffer of temporary memory from CuPy's pool."""
+    n = b.count
+    if n < WINDOWS_MIN_COUNT or n > WINDOWS_MAX_COUNT:
+        run_warp_classes(b, c)
+        return
+    import cupy
+
+    dev = cupy.cuda.runtime.getDevice()
+    go = _launches(c, w, dev)
+    stream, q = stream_queue(dev)
+    grouped = cupy.empty(3 * n, dtype=np.uint64)
+    at = grouped.data.ptr
+    blev = b.largest is None or b.largest > c.wlev_max
+    grid = min(-(-n // WARP_THREADS), MAX_GRID)
+    with q.lock:
+        hdr, tally = q.windows_at()
+        keep, first, ids = q.slots_for(n) if blev else (None, 0, 0)
+        try:
+            go.count.on_stream(stream, min(-(-n // THREADS), go.count_grid), b.src, b.dst,
+                               b.sizes, n, hdr, tally, at)
+            go.group.on_stream(stream, min(-(-n // (THREADS * w.per)), go.group_grid), b.src,
+                               b.dst, b.sizes, n, hdr, tally, at)
+        except BaseException:
+            q.windows.fill(0)  # a count without its group would leave the tally set
+            raise
+        if not blev:
+            go.first.on_stream(stream, grid, hdr, n, 0, 0, 0)
+        else:
+            go.first.on_stream(stream, grid, hdr, n, q.counter_at, ids, first)
+            try:
+                go.blev.on_stream(stream, go.blev_grid, hdr, q.counter_at, ids, first)
+            except BaseException:
+                q.counter.fill(0)  # the launch that would have zeroed it did not happen
+                raise
+    del keep, grouped  # both outlived the launches (CuPy's pool reuses them in stream order)
+
+
+def shape_target(w: WindowsShape) -> Any:
+    """A target of the explore scripts: ``run_windows`` at shape ``w``."""
+    from types import SimpleNamespace
+
+    name = ",".join(f"{k}={v}" for k, v in w._asdict().items() if v != getattr(WINDOWS, k))
+    return SimpleNamespace(name=f"windows[{name or 'default'}]",
+                           fn=lambda b: run_windows(b, WARP_TIERS_WORDS, w))
+
+
+@register("memcpy_batched", "warp_tiers_windows", backend="cuda", bytes_moved=bytes_moved,
+          supports=_queue_fits, rank=0)
+def warp_tiers_windows(b: DeviceBatch) -> None:
+    """``warp_tiers_words`` behind destination windows (``run_windows``): a batch of tiny
+    buffers whose destinations are scattered over more than the L2 is first grouped by the
+    window of the destination span each buffer writes to (64 windows), so the copy writes one
+    window at a time and the partly written destination sectors meet in L2 instead of going
+    to DRAM several times (session 20: copied in index order, every 1-8 B cell with a
+    shuffled destination stayed within 3-10% of a ceiling that touches the sectors in the
+    same order). The judgement is made on the device from a sample of 256 pairs of
+    neighbouring buffers, so nothing is read back; batches it does not group are copied by
+    ``warp_tiers_words`` through the header, two extra launches later.
+
+    The default since session 20: on the H100's full PR grid, in the same run as CUB and the
+    scatter ceiling, 139 of 140 cells at issue 13's target (``warp_tiers_words``: 136 in
+    session 18), slowest cell 1.18x CUB (S_C 1-8 B a1, where the two launches that do not
+    group cost 3%), S_S 1-8 B 1.65x CUB (``warp_tiers_words``: 1.06x)
+    (``results/memcpy-full-h100-session20.json.gz``).
+
+    Performance: grouping costs about 56 bytes of descriptor traffic a buffer (a count pass
+    over the destinations, a read and a write of the three arrays; 420 us for 14.9 M buffers
+    on the H100) and 24 bytes a buffer of temporary memory; a batch not grouped pays about
+    10 us for the two launches and 1-2% for the header's read; see benchmarks/NOTES.md,
+    session 20.
+    """
+    run_windows(b)
+
