@@ -154,8 +154,11 @@ class WindowsShape(NamedTuple):
     """Destination windows (``memcpy_windows.cuh``, ``warp_tiers_windows``): the windows over
     the sampled destination span (32 or 64), buffers per thread of the group kernel's tiles,
     its blocks per SM (the register cap), the count kernel's blocks per SM, the greatest
-    sampled mean size grouped (bytes) and log2 of the least sampled destination span grouped
-    (below it the scattered writes stay in the H100's 50 MiB L2)."""
+    sampled mean size grouped (bytes), log2 of the least sampled destination span grouped
+    (below it the scattered writes stay in the H100's 50 MiB L2), and the copy's grid in
+    waves of resident blocks (0: a warp per 32 buffers, one pass each, as
+    ``warp_tiers_words``; k: at most k blocks per resident slot, each warp reading the
+    header once for several passes)."""
 
     bins: int = 64
     per: int = 8
@@ -163,6 +166,7 @@ class WindowsShape(NamedTuple):
     count_blocks: int = 8
     mean_max: int = 48
     span_min_log2: int = 25
+    copy_waves: int = 0
 
 
 #: ``warp_tiers_windows``'s shape (session 20; the fixed 64 B cells lost 30% when grouped at a
@@ -172,7 +176,9 @@ WINDOWS = WindowsShape()
 #: twice as long per tile), tiles of 4 buffers a thread at four blocks an SM, the count kernel
 #: at two blocks an SM (cheaper to launch where it does not group).
 WINDOWS_SWEEP = (WINDOWS._replace(bins=32), WINDOWS._replace(per=4, group_blocks=4),
-                 WINDOWS._replace(count_blocks=2))
+                 WINDOWS._replace(count_blocks=2),
+                 *(WINDOWS._replace(per=4, group_blocks=4, count_blocks=2, copy_waves=k)
+                   for k in (0, 2, 8)))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy, session 20); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).

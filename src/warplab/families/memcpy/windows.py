@@ -70,6 +70,7 @@ class _WindowLaunches(NamedTuple):
     blev: Prepared
     count_grid: int
     group_grid: int
+    copy_grid: int
     blev_grid: int
 
 
@@ -88,7 +89,9 @@ def _launches(c: WarpClasses, w: WindowsShape, dev: int) -> _WindowLaunches:
             Prepared(k(group), None, (THREADS,), grouping),
             Prepared(k(first), None, (WARP_THREADS,), (u64,) * 5),
             Prepared(k(blev), None, (BLEV_THREADS,), (u64,) * 4),
-            w.count_blocks * sms, w.group_blocks * sms, BLEV_BLOCKS_PER_SM * sms))
+            w.count_blocks * sms, w.group_blocks * sms,
+            w.copy_waves * c.min_blocks * sms if w.copy_waves else MAX_GRID,
+            BLEV_BLOCKS_PER_SM * sms))
     return got
 
 
@@ -109,7 +112,7 @@ def run_windows(b: DeviceBatch, c: WarpClasses = WARP_TIERS_WORDS,
     grouped = cupy.empty(3 * n, dtype=np.uint64)
     at = grouped.data.ptr
     blev = b.largest is None or b.largest > c.wlev_max
-    grid = min(-(-n // WARP_THREADS), MAX_GRID)
+    grid = min(-(-n // WARP_THREADS), go.copy_grid)
     with q.lock:
         hdr, tally = q.windows_at()
         keep, first, ids = q.slots_for(n) if blev else (None, 0, 0)
