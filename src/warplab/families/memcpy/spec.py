@@ -178,7 +178,7 @@ WINDOWS = WindowsShape()
 WINDOWS_SWEEP = (WINDOWS._replace(bins=32), WINDOWS._replace(per=4, group_blocks=4),
                  WINDOWS._replace(count_blocks=2),
                  *(WINDOWS._replace(per=4, group_blocks=4, count_blocks=2, copy_waves=k)
-                   for k in (0, 2, 8)))
+                   for k in (0, 1, 2)))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy, session 20); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
