@@ -244,8 +244,8 @@ template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, c
                                                              u64, u64*, u32*, u64*);             \
     template __global__ void memcpy_windows_group<B, P, MB>(const u64*, const u64*, const u64*,  \
                                                             u64, const u64*, u32*, u64*);
-WINDOWS_INST(64, 8, 2)  // spec.WINDOWS
-WINDOWS_INST(32, 8, 2)  // spec.WINDOWS_SWEEP
-template __global__ void memcpy_windows_group<64, 4, 4>(const u64*, const u64*, const u64*, u64,
+WINDOWS_INST(64, 4, 4)  // spec.WINDOWS
+WINDOWS_INST(32, 4, 4)  // spec.WINDOWS_SWEEP
+template __global__ void memcpy_windows_group<64, 8, 2>(const u64*, const u64*, const u64*, u64,
                                                         const u64*, u32*, u64*);
 #endif

@@ -161,24 +161,27 @@ class WindowsShape(NamedTuple):
     header once for several passes)."""
 
     bins: int = 64
-    per: int = 8
-    group_blocks: int = 2
-    count_blocks: int = 8
+    per: int = 4
+    group_blocks: int = 4
+    count_blocks: int = 2
     mean_max: int = 48
     span_min_log2: int = 25
     copy_waves: int = 0
 
 
-#: ``warp_tiers_windows``'s shape (session 20; the fixed 64 B cells lost 30% when grouped at a
-#: mean of up to 64 bytes, so 48).
+#: ``warp_tiers_windows``'s shape (session 20, calls 5-7): 64 windows, tiles of 4 buffers a
+#: thread at four blocks an SM (grouping 2-3% faster than 8 at two), the count kernel at two
+#: blocks an SM (2.4 us cheaper where it does not group), one-pass copy warps; the mean size
+#: grouped at most 48 bytes (the fixed 64 B cells lost 30% when grouped at up to 64).
 WINDOWS = WindowsShape()
-#: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: 32 windows (runs
-#: twice as long per tile), tiles of 4 buffers a thread at four blocks an SM, the count kernel
-#: at two blocks an SM (cheaper to launch where it does not group).
-WINDOWS_SWEEP = (WINDOWS._replace(bins=32), WINDOWS._replace(per=4, group_blocks=4),
-                 WINDOWS._replace(count_blocks=2),
-                 *(WINDOWS._replace(per=4, group_blocks=4, count_blocks=2, copy_waves=k)
-                   for k in (0, 1, 2)))
+#: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: session 20's
+#: first shape (tiles of 8 a thread at two blocks an SM, the count kernel at eight), 32
+#: windows (1-2% faster at 1-8 B, 7% slower at 16 B), and the copy's grid capped at one and
+#: two waves of resident blocks (5-9% faster where nothing is grouped, much slower in the
+#: grouped 16 B cells at one wave and in every grouped cell at two: NOTES, call 7).
+WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
+                 WINDOWS._replace(bins=32), WINDOWS._replace(copy_waves=1),
+                 WINDOWS._replace(copy_waves=2))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy, session 20); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
