@@ -160,14 +160,14 @@ def warp_tiers_windows(b: DeviceBatch) -> None:
 
     The default since session 20: on the H100's full PR grid, in the same run as CUB and the
     scatter ceiling, 139 of 140 cells at issue 13's target (``warp_tiers_words``: 136 in
-    session 18), slowest cell 1.18x CUB (S_C 1-8 B a1, where the two launches that do not
-    group cost 3%), S_S 1-8 B 1.65x CUB (``warp_tiers_words``: 1.06x)
-    (``results/memcpy-full-h100-session20.json.gz``).
+    session 18), geometric mean 1.705x CUB, slowest cell 1.194x (S_C 1-8 B a1, where the two
+    launches and the header cost 2.5% and nothing is grouped), S_S 1-8 B 1.68x CUB
+    (``warp_tiers_words``: 1.06-1.10x) (``results/memcpy-full-h100-session20-final.json.gz``).
 
     Performance: grouping costs about 56 bytes of descriptor traffic a buffer (a count pass
-    over the destinations, a read and a write of the three arrays; 420 us for 14.9 M buffers
-    on the H100) and 24 bytes a buffer of temporary memory; a batch not grouped pays about
-    10 us for the two launches and 1-2% for the header's read; see benchmarks/NOTES.md,
+    over the destinations, a read and a write of the three arrays; about 400 us for 14.9 M
+    buffers on the H100) and 24 bytes a buffer of temporary memory; a batch not grouped pays
+    about 8 us for the two launches and 1-2% for the header's read; see benchmarks/NOTES.md,
     session 20.
     """
     run_windows(b)
