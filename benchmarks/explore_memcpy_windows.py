@@ -199,7 +199,7 @@ def _windows_state(b: DeviceBatch) -> tuple[Any, Any, int, int]:
     dev = cupy.cuda.runtime.getDevice()
     go = windows._launches(WARP_TIERS_WORDS, WINDOWS, dev)
     _, q = mc.stream_queue(dev)
-    return go, q, *q.windows_at()
+    return go, q, *q.windows_at()[:2]
 
 
 def _via_copy(b: DeviceBatch, go: Any, q: Any, hdr: int) -> None:

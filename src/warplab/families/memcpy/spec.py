@@ -158,7 +158,9 @@ class WindowsShape(NamedTuple):
     (below it the scattered writes stay in the H100's 50 MiB L2), and the copy's grid in
     waves of resident blocks (0: a warp per 32 buffers, one pass each, as
     ``warp_tiers_words``; k: at most k blocks per resident slot, each warp reading the
-    header once for several passes)."""
+    header once for several passes), and whether those blocks take their passes by tickets
+    (``memcpy_warp_classes_tickets``: in the batch's order, as one-pass warps do) instead of
+    striding through the batch."""
 
     bins: int = 64
     per: int = 4
@@ -167,6 +169,7 @@ class WindowsShape(NamedTuple):
     mean_max: int = 48
     span_min_log2: int = 25
     copy_waves: int = 0
+    tickets: bool = False
 
 
 #: ``warp_tiers_windows``'s shape (session 20, calls 5-7): 64 windows, tiles of 4 buffers a
@@ -181,14 +184,16 @@ WINDOWS = WindowsShape()
 #: grouped 16 B cells at one wave and in every grouped cell at two: NOTES, call 7).
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
                  WINDOWS._replace(bins=32), WINDOWS._replace(copy_waves=1),
-                 WINDOWS._replace(copy_waves=2))
+                 WINDOWS._replace(copy_waves=2), WINDOWS._replace(copy_waves=1, tickets=True),
+                 WINDOWS._replace(copy_waves=2, tickets=True))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy, session 20); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
 WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 27
-#: u64 words of a stream's window state: the header (5), then the tally (up to 64 windows and
-#: two finished-block counters, 32-bit each).
-WINDOWS_STATE_WORDS = 5 + (64 + 2) // 2
+#: u64 words of a stream's window state: the header (5), the tally (up to 64 windows and two
+#: finished-block counters, 32-bit each), the copy's ticket and finished-block counters (2).
+WINDOWS_TALLY_WORDS = (64 + 2) // 2
+WINDOWS_STATE_WORDS = 5 + WINDOWS_TALLY_WORDS + 2
 
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
