@@ -199,7 +199,7 @@ def _windows_state(b: DeviceBatch) -> tuple[Any, Any, int, int]:
     dev = cupy.cuda.runtime.getDevice()
     go = windows._launches(WARP_TIERS_WORDS, WINDOWS, dev)
     _, q = mc.stream_queue(dev)
-    return go, q, *q.windows_at()[:2]
+    return go, q, *q.windows_at()
 
 
 def _via_copy(b: DeviceBatch, go: Any, q: Any, hdr: int) -> None:
@@ -207,8 +207,7 @@ def _via_copy(b: DeviceBatch, go: Any, q: Any, hdr: int) -> None:
     stream, _ = mc.fastpath.current_stream()
     n = b.count
     keep, first, ids = q.slots_for(n)
-    go.first.on_stream(stream, min(-(-n // mc.WARP_THREADS), mc.MAX_GRID), hdr, n,
-                       q.counter_at, ids, first)
+    go.first.on_stream(stream, -(-n // mc.WARP_THREADS), hdr, n, q.counter_at, ids, first, 1)
     go.blev.on_stream(stream, go.blev_grid, hdr, q.counter_at, ids, first)
     del keep
 

@@ -31,7 +31,6 @@ from .spec import (
     WINDOWS,
     WINDOWS_STATE_WORDS,
     WINDOWS_SWEEP,
-    WINDOWS_TALLY_WORDS,
     MemcpyProblem,
     SizeClasses,
     WarpClasses,
@@ -86,13 +85,11 @@ def _blev_expr(chunk: int) -> str:
     return f"memcpy_size_classes_blev<{chunk}>"
 
 
-def _via_exprs(c: WarpClasses) -> tuple[str, str, str]:
+def _via_exprs(c: WarpClasses) -> tuple[str, str]:
     """The warp kernel and the BLEV kernel of ``c`` reading their arrays from a header
-    (``memcpy_warp_classes_via``, ``memcpy_size_classes_blev_via``), and the warp kernel
-    taking its passes by tickets (``memcpy_warp_classes_tickets``)."""
+    (``memcpy_warp_classes_via``, ``memcpy_size_classes_blev_via``)."""
     return (_warp_expr(c).replace("memcpy_warp_classes<", "memcpy_warp_classes_via<", 1),
-            f"memcpy_size_classes_blev_via<{c.chunk}>",
-            _warp_expr(c).replace("memcpy_warp_classes<", "memcpy_warp_classes_tickets<", 1))
+            f"memcpy_size_classes_blev_via<{c.chunk}>")
 
 
 def windows_exprs(w: WindowsShape) -> tuple[str, str]:
@@ -226,15 +223,14 @@ class _Queue:
         #: then the tally (32-bit counters, zero between calls), made on the first such call
         self.windows: Any = None
 
-    def windows_at(self) -> tuple[int, int, int]:
-        """(the header's, the tally's and the copy's tickets' addresses); call it holding
-        ``lock``."""
+    def windows_at(self) -> tuple[int, int]:
+        """(the header's and the tally's addresses); call it holding ``lock``."""
         import cupy
 
         if self.windows is None:
             self.windows = cupy.zeros(WINDOWS_STATE_WORDS, dtype=np.uint64)
         at = self.windows.data.ptr
-        return at, at + 8 * 5, at + 8 * (5 + WINDOWS_TALLY_WORDS)
+        return at, at + 8 * 5
 
     def slots_for(self, count: int) -> tuple[Any, int, int]:
         """(the array to keep until the launches are queued, the first chunks' address, the

@@ -236,10 +236,7 @@ WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 0)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 1)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 2)
 template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3>(
-    const u64*, u64, u64*, u32*, u64*);  // warp_tiers_windows
-template __global__ void
-memcpy_warp_classes_tickets<16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3>(const u64*, u64, u64*,
-                                                                            u32*, u64*, u64*);
+    const u64*, u64, u64*, u32*, u64*, u64);  // warp_tiers_windows
 template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, const u32*,
                                                              const u64*);
 #define WINDOWS_INST(B, P, MB)                                                               \

@@ -266,11 +266,9 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // or their copies grouped by destination window, memcpy_windows.cuh).
 // How a kernel's warps take their groups of 32 buffers (warp_classes_body's Passes): a
 // grid-stride loop (GridStride: a warp per 32 buffers in one pass when the grid covers the
-// batch), or block tickets (Tickets: a resident grid whose blocks take the batch's next
-// THREADS buffers from a counter, one atomic a block and pass, the next one taken while the
-// pass runs: the passes stay in the batch's order whatever the grid, as a one-pass grid's
-// do). Tickets' loop condition is the block's (every warp reaches the barrier); its warps past
-// the end run a pass with no live lane.
+// batch), or runs of blocks' own (Runs: block b takes `passes` consecutive groups of THREADS
+// buffers from b * passes * THREADS on, a pass each, so blocks still start in the batch's
+// order while each lives `passes` times as long: fewer blocks to launch and retire).
 struct GridStride {
     u64 stride;
     __device__ __forceinline__ u64 first(u64) {
@@ -281,32 +279,15 @@ struct GridStride {
     __device__ __forceinline__ u64 next(u64 base) const { return base + stride; }
 };
 
-struct Tickets {
-    u64* ticket;  // the stream's counter (zeroed by the kernel's last block)
-    u64* st;      // the block's two ticket slots (shared memory)
-    u32 par;
-    __device__ __forceinline__ u64 take() { return atomicAdd((unsigned long long*)ticket, 1ull); }
-    __device__ __forceinline__ u64 tile(u64 t) const {
-        return t * blockDim.x + (threadIdx.x & ~31u);
+struct Runs {
+    u64 passes, end;
+    __device__ __forceinline__ u64 first(u64 n) {
+        const u64 start = (u64)blockIdx.x * passes * blockDim.x;
+        end = start + passes * blockDim.x < n ? start + passes * blockDim.x : n;
+        return start + (threadIdx.x & ~31u);
     }
-    __device__ __forceinline__ u64 first(u64) {
-        __shared__ u64 s_t[2];
-        st = s_t;
-        par = 0;
-        if (threadIdx.x == 0) st[0] = take();
-        __syncthreads();
-        return tile(st[0]);
-    }
-    __device__ __forceinline__ bool more(u64 base, u64 n) {
-        const bool go = base - (threadIdx.x & ~31u) < n;  // the block's tile starts in range
-        if (go && threadIdx.x == 0) st[par ^ 1] = take();
-        return go;
-    }
-    __device__ __forceinline__ u64 next(u64) {
-        __syncthreads();
-        par ^= 1;
-        return tile(st[par]);
-    }
+    __device__ __forceinline__ bool more(u64 base, u64) const { return base < end; }
+    __device__ __forceinline__ u64 next(u64 base) const { return base + blockDim.x; }
 };
 
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK,
@@ -493,33 +474,15 @@ memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
     warp_classes_body<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first);
 }
 
-// hdr[0..2]: the addresses of the source, destination and size arrays to copy.
+// hdr[0..2]: the addresses of the source, destination and size arrays to copy; each block
+// takes `passes` consecutive groups of the block's threads in buffers (Runs).
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
           int STREAM, int ZERO, int WORDS>
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
 memcpy_warp_classes_via(const u64* __restrict__ hdr, u64 n, u64* __restrict__ counter,
-                        u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
+                        u32* __restrict__ queue_id, u64* __restrict__ queue_first, u64 passes) {
     warp_classes_body<WARP_CLASSES_ARGS>((const u64*)__ldg(hdr), (const u64*)__ldg(hdr + 1),
                                          (const u64*)__ldg(hdr + 2), n, counter, queue_id,
-                                         queue_first);
-}
-// The same with block tickets (Tickets) on a resident grid: ticket[0] the stream's counter,
-// ticket[1] the blocks finished; the last block zeroes both for the stream's next call.
-template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK, int MINB,
-          int STREAM, int ZERO, int WORDS>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
-memcpy_warp_classes_tickets(const u64* __restrict__ hdr, u64 n, u64* __restrict__ counter,
-                            u32* __restrict__ queue_id, u64* __restrict__ queue_first,
-                            u64* __restrict__ ticket) {
-    warp_classes_body<WARP_CLASSES_ARGS>((const u64*)__ldg(hdr), (const u64*)__ldg(hdr + 1),
-                                         (const u64*)__ldg(hdr + 2), n, counter, queue_id,
-                                         queue_first, Tickets{ticket, nullptr, 0});
-    if (threadIdx.x == 0) {
-        __threadfence();
-        if (atomicAdd((unsigned long long*)(ticket + 1), 1ull) == gridDim.x - 1) {
-            ticket[0] = 0;
-            ticket[1] = 0;
-        }
-    }
+                                         queue_first, Runs{passes, 0});
 }
 #undef WARP_CLASSES_ARGS

@@ -155,12 +155,9 @@ class WindowsShape(NamedTuple):
     the sampled destination span (32 or 64), buffers per thread of the group kernel's tiles,
     its blocks per SM (the register cap), the count kernel's blocks per SM, the greatest
     sampled mean size grouped (bytes), log2 of the least sampled destination span grouped
-    (below it the scattered writes stay in the H100's 50 MiB L2), and the copy's grid in
-    waves of resident blocks (0: a warp per 32 buffers, one pass each, as
-    ``warp_tiers_words``; k: at most k blocks per resident slot, each warp reading the
-    header once for several passes), and whether those blocks take their passes by tickets
-    (``memcpy_warp_classes_tickets``: in the batch's order, as one-pass warps do) instead of
-    striding through the batch."""
+    (below it the scattered writes stay in the H100's 50 MiB L2), and how many consecutive
+    passes of 32 buffers a warp each block of the copy makes (``Runs`` in
+    ``memcpy_warp.cuh``: blocks still start in the batch's order, fewer of them)."""
 
     bins: int = 64
     per: int = 4
@@ -168,8 +165,7 @@ class WindowsShape(NamedTuple):
     count_blocks: int = 2
     mean_max: int = 48
     span_min_log2: int = 25
-    copy_waves: int = 0
-    tickets: bool = False
+    runs: int = 1
 
 
 #: ``warp_tiers_windows``'s shape (session 20, calls 5-7): 64 windows, tiles of 4 buffers a
@@ -179,21 +175,18 @@ class WindowsShape(NamedTuple):
 WINDOWS = WindowsShape()
 #: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: session 20's
 #: first shape (tiles of 8 a thread at two blocks an SM, the count kernel at eight), 32
-#: windows (1-2% faster at 1-8 B, 7% slower at 16 B), and the copy's grid capped at one and
-#: two waves of resident blocks (5-9% faster where nothing is grouped, much slower in the
-#: grouped 16 B cells at one wave and in every grouped cell at two: NOTES, call 7).
+#: windows (1-2% faster at 1-8 B, 7% slower at 16 B), and runs of 2, 4 and 8 passes a block.
+#: (Calls 6-9 timed the copy on a grid of one or two resident waves striding through the
+#: batch, and with block tickets: NOTES; their code is at e720e73.)
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
-                 WINDOWS._replace(bins=32), WINDOWS._replace(copy_waves=1),
-                 WINDOWS._replace(copy_waves=2), WINDOWS._replace(copy_waves=1, tickets=True),
-                 WINDOWS._replace(copy_waves=2, tickets=True))
+                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (2, 4, 8)))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy, session 20); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
 WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 27
-#: u64 words of a stream's window state: the header (5), the tally (up to 64 windows and two
-#: finished-block counters, 32-bit each), the copy's ticket and finished-block counters (2).
-WINDOWS_TALLY_WORDS = (64 + 2) // 2
-WINDOWS_STATE_WORDS = 5 + WINDOWS_TALLY_WORDS + 2
+#: u64 words of a stream's window state: the header (5), then the tally (up to 64 windows and
+#: two finished-block counters, 32-bit each).
+WINDOWS_STATE_WORDS = 5 + (64 + 2) // 2
 
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks

@@ -34,7 +34,6 @@ from ...core.registry import register
 from .cuda import (
     BLEV_BLOCKS_PER_SM,
     BLEV_THREADS,
-    MAX_GRID,
     WARP_THREADS,
     DeviceBatch,
     _kernel_on,
@@ -66,11 +65,10 @@ class _WindowLaunches(NamedTuple):
 
     count: Prepared
     group: Prepared
-    first: Prepared    # the via kernel, or the tickets kernel (one more argument)
+    first: Prepared
     blev: Prepared
     count_grid: int
     group_grid: int
-    copy_grid: int
     blev_grid: int
 
 
@@ -80,19 +78,16 @@ def _launches(c: WarpClasses, w: WindowsShape, dev: int) -> _WindowLaunches:
     if got is None:
         u64 = np.uint64(0)
         k = functools.partial(_kernel_on, device_id=dev, loads=c.loads)
-        via, blev, tickets = _via_exprs(c)
+        via, blev = _via_exprs(c)
         count, group = windows_exprs(w)
         grouping = (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)
         sms = _sms(dev)
         got = _LAUNCHES.put(key, _WindowLaunches(
             Prepared(k(count), None, (THREADS,), grouping),
             Prepared(k(group), None, (THREADS,), grouping),
-            Prepared(k(tickets if w.tickets else via), None, (WARP_THREADS,),
-                     (u64,) * (6 if w.tickets else 5)),
+            Prepared(k(via), None, (WARP_THREADS,), (u64,) * 6),
             Prepared(k(blev), None, (BLEV_THREADS,), (u64,) * 4),
-            w.count_blocks * sms, w.group_blocks * sms,
-            w.copy_waves * c.min_blocks * sms if w.copy_waves else MAX_GRID,
-            BLEV_BLOCKS_PER_SM * sms))
+            w.count_blocks * sms, w.group_blocks * sms, BLEV_BLOCKS_PER_SM * sms))
     return got
 
 
@@ -113,10 +108,10 @@ def run_windows(b: DeviceBatch, c: WarpClasses = WARP_TIERS_WORDS,
     grouped = cupy.empty(3 * n, dtype=np.uint64)
     at = grouped.data.ptr
     blev = b.largest is None or b.largest > c.wlev_max
-    grid = min(-(-n // WARP_THREADS), go.copy_grid)
+    passes = w.runs  # a block's consecutive passes, blocks in the batch's order
+    grid = -(-n // (passes * WARP_THREADS))
     with q.lock:
-        hdr, tally, tick = q.windows_at()
-        more = (tick,) if w.tickets else ()
+        hdr, tally = q.windows_at()
         keep, first, ids = q.slots_for(n) if blev else (None, 0, 0)
         try:
             go.count.on_stream(stream, min(-(-n // THREADS), go.count_grid), b.src, b.dst,
@@ -127,9 +122,9 @@ def run_windows(b: DeviceBatch, c: WarpClasses = WARP_TIERS_WORDS,
             q.windows.fill(0)  # a count without its group would leave the tally set
             raise
         if not blev:
-            go.first.on_stream(stream, grid, hdr, n, 0, 0, 0, *more)
+            go.first.on_stream(stream, grid, hdr, n, 0, 0, 0, passes)
         else:
-            go.first.on_stream(stream, grid, hdr, n, q.counter_at, ids, first, *more)
+            go.first.on_stream(stream, grid, hdr, n, q.counter_at, ids, first, passes)
             try:
                 go.blev.on_stream(stream, go.blev_grid, hdr, q.counter_at, ids, first)
             except BaseException:
