@@ -165,21 +165,24 @@ class WindowsShape(NamedTuple):
     count_blocks: int = 2
     mean_max: int = 48
     span_min_log2: int = 25
-    runs: int = 1
+    runs: int = 2
 
 
-#: ``warp_tiers_windows``'s shape (session 20, calls 5-7): 64 windows, tiles of 4 buffers a
+#: ``warp_tiers_windows``'s shape (session 20, calls 5-10): 64 windows, tiles of 4 buffers a
 #: thread at four blocks an SM (grouping 2-3% faster than 8 at two), the count kernel at two
-#: blocks an SM (2.4 us cheaper where it does not group), one-pass copy warps; the mean size
-#: grouped at most 48 bytes (the fixed 64 B cells lost 30% when grouped at up to 64).
+#: blocks an SM (2.4 us cheaper where it does not group), copy blocks of two consecutive
+#: passes (half the blocks to launch: 1-8 B cells not grouped 1.5-5% faster, grouped 1-8 B
+#: cells within 1%, grouped 16 B cells 12% slower than one pass: a compromise measured on the
+#: grid's cells); the mean size grouped at most 48 bytes (the fixed 64 B cells lost 30% when
+#: grouped at up to 64).
 WINDOWS = WindowsShape()
 #: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: session 20's
 #: first shape (tiles of 8 a thread at two blocks an SM, the count kernel at eight), 32
-#: windows (1-2% faster at 1-8 B, 7% slower at 16 B), and runs of 2, 4 and 8 passes a block.
+#: windows (1-2% faster at 1-8 B, 7% slower at 16 B), and runs of 1 and 4 passes a block.
 #: (Calls 6-9 timed the copy on a grid of one or two resident waves striding through the
 #: batch, and with block tickets: NOTES; their code is at e720e73.)
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
-                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (2, 4, 8)))
+                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy, session 20); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
