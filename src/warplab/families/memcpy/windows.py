@@ -19,8 +19,9 @@ The call, for :data:`~.spec.WINDOWS_MIN_COUNT` to :data:`~.spec.WINDOWS_MAX_COUN
 2. ``memcpy_windows_group``: when the header says so, the three arrays are written grouped
    by window into 24 bytes a buffer of temporary memory (tiles staged in shared memory, each
    window's run written by neighbouring lanes).
-3. the copy's two kernels (``warp_tiers_words``'s), reading their arrays from the header:
-   the grouped ones or the batch's own.
+3. the copy's two kernels (``warp_tiers_words``'s), reading their arrays from the header
+   (the grouped ones or the batch's own), each block of the first making a run of
+   :attr:`~.spec.WindowsShape.runs` consecutive passes.
 """
 from __future__ import annotations
 
@@ -156,10 +157,10 @@ def warp_tiers_windows(b: DeviceBatch) -> None:
     ``warp_tiers_words`` through the header, two extra launches later.
 
     The default since session 20: on the H100's full PR grid, in the same run as CUB and the
-    scatter ceiling, 139 of 140 cells at issue 13's target (``warp_tiers_words``: 136 in
-    session 18), geometric mean 1.705x CUB, slowest cell 1.194x (S_C 1-8 B a1, where the two
-    launches and the header cost 2.5% and nothing is grouped), S_S 1-8 B 1.68x CUB
-    (``warp_tiers_words``: 1.06-1.10x) (``results/memcpy-full-h100-session20-final.json.gz``).
+    scatter ceiling, 140 of 140 cells at issue 13's target, every one at >= 1.2x CUB
+    (``warp_tiers_words``: 133 in the same run), geometric mean 1.672x CUB, slowest cell
+    1.222x (S_C 1-8 B a1, nothing grouped), S_S 1-8 B 1.69x CUB (``warp_tiers_words``:
+    1.06-1.10x) (``results/memcpy-full-h100-session20-final.json.gz``).
 
     Performance: grouping costs about 56 bytes of descriptor traffic a buffer (a count pass
     over the destinations, a read and a write of the three arrays; about 400 us for 14.9 M
