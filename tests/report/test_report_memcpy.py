@@ -380,6 +380,21 @@ def test_default_is_the_registry_default() -> None:
     assert registry.variants("memcpy_batched", "cuda")[0].name == DEFAULT
 
 
+def test_runs_from_before_a_switch_keep_their_default() -> None:
+    """A run of sessions 10-19 measured ``warp_tiers_words`` as its default, one of session 9
+    ``warp_classes``: the tables call those the default where the current one is absent."""
+    from types import SimpleNamespace
+
+    from warplab.report.memcpy import DEFAULT, default_name
+
+    def rows(*names: str) -> list:
+        return [SimpleNamespace(variant=n, provider="warplab") for n in names]
+
+    assert default_name(rows("warp_tiers_words", "warp_classes")) == "warp_tiers_words"
+    assert default_name(rows("warp_classes", "size_classes")) == "warp_classes"
+    assert default_name(rows(DEFAULT, "warp_tiers_words")) == DEFAULT
+
+
 def test_explore_series_stay_out_of_the_tables_and_figures(tmp_path: Path) -> None:
     """Series of warplab kernels the package does not register (the explore scripts' shapes
     and repeats, variants since removed) are left out of the every-variant table and the

@@ -40,7 +40,7 @@ from .units import fmt_bandwidth, fmt_pct
 
 DEFAULT = "warp_tiers_windows"   # the cuda default (rank 0 of memcpy_batched) since session 20
 #: The defaults before, newest first: what older runs measured as their default.
-EARLIER_DEFAULTS = ("warp_classes", "size_classes_tuned")
+EARLIER_DEFAULTS = ("warp_tiers_words", "warp_classes", "size_classes_tuned")
 LAYOUTS = ("consecutive", "shuffle")
 PANELS = ("CC", "CS", "SC", "SS")
 MEMCPY_KINDS = ("memcpy", "memcpy_calls")

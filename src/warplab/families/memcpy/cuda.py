@@ -434,9 +434,11 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     streamed the 4- and 8-byte buffers of align-4 batches byte by byte: 0.63-0.89x
     ``warp_classes`` on 1-8 B and 1-64 B align-4 cells).
 
-    The default from session 10 to 19 (``warp_tiers_windows`` since session 20): on the H100's full PR grid, in the same run as CUB, 1.2x CUB
-    in 119 of 140 cells (``warp_classes`` 113), geometric mean 1.60x CUB, slowest cell 0.94x
-    (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB buffers up
+    The default from session 10 to 19 (``warp_tiers_windows`` since session 20, which copies
+    with this kernel behind destination windows): on the H100's full PR grid, in the same run
+    as CUB, 1.2x CUB in 119 of 140 cells (``warp_classes`` 113), geometric mean 1.60x CUB,
+    slowest cell 0.94x (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB
+    buffers up
     (``results/memcpy-full-h100-session10-words.json.gz``).
 
     Since session 14 its descriptors are loaded evict-first (load policy 2, its own NVRTC
