@@ -1,4 +1,4 @@
-// Destination windows (the warp_tiers_windows variant, cuda.py): before the copy, the
+// Destination windows (the warp_tiers_windows variant, windows.py): before the copy, the
 // descriptors of a batch of tiny buffers with scattered destinations are grouped by the
 // window of the destination range their destination falls into, so the copy (the warp
 // kernel through its header, memcpy_warp_classes_via) writes one L2-sized window at a time:
@@ -23,7 +23,7 @@
 // A window's bin: (d - lo) >> shift, 0 below lo, BINS - 1 at or above lo + BINS << shift.
 // Buffers are grouped whatever their size (BLEV buffers too: the copy's queue holds indices
 // into the arrays it reads, memcpy_size_classes_blev_via); the order within a window is any.
-// The counts are 32-bit: the launch plan groups at most 2^31 buffers.
+// The counts are 32-bit: the launch plan groups at most spec.WINDOWS_MAX_COUNT (2^27) buffers.
 #pragma once
 
 #define WINDOWS_THREADS 256
