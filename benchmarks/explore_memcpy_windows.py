@@ -25,6 +25,8 @@ pieces (the copy through a header naming the batch's own arrays; the count and g
 then the plain copy; the count and group kernels alone, not a copy, so its check fails by
 design; the copy through the header after grouping once before the timing), its other shapes
 (``spec.WINDOWS_SWEEP``), ``warp_tiers_words`` and CUB, on the cells where the pieces differ.
+The pieces copy as the default does (``windows.copy_via`` at the default shape's runs: one
+pass a block in calls 3-9, two since call 10).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype] --out $OUT/w.json
 """
@@ -203,22 +205,14 @@ def _windows_state(b: DeviceBatch) -> tuple[Any, Any, int, int]:
 
 
 def _via_copy(b: DeviceBatch, go: Any, q: Any, hdr: int) -> None:
-    """The copy's two kernels reading their arrays from the header at ``hdr``."""
-    stream, _ = mc.fastpath.current_stream()
-    n = b.count
-    keep, first, ids = q.slots_for(n)
-    go.first.on_stream(stream, -(-n // mc.WARP_THREADS), hdr, n, q.counter_at, ids, first, 1)
-    go.blev.on_stream(stream, go.blev_grid, hdr, q.counter_at, ids, first)
-    del keep
+    """The default's copy kernels reading their arrays from the header at ``hdr``."""
+    windows.copy_via(go, mc.fastpath.current_stream()[0], q, b.count, hdr, WINDOWS.runs, True)
 
 
 def _judge_and_group(b: DeviceBatch, go: Any, hdr: int, tally: int, at: int) -> None:
-    stream, _ = mc.fastpath.current_stream()
-    n = b.count
-    go.count.on_stream(stream, min(-(-n // 256), go.count_grid), b.src, b.dst, b.sizes, n,
-                       hdr, tally, at)
-    go.group.on_stream(stream, min(-(-n // (256 * WINDOWS.per)), go.group_grid), b.src,
-                       b.dst, b.sizes, n, hdr, tally, at)
+    dev = cupy.cuda.runtime.getDevice()
+    stream, q = mc.stream_queue(dev)
+    windows.judge_and_group(go, stream, q, b, WINDOWS, hdr, tally, at)
 
 
 def via_own_arrays() -> SimpleNamespace:

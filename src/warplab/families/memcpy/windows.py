@@ -107,31 +107,44 @@ def run_windows(b: DeviceBatch, c: WarpClasses = WARP_TIERS_WORDS,
     go = _launches(c, w, dev)
     stream, q = stream_queue(dev)
     grouped = cupy.empty(3 * n, dtype=np.uint64)
-    at = grouped.data.ptr
-    blev = b.largest is None or b.largest > c.wlev_max
-    passes = w.runs  # a block's consecutive passes, blocks in the batch's order
-    grid = -(-n // (passes * WARP_THREADS))
     with q.lock:
         hdr, tally = q.windows_at()
-        keep, first, ids = q.slots_for(n) if blev else (None, 0, 0)
-        try:
-            go.count.on_stream(stream, min(-(-n // THREADS), go.count_grid), b.src, b.dst,
-                               b.sizes, n, hdr, tally, at)
-            go.group.on_stream(stream, min(-(-n // (THREADS * w.per)), go.group_grid), b.src,
-                               b.dst, b.sizes, n, hdr, tally, at)
-        except BaseException:
-            q.windows.fill(0)  # a count without its group would leave the tally set
-            raise
-        if not blev:
-            go.first.on_stream(stream, grid, hdr, n, 0, 0, 0, passes)
-        else:
-            go.first.on_stream(stream, grid, hdr, n, q.counter_at, ids, first, passes)
-            try:
-                go.blev.on_stream(stream, go.blev_grid, hdr, q.counter_at, ids, first)
-            except BaseException:
-                q.counter.fill(0)  # the launch that would have zeroed it did not happen
-                raise
-    del keep, grouped  # both outlived the launches (CuPy's pool reuses them in stream order)
+        judge_and_group(go, stream, q, b, w, hdr, tally, grouped.data.ptr)
+        copy_via(go, stream, q, n, hdr, w.runs, b.largest is None or b.largest > c.wlev_max)
+    del grouped  # it outlived the launches (CuPy's pool reuses it in stream order)
+
+
+def judge_and_group(go: _WindowLaunches, stream: int, q: Any, b: DeviceBatch, w: WindowsShape,
+                    hdr: int, tally: int, at: int) -> None:
+    """The count and group kernels (``grouped`` arrays at ``at``); call it holding ``q.lock``."""
+    n = b.count
+    try:
+        go.count.on_stream(stream, min(-(-n // THREADS), go.count_grid), b.src, b.dst, b.sizes,
+                           n, hdr, tally, at)
+        go.group.on_stream(stream, min(-(-n // (THREADS * w.per)), go.group_grid), b.src, b.dst,
+                           b.sizes, n, hdr, tally, at)
+    except BaseException:
+        q.windows.fill(0)  # a count without its group would leave the tally set
+        raise
+
+
+def copy_via(go: _WindowLaunches, stream: int, q: Any, n: int, hdr: int, passes: int,
+             blev: bool) -> None:
+    """The copy's kernels through the header at ``hdr``, blocks of ``passes`` consecutive
+    passes in the batch's order; the BLEV kernel (and the queue) only where ``blev``; call it
+    holding ``q.lock``."""
+    grid = -(-n // (passes * WARP_THREADS))
+    if not blev:
+        go.first.on_stream(stream, grid, hdr, n, 0, 0, 0, passes)
+        return
+    keep, first, ids = q.slots_for(n)
+    go.first.on_stream(stream, grid, hdr, n, q.counter_at, ids, first, passes)
+    try:
+        go.blev.on_stream(stream, go.blev_grid, hdr, q.counter_at, ids, first)
+    except BaseException:
+        q.counter.fill(0)  # the launch that would have zeroed it did not happen
+        raise
+    del keep  # the slots outlived both launches
 
 
 def shape_target(w: WindowsShape) -> Any:
