@@ -17,8 +17,8 @@ import numpy as np
 import warplab
 from warplab.core import registry as _registry
 from warplab.families.histogram.spec import resolve
-from warplab.bench import data
-from warplab.bench.timing import time_runs
+from warplab.lab.harness import data
+from warplab.lab.harness.timing import time_runs
 
 N = 1 << 30
 

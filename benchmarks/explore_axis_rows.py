@@ -13,7 +13,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from warplab.bench import ceilings
+from warplab.lab.harness import ceilings
 from warplab.families.reduce import axis_cuda as ac
 
 

@@ -22,7 +22,7 @@ from warplab.core.loader import defines, get_kernel
 from warplab.families.corr import cuda as corr_cuda
 from warplab.families.corr.gram import gram
 from warplab.families.memcpy import cuda as mc
-from warplab.families.memcpy.bench import make_sizes, offsets
+from warplab.lab.campaigns.memcpy.bench import make_sizes, offsets
 from warplab.families.memcpy.spec import SizeClasses
 
 

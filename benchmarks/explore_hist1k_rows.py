@@ -1,7 +1,7 @@
 """histogram_1k and mean_rows_64 (issue 15): the short paths before and after branch hist1k,
 next to PyTorch and CuPy in the same run (GPU machine; not part of the package's API).
 
-Cases as the latency campaign's (``families/latency/cases.py``): ``histogram(x, 64, (0, 1))``
+Cases as the latency campaign's (``lab/campaigns/latency/cases.py``): ``histogram(x, 64, (0, 1))``
 of 1,024 float32, ``mean(x, axis=1)`` of 64 x 64 float32. Implementations per case:
 
 * ``warplab``: the public call (this branch: the one-block histogram kernel, no template copy;
@@ -35,13 +35,13 @@ from explore_small_call_costs import host_us
 import warplab
 from warplab.core import fastpath, registry
 from warplab.families.histogram import numeric_short
-from warplab.families.latency.bench import (
+from warplab.lab.campaigns.latency.bench import (
     LATENCY_CAMPAIGNS,
     _impl,
     case_impls,
     measure_group,
 )
-from warplab.families.latency.cases import CASES, to_device
+from warplab.lab.campaigns.latency.cases import CASES, to_device
 from warplab.families.reduce import axis_cuda, axis_fast
 
 _I64 = np.dtype(np.int64)

@@ -37,10 +37,10 @@ import cupy
 import numpy as np
 
 import warplab
-from warplab.bench.ceilings import copy_bandwidth, read_bandwidth
-from warplab.bench.timing import back_to_back_ms
+from warplab.lab.harness.ceilings import copy_bandwidth, read_bandwidth
+from warplab.lab.harness.timing import back_to_back_ms
 from warplab.families.histogram import binning, minmax_cuda, numeric, numeric_cuda, numeric_fast
-from warplab.families.histogram.comparators import cccl_histogram_even_range
+from warplab.lab.campaigns.histogram.comparators import cccl_histogram_even_range
 
 N = 1 << 28  # 1 GiB of float32
 T0 = time.perf_counter()

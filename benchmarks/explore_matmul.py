@@ -22,7 +22,7 @@ import cupy
 import numpy as np
 
 from warplab.families.matmul.cuda import RegTile, launch_regtile
-from warplab.bench.timing import back_to_back_ms
+from warplab.lab.harness.timing import back_to_back_ms
 from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
 
 F32 = (np.dtype(np.float32),)

@@ -1,6 +1,6 @@
 """Issue 13's cells where the default ``warp_tiers_words`` trails 1.2x CUB (H100, session 10
 full grid: ``results/memcpy-full-h100-session10-words.json.gz``, 21 of 140 cells) and a few
-guards, each against its own scatter ceiling (``families/memcpy/ceiling.py``, round 2): per
+guards, each against its own scatter ceiling (``lab/campaigns/memcpy/ceiling.py``, round 2): per
 buffer the descriptor and each 32-byte sector holding one of its ends touched once a side
 (the first byte, and the last only where it lies in another sector on either side), the
 fastest of six launch shapes (four a thread per buffer, two warp-cooperative). GPU machine;
@@ -36,10 +36,10 @@ from explore_memcpy_small import (
     records_by_case,
 )
 
-from warplab.families.memcpy.bench import Case, targets
-from warplab.families.memcpy.ceiling import CEILING
-from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
-from warplab.report.memcpy_target import INVALID, TARGET_RATIO, cell_ceiling, target_met
+from warplab.lab.campaigns.memcpy.bench import Case, targets
+from warplab.lab.campaigns.memcpy.ceiling import CEILING
+from warplab.lab.campaigns.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.lab.report.memcpy_target import INVALID, TARGET_RATIO, cell_ceiling, target_met
 
 CUB = "cub::DeviceMemcpy::Batched"
 DEFAULT = "warp_tiers_words"

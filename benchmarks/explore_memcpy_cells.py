@@ -32,7 +32,7 @@ grid's data total (``plan.cell_total``). Every record is the planned grid's
 guard bytes); here every destination byte is then compared with its source byte too
 (``explore_memcpy_small.measure_cells``). GB/s counts all bytes (2 x data + 24 per buffer).
 
-The cell's scatter ceiling (``families/memcpy/ceiling.py``, column ``ceiling``: not a copy)
+The cell's scatter ceiling (``lab/campaigns/memcpy/ceiling.py``, column ``ceiling``: not a copy)
 is measured beside them and judged: valid only where no verified copy of the cell ran faster
 (``explore_memcpy_small.judge_scatter``). Prints one line per cell (CUB's GB/s, then each
 target's GB/s and x CUB; ``!`` marks a wrong record), per target the cells at >= 1.2x CUB and
@@ -58,12 +58,12 @@ from explore_memcpy_small import (
     shape_name,
 )
 
-from warplab.families.memcpy.bench import Case, targets
-from warplab.families.memcpy.ceiling import CEILING
-from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.lab.campaigns.memcpy.bench import Case, targets
+from warplab.lab.campaigns.memcpy.ceiling import CEILING
+from warplab.lab.campaigns.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy.cuda import run_warp_classes
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS, WarpClasses
-from warplab.report.memcpy_target import INVALID, target_met, valid_scatter
+from warplab.lab.report.memcpy_target import INVALID, target_met, valid_scatter
 
 CUB = "cub::DeviceMemcpy::Batched"
 DEFAULT = "warp_tiers_words"

@@ -31,15 +31,15 @@ import cupy
 import numpy as np
 
 import warplab
-from warplab.bench.campaign import finish_campaign
-from warplab.bench.ceilings import measure_all
-from warplab.console import parse_size
+from warplab.lab.harness.campaign import finish_campaign
+from warplab.lab.harness.ceilings import measure_all
+from warplab.lab.console import parse_size
 from warplab.families.memcpy import cuda as mc
-from warplab.families.memcpy.bench import GUARD, Case, targets
-from warplab.families.memcpy.grid import GridCell, run_planned
-from warplab.families.memcpy.plan import RUNS, WARMUP, estimate_s, plan_cells
+from warplab.lab.campaigns.memcpy.bench import GUARD, Case, targets
+from warplab.lab.campaigns.memcpy.grid import GridCell, run_planned
+from warplab.lab.campaigns.memcpy.plan import RUNS, WARMUP, estimate_s, plan_cells
 from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
-from warplab.report.memcpy_target import CEILING_MODE, INVALID, valid_scatter
+from warplab.lab.report.memcpy_target import CEILING_MODE, INVALID, valid_scatter
 
 CELLS = ((1, 8), (16, 16), (64, 64), (1, 64), (256, 256), (1024, 1024))
 LAYOUTS = (("consecutive", "consecutive"), ("shuffle", "shuffle"))

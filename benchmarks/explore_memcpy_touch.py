@@ -44,11 +44,11 @@ from typing import Any
 import cupy
 from explore_memcpy_small import cells_args, finish_script, measure_cells, records_by_case
 
-from warplab.families.memcpy.bench import Case, targets
-from warplab.families.memcpy.ceiling import CEILING, ScatterCeiling, Touch
-from warplab.families.memcpy.ceiling_cuda import cuda_ceiling, touch_launch
+from warplab.lab.campaigns.memcpy.bench import Case, targets
+from warplab.lab.campaigns.memcpy.ceiling import CEILING, ScatterCeiling, Touch
+from warplab.lab.campaigns.memcpy.ceiling_cuda import cuda_ceiling, touch_launch
 from warplab.families.memcpy.cuda import run_warp_classes
-from warplab.families.memcpy.grid import fresh_l2
+from warplab.lab.campaigns.memcpy.grid import fresh_l2
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 
 CUB = "cub::DeviceMemcpy::Batched"

@@ -47,8 +47,8 @@ from explore_memcpy_small import (
     records_by_case,
 )
 
-from warplab.families.memcpy.bench import Case, targets
-from warplab.families.memcpy.ceiling_cuda import cuda_ceiling
+from warplab.lab.campaigns.memcpy.bench import Case, targets
+from warplab.lab.campaigns.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy import cuda as mc
 from warplab.families.memcpy import windows
 from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes

@@ -28,8 +28,8 @@ import cupyx
 import numpy as np
 
 from warplab.families.reduce.spec import spec
-from warplab.families.reduce.bench import make_input
-from warplab.bench.timing import back_to_back_ms, time_runs
+from warplab.lab.campaigns.reduce.bench import make_input
+from warplab.lab.harness.timing import back_to_back_ms, time_runs
 from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
 
 N = 1 << 28

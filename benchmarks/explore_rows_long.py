@@ -14,8 +14,8 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from warplab.bench import ceilings
-from warplab.bench.ceilings import _timed
+from warplab.lab.harness import ceilings
+from warplab.lab.harness.ceilings import _timed
 from warplab.families.reduce import axis_cuda as ac
 from warplab.families.reduce.axis import reduce_axis
 

@@ -26,7 +26,7 @@ import cupy
 import numpy as np
 
 import warplab
-from warplab.bench import ceilings
+from warplab.lab.harness import ceilings
 
 REPS, RUNS = 20, 15
 SOURCE = r"""
@@ -178,7 +178,7 @@ def per_launch_ms(fn) -> float:
 
 def held_ms(fn) -> float:
     """One launch queued behind the harness's blocking kernel (as the campaign tables)."""
-    from warplab.bench.ceilings import _timed
+    from warplab.lab.harness.ceilings import _timed
 
     return _timed(fn, cuda=True, warmup=3, runs=30, hold=True)["median"]
 

@@ -4,7 +4,7 @@ back-to-back calls), plus correctness checks of the new short paths.
 
     PYTHONPATH=$PWD/src timeout 240 python3 benchmarks/explore_small_calls.py --out $OUT/small.json
 
-Implementations per case (``warplab.families.latency.cases``):
+Implementations per case (``warplab.lab.campaigns.latency.cases``):
 
 * ``new``: the case's call as a user writes it (this branch's default path);
 * ``main``: the same call forced through main's path: ``corrcoef(x, variant="tc_gram")`` (main's
@@ -28,9 +28,9 @@ from typing import Any, Callable
 import numpy as np
 
 import warplab
-from warplab.families.latency import bench as lb
-from warplab.families.latency.cases import CASES, to_device
-from warplab.families.latency.comparators import comparators, to_torch
+from warplab.lab.campaigns.latency import bench as lb
+from warplab.lab.campaigns.latency.cases import CASES, to_device
+from warplab.lab.campaigns.latency.comparators import comparators, to_torch
 
 NAMES = ("corrcoef_8x64", "copy_batched_8", "memcpy_batched_8", "matmul_64", "histogram_1k",
          "bincount_1k")

@@ -1,6 +1,6 @@
 """Where the host time of each small call goes (GPU machine; not part of the package's API).
 
-For every latency case (families/latency/cases.py) on device input: warm up, then run the call
+For every latency case (lab/campaigns/latency/cases.py) on device input: warm up, then run the call
 ``CALLS`` times back to back under cProfile (no synchronisation, as the campaign's "host time
 per call") and print the functions with the most own time and the most cumulative time, per
 call in microseconds. cProfile inflates Python-heavy frames (a few hundred ns per call
@@ -18,7 +18,7 @@ import time
 import cupy
 import numpy as np
 
-from warplab.families.latency import cases as lc
+from warplab.lab.campaigns.latency import cases as lc
 
 CALLS, TOP = 300, 14
 

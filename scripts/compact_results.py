@@ -3,7 +3,7 @@
 ``python3 scripts/compact_results.py benchmarks/results [--over 200000]``: every ``*.json``
 file larger than ``--over`` bytes becomes ``NAME.json.gz`` (checked to decompress to the same
 text before the original is removed); prints one line per file. ``warplab report`` and
-``warplab.bench.results.read`` read both forms.
+``warplab.lab.harness.results.read`` read both forms.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ defines() {  # the -D options of a source, from its launch-plan module's DEFINES
 from importlib import import_module
 print(' '.join(defines(import_module('warplab.families.$fam.$mod').DEFINES)))"
 }
-for cu in src/warplab/families/*/*.cu src/warplab/bench/*.cu; do
+for cu in src/warplab/families/*/*.cu src/warplab/lab/harness/*.cu; do
   name=$(basename "$cu" .cu)
   opts=$(defines "$cu")
   for arch in sm_75 sm_90; do
@@ -78,9 +78,9 @@ from warplab.families.corr.gram_cuda import CONFIGS
 for name, cfg in CONFIGS.items(): print(name, ' '.join(defines(cfg.defines)))")
 # The memcpy family's CUB comparator helper (built at bench time by cub_helper.py): sm_90.
 if "$NVCC" -arch=sm_90 -std=c++17 -O3 -shared -Xcompiler -fPIC -Werror all-warnings \
-     -o "$tmp/batched_cub.so" src/warplab/families/memcpy/cub/batched_cub.cu > "$tmp/cub.log" 2>&1; then
-  echo "nvcc_check: src/warplab/families/memcpy/cub/batched_cub.cu (sm_90, shared) OK"
+     -o "$tmp/batched_cub.so" src/warplab/lab/campaigns/memcpy/cub/batched_cub.cu > "$tmp/cub.log" 2>&1; then
+  echo "nvcc_check: src/warplab/lab/campaigns/memcpy/cub/batched_cub.cu (sm_90, shared) OK"
 else
-  echo "nvcc_check: src/warplab/families/memcpy/cub/batched_cub.cu FAILED" >&2; cat "$tmp/cub.log" >&2; status=1
+  echo "nvcc_check: src/warplab/lab/campaigns/memcpy/cub/batched_cub.cu FAILED" >&2; cat "$tmp/cub.log" >&2; status=1
 fi
 exit $status

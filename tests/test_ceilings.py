@@ -6,7 +6,7 @@ import json
 import pytest
 
 from warplab import cli
-from warplab.bench import ceilings
+from warplab.lab.harness import ceilings
 
 MEASURED = ("copy_gbps", "read_gbps", "sgemm_gflops", "dgemm_gflops")
 GPU_ONLY = ("h2d_pinned_gbps", "h2d_pageable_gbps", "d2h_pinned_gbps", "d2h_pageable_gbps")

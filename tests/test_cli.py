@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab import cli, console
-from warplab.bench import results
+from warplab import cli
+from warplab.lab import console
+from warplab.lab.harness import results
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 no_gpu = pytest.mark.skipif(warplab.cuda_available(), reason="a usable GPU is present here")
@@ -129,7 +130,7 @@ def test_histogram_file_golden(capsys: pytest.CaptureFixture, text_file: Path,
                                monkeypatch: pytest.MonkeyPatch) -> None:
     """``warplab histogram FILE`` counts with the library and prints at once: default bins
     ``bytes``, no measurement, no ceilings, no results JSON."""
-    from warplab.families.histogram import command
+    from warplab.lab.campaigns.histogram import command
 
     def no_campaign(*a, **k):
         raise AssertionError("the plain command must not run the timing campaign")

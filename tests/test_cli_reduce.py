@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from warplab.bench import results
-from warplab.cli import main
+from warplab.lab.harness import results
+from warplab.lab.cli import main
 
 
 def _one_error_line(capsys: pytest.CaptureFixture) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from warplab import cli
-from warplab.console import console
+from warplab.lab.console import console
 
 WIDTHS = (60, 100)
 DASH_ONLY = ("-", "—")
@@ -129,7 +129,7 @@ def test_text_columns_are_never_squeezed_away(cols: int) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from warplab.bench.tables import print_table
+    from warplab.lab.harness.tables import print_table
 
     t = Table(title="stream")
     for col in ("size", "source", "host", "chunk", "e2e ms", "GB/s", "read ms", "overlap"):

@@ -12,9 +12,9 @@ import pytest
 from rich.console import Console
 
 from warplab import cli
-from warplab.bench import compare as cmp
-from warplab.bench import results
-from warplab.report.compare_figure import ratio_figure
+from warplab.lab.harness import compare as cmp
+from warplab.lab.harness import results
+from warplab.lab.report.compare_figure import ratio_figure
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
 CEIL = {"copy_gbps": 3000.0}

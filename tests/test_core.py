@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab import cli
+from warplab.lab import cli
 from warplab.core import registry
 from warplab.core.device import device_errors
 from warplab.core.loader import defines
@@ -109,7 +109,7 @@ def test_user_errors_are_told_from_bugs() -> None:
 
 
 def test_cli_shows_the_traceback_of_a_bug(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    from warplab import commands
+    from warplab.lab import commands
 
     def broken(args):  # an internal TypeError, not raised on purpose
         return len(None)  # type: ignore[arg-type]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from warplab import cli
-from warplab.bench.results import read
-from warplab.console import console
+from warplab.lab.harness.results import read
+from warplab.lab.console import console
 
 QUICK = ["--runs", "2", "--warmup", "0"]
 

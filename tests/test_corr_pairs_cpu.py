@@ -126,7 +126,7 @@ def test_three_d_rejected() -> None:
 
 
 def test_bench_check_pairs_catches_missing_and_extra() -> None:
-    from warplab.families.corr.bench import CLUSTER_SIZE, check_pairs, clustered
+    from warplab.lab.campaigns.corr.bench import CLUSTER_SIZE, check_pairs, clustered
     from warplab.families.corr.pairs import CorrPairs
 
     x = clustered(3 * CLUSTER_SIZE, 32, "cpu")

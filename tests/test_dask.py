@@ -246,7 +246,7 @@ def test_warplab_never_imports_dask():
     import subprocess
     import sys
 
-    code = ("import sys, warplab, warplab.cli; warplab.cli._parser(); "
+    code = ("import sys, warplab, warplab.lab.cli; warplab.lab.cli._parser(); "
             "bad = [m for m in ('dask', 'distributed', 'warplab.dask') if m in sys.modules]; "
             "sys.exit(str(bad) if bad else 0)")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from warplab.bench.results import validate  # noqa: E402
-from warplab.cli import main  # noqa: E402
+from warplab.lab.harness.results import validate  # noqa: E402
+from warplab.lab.cli import main  # noqa: E402
 
 
 def test_quick_campaign(tmp_path):

@@ -1,4 +1,4 @@
-"""warplab.bench.data: the synthetic inputs of the histogram report."""
+"""warplab.lab.harness.data: the synthetic inputs of the histogram report."""
 from __future__ import annotations
 
 import functools
@@ -7,7 +7,7 @@ import string
 import numpy as np
 import pytest
 
-from warplab.bench import data
+from warplab.lab.harness import data
 
 A, M = 48271, (1 << 31) - 1
 BOUNDARY = 1 << 20

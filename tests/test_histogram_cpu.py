@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.bench import data as bench_data
+from warplab.lab.harness import data as bench_data
 
 no_gpu = pytest.mark.skipif(warplab.cuda_available(), reason="a usable GPU is present here")
 

@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 
 from warplab import cli
-from warplab.bench.results import read, validate
-from warplab.bench.stats import summarize
-from warplab.console import console
-from warplab.families.latency import bench as lb
-from warplab.families.latency.bench import (
+from warplab.lab.harness.results import read, validate
+from warplab.lab.harness.stats import summarize
+from warplab.lab.console import console
+from warplab.lab.campaigns.latency import bench as lb
+from warplab.lab.campaigns.latency.bench import (
     Impl,
     LatencyCampaign,
     measure_group,
     run_latency,
 )
-from warplab.families.latency.cases import CASES, POISON, Case, check, host, select
-from warplab.families.latency.command import print_tables
+from warplab.lab.campaigns.latency.cases import CASES, POISON, Case, check, host, select
+from warplab.lab.campaigns.latency.command import print_tables
 
 TINY = LatencyCampaign(rounds=2, calls=3, bursts=2, burst=5, warmup=1)
 
@@ -132,7 +132,7 @@ def test_failing_call_is_a_record() -> None:
 
 def _rec(case: str, variant: str, provider: str, mode: str, us: float,
          ok: bool = True) -> dict:
-    from warplab.bench.results import make_result
+    from warplab.lab.harness.results import make_result
 
     return make_result(family="latency", variant=variant, provider=provider, backend="cuda",
                        params={"size": 4096, "case": case, "mode": mode},
@@ -199,7 +199,7 @@ def test_bad_input_one_line(argv: list[str], needle: str,
 
 
 def test_ratio_is_paired_per_round() -> None:
-    from warplab.families.latency.command import _paired
+    from warplab.lab.campaigns.latency.command import _paired
 
     def rec(samples_us: list[float]) -> dict:
         r = _rec("sum_1k", "sum", "warplab", "call_latency", 1.0)
@@ -217,7 +217,7 @@ def test_bench_all_leaves_other_variant_names_alone(tiny: None, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     import argparse
 
-    from warplab.families.latency.command import bench
+    from warplab.lab.campaigns.latency.command import bench
 
     args = argparse.Namespace(family="all", variant=["numpy", "sum"], no_compare=True,
                               runs=2, warmup=0, sizes=None, dtypes=None, data=None, bins=None,

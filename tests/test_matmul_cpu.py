@@ -16,9 +16,9 @@ from hypothesis.extra import numpy as hnp
 import warplab
 from warplab.core import registry as _registry
 from warplab.families.matmul.spec import MatmulProblem, intensity
-from warplab.bench import results
-from warplab.families.matmul import bench as matmul_bench
-from warplab.cli import main
+from warplab.lab.harness import results
+from warplab.lab.campaigns.matmul import bench as matmul_bench
+from warplab.lab.cli import main
 from conftest import last_ran
 
 

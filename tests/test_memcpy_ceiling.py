@@ -1,4 +1,4 @@
-"""The scatter ceiling of a batched-copy cell (issue 13; families/memcpy/ceiling.py) on the CPU:
+"""The scatter ceiling of a batched-copy cell (issue 13; lab/campaigns/memcpy/ceiling.py) on the CPU:
 the target rule against it, its record through the planned grid's runner (host addresses,
 fake timer), its check after a poisoned run, its place in the plan and the report, and the
 kernel's compilation with nvcc."""
@@ -16,17 +16,17 @@ import numpy as np
 import pytest
 from test_memcpy_plan import _copy_by_address, _timer, _touch_by_address, host_ceiling
 
-from warplab.bench.campaign import finish_campaign
-from warplab.bench.comparators import Provider
-from warplab.families.memcpy import plan as P
-from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases
-from warplab.families.memcpy.ceiling import CEILING, SHAPE_NAMES, TOUCHED, last_touched
-from warplab.families.memcpy.cells import Case
-from warplab.families.memcpy.grid import run_planned
-from warplab.report import load_results
-from warplab.report.memcpy import every_variant_tables, grid_tables
-from warplab.report.memcpy import case_key
-from warplab.report.memcpy_target import cell_ceiling, scatter_ceilings, target_met
+from warplab.lab.harness.campaign import finish_campaign
+from warplab.lab.harness.comparators import Provider
+from warplab.lab.campaigns.memcpy import plan as P
+from warplab.lab.campaigns.memcpy.bench import MEMCPY_CAMPAIGNS, cases
+from warplab.lab.campaigns.memcpy.ceiling import CEILING, SHAPE_NAMES, TOUCHED, last_touched
+from warplab.lab.campaigns.memcpy.cells import Case
+from warplab.lab.campaigns.memcpy.grid import run_planned
+from warplab.lab.report import load_results
+from warplab.lab.report.memcpy import every_variant_tables, grid_tables
+from warplab.lab.report.memcpy import case_key
+from warplab.lab.report.memcpy_target import cell_ceiling, scatter_ceilings, target_met
 
 COPY = 3000.0
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,7 +214,7 @@ def test_plan_times_every_shape_and_fits_one_call() -> None:
 @pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
 def test_kernel_compiles(arch: str, tmp_path: Path) -> None:
     from warplab.core.loader import defines
-    from warplab.families.memcpy import ceiling_cuda
+    from warplab.lab.campaigns.memcpy import ceiling_cuda
 
     nvcc = shutil.which("nvcc") or "/usr/local/bin/nvcc"
     out = subprocess.run(

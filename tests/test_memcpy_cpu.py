@@ -205,7 +205,7 @@ def test_cuda_variant_on_host_arrays_is_a_clear_error() -> None:
 
 def test_cli_fits_80_columns(monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture) -> None:
-    from warplab.console import console
+    from warplab.lab.console import console
 
     monkeypatch.setattr(console, "width", 80)
     monkeypatch.setenv("COLUMNS", "80")
@@ -239,7 +239,7 @@ def test_bench_quick_on_cpu_writes_verified_records(tmp_path: object,
     import json
     from pathlib import Path
 
-    from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS
+    from warplab.lab.campaigns.memcpy.bench import MEMCPY_CAMPAIGNS
 
     out = Path(str(tmp_path)) / "runs"
     argv = ["--device", "cpu", "bench", "memcpy", "--quick", "--sizes", "64K", "--runs", "1",

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, cases, make_sizes, offsets
-from warplab.families.memcpy import ceiling_cuda, cuda, spec
+from warplab.lab.campaigns.memcpy.bench import MEMCPY_CAMPAIGNS, cases, make_sizes, offsets
+from warplab.lab.campaigns.memcpy import ceiling_cuda
+from warplab.families.memcpy import cuda, spec
 from warplab.families.memcpy.cuda import DEFINES
-from warplab.families.memcpy.model import (
+from warplab.lab.campaigns.memcpy.model import (
     chunk_owner,
     group_word_lanes,
     group_worded,

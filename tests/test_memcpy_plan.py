@@ -1,6 +1,6 @@
 """The planned memcpy grid on the CPU (no GPU): the plan's rules and estimate
-(families/memcpy/plan.py), the device-side draws with NumPy as the array module, and the whole
-runner (families/memcpy/grid.py) with targets that copy by host address and a fake timer."""
+(lab/campaigns/memcpy/plan.py), the device-side draws with NumPy as the array module, and the whole
+runner (lab/campaigns/memcpy/grid.py) with targets that copy by host address and a fake timer."""
 from __future__ import annotations
 
 import ctypes
@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from warplab import cli
-from warplab.bench.campaign import finish_campaign
-from warplab.bench.comparators import Provider
-from warplab.families.memcpy import plan as P
-from warplab.families.memcpy.bench import MEMCPY_CAMPAIGNS, Case, cases, plan_of
-from warplab.families.memcpy.ceiling import CEILING, SHAPE_NAMES, ScatterCeiling, last_touched
-from warplab.families.memcpy.cells import GUARD, POISON, draw_sizes, layout_offsets
-from warplab.families.memcpy.grid import Arena, GridCell, SizeSet, run_planned
-from warplab.report import load_results
-from warplab.report.memcpy import grid_tables
+from warplab.lab.harness.campaign import finish_campaign
+from warplab.lab.harness.comparators import Provider
+from warplab.lab.campaigns.memcpy import plan as P
+from warplab.lab.campaigns.memcpy.bench import MEMCPY_CAMPAIGNS, Case, cases, plan_of
+from warplab.lab.campaigns.memcpy.ceiling import CEILING, SHAPE_NAMES, ScatterCeiling, last_touched
+from warplab.lab.campaigns.memcpy.cells import GUARD, POISON, draw_sizes, layout_offsets
+from warplab.lab.campaigns.memcpy.grid import Arena, GridCell, SizeSet, run_planned
+from warplab.lab.report import load_results
+from warplab.lab.report.memcpy import grid_tables
 
 FAST = ["size_classes_tuned", "warp_classes", "size_classes", P.CUB]
 ALL = FAST[:3] + ["warp_per_buffer", "block_per_buffer", "loop_memcpy_async", P.CUB,
@@ -210,7 +210,7 @@ def test_runner_resets_the_persisting_l2_lines_before_each_target(
     """Lines stored with an L2 evict-last hint outlive their kernel and speed up later ones
     (session 17): the runner resets them before every target, and says so; where it cannot
     (NumPy here) the note says that what ran before may speed a target up."""
-    from warplab.families.memcpy import grid as G
+    from warplab.lab.campaigns.memcpy import grid as G
 
     assert G.fresh_l2(np) is False
     _, notes, _ = run_planned(_small_plan()[:1], _targets(), {}, xp=np, timer=_timer)
@@ -255,8 +255,8 @@ def numpy_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     import sys
     import types
 
-    from warplab.bench import timing
-    from warplab.families.memcpy import bench
+    from warplab.lab.harness import timing
+    from warplab.lab.campaigns.memcpy import bench
 
     class NumpyAsCupy(types.ModuleType):
         def __getattr__(self, name: str) -> Any:
@@ -299,7 +299,7 @@ def test_sigterm_keeps_the_records_so_far(numpy_gpu: Any, monkeypatch: pytest.Mo
     import os
     import signal
 
-    from warplab.bench import timing
+    from warplab.lab.harness import timing
 
     calls = []
 

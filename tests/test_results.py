@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warplab.bench import results, stats, timing
+from warplab.lab.harness import results, stats, timing
 
 
 # ------------------------------------------------------------------------------- stats
@@ -61,7 +61,7 @@ def test_paired_ratio_pairs_rounds_not_pools() -> None:
 def test_call_table_shows_the_paired_speedup() -> None:
     from rich.console import Console
 
-    from warplab.bench.tables import call_table
+    from warplab.lab.harness.tables import call_table
 
     def rec(variant: str, provider: str, rounds: list[float] | None) -> dict:
         samples = [x for x in rounds or [0.02] for _ in range(4)]
@@ -166,7 +166,7 @@ def test_gzip_results_read_and_load_like_plain_ones(tmp_path: Path, doc: dict) -
     and a folder holding it loads it in the report; nothing else in the folder changes."""
     import importlib.util
 
-    from warplab.report import load_results
+    from warplab.lab.report import load_results
 
     p = results.write(tmp_path / "old.json", doc["meta"], doc["results"])
     plain, before = results.read(p), load_results(tmp_path)

@@ -1,4 +1,4 @@
-"""The series campaign (families/series/bench.py, command.py) on the NumPy backend: valid JSON,
+"""The series campaign (lab/campaigns/series/bench.py, command.py) on the NumPy backend: valid JSON,
 every record verified, the baseline's extrapolation keys, the CLI tables and its errors."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warplab.bench import results
-from warplab.cli import main
-from warplab.families.series import bench as sb
-from warplab.families.series import bench_accuracy as sa
-from warplab.families.series import measure as sm
+from warplab.lab.harness import results
+from warplab.lab.cli import main
+from warplab.lab.campaigns.series import bench as sb
+from warplab.lab.campaigns.series import bench_accuracy as sa
+from warplab.lab.campaigns.series import measure as sm
 from warplab.families.series.walk import random_walk
 from warplab.families.series.walk import WalkParams
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from warplab.bench import results
-from warplab.cli import main
-from warplab.families.stream.bench import run_stream
+from warplab.lab.harness import results
+from warplab.lab.cli import main
+from warplab.lab.campaigns.stream.bench import run_stream
 
 
 def test_campaign_records(tmp_path) -> None:

@@ -26,22 +26,22 @@ The functions live in one folder per family (``warplab/families/<family>/``); se
 """
 from __future__ import annotations
 
-from .core import registry as _registry
-from .core.device import cuda_available, resolve_backend
-from .core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, WarplabError
-from .core.registry import Ran, record_variants
-from .families.corr import *  # noqa: F403
-from .families.corr import __all__ as _corr_all
-from .families.histogram import *  # noqa: F403  (each family's __all__)
-from .families.histogram import __all__ as _histogram_all
-from .families.matmul import *  # noqa: F403
-from .families.matmul import __all__ as _matmul_all
-from .families.memcpy import *  # noqa: F403
-from .families.memcpy import __all__ as _memcpy_all
-from .families.reduce import *  # noqa: F403
-from .families.reduce import __all__ as _reduce_all
-from .families.series import *  # noqa: F403
-from .families.series import __all__ as _series_all
+from warplab.core import registry as _registry
+from warplab.core.device import cuda_available, resolve_backend
+from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, WarplabError
+from warplab.core.registry import Ran, record_variants
+from warplab.families.corr import *  # noqa: F403
+from warplab.families.corr import __all__ as _corr_all
+from warplab.families.histogram import *  # noqa: F403  (each family's __all__)
+from warplab.families.histogram import __all__ as _histogram_all
+from warplab.families.matmul import *  # noqa: F403
+from warplab.families.matmul import __all__ as _matmul_all
+from warplab.families.memcpy import *  # noqa: F403
+from warplab.families.memcpy import __all__ as _memcpy_all
+from warplab.families.reduce import *  # noqa: F403
+from warplab.families.reduce import __all__ as _reduce_all
+from warplab.families.series import *  # noqa: F403
+from warplab.families.series import __all__ as _series_all
 
 __version__ = "0.1.0"
 

@@ -1,144 +1,166 @@
 """The ``warplab`` command (also ``python -m warplab``).
 
-    warplab device [--measure] [--json]
-    warplab histogram FILE | --generate KIND --size N  [--bins B] [--variant a,b|all] ...
-    warplab reduce --size N --dtype D --op OP [--variant a,b|all] [--compare]
-    warplab matmul --size N [--m M --n N --k K] --dtype D [--variant a,b|all] [--compare]
-    warplab bench [FAMILY|all] [--quick|--full|--table] --out DIR
-    warplab report DIR
-
-Each family contributes its own subcommand (``families/<family>/command.py``). Mistakes in what
-the user asked for (bad values, wrong types, missing files, no GPU when one is asked for) print
-one line on stderr and exit with status 2; anything else is a bug and shows its traceback
-(``--debug`` shows it for every error).
+``warplab histogram FILE...`` counts the bytes of files with the library alone and prints the
+most frequent bins at once. Every other subcommand (``device``, ``bench``, ``report``,
+``compare``, the timing options of ``histogram`` and the families' measuring commands) belongs
+to the measurement lab (:mod:`warplab.lab.cli`), which needs the ``lab`` extra; without it
+they print one line saying what to install and exit with status 2.
 """
 from __future__ import annotations
 
 import argparse
-import linecache
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import NoReturn, TextIO
 
-from . import commands
-from .console import csv, parse_size, timing_args
-from .core.errors import WarplabError
-from .families import FAMILIES
+import numpy as np
 
-_PACKAGE = Path(__file__).resolve().parent
+LAB_HINT = "pip install 'warplab[lab]'"
+_BINS = ("bytes", "ascii128", "letters")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are one line on stderr (``PROG: error: MESSAGE (see PROG --help)``)
-    and exit status 2; its subcommand parsers are of the same class."""
+class _CountParser(argparse.ArgumentParser):
+    """The plain ``histogram FILE...`` form; any other form goes to the lab."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise _NotPlain(message)
 
 
-def _global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
-    """``--device`` and ``--debug``, before or after the subcommand (a subcommand's copy leaves
-    the value given before it alone unless given itself)."""
-    p.add_argument("--device", choices=["cuda", "cpu", "gpu"],
-                   default=None if top else argparse.SUPPRESS,
-                   help="backend (default: cuda if usable, else cpu; env WARPLAB_DEVICE)")
-    p.add_argument("--debug", action="store_true", default=False if top else argparse.SUPPRESS,
-                   help="show the traceback of every error")
+class _NotPlain(Exception):
+    """The arguments are not the plain counting form."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    from . import __version__
-
-    p = _Parser(prog="warplab", description=__doc__.split("\n\n")[0])
-    p.add_argument("--version", action="version", version=f"warplab {__version__}")
-    _global_options(p, top=True)
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
-
-    d = sub.add_parser("device", help="deviceQuery-style facts and the measured copy bandwidth")
-    d.add_argument("--measure", action="store_true", help="measure every ceiling (read, "
-                   "H2D/D2H pinned and pageable, SGEMM, DGEMM) next to the datasheet numbers")
-    d.add_argument("--json", action="store_true", help="print JSON instead of a table")
-
-    for family in FAMILIES:
-        commands.family_command(family).add_parser(sub)
-
-    b = sub.add_parser("bench", help="a measurement campaign into a timestamped folder")
-    b.add_argument("family", nargs="?", default="histogram", choices=[*FAMILIES, "all"])
-    g = b.add_mutually_exclusive_group()
-    for name, what in (("quick", "small sizes, a few minutes on a GPU (the default)"),
-                       ("full", "every size of the family's sweep (see the README)"),
-                       ("table", "the closing table: the seeds' sizes, all variants")):
-        g.add_argument(f"--{name}", dest="campaign", action="store_const", const=name, help=what)
-    b.add_argument("--out", default="runs", help="root folder (default: runs/)")
-    b.add_argument("--sizes", type=lambda t: [parse_size(x) for x in csv(t)])
-    b.add_argument("--data", type=csv, help="uniform,const,text,random")
-    b.add_argument("--bins", type=csv, help="bytes,ascii128,letters")
-    b.add_argument("--variant", type=csv, help="variant names (default: all)")
-    b.add_argument("--dtypes", type=csv, help="reduce: int32,int64,float32,float64; "
-                   "matmul: float32,float64")
-    b.add_argument("--ops", type=csv, help="reduce: sum,min,max,mean")
-    b.add_argument("--no-compare", action="store_true", help="skip the comparators")
-    b.add_argument("--dry-run", action="store_true", help="memcpy: print the campaign's plan "
-                   "and estimated time (on the CPU), measure nothing")
-    b.add_argument("--deadline", type=float, default=None, metavar="S",
-                   help="memcpy --full: start no new cell after S seconds (the JSON keeps "
-                        "what ran)")
-    timing_args(b, runs=None, warmup=None)
-
-    r = sub.add_parser("report", help="figures and an HTML page from results JSON")
-    r.add_argument("src", help="a results folder or JSON file")
-    r.add_argument("--out", default=None, help="output folder (default: SRC/report)")
-
-    c = sub.add_parser("compare", help="B against A: matched records, B/A, faster/slower/same")
-    c.add_argument("a", help="the baseline results JSON")
-    c.add_argument("b", help="the results JSON compared with it")
-    c.add_argument("--threshold", type=float, default=0.0, metavar="PCT",
-                   help="minimum relative difference (%%) on top of the noise (default 0)")
-    c.add_argument("--fail-on-slower", action="store_true",
-                   help="exit with status 1 when any pair is SLOWER (for CI)")
-    c.add_argument("--figure", default=None, metavar="PATH", help="write the B/A figure (PNG)")
-    c.add_argument("--json", dest="json_path", default=None, metavar="PATH",
-                   help="write the comparison as JSON")
-    for sp in dict.fromkeys(sub.choices.values()):
-        _global_options(sp, top=False)
+def _count_parser() -> argparse.ArgumentParser:
+    p = _CountParser(prog="warplab", add_help=False)
+    p.add_argument("--device", choices=["cuda", "cpu", "gpu"], default=None)
+    p.add_argument("--debug", action="store_true")
+    p.add_argument("cmd", choices=["histogram"])
+    p.add_argument("files", nargs="+")
+    p.add_argument("--bins", choices=_BINS, default="bytes")
+    p.add_argument("--top", type=int, default=16)
+    p.add_argument("--variant", default=None)
     return p
 
 
-def is_user_error(exc: BaseException) -> bool:
-    """True for an error about what the user asked for: a device or file problem, or a
-    ``ValueError``/``TypeError`` that warplab raised on purpose (its innermost frame is a
-    ``raise`` statement in warplab's own source). A ``TypeError`` from Python itself or from a
-    library inside warplab is a bug, not a user mistake."""
-    if isinstance(exc, (WarplabError, OSError, NotImplementedError, MemoryError)):
-        return True
-    if not isinstance(exc, (ValueError, TypeError)):
-        return False
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if tb is None:
-        return False
-    path = Path(tb.tb_frame.f_code.co_filename).resolve()
-    line = linecache.getline(str(path), tb.tb_lineno).strip()
-    return _PACKAGE in path.parents and line.startswith("raise")
+def _plain_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The namespace of a plain ``histogram FILE...`` call, else None."""
+    if "-h" in argv or "--help" in argv:
+        return None
+    try:
+        args = _count_parser().parse_args(list(argv))
+    except _NotPlain:
+        return None
+    if args.variant is not None and ("," in args.variant or args.variant.strip() == "all"):
+        return None  # several variants: the timing lab
+    if any(f.startswith("-") and f != "-" for f in args.files):
+        return None
+    return args
+
+
+def bin_label(i: int, bins: str) -> str:
+    """A bin's label as the histogram tables print it."""
+    if bins == "letters":
+        return "other" if i == 0 else f"{chr(64 + i)}/{chr(96 + i)}"
+    code = i + 1 if bins == "ascii128" else i
+    ch = chr(code) if 32 < code < 127 else {32: "' '", 10: "\\n", 9: "\\t"}.get(code, "")
+    return f"{code:3d} {ch}"
+
+
+def bins_rows(counts: np.ndarray, bins: str, top: int) -> list[tuple[str, str, str, str]]:
+    """(bin, label, count, %) of the most frequent non-empty bins (``top`` of them; 0: all),
+    most frequent first, ties in bin order."""
+    counts = np.asarray(counts.get() if hasattr(counts, "get") else counts)
+    total = int(counts.sum())
+    order = np.argsort(-counts, kind="stable")
+    order = order[counts[order] > 0]
+    if top:
+        order = order[:top]
+    return [(str(int(i)), bin_label(int(i), bins), str(int(counts[i])),
+             f"{100 * counts[i] / total:.3f}" if total else "-") for i in order]
+
+
+def box_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table with a heavy header box, right-justified cells (the lab's table style)."""
+    widths = [max([len(h)] + [len(r[j]) for r in rows]) for j, h in enumerate(header)]
+
+    def line(left: str, fill: str, mid: str, right: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + right
+
+    def cells(sep: str, values: Sequence[str]) -> str:
+        return sep + sep.join(f" {v:>{w}} " for v, w in zip(values, widths)) + sep
+
+    out = [line("┏", "━", "┳", "┓"), cells("┃", header), line("┡", "━", "╇", "┩")]
+    out += [cells("│", r) for r in rows]
+    out.append(line("└", "─", "┴", "┘"))
+    return "\n".join(out)
+
+
+def count_files(files: Sequence[str], bins: str = "bytes", top: int = 16,
+                variant: str | None = None, device: str | None = None,
+                stream: TextIO | None = None) -> int:
+    """``warplab histogram FILE...``: the byte histogram of each file (``-``: standard input)
+    with :func:`warplab.byte_histogram`, printed as a table of the ``top`` most frequent bins.
+
+    Raises:
+        ValueError: a negative ``top``.  OSError: a file that cannot be read.
+    """
+    from warplab.core.registry import record_variants
+    from warplab.families.histogram import byte_histogram
+    from warplab.families.histogram.spec import resolve
+
+    if top < 0:
+        raise ValueError(f"--top must be 0 (all bins) or more, got {top}")
+    out = sys.stdout if stream is None else stream
+    nbins = resolve(bins).nbins
+    for f in files:
+        data: object = np.frombuffer(sys.stdin.buffer.read(), np.uint8) if f == "-" else Path(f)
+        with record_variants() as ran:
+            counts = byte_histogram(data, bins, variant=variant, device=device)
+        how = f", {ran[-1].variant} ({ran[-1].backend})" if ran else ""
+        print(f"{f}: {int(np.asarray(counts).sum())} bytes, bins {bins} ({nbins}){how}",
+              file=out)
+        print(box_table(("bin", "label", "count", "%"), bins_rows(counts, bins, top)), file=out)
+    return 0
+
+
+def _lab_main(argv: Sequence[str]) -> int:
+    try:
+        from warplab.lab import cli as lab_cli
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in ("rich", "matplotlib"):
+            raise
+        cmd = next((a for a in argv if not a.startswith("-")), None)
+        what = f"warplab {cmd}" if cmd else "this command"
+        print(f"warplab: error: {what} is part of the measurement lab, which needs {missing}: "
+              f"{LAB_HINT}", file=sys.stderr)
+        return 2
+    return lab_cli.main(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    cmd = getattr(commands, f"cmd_{args.cmd}", None)
+    """The ``warplab`` entry point; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        from warplab import __version__
+
+        print(f"warplab {__version__}")
+        return 0
+    plain = _plain_args(args)
+    if plain is None:
+        return _lab_main(args)
+    from warplab.core.errors import WarplabError
+
     try:
-        if cmd is None:
-            return int(commands.family_command(args.cmd).run(args) or 0)
-        return int(cmd(args) or 0)
+        return count_files(plain.files, plain.bins, plain.top, plain.variant, plain.device)
     except KeyboardInterrupt:
         print("warplab: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:
-        if args.debug or not is_user_error(exc):
+    except (WarplabError, OSError, ValueError, TypeError, MemoryError) as exc:
+        if plain.debug:
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if isinstance(exc, MemoryError):
-            msg = f"not enough host memory: {msg}"
         print(f"warplab: error: {msg}", file=sys.stderr)
         return 2
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.bench import ceilings
+from warplab.lab.harness import ceilings
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():

@@ -15,7 +15,7 @@ from conftest import ran_of
 
 import warplab
 from warplab.families.corr import tiles
-from warplab.families.corr.bench import check_pairs, clustered
+from warplab.lab.campaigns.corr.bench import check_pairs, clustered
 from warplab.families.corr.cuda import gram_ok
 from warplab.families.corr.spec import PRECISIONS, error_bound
 

@@ -15,7 +15,7 @@ import pytest
 
 import warplab
 from warplab.core import fastpath, scalar
-from warplab.families.latency.cases import CASES, check, host, poison, to_device
+from warplab.lab.campaigns.latency.cases import CASES, check, host, poison, to_device
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():

@@ -8,7 +8,7 @@ import pytest
 
 import warplab
 from warplab.families.histogram.spec import resolve
-from warplab.bench import data as gen
+from warplab.lab.harness import data as gen
 from conftest import last_ran
 from warplab.families.histogram import api as hmod
 
@@ -140,7 +140,7 @@ def test_gpu_generator_matches_host():
 @pytest.mark.parametrize("name", ["cupy.bincount", "cupy.histogram", "torch.bincount",
                                   "cuda.compute.histogram_even"])
 def test_comparators_compute_the_same_function(name):
-    from warplab.families.histogram.comparators import HISTOGRAM_PROVIDERS
+    from warplab.lab.campaigns.histogram.comparators import HISTOGRAM_PROVIDERS
 
     p = next(x for x in HISTOGRAM_PROVIDERS if x.name == name)
     why = p.probe()

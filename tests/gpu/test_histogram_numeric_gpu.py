@@ -419,7 +419,7 @@ def test_throughput_report(capsys: pytest.CaptureFixture) -> None:
     g = _gbps(lambda: cupy.histogram(d, 256, (-4, 4)), n * 4, reps=3)
     lines.append(f"cupy.histogram same (range=(-4, 4)): {g:.0f} GB/s")
     try:
-        from warplab.families.histogram.comparators import cccl_histogram_even_range
+        from warplab.lab.campaigns.histogram.comparators import cccl_histogram_even_range
 
         g = _gbps(lambda: cccl_histogram_even_range(d, 256, -4.0, 4.0), n * 4, reps=3)
         lines.append(f"cuda.compute.histogram_even same: {g:.0f} GB/s")

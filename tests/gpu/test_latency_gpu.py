@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 import warplab
-from warplab.bench.comparators import probe_module
-from warplab.bench.results import validate
-from warplab.families.latency import bench as lb
-from warplab.families.latency.cases import CASES
+from warplab.lab.harness.comparators import probe_module
+from warplab.lab.harness.results import validate
+from warplab.lab.campaigns.latency import bench as lb
+from warplab.lab.campaigns.latency.cases import CASES
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():

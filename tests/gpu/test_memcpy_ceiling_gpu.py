@@ -1,4 +1,4 @@
-"""GPU tests of the scatter ceiling (``families/memcpy/ceiling.py``, ``pytest -m gpu`` on the
+"""GPU tests of the scatter ceiling (``lab/campaigns/memcpy/ceiling.py``, ``pytest -m gpu`` on the
 GPU machine): every shape on batches of tiny and of mixed buffers writes exactly the first byte
 of every buffer and its last byte where that lies in another 32-byte sector on either side
 (``ceiling.last_touched``), from its source, and nothing else; its record through the planned
@@ -15,17 +15,17 @@ if not warplab.cuda_available():
     pytest.skip("no usable CUDA GPU", allow_module_level=True)
 cupy = pytest.importorskip("cupy")
 
-from warplab.families.memcpy.bench import Case  # noqa: E402
-from warplab.families.memcpy.ceiling import (  # noqa: E402
+from warplab.lab.campaigns.memcpy.bench import Case  # noqa: E402
+from warplab.lab.campaigns.memcpy.ceiling import (  # noqa: E402
     CEILING,
     SHAPE_NAMES,
     last_touched,
     touch_check,
 )
-from warplab.families.memcpy.ceiling_cuda import cuda_ceiling, scatter_touch  # noqa: E402
-from warplab.families.memcpy.cells import GUARD, POISON, address  # noqa: E402
-from warplab.families.memcpy.grid import Arena, GridCell, SizeSet, run_planned  # noqa: E402
-from warplab.families.memcpy.plan import plan_cells  # noqa: E402
+from warplab.lab.campaigns.memcpy.ceiling_cuda import cuda_ceiling, scatter_touch  # noqa: E402
+from warplab.lab.campaigns.memcpy.cells import GUARD, POISON, address  # noqa: E402
+from warplab.lab.campaigns.memcpy.grid import Arena, GridCell, SizeSet, run_planned  # noqa: E402
+from warplab.lab.campaigns.memcpy.plan import plan_cells  # noqa: E402
 
 CASES = [(1, 8, 1, "shuffle", "shuffle"), (1, 8, 4, "consecutive", "shuffle"),
          (0, 8, 1, "shuffle", "consecutive"), (1, 1024, 1, "shuffle", "shuffle"),
@@ -96,7 +96,7 @@ def test_fresh_l2_resets_the_persisting_lines() -> None:
     """The driver call the planned grid makes before each target exists and succeeds, also
     right after a kernel that stored with an L2 evict-last hint (load policy 34's copy)."""
     from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
-    from warplab.families.memcpy.grid import fresh_l2
+    from warplab.lab.campaigns.memcpy.grid import fresh_l2
     from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP
 
     hinted = next(c for c in WARP_CLASSES_SWEEP if c.loads == 34)

@@ -286,7 +286,7 @@ def test_no_host_synchronisation_in_copy_batched() -> None:
     """A batch queued behind a long kernel returns before the kernel ends."""
     import time
 
-    from warplab.bench.timing import _stream_hold
+    from warplab.lab.harness.timing import _stream_hold
 
     srcs = [cupy.ones(1000, np.uint8) for _ in range(100)]
     dsts = [cupy.zeros(1000, np.uint8) for _ in range(100)]
@@ -304,7 +304,7 @@ def test_no_host_synchronisation_in_copy_batched() -> None:
 
 
 def test_cub_helper_matches() -> None:
-    from warplab.families.memcpy import cub_helper
+    from warplab.lab.campaigns.memcpy import cub_helper
 
     why = cub_helper.probe()
     if why:
@@ -338,10 +338,10 @@ def test_planned_grid_on_the_device() -> None:
     """The --full grid's runner on small cells with every target (the per-buffer ones in the
     witness cell): draws on the device pack the buffers, every record verified, the fast
     targets held back to back."""
-    from warplab.families.memcpy.bench import Case, targets
-    from warplab.families.memcpy.cells import layout_offsets
-    from warplab.families.memcpy.grid import SizeSet, run_planned
-    from warplab.families.memcpy.plan import SLOW, plan_cells
+    from warplab.lab.campaigns.memcpy.bench import Case, targets
+    from warplab.lab.campaigns.memcpy.cells import layout_offsets
+    from warplab.lab.campaigns.memcpy.grid import SizeSet, run_planned
+    from warplab.lab.campaigns.memcpy.plan import SLOW, plan_cells
 
     ss = SizeSet(cupy, 1, 64, 4, 1 << 20)
     for layout, seed in (("consecutive", 0), ("shuffle", 2), ("shuffle", 3)):

@@ -1,4 +1,4 @@
-"""End-to-end tests for warplab.report.build_report on synthesized results JSON."""
+"""End-to-end tests for warplab.lab.report.build_report on synthesized results JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from warplab.report import build_report, load_results, make_figures
+from warplab.lab.report import build_report, load_results, make_figures
 
 H100 = "NVIDIA H100 80GB HBM3"
 CPU = "AMD EPYC 9654 (test)"

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from matplotlib.image import imread
 
-from warplab.bench import results as results_mod
-from warplab.report import build_report, load_results
-from warplab.report.corr import corr_figures, corr_tables, pairs_tables, table_shapes
-from warplab.report.summary import headlines, summary_table
-from warplab.report.tables import glance_tables, median_tables
+from warplab.lab.harness import results as results_mod
+from warplab.lab.report import build_report, load_results
+from warplab.lab.report.corr import corr_figures, corr_tables, pairs_tables, table_shapes
+from warplab.lab.report.summary import headlines, summary_table
+from warplab.lab.report.tables import glance_tables, median_tables
 
 from test_report_reduce import parse_tables
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from warplab.report import build_report, load_results
-from warplab.report.dask import COLUMNS, dask_tables
-from warplab.report.tables import glance_tables, median_tables
+from warplab.lab.report import build_report, load_results
+from warplab.lab.report.dask import COLUMNS, dask_tables
+from warplab.lab.report.tables import glance_tables, median_tables
 
 
 def _rec(variant: str, mode: str, workers: int, ms: float, **extra: Any) -> dict[str, Any]:

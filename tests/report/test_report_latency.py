@@ -17,17 +17,17 @@ from matplotlib.image import imread
 
 from conftest import stored
 
-from warplab.bench import results as results_mod
-from warplab.bench.results import read_text
-from warplab.bench.stats import summarize
-from warplab.families.latency.command import _paired
-from warplab.report import build_report, load_results, make_figures
-from warplab.report.latency import (
+from warplab.lab.harness import results as results_mod
+from warplab.lab.harness.results import read_text
+from warplab.lab.harness.stats import summarize
+from warplab.lab.campaigns.latency.command import _paired
+from warplab.lab.report import build_report, load_results, make_figures
+from warplab.lab.report.latency import (
     FLOORS, cases, latency_figures, mode_tables, ratio, target_lines, targets, targets_table,
 )
-from warplab.report.roofline import best_points
-from warplab.report.summary import family_notes, headlines
-from warplab.report.tables import failures_table, glance_tables, median_tables
+from warplab.lab.report.roofline import best_points
+from warplab.lab.report.summary import family_notes, headlines
+from warplab.lab.report.tables import failures_table, glance_tables, median_tables
 
 from test_report_reduce import parse_tables
 

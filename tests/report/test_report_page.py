@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from warplab import cli
-from warplab.report import build_report, load_results, make_figures
-from warplab.report.roofline import Roof, best_points, plot_roofline, roofs
-from warplab.report.skips import SkippedFigure
-from warplab.report.summary import headlines, summary_table
-from warplab.report.units import fmt_bandwidth, fmt_flops, fmt_ms, fmt_pct, fmt_timestamp
+from warplab.lab.report import build_report, load_results, make_figures
+from warplab.lab.report.roofline import Roof, best_points, plot_roofline, roofs
+from warplab.lab.report.skips import SkippedFigure
+from warplab.lab.report.summary import headlines, summary_table
+from warplab.lab.report.units import fmt_bandwidth, fmt_flops, fmt_ms, fmt_pct, fmt_timestamp
 
 GPU = "TestGPU 80GB"
 READ, COPY = 3000.0, 2800.0

@@ -11,10 +11,10 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.image import imread
 
-from warplab.report import build_report, load_results
-from warplab.report.figures import plot_bandwidth_vs_size, plot_step_speedup
-from warplab.report.groups import config_keys, step_speedups
-from warplab.report.tables import lecture_tables
+from warplab.lab.report import build_report, load_results
+from warplab.lab.report.figures import plot_bandwidth_vs_size, plot_step_speedup
+from warplab.lab.report.groups import config_keys, step_speedups
+from warplab.lab.report.tables import lecture_tables
 
 GPU = "NVIDIA H100 80GB HBM3"
 COPY_GBPS = 3000.0
@@ -134,7 +134,7 @@ def parse_tables(page: str) -> list[dict[str, Any]]:
 
 
 def expected_lecture(dtype: str) -> list[dict[str, str]]:
-    """The lecture table rows computed here, independently of warplab.report."""
+    """The lecture table rows computed here, independently of warplab.lab.report."""
     ok = [v for v in SPEED if (dtype, v, LARGEST) != FAILED]
     t = {v: kernel_ms(v, LARGEST, dtype) for v in ok}
     base = t["neighbored_gmem"]

@@ -11,13 +11,13 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.image import imread
 
-from warplab.bench import results as results_mod
-from warplab.report import build_report, load_results
-from warplab.report.series import (
+from warplab.lab.harness import results as results_mod
+from warplab.lab.report import build_report, load_results
+from warplab.lab.report.series import (
     accuracy_tables, baseline_tables, generation_tables, mean_tables, plot_bandwidth_vs_shape,
     series_figures,
 )
-from warplab.report.tables import glance_tables, median_tables
+from warplab.lab.report.tables import glance_tables, median_tables
 
 from test_report_reduce import parse_tables
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from matplotlib.axes import Axes
 
-from warplab.report import build_report, load_results, make_figures
-from warplab.report.stream import end_to_end_tables, stream_figures, summary_lines
-from warplab.report.summary import headlines
-from warplab.report.tables import glance_tables, median_tables
+from warplab.lab.report import build_report, load_results, make_figures
+from warplab.lab.report.stream import end_to_end_tables, stream_figures, summary_lines
+from warplab.lab.report.summary import headlines
+from warplab.lab.report.tables import glance_tables, median_tables
 
 from test_report_reduce import parse_tables
 

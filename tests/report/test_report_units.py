@@ -1,4 +1,4 @@
-"""Unit tests for warplab.report loading, grouping, tables and figure functions."""
+"""Unit tests for warplab.lab.report loading, grouping, tables and figure functions."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warplab.report import load_results, render_table
-from warplab.report.figures import (
+from warplab.lab.report import load_results, render_table
+from warplab.lab.report.figures import (
     plot_bandwidth_vs_size, plot_phases_at_largest, plot_time_vs_size,
 )
-from warplab.report.groups import config_slug, fmt_size, slug
-from warplab.report.tables import Table, failures_table, glance_tables, speedup_tables
+from warplab.lab.report.groups import config_slug, fmt_size, slug
+from warplab.lab.report.tables import Table, failures_table, glance_tables, speedup_tables
 
 
 def _s(m: float) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from matplotlib.image import imread
 
-from warplab.report import build_report, load_results
-from warplab.report.roofline import (
+from warplab.lab.report import build_report, load_results
+from warplab.lab.report.roofline import (
     attainable, best_points, device_ceilings, point_roof, ridge, roofline_table, roofs,
 )
 

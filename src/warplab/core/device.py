@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from .errors import DeviceOutOfMemoryError, DeviceUnavailableError
+from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .device import cache_dir
+from warplab.core.device import cache_dir
 
 SOURCE = Path(__file__).with_name("launch.c")
 MODULE = "_warplab_launch"

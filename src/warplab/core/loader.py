@@ -16,8 +16,8 @@ import hashlib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import fastpath
-from .errors import KernelCompileError
+from warplab.core import fastpath
+from warplab.core.errors import KernelCompileError
 
 _CORE = Path(__file__).resolve().parent
 HEADER = _CORE / "warplab.cuh"  # the shared helpers every family's .cu may include

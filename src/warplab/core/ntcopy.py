@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .device import cache_dir
+from warplab.core.device import cache_dir
 
 SOURCE = Path(__file__).with_name("ntcopy.c")
 #: Copies shorter than this go through ``np.copyto`` (the call's own cost dominates).

@@ -12,8 +12,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, NamedTuple
 
-from .device import cuda_available, cuda_status, resolve_backend
-from .errors import DeviceUnavailableError
+from warplab.core.device import cuda_available, cuda_status, resolve_backend
+from warplab.core.errors import DeviceUnavailableError
 
 _REGISTRY: dict[str, dict[str, "Variant"]] = {}
 # variants() cache: (family, backend) -> (family dict identity and size, ordered list)

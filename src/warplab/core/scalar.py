@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from . import fastpath, launch
+from warplab.core import fastpath, launch
 
 #: NumPy type characters the C read converts (core/launch.c).
 KINDS = frozenset("bBhHiIlLqQfd?")

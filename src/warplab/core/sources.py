@@ -25,8 +25,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import ntcopy
-from .arrays import file_errors
+from warplab.core import ntcopy
+from warplab.core.arrays import file_errors
 
 #: Alignment of O_DIRECT offsets, lengths and buffer addresses (the common logical block).
 DIRECT_ALIGN = 4096

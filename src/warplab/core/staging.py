@@ -22,7 +22,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import ntcopy
+from warplab.core import ntcopy
 
 PAGE = 4096
 MIN_CLASS = 1 << 16

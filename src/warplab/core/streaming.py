@@ -35,8 +35,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .sources import ArraySource, FileSource, open_source, split
-from .staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_pool,
+from warplab.core.sources import ArraySource, FileSource, open_source, split
+from warplab.core.staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_pool,
                       stream_min_bytes, threads)
 
 RING = 4

@@ -21,11 +21,11 @@ except ImportError as exc:  # pragma: no cover - exercised without dask installe
     raise ImportError("warplab.dask needs Dask: pip install 'warplab[dask]' (dask[array] and "
                       "distributed)") from exc
 
-from .chunking import Plan, plan, rechunk
-from .corr import corr_pairs, corrcoef
-from .files import histogram_files
-from .histograms import bincount, byte_histogram, histogram
-from .reductions import max, mean, min, series_stats, std, sum, var  # noqa: A004
+from warplab.dask.chunking import Plan, plan, rechunk
+from warplab.dask.corr import corr_pairs, corrcoef
+from warplab.dask.files import histogram_files
+from warplab.dask.histograms import bincount, byte_histogram, histogram
+from warplab.dask.reductions import max, mean, min, series_stats, std, sum, var  # noqa: A004
 
 __all__ = ["Plan", "bincount", "byte_histogram", "corr_pairs", "corrcoef", "histogram",
            "histogram_files", "max", "mean", "min", "plan", "rechunk", "series_stats", "std",

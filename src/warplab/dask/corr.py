@@ -27,7 +27,7 @@ from dask.highlevelgraph import HighLevelGraph
 import warplab
 from warplab.families.corr.pairs import CorrPairs, check_selection
 
-from .chunking import as_dask, check_chunk, kind, require_known, xp_of
+from warplab.dask.chunking import as_dask, check_chunk, kind, require_known, xp_of
 
 __all__ = ["corrcoef", "corr_pairs"]
 

@@ -22,7 +22,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 import warplab
 
-from .chunking import fan_in, plan
+from warplab.dask.chunking import fan_in, plan
 
 __all__ = ["histogram_files", "byte_ranges"]
 

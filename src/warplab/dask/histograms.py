@@ -20,8 +20,8 @@ from dask.array.utils import meta_from_array
 
 import warplab
 
-from .chunking import array_from_tree, as_dask, check_chunk, fan_in, is_cupy, kind, tree, xp_of
-from .reductions import max as _max, min as _min
+from warplab.dask.chunking import array_from_tree, as_dask, check_chunk, fan_in, is_cupy, kind, tree, xp_of
+from warplab.dask.reductions import max as _max, min as _min
 
 __all__ = ["byte_histogram", "histogram", "bincount"]
 

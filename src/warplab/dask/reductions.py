@@ -30,7 +30,7 @@ from dask.array.utils import meta_from_array
 
 import warplab
 
-from .chunking import as_dask, check_chunk, concat_nested, fan_in, kind, xp_of
+from warplab.dask.chunking import as_dask, check_chunk, concat_nested, fan_in, kind, xp_of
 
 try:  # NumPy 2
     from numpy.lib.array_utils import normalize_axis_tuple

@@ -1,5 +1,4 @@
-"""The families: one folder each, on the shared core (``warplab.core``), the harness
-(``warplab.bench``) and the report (``warplab.report``).
+"""The library's families: one folder each, on the shared core (``warplab.core``).
 
 Every family folder has the same parts under the same names:
 
@@ -11,15 +10,13 @@ Every family folder has the same parts under the same names:
 ``cpu.py``                the NumPy reference backend (a registered ``cpu`` variant)
 ``cuda.py``               the launch plans of the CUDA variants and their ``DEFINES``
 ``<family>.cu``           the kernels (compiled by NVRTC, ``-D`` constants from ``cuda.py``)
-``bench.py``              the benchmark campaign: what to time, verification, records
-``comparators.py``        what people use today (CuPy, torch, cuda.compute), as providers
-``command.py``            the CLI subcommand and the family's part of ``warplab bench``
 ========================  =====================================================================
 
-Adding a family: a folder with these parts and its name in ``FAMILIES`` (the CLI and
-``warplab bench`` find it there; ``warplab/__init__.py`` re-exports its ``__all__``).
+What measures a family (its campaign, comparators and CLI subcommand) lives in the lab,
+``warplab.lab.campaigns.<family>``; the library never imports it. Adding a family: a folder
+with these parts and its name in ``FAMILIES`` (``warplab/__init__.py`` re-exports its
+``__all__``); see ``docs/architecture.md``.
 """
 from __future__ import annotations
 
-FAMILIES = ("histogram", "reduce", "matmul", "series", "corr", "memcpy", "latency", "stream",
-            "dask")
+FAMILIES = ("histogram", "reduce", "matmul", "series", "corr", "memcpy")

@@ -4,8 +4,8 @@ matrix; ``api.py``), ``corr_pairs`` (the strongest pairs without the M x M matri
 ``gram.py``, small problems in one launch in ``small_cuda.py``; NumPy in ``cpu.py``."""
 from __future__ import annotations
 
-from . import cpu, cuda, small_cuda  # noqa: F401  (register the variants)
-from .api import corrcoef
-from .pairs import corr_pairs
+from warplab.families.corr import cpu, cuda, small_cuda  # noqa: F401  (register the variants)
+from warplab.families.corr.api import corrcoef
+from warplab.families.corr.pairs import corr_pairs
 
 __all__ = ["corr_pairs", "corrcoef"]

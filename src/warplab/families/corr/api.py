@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from ...core import registry as _registry
-from ...core.arrays import as_input, to_device, to_host
-from ...core.device import device_errors
-from ...core.scalar import empty
-from . import tiles
-from .nan import pairwise_complete
-from .small_cuda import device_call
-from .spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
-from .tiles import full_matrix, warn_invalid
+from warplab.core import registry as _registry
+from warplab.core.arrays import as_input, to_device, to_host
+from warplab.core.device import device_errors
+from warplab.core.scalar import empty
+from warplab.families.corr import tiles
+from warplab.families.corr.nan import pairwise_complete
+from warplab.families.corr.small_cuda import device_call
+from warplab.families.corr.spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
+from warplab.families.corr.tiles import full_matrix, warn_invalid
 
 
 def stack_series(x: Any, y: Any, rowvar: bool, on_device: bool) -> Any:
@@ -151,7 +151,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
             return r  # NumPy's own result: a scalar for a single series
         return _deliver(np.asarray(r, res_dt), out, on_device)
     if variant == "tc_gram" and backend == "cuda":
-        from .cuda import gram_ok
+        from warplab.families.corr.cuda import gram_ok
 
         ok, why = gram_ok()
         if not ok:

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.registry import register
-from .spec import corr_flops, gram_bytes
+from warplab.core.registry import register
+from warplab.families.corr.spec import corr_flops, gram_bytes
 
 
 def normalise_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from ...core.fastpath import read_small
-from ...core.loader import defines, get_kernel
-from ...core.registry import register
-from ..reduce.axis import series_stats_rows
-from .slices import MAX_N as SLICES_MAX_N
-from .spec import CorrProblem, corr_flops, direct_bytes, gram_bytes, slices_bytes
-from .tiles import mirror_upper
+from warplab.core.fastpath import read_small
+from warplab.core.loader import defines, get_kernel
+from warplab.core.registry import register
+from warplab.families.reduce.axis import series_stats_rows
+from warplab.families.corr.slices import MAX_N as SLICES_MAX_N
+from warplab.families.corr.spec import CorrProblem, corr_flops, direct_bytes, gram_bytes, slices_bytes
+from warplab.families.corr.tiles import mirror_upper
 
 SOURCE = Path(__file__).with_name("corr.cu")
 DEFINES = {"CORR_NORM_BLOCK": 256, "CORR_TILE": 16, "CORR_PAIR_BLOCK": 16}
@@ -41,7 +41,7 @@ def _kernel(expression: str) -> Any:
 def gram_ok() -> tuple[bool, str]:
     """``(usable, why not)`` for the tensor-core Gram products (``gram.py``, sm_80+)."""
     try:
-        from .gram import gram_available
+        from warplab.families.corr.gram import gram_available
     except ImportError as exc:
         return False, f"the tensor-core Gram module is missing ({exc})"
     if not gram_available():
@@ -52,7 +52,7 @@ def gram_ok() -> tuple[bool, str]:
 @functools.lru_cache(maxsize=1)
 def slices_ok() -> tuple[bool, str]:
     """``(usable, why not)`` for the int8 slices (cuBLAS int8 GEMMs, sm_75+)."""
-    from .slices_cuda import slices_available
+    from warplab.families.corr.slices_cuda import slices_available
 
     return slices_available()
 
@@ -180,7 +180,7 @@ class GramEngine(_Engine):
     tensor-core ``gram`` (upper-triangle tiles only on diagonal blocks)."""
 
     def __init__(self, x: Any, precision: str) -> None:
-        from .gram import gram
+        from warplab.families.corr.gram import gram
 
         self.gram, self.precision = gram, precision
         self.z, valid = normalise_rows(x, work_dtype(precision))
@@ -200,7 +200,7 @@ class SlicesEngine(_Engine):
     def __init__(self, x: Any, precision: str) -> None:
         import cupy
 
-        from .slices_cuda import Prepared
+        from warplab.families.corr.slices_cuda import Prepared
 
         z, valid, extent = normalise_with_extent(x)
         self.prep = Prepared(z, valid, precision, extent=extent)  # z is not kept

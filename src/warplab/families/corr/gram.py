@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ...core.device import cuda_available, device_errors
-from ...core.errors import DeviceUnavailableError
-from . import gram_cuda
+from warplab.core.device import cuda_available, device_errors
+from warplab.core.errors import DeviceUnavailableError
+from warplab.families.corr import gram_cuda
 
 __all__ = ["GRAM_PRECISIONS", "gram", "gram_available", "gram_error_bound", "gram_reference",
            "tf32_round"]

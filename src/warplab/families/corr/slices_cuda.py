@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.loader import defines, get_kernel
-from .slices import (
+from warplab.core.loader import defines, get_kernel
+from warplab.families.corr.slices import (
     DIGITS,
     NOMINAL_SLICES,
     PANEL_ROWS,
@@ -57,7 +57,7 @@ def _kernel(name: str) -> Any:
 
 def slices_available() -> tuple[bool, str]:
     """``(usable, why not)``: CuPy with cuBLAS and a GPU with int8 tensor cores (sm_75+)."""
-    from ...core.device import cuda_available
+    from warplab.core.device import cuda_available
 
     if not cuda_available():
         return False, "no usable CUDA GPU"

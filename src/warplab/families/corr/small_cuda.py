@@ -24,12 +24,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core import fastpath, registry as _registry
-from ...core.launch import ARRAY, Prepared
-from ...core.loader import defines, get_kernel
-from ...core.registry import register
-from ...core.scalar import RESULT_TYPES, empty
-from .spec import CorrProblem, corr_flops
+from warplab.core import fastpath, registry as _registry
+from warplab.core.launch import ARRAY, Prepared
+from warplab.core.loader import defines, get_kernel
+from warplab.core.registry import register
+from warplab.core.scalar import RESULT_TYPES, empty
+from warplab.families.corr.spec import CorrProblem, corr_flops
 
 SOURCE = Path(__file__).with_name("small.cu")
 #: Threads of the one block, most series, most elements (M N) in shared memory (float64).

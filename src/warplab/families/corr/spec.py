@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .slices import NOMINAL_SLICES, TARGETS
+from warplab.families.corr.slices import NOMINAL_SLICES, TARGETS
 
 #: ``precision=``: what the Gram products run in (see ``api.corrcoef``).
 PRECISIONS = ("float64", "float32", "tf32")

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...core.arrays import to_device, to_host
+from warplab.core.arrays import to_device, to_host
 
 #: Tests set this to force small tiles (None: the size free memory allows).
 TILE_CAP: int | None = None

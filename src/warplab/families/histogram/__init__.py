@@ -4,7 +4,7 @@ and byte histograms, the histogram report's four kernels and the privatized vect
 (``cuda.py``, ``histogram.cu``), NumPy (``cpu.py``)."""
 from __future__ import annotations
 
-from . import cpu, cuda, numeric, numeric_variants  # noqa: F401  (register the variants)
-from .api import bincount, byte_histogram, histogram
+from warplab.families.histogram import cpu, cuda, numeric, numeric_variants  # noqa: F401  (register the variants)
+from warplab.families.histogram.api import bincount, byte_histogram, histogram
 
 __all__ = ["byte_histogram", "histogram", "bincount"]

@@ -16,19 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from ...core import registry as _registry
-from ...core.arrays import Input, as_input, flat_contiguous, to_host
-from ...core.device import device_errors, resolve_backend
-from ...core.outputs import check_out, cupy as _cupy
-from .binning import KERNEL_DTYPES, plan_edges, plan_even
-from .numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, NumericJob, NumericProblem,
+from warplab.core import registry as _registry
+from warplab.core.arrays import Input, as_input, flat_contiguous, to_host
+from warplab.core.device import device_errors, resolve_backend
+from warplab.core.outputs import check_out, cupy as _cupy
+from warplab.families.histogram.binning import KERNEL_DTYPES, plan_edges, plan_even
+from warplab.families.histogram.numeric import (BINCOUNT, BYTE_DTYPES, EDGES, EVEN, NumericJob, NumericProblem,
                       NumericResult, bool_as_uint8, even_edges, host_range, outer_edges,
                       parse_bins)
-from .cuda import device_default
-from .spec import HistogramProblem, Mapping, resolve
-from . import bincount_short, numeric_short, streamed
-from ...core.sources import is_file_source
-from ...core.scalar import zeros
+from warplab.families.histogram.cuda import device_default
+from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
+from warplab.families.histogram import bincount_short, numeric_short, streamed
+from warplab.core.sources import is_file_source
+from warplab.core.scalar import zeros
 
 #: Largest host chunk copied to the GPU at once; ``None`` = half the free device memory.
 MAX_DEVICE_CHUNK: int | None = None
@@ -271,7 +271,7 @@ def _min_max(arr: Any, on_device: bool) -> tuple[Any, Any]:
     """The data's (min, max) as NumPy gives them: NumPy on the host, one kernel on device."""
     if not on_device:
         return streamed.host_min_max(arr)
-    from .minmax_cuda import device_min_max
+    from warplab.families.histogram.minmax_cuda import device_min_max
 
     return device_min_max(arr)
 

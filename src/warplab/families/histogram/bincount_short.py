@@ -29,11 +29,11 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ...core import fastpath, registry as _registry
-from ...core.arrays import is_flat
-from ...core.scalar import RESULT_TYPES, zeros
-from . import minmax_cuda, numeric_cuda, numeric_variants
-from .numeric import BINCOUNT, NumericJob, NumericProblem
+from warplab.core import fastpath, registry as _registry
+from warplab.core.arrays import is_flat
+from warplab.core.scalar import RESULT_TYPES, zeros
+from warplab.families.histogram import minmax_cuda, numeric_cuda, numeric_variants
+from warplab.families.histogram.numeric import BINCOUNT, NumericJob, NumericProblem
 
 _RECORDS = fastpath.PlanCache("bincount.weighted")
 _BINS = fastpath.PlanCache("bincount.bins")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spec import histogram_bytes_moved
-from ...core.registry import register
+from warplab.families.histogram.spec import histogram_bytes_moved
+from warplab.core.registry import register
 
 CHUNK = 1 << 20
 

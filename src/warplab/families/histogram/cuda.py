@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from .spec import MAP_LUT, Mapping, histogram_bytes_moved, resolve
-from ...core import fastpath
-from ...core.launch import ARRAY, Prepared
-from ...core.arrays import is_flat
-from ...core.scalar import RESULT_TYPES, zeros
-from ...core.registry import preferred_for_all, ran, register
-from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.families.histogram.spec import MAP_LUT, Mapping, histogram_bytes_moved, resolve
+from warplab.core import fastpath
+from warplab.core.launch import ARRAY, Prepared
+from warplab.core.arrays import is_flat
+from warplab.core.scalar import RESULT_TYPES, zeros
+from warplab.core.registry import preferred_for_all, ran, register
+from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
 SEED_BLOCK = 256          # the report's nThreadsPerBlock
 SEED_STRIDE_GRID = 1024   # the report's fixed grid of the stride kernels

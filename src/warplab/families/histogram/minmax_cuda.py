@@ -7,10 +7,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...core.fastpath import read_small
-from ...core.scalar import zeros
-from ...core.launch import by_args
-from . import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
+from warplab.core.fastpath import read_small
+from warplab.core.scalar import zeros
+from warplab.core.launch import by_args
+from warplab.families.histogram import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
 
 #: How device_min_max reads the data's range: "partials" (per-block minima, maxima and flags
 #: reduced on the host, three reads back) or "atomic" (one set of 64-bit atomics per block into

@@ -50,9 +50,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ...core.arrays import to_host
-from ...core.registry import register
-from .binning import KERNEL_DTYPES, scalar_key
+from warplab.core.arrays import to_host
+from warplab.core.registry import register
+from warplab.families.histogram.binning import KERNEL_DTYPES, scalar_key
 
 EVEN = "histogram_even"
 EDGES = "histogram_edges"

@@ -26,12 +26,12 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ...core.scalar import zeros
-from ...core.launch import by_args
-from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
-from .binning import EvenPlan
-from .numeric import NumericJob
-from .numeric_fast import fast_constants
+from warplab.core.scalar import zeros
+from warplab.core.launch import by_args
+from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.families.histogram.binning import EvenPlan
+from warplab.families.histogram.numeric import NumericJob
+from warplab.families.histogram.numeric_fast import fast_constants
 
 SOURCE = Path(__file__).with_name("numeric.cu")
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options):

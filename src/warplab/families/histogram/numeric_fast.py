@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .binning import EvenPlan, even_bins_reference
+from warplab.families.histogram.binning import EvenPlan, even_bins_reference
 
 U32 = 2.0 ** -24
 MAGIC = np.float32(12582912.0)  # 1.5 * 2^23

@@ -34,12 +34,12 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ...core import fastpath, registry as _registry
-from ...core.arrays import is_flat
-from ...core.scalar import RESULT_TYPES, on
-from . import numeric_cuda, numeric_variants
-from .binning import KERNEL_DTYPES, plan_even
-from .numeric import BYTE_DTYPES, EVEN, NumericProblem, even_edges, outer_edges, parse_bins
+from warplab.core import fastpath, registry as _registry
+from warplab.core.arrays import is_flat
+from warplab.core.scalar import RESULT_TYPES, on
+from warplab.families.histogram import numeric_cuda, numeric_variants
+from warplab.families.histogram.binning import KERNEL_DTYPES, plan_even
+from warplab.families.histogram.numeric import BYTE_DTYPES, EVEN, NumericProblem, even_edges, outer_edges, parse_bins
 
 _RECORDS = fastpath.PlanCache("histogram.even")
 _I64 = np.dtype(np.int64)

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ...core import registry as _registry
-from ...core.sources import open_source
-from ...core.streaming import stream, worth_streaming
-from .binning import KERNEL_DTYPES
-from .numeric import NumericJob, NumericResult
-from .spec import HistogramProblem, Mapping
+from warplab.core import registry as _registry
+from warplab.core.sources import open_source
+from warplab.core.streaming import stream, worth_streaming
+from warplab.families.histogram.binning import KERNEL_DTYPES
+from warplab.families.histogram.numeric import NumericJob, NumericResult
+from warplab.families.histogram.spec import HistogramProblem, Mapping
 
 
 def _sum_counts(nbins: int) -> Any:
@@ -118,7 +118,7 @@ def host_min_max(h_x: np.ndarray) -> tuple[Any, Any]:
     if h_x.size == 0 or np.dtype(h_x.dtype) not in KERNEL_DTYPES or \
             not worth_streaming(h_x.nbytes):
         return h_x.min(), h_x.max()
-    from .minmax_cuda import device_min_max
+    from warplab.families.histogram.minmax_cuda import device_min_max
 
     def combine(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
         lo = np.array([p[0] for p in parts], dtype=h_x.dtype)

@@ -2,7 +2,7 @@
 (``cuda.py``, ``matmul.cu``), NumPy (``cpu.py``)."""
 from __future__ import annotations
 
-from . import cpu, cuda  # noqa: F401  (register the variants)
-from .api import matmul
+from warplab.families.matmul import cpu, cuda  # noqa: F401  (register the variants)
+from warplab.families.matmul.api import matmul
 
 __all__ = ["matmul"]

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from ...core import registry as _registry
-from ...core.device import device_errors
-from ...core.arrays import as_input, to_device, to_host
-from ...core.outputs import check_out, cupy as _cupy
-from ...core.scalar import empty
-from . import record
-from .spec import DTYPES, MatmulProblem
+from warplab.core import registry as _registry
+from warplab.core.device import device_errors
+from warplab.core.arrays import as_input, to_device, to_host
+from warplab.core.outputs import check_out, cupy as _cupy
+from warplab.core.scalar import empty
+from warplab.families.matmul import record
+from warplab.families.matmul.spec import DTYPES, MatmulProblem
 
 #: Device calls through launch records (``record.py``); False: every call plans (main's path).
 RECORDS = True

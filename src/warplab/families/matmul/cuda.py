@@ -12,10 +12,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .spec import (C_TYPE, DTYPES, LECTURE_TILE, MAX_DIM, MatmulProblem, matmul_flops,
+from warplab.families.matmul.spec import (C_TYPE, DTYPES, LECTURE_TILE, MAX_DIM, MatmulProblem, matmul_flops,
                            naive_bytes, tiled_bytes)
-from ...core.registry import register
-from ...core.loader import defines, get_kernel
+from warplab.core.registry import register
+from warplab.core.loader import defines, get_kernel
 
 LANES_M, LANES_N = 4, 8   # a warp's lanes as a grid over its C tile
 GROUP_M = 8               # tile rows per group of the block order (L2 reuse)

@@ -16,11 +16,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core import fastpath, registry as _registry
-from ...core.launch import ARRAY, Prepared
-from ...core.scalar import RESULT_TYPES, empty
-from .cuda import REGTILES, _dims, _kernel
-from .spec import DTYPES, MatmulProblem
+from warplab.core import fastpath, registry as _registry
+from warplab.core.launch import ARRAY, Prepared
+from warplab.core.scalar import RESULT_TYPES, empty
+from warplab.families.matmul.cuda import REGTILES, _dims, _kernel
+from warplab.families.matmul.spec import DTYPES, MatmulProblem
 
 _RECORDS = fastpath.PlanCache("matmul.record")
 _TILES = {t.name: t for t in REGTILES}

@@ -7,7 +7,7 @@ PR's benchmark grid with CUB's ``DeviceMemcpy::Batched`` as comparator (``bench.
 ``comparators.py``, ``cub/``)."""
 from __future__ import annotations
 
-from . import cpu, cuda, windows  # noqa: F401  (register the variants)
-from .api import concatenate, copy_batched, memcpy_batched, split
+from warplab.families.memcpy import cpu, cuda, windows  # noqa: F401  (register the variants)
+from warplab.families.memcpy.api import concatenate, copy_batched, memcpy_batched, split
 
 __all__ = ["concatenate", "copy_batched", "memcpy_batched", "split"]

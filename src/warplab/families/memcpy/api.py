@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ...core import fastpath, registry as _registry
-from ...core.device import device_errors
-from . import table_cuda
-from .cuda import DeviceBatch
-from .spec import MemcpyProblem, Plan, concat_plan, pairwise_plan, split_plan
-from .transfer import (check_overlap, device_pointers, host_pointers, require_contiguous,
+from warplab.core import fastpath, registry as _registry
+from warplab.core.device import device_errors
+from warplab.families.memcpy import table_cuda
+from warplab.families.memcpy.cuda import DeviceBatch
+from warplab.families.memcpy.spec import MemcpyProblem, Plan, concat_plan, pairwise_plan, split_plan
+from warplab.families.memcpy.transfer import (check_overlap, device_pointers, host_pointers, require_contiguous,
                        send_batch, side)
 
 FAMILY = "memcpy_batched"

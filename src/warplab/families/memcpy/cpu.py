@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.registry import register
-from .spec import Plan, bytes_moved
+from warplab.core.registry import register
+from warplab.families.memcpy.spec import Plan, bytes_moved
 
 
 @register("memcpy_batched", "numpy", backend="cpu", bytes_moved=bytes_moved, rank=0)

@@ -15,11 +15,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core import fastpath
-from ...core.launch import ARRAY, Prepared
-from ...core.loader import defines, get_kernel
-from ...core.registry import register
-from .spec import (
+from warplab.core import fastpath
+from warplab.core.launch import ARRAY, Prepared
+from warplab.core.loader import defines, get_kernel
+from warplab.core.registry import register
+from warplab.families.memcpy.spec import (
     MAX_QUEUED,
     PR_CLASSES,
     TUNED_CLASSES,

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core import fastpath
-from ...core.launch import Prepared
-from ...core.loader import defines, get_kernel
-from ...core.registry import Variant
-from .cuda import DEFINES as COPY_DEFINES
-from .spec import MemcpyProblem
+from warplab.core import fastpath
+from warplab.core.launch import Prepared
+from warplab.core.loader import defines, get_kernel
+from warplab.core.registry import Variant
+from warplab.families.memcpy.cuda import DEFINES as COPY_DEFINES
+from warplab.families.memcpy.spec import MemcpyProblem
 
 SOURCE = Path(__file__).with_name("table.cu")
 #: Buffers a table holds and threads per buffer (one block each); copy_bytes' unroll is the

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .cuda import DeviceBatch
-from .spec import Plan, overlaps
+from warplab.families.memcpy.cuda import DeviceBatch
+from warplab.families.memcpy.spec import Plan, overlaps
 
 RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
 

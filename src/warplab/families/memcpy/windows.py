@@ -30,9 +30,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core.launch import ARRAY, Prepared
-from ...core.registry import register
-from .cuda import (
+from warplab.core.launch import ARRAY, Prepared
+from warplab.core.registry import register
+from warplab.families.memcpy.cuda import (
     BLEV_BLOCKS_PER_SM,
     BLEV_THREADS,
     WARP_THREADS,
@@ -46,7 +46,7 @@ from .cuda import (
     stream_queue,
     windows_exprs,
 )
-from .spec import (
+from warplab.families.memcpy.spec import (
     WARP_TIERS_WORDS,
     WINDOWS,
     WINDOWS_MAX_COUNT,

@@ -4,7 +4,7 @@ axes (``axis.py``, ``axis_cuda.py``, ``axis.cu``), the Pearson report's K2 kerne
 ``rows_adaptive`` and ``columns``; NumPy for both (``cpu.py``, ``axis.py``)."""
 from __future__ import annotations
 
-from . import axis_cuda, axis_cuda_k2, cpu, cuda  # noqa: F401  (register the variants)
-from .api import max, mean, min, reduce, std, sum, var  # noqa: A004 (NumPy's names, on purpose)
+from warplab.families.reduce import axis_cuda, axis_cuda_k2, cpu, cuda  # noqa: F401  (register the variants)
+from warplab.families.reduce.api import max, mean, min, reduce, std, sum, var  # noqa: A004 (NumPy's names, on purpose)
 
 __all__ = ["sum", "min", "max", "mean", "var", "std", "reduce"]

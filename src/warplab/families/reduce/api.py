@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from ...core import fastpath, registry as _registry
-from ...core.device import device_errors
-from ...core.scalar import RESULT_TYPES, as_scalar
-from ...core.arrays import as_input, flat_contiguous, to_device, to_host
-from . import axis_fast, streamed
-from .spec import DTYPES, OPS, ReduceProblem, spec
+from warplab.core import fastpath, registry as _registry
+from warplab.core.device import device_errors
+from warplab.core.scalar import RESULT_TYPES, as_scalar
+from warplab.core.arrays import as_input, flat_contiguous, to_device, to_host
+from warplab.families.reduce import axis_fast, streamed
+from warplab.families.reduce.spec import DTYPES, OPS, ReduceProblem, spec
 
 
 

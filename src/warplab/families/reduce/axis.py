@@ -28,10 +28,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core import registry as _registry
-from ...core.arrays import as_input, to_device, to_host
-from ...core.registry import register
-from ...core.scalar import halves
+from warplab.core import registry as _registry
+from warplab.core.arrays import as_input, to_device, to_host
+from warplab.core.registry import register
+from warplab.core.scalar import halves
 
 try:
     from numpy.exceptions import AxisError

@@ -25,13 +25,13 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
-from ...core import fastpath
-from ...core.launch import ARRAY, Prepared
-from ...core.registry import register
-from ...core.scalar import empty
-from .axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
-from .axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
+from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core import fastpath
+from warplab.core.launch import ARRAY, Prepared
+from warplab.core.registry import register
+from warplab.core.scalar import empty
+from warplab.families.reduce.axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
+from warplab.families.reduce.axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
                         ColsPlan, RowsPlan, _pow2_ceil, group_size, plan_cols, plan_rows)
 
 SOURCE = Path(__file__).with_name("axis.cu")

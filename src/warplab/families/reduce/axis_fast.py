@@ -26,10 +26,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core import fastpath, registry as _registry
-from ...core.scalar import RESULT_TYPES, as_scalar, halves
-from . import axis_cuda
-from .axis import (FAMILY, F64, OPS, AxisProblem, Plan2D, check_ddof, normalize_axes, plan_2d,
+from warplab.core import fastpath, registry as _registry
+from warplab.core.scalar import RESULT_TYPES, as_scalar, halves
+from warplab.families.reduce import axis_cuda
+from warplab.families.reduce.axis import (FAMILY, F64, OPS, AxisProblem, Plan2D, check_ddof, normalize_axes, plan_2d,
                    result_dtype)
 
 _RECORDS = fastpath.PlanCache("reduce.axis")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spec import ReduceSpec, reduce_bytes_moved
-from ...core.registry import register
+from warplab.families.reduce.spec import ReduceSpec, reduce_bytes_moved
+from warplab.core.registry import register
 
 
 @register("reduce", "numpy", backend="cpu", bytes_moved=reduce_bytes_moved, rank=0)

@@ -15,13 +15,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
+from warplab.families.reduce.spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
                            reduce_bytes_moved, spec)
-from ...core import fastpath
-from ...core.launch import ARRAY, Prepared
-from ...core.scalar import scalar_type
-from ...core.registry import register
-from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core import fastpath
+from warplab.core.launch import ARRAY, Prepared
+from warplab.core.scalar import scalar_type
+from warplab.core.registry import register
+from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
 DIM = 512       # the lecture's block size
 VEC_BS = 512    # persistent_vec's block size

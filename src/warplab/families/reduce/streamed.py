@@ -24,12 +24,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...core import registry as _registry
-from ...core.streaming import stream, worth_streaming
-from . import axis_fast
-from .axis import FAMILY, OPS, check_dtype, normalize_axes, reduce_axis, result_dtype, \
+from warplab.core import registry as _registry
+from warplab.core.streaming import stream, worth_streaming
+from warplab.families.reduce import axis_fast
+from warplab.families.reduce.axis import FAMILY, OPS, check_dtype, normalize_axes, reduce_axis, result_dtype, \
     series_stats_rows
-from .spec import ReduceSpec, spec
+from warplab.families.reduce.spec import ReduceSpec, spec
 
 
 def _wide(d: Any, mean: bool = False) -> Any:

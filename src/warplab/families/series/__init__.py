@@ -5,7 +5,7 @@ report's campaign (``bench.py``: generation, K2 and accuracy tables, the sequent
 baseline)."""
 from __future__ import annotations
 
-from . import walk_cuda  # noqa: F401  (registers the cuda variants; walk.py the numpy one)
-from .api import random_walk, series_stats
+from warplab.families.series import walk_cuda  # noqa: F401  (registers the cuda variants; walk.py the numpy one)
+from warplab.families.series.api import random_walk, series_stats
 
 __all__ = ["random_walk", "series_stats"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.device import device_errors
-from ..reduce.streamed import series_stats as _series_stats
-from .walk import random_walk
+from warplab.core.device import device_errors
+from warplab.families.reduce.streamed import series_stats as _series_stats
+from warplab.families.series.walk import random_walk
 
 __all__ = ["random_walk", "series_stats"]
 

@@ -15,9 +15,9 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ...core.loader import defines, get_kernel, occupancy_blocks_per_sm
-from ...core.registry import register
-from .walk import FAMILY, WalkParams, WalkProblem, walk_bytes_moved
+from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.registry import register
+from warplab.families.series.walk import FAMILY, WalkParams, WalkProblem, walk_bytes_moved
 
 K = 8                  # consecutive elements per lane in a warp_scan tile (two Philox blocks)
 WARPS = 8              # warps per block of the warp_scan kernels (blocks of 256)

@@ -1,0 +1,365 @@
+"""Measured ceilings every figure is judged against, next to the device's datasheet numbers.
+
+One function per ceiling, each cached per process and backend, each returning flat keys
+``<name>_<unit>`` (the median rate), ``<name>_ms`` (timing statistics), ``<name>_method``:
+
+- ``copy_gbps``: a large device-to-device copy (``cudaMemcpyAsync``), bytes read + written.
+- ``read_gbps``: read-only, ``read_words`` of kernels/ceilings.cu over 1 GiB (16-byte loads, one
+  word written per block); bytes read.
+- ``h2d_pinned_gbps``, ``h2d_pageable_gbps``, ``d2h_pinned_gbps``, ``d2h_pageable_gbps``:
+  256 MiB ``cudaMemcpyAsync`` between host and device, pinned or pageable host memory.
+- ``sgemm_gflops``, ``dgemm_gflops``: cuBLAS through ``cupy.matmul`` at N = 8192, 2 N^3 flops per
+  call, float32 in full FP32 arithmetic (CuPy's TF32 mode off; ``sgemm_tf32`` records it).
+
+:func:`datasheet` adds what the device reports: memory clock x bus width x 2 (DDR) / 8, SM count
+x clock, and FP32 / FP64 peaks from the lanes per SM. On Hopper and Ampere (cc 9.0, 8.0) cuBLAS
+DGEMM runs on the FP64 tensor cores, at up to twice the FP64 lane peak: ``dgemm_gflops`` may
+exceed ``datasheet_fp64_gflops``, and ``datasheet_fp64_tensor_gflops`` says by how much it can.
+
+On the cpu backend: copy (``np.copyto``), read (``np.sum``) and ``np.matmul`` at N = 512; the
+host-transfer ceilings and the datasheet numbers are None. Every campaign stores
+:func:`measure_all` in its results' ``meta.ceilings``; ``warplab device --measure`` prints it.
+
+Measuring takes seconds (GEMMs at N = 8192, 256 MiB transfers), so :func:`measure_all` keeps
+its answer in a JSON file per device (:func:`cache_path`: ``$WARPLAB_CACHE_DIR``, else
+``$XDG_CACHE_HOME/warplab``, else ``~/.cache/warplab``) and measures only when there is none;
+``warplab device --measure`` measures again and rewrites it. The cached dictionary says when it
+was measured (``measured_at``) and from where (``measured_by``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import contextlib
+import datetime as _dt
+import functools
+import json
+import os
+import re
+import socket
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from warplab.core.device import cache_dir, cpu_properties, device_properties
+from warplab.lab.harness.stats import summarize
+from warplab.lab.harness.timing import time_runs
+
+TRANSFER_BYTES = 256 << 20
+GEMM_N = {"cuda": 8192, "cpu": 512}
+# FP32 and FP64 lanes per SM (FMA units: 2 flops per lane per clock), by compute capability.
+LANES_PER_SM = {"7.0": (64, 32), "7.5": (64, 2), "8.0": (64, 32), "8.6": (128, 2),
+                "8.7": (128, 2), "8.9": (128, 2), "9.0": (128, 64)}
+# Where cuBLAS DGEMM uses FP64 tensor cores: their rate as a multiple of the FP64 lane peak.
+FP64_TENSOR_FACTOR = {"8.0": 2, "9.0": 2}
+
+
+def _timed(body: Callable[[], None], *, cuda: bool, warmup: int, runs: int,
+           hold: bool = False) -> dict:
+    """Timing statistics (ms) of ``body`` as one phase: CUDA events or the host clock."""
+    def run(rec: Any) -> None:
+        with rec.phase("kernel", hold=hold):
+            body()
+
+    return summarize(time_runs(run, warmup=warmup, runs=runs, cuda=cuda)["kernel"])
+
+
+def _rate(name: str, unit: str, amount: float, st: dict, method: str, **extra: Any) -> dict:
+    """``{name_unit: amount / median / 1e9, name_ms, name_method, **extra}``."""
+    return {f"{name}_{unit}": amount / (st["median"] * 1e-3) / 1e9, f"{name}_ms": st,
+            f"{name}_method": method, **extra}
+
+
+def _release_pools() -> None:
+    """Hand CuPy's cached device and pinned blocks back to the driver, so that free-memory
+    checks (campaign sizes, the next ceiling's buffer) see them."""
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def _device_buffer_bytes(fraction: int) -> int:
+    """1 GiB, or 1/``fraction`` of the free device memory if that is less; a multiple of 16."""
+    import cupy
+
+    return min(1 << 30, cupy.cuda.runtime.memGetInfo()[0] // fraction) & ~15
+
+
+@functools.lru_cache(maxsize=4)
+def copy_bandwidth(backend: str, nbytes: int | None = None, runs: int = 20) -> dict:
+    """Copy ceiling: bytes read + written per second, median of ``runs`` copies."""
+    if backend == "cuda":
+        import cupy
+
+        n = nbytes or _device_buffer_bytes(4)
+        src, dst = cupy.empty(n, np.uint8), cupy.empty(n, np.uint8)
+        src.fill(1)
+        st = _timed(lambda: dst.data.copy_from_device_async(src.data, n), cuda=True,
+                    warmup=3, runs=runs)
+        method = "cudaMemcpyAsync device-to-device, bytes read + written"
+    else:
+        n = nbytes or (256 << 20)
+        h_src, h_dst = np.ones(n, np.uint8), np.empty(n, np.uint8)
+        st = _timed(lambda: np.copyto(h_dst, h_src), cuda=False, warmup=1, runs=max(3, runs // 4))
+        method = "np.copyto host-to-host, bytes read + written"
+    return _rate("copy", "gbps", 2 * n, st, method, copy_bytes=n)
+
+
+@functools.lru_cache(maxsize=16)
+def read_bandwidth(backend: str, runs: int = 20, nbytes: int | None = None) -> dict:
+    """Read-only ceiling: bytes read per second (see ``read_words`` in kernels/ceilings.cu),
+    over 1 GiB (cuda; less if memory is short) or ``nbytes`` (rounded down to 16 bytes).
+
+    The 1 GiB figure is the stored ``read_gbps``. A read of fewer bytes pays the same fixed
+    cost (the grid's ramp-up and tail, ~3 us on the H100) over a shorter time: on the H100
+    ``read_words`` reaches 3068 GB/s over 1 GiB, 2982 over 256 MiB and 2844 over 128 MiB
+    (benchmarks/explore_rows_short.py). Campaigns whose inputs are smaller than 1 GiB record
+    the ceiling at their own size next to it (``read_gbps_same_bytes``)."""
+    if backend != "cuda":
+        n = nbytes or (64 << 20)
+        h_x = np.ones(n // 4, np.float32)
+        st = _timed(lambda: np.sum(h_x), cuda=False, warmup=1, runs=max(3, runs // 4))
+        return _rate("read", "gbps", n, st, "np.sum of float32, bytes read", read_bytes=n)
+    import cupy
+
+    from warplab.core.loader import get_kernel
+
+    n = (nbytes & ~15) if nbytes else _device_buffer_bytes(4)
+    d_words = cupy.ones(n // 4, np.uint32)
+    sms = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["multiProcessorCount"]
+    block, blocks = 256, 8 * int(sms)
+    d_sums = cupy.empty(blocks, np.uint32)
+    kernel = get_kernel(Path(__file__).with_name("ceilings.cu"), "read_words")
+    args = (d_words, np.uint64(n // 16), d_sums)
+    st = _timed(lambda: kernel((blocks,), (block,), args), cuda=True, warmup=3, runs=runs,
+                hold=True)
+    total = int(d_sums.sum(dtype=np.uint64).get()) % (1 << 32)
+    if total != (n // 4) % (1 << 32):
+        raise RuntimeError(f"read_words summed {total}, expected {(n // 4) % (1 << 32)}")
+    return _rate("read", "gbps", n, st, f"read_words kernel ({blocks} blocks of {block}, "
+                 "16-byte loads, one word written per block), bytes read", read_bytes=n)
+
+
+@functools.lru_cache(maxsize=16)
+def host_transfer(backend: str, direction: str, pinned: bool, nbytes: int = TRANSFER_BYTES,
+                  runs: int = 10) -> dict:
+    """Host-device ceiling for ``direction`` ``"h2d"`` or ``"d2h"``: bytes per second of one
+    ``cudaMemcpyAsync`` of ``nbytes``; None on the cpu backend (there is no device)."""
+    if direction not in ("h2d", "d2h"):
+        raise ValueError(f"direction must be 'h2d' or 'd2h', not {direction!r}")
+    name = f"{direction}_{'pinned' if pinned else 'pageable'}"
+    if backend != "cuda":
+        return {f"{name}_gbps": None, f"{name}_method": "needs the cuda backend"}
+    import cupy
+    import cupyx
+
+    h_buf = cupyx.empty_pinned(nbytes, np.uint8) if pinned else np.empty(nbytes, np.uint8)
+    h_buf.fill(1)  # touches every page before the timing
+    d_buf = cupy.empty(nbytes, np.uint8)
+    h_ptr = h_buf.ctypes.data
+    if direction == "h2d":
+        def body() -> None:
+            d_buf.data.copy_from_host_async(h_ptr, nbytes)
+    else:
+        def body() -> None:
+            d_buf.data.copy_to_host_async(h_ptr, nbytes)
+    st = _timed(body, cuda=True, warmup=2, runs=runs)
+    host = "pinned" if pinned else "pageable"
+    return _rate(name, "gbps", nbytes, st, f"cudaMemcpyAsync {direction.upper()}, {host} host "
+                 f"memory, {nbytes >> 20} MiB", **{f"{name}_bytes": nbytes})
+
+
+@contextlib.contextmanager
+def _fp32_matmul() -> Iterator[str | None]:
+    """Run CuPy's float32 matmul with its default (full FP32) compute type inside the block.
+
+    Yields the compute type that was set before (e.g. ``"TF32"`` under ``CUPY_TF32=1``) when it
+    was not the default; it is switched to the default and restored afterwards."""
+    from cupy._core import _routines_linalg as linalg
+
+    before = linalg.get_compute_type(np.float32)
+    changed = before != linalg.COMPUTE_TYPE_DEFAULT
+    if changed:
+        linalg.set_compute_type(np.float32, linalg.COMPUTE_TYPE_DEFAULT)
+    try:
+        yield linalg.compute_type_to_str(before) if changed else None
+    finally:
+        if changed:
+            linalg.set_compute_type(np.float32, before)
+
+
+@functools.lru_cache(maxsize=8)
+def gemm_rate(backend: str, dtype: str, n: int | None = None, runs: int = 10) -> dict:
+    """Matrix-multiply ceiling for ``dtype`` ``"float32"`` (``sgemm_*``) or ``"float64"``
+    (``dgemm_*``): 2 n^3 flops per ``n x n`` product, median of ``runs``."""
+    name = {"float32": "sgemm", "float64": "dgemm"}[dtype]
+    n = n or GEMM_N.get(backend, 512)
+    flops = 2 * n ** 3
+    if backend != "cuda":
+        rng = np.random.default_rng(0)
+        h_a, h_b = (rng.random((n, n)).astype(dtype) for _ in range(2))
+        h_c = np.empty((n, n), dtype)
+        st = _timed(lambda: np.matmul(h_a, h_b, out=h_c), cuda=False, warmup=1, runs=3)
+        return _rate(name, "gflops", flops, st, f"np.matmul {dtype}, N={n}, 2N^3 flops",
+                     **{f"{name}_n": n})
+    import cupy
+
+    free = cupy.cuda.runtime.memGetInfo()[0]
+    while n > 1024 and 3 * n * n * np.dtype(dtype).itemsize > free // 2:
+        n //= 2
+    flops = 2 * n ** 3
+    d_a, d_b = (cupy.random.random((n, n)).astype(dtype) for _ in range(2))
+    d_c = cupy.empty((n, n), dtype)
+    with _fp32_matmul() if dtype == "float32" else contextlib.nullcontext() as overridden:
+        st = _timed(lambda: cupy.matmul(d_a, d_b, out=d_c), cuda=True, warmup=2, runs=runs)
+    compute = "FP32 arithmetic, TF32 off" if dtype == "float32" else "FP64"
+    method = f"cuBLAS via cupy.matmul {dtype}, N={n}, 2N^3 flops, {compute}"
+    extra: dict[str, Any] = {f"{name}_n": n}
+    if dtype == "float32":
+        extra["sgemm_tf32"] = False
+        extra["sgemm_cupy_tf32_env"] = os.environ.get("CUPY_TF32")
+        if overridden:
+            method += f" (CuPy's float32 compute type was {overridden}: default for this run)"
+    return _rate(name, "gflops", flops, st, method, **extra)
+
+
+def datasheet(props: dict[str, Any]) -> dict[str, Any]:
+    """Datasheet-style numbers from the device's reported clocks, bus and SM count.
+
+    ``datasheet_bw_gbps`` (memory clock x bus width x 2 / 8, as ``device_properties`` computes
+    it), ``datasheet_sm_gcycles`` (SMs x clock, 1e9 SM-cycles per second),
+    ``datasheet_fp32_gflops`` / ``datasheet_fp64_gflops`` (SMs x clock x lanes x 2 for the FMA),
+    ``datasheet_fp64_tensor_gflops`` where DGEMM can use FP64 tensor cores; None where the
+    device reports no clock or its lanes per SM are not in ``LANES_PER_SM``.
+    """
+    sms, mhz, cc = props.get("sms"), props.get("sm_clock_mhz"), props.get("cc")
+    out: dict[str, Any] = {"datasheet_bw_gbps": props.get("datasheet_bw_gbps"),
+                           "datasheet_sm_gcycles": None, "datasheet_fp32_gflops": None,
+                           "datasheet_fp64_gflops": None, "datasheet_fp64_tensor_gflops": None}
+    if not sms or not mhz:
+        return out
+    out["datasheet_sm_gcycles"] = sms * mhz / 1e3
+    lanes = LANES_PER_SM.get(str(cc))
+    if lanes:
+        out["datasheet_fp32_gflops"] = 2 * lanes[0] * out["datasheet_sm_gcycles"]
+        out["datasheet_fp64_gflops"] = 2 * lanes[1] * out["datasheet_sm_gcycles"]
+        out["datasheet_basis"] = (f"{sms} SMs x {mhz:g} MHz x (FP32 {lanes[0]}, FP64 "
+                                  f"{lanes[1]} lanes/SM) x 2 flops/FMA")
+    if str(cc) in FP64_TENSOR_FACTOR and out["datasheet_fp64_gflops"]:
+        out["datasheet_fp64_tensor_gflops"] = (FP64_TENSOR_FACTOR[str(cc)]
+                                               * out["datasheet_fp64_gflops"])
+    return out
+
+
+def device_key(backend: str) -> str:
+    """A file-name-safe key for this machine's device of ``backend``: host, device name,
+    compute capability, SMs and memory (another GPU, or the same model elsewhere, gets its own
+    entry)."""
+    from warplab import __version__
+
+    props = device_properties() if backend == "cuda" else cpu_properties()
+    parts = [backend, socket.gethostname(), str(props.get("name")), str(props.get("cc")),
+             str(props.get("sms") or props.get("cores")), str(props.get("memory_bytes")),
+             __version__]
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", "_".join(parts)).strip("-")
+
+
+def cache_path(backend: str) -> Path:
+    """The ceilings file of this machine's device of ``backend``."""
+    return cache_dir() / f"ceilings-{device_key(backend)}.json"
+
+
+_MEMO: dict[str, dict[str, Any]] = {}
+
+
+def cached_ceilings(backend: str) -> dict[str, Any] | None:
+    """The stored ceilings of this device, or None when none were measured (or the file is
+    unreadable: a cache, so it is measured again, never an error)."""
+    path = cache_path(backend)
+    if str(path) in _MEMO:
+        return _MEMO[str(path)]
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or "copy_gbps" not in doc:
+        return None
+    _MEMO[str(path)] = doc
+    return doc
+
+
+def measure_all(backend: str, *, refresh: bool = False) -> dict[str, Any]:
+    """Every ceiling of ``backend`` plus the datasheet numbers: the stored ones of this device,
+    measured (and stored) only when none are stored or ``refresh`` is set.
+
+    This is what campaigns store in ``meta.ceilings`` (it keeps ``copy_gbps``).
+    """
+    if not refresh:
+        cached = cached_ceilings(backend)
+        if cached is not None:
+            return cached
+    out = _measure_all(backend)
+    out["measured_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    out["measured_by"] = f"warplab device --measure ({device_key(backend)})"
+    path = cache_path(backend)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(out, indent=1, default=str))
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home: measured again next time, never an error
+    _MEMO[str(path)] = out
+    return out
+
+
+def _measure_all(backend: str) -> dict[str, Any]:
+    """Measure every ceiling of ``backend`` now (seconds on a GPU)."""
+    part = functools.partial
+    steps: list[Callable[[], dict]] = [
+        part(copy_bandwidth, backend), part(read_bandwidth, backend),
+        *(part(host_transfer, backend, direction, pinned)
+          for direction in ("h2d", "d2h") for pinned in (True, False)),
+        part(gemm_rate, backend, "float32"), part(gemm_rate, backend, "float64")]
+    out: dict[str, Any] = {}
+    for step in steps:
+        out.update(step())
+        if backend == "cuda":  # the step's buffers are gone: give their blocks back
+            _release_pools()
+    out.update(datasheet(device_properties() if backend == "cuda" else cpu_properties()))
+    tensor = out.get("datasheet_fp64_tensor_gflops")
+    if tensor:
+        out["dgemm_note"] = ("cuBLAS DGEMM runs on the FP64 tensor cores here (up to "
+                             f"{tensor:.0f} GFLOP/s): it may exceed datasheet_fp64_gflops")
+    return out
+
+
+# (label, measured key, datasheet key): the comparisons `warplab device --measure` prints.
+COMPARISONS = (
+    ("copy (read + write), GB/s", "copy_gbps", "datasheet_bw_gbps"),
+    ("read, GB/s", "read_gbps", "datasheet_bw_gbps"),
+    ("H2D pinned, GB/s", "h2d_pinned_gbps", None),
+    ("H2D pageable, GB/s", "h2d_pageable_gbps", None),
+    ("D2H pinned, GB/s", "d2h_pinned_gbps", None),
+    ("D2H pageable, GB/s", "d2h_pageable_gbps", None),
+    ("SGEMM, GFLOP/s", "sgemm_gflops", "datasheet_fp32_gflops"),
+    ("DGEMM, GFLOP/s", "dgemm_gflops", "datasheet_fp64_gflops"),
+    ("DGEMM vs FP64 tensor cores, GFLOP/s", "dgemm_gflops", "datasheet_fp64_tensor_gflops"),
+)
+
+
+def comparison_rows(ceilings: dict[str, Any]) -> list[tuple[str, float | None, float | None,
+                                                            float | None, str]]:
+    """``(label, measured, datasheet, % of datasheet, method)`` per row of ``COMPARISONS``
+    (the FP64 tensor-core row only where the device has them)."""
+    rows = []
+    for label, key, sheet_key in COMPARISONS:
+        sheet = ceilings.get(sheet_key) if sheet_key else None
+        if sheet_key == "datasheet_fp64_tensor_gflops" and not sheet:
+            continue
+        got = ceilings.get(key)
+        pct = 100.0 * got / sheet if got and sheet else None
+        method = ceilings.get(key.rsplit("_", 1)[0] + "_method") or ""
+        rows.append((label, got, sheet, pct, method))
+    return rows
