@@ -11,7 +11,7 @@ threads copying a 4 GiB pageable array into pinned memory. This sweeps, host sid
 - source: a 1 GiB array, touched before (resident) and a fresh one (first-touch page faults
   during the copy, as for an array the user just allocated);
 
-and ``staging.rates("cuda")`` as the stream measures it. GB/s = bytes copied / best of 3.
+and ``staging.measure_rates("cuda")`` as the stream measures it. GB/s = bytes copied / best of 3.
 Usage: PYTHONPATH=src python3 benchmarks/explore_staging.py
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ def main() -> None:
 
     from warplab.core import staging
 
-    print("staging.rates('cuda'):", staging.rates("cuda"))
+    print("staging.rates('cuda'):", staging.measure_rates("cuda"))
     src = np.ones(TOTAL, np.uint8)
     dests = {"pinned": cupyx.empty_pinned(TOTAL, np.uint8), "pageable": np.empty(TOTAL, np.uint8)}
     for d in dests.values():

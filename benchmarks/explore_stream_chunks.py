@@ -40,7 +40,7 @@ def main() -> None:
     want = float(x.sum(dtype=np.float64))
     pinned = cupyx.empty_pinned(N, np.float32)
     pinned[...] = x
-    print("rates:", staging.rates("cuda"), flush=True)
+    print("rates:", staging.measure_rates("cuda"), flush=True)
     g = best_gbps(lambda: warplab.sum(pinned), x.nbytes)
     rows.append({"source": "pinned", "chunk_mib": None, "ring": streaming.RING, "gbps": g})
     print(f"pinned source, planned chunk: {g:.1f} GB/s", flush=True)

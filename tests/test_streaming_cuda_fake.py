@@ -14,7 +14,6 @@ from warplab.core import staging, streaming
 @pytest.fixture
 def gpu(monkeypatch: pytest.MonkeyPatch):
     g = fake_cupy.install(monkeypatch)
-    staging.set_rates("cuda", 50.0, 40.0, "test")
     yield g
     staging.staging_pool("cuda").clear()
 

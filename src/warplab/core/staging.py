@@ -4,11 +4,10 @@ and the chunk plan.
 * :class:`StagingPool`: page-aligned host buffers (pinned on the cuda backend, plain on the
   cpu backend) in power-of-two size classes, reused across calls; its accounting
   (``allocated_bytes``, ``in_use``) is what the tests watch on every error path.
-* :func:`rates`: the two bandwidths a chunk size is chosen from, measured once per process on
-  the pool's own buffers (one pinned H2D copy timed with events, the method of
-  ``bench/ceilings.py``'s ``h2d_pinned``; the threaded staging copy into pinned memory,
-  ``ntcopy.copy``) unless
-  :func:`set_rates` gave them (the stream campaign passes its measured ceilings).
+* :func:`rates`: the two bandwidths a chunk size is planned from: nominal ones unless the
+  caller passes measured ones; :func:`measure_rates` measures them on the pool's own buffers
+  (one pinned H2D copy timed with events; the threaded staging copy into pinned memory,
+  ``ntcopy.copy``) for campaigns and tuning scripts. No call of the library measures.
 * :func:`plan_chunk`: the chunk size (see its docstring); ``WARPLAB_STREAM_CHUNK`` overrides.
 """
 from __future__ import annotations
@@ -165,24 +164,24 @@ class Rates(NamedTuple):
     source: str
 
 
-_RATES: dict[str, Rates] = {}
-
-
-def set_rates(backend: str, h2d_gbps: float, stage_gbps: float, source: str) -> None:
-    """Use these rates for ``backend`` from now on (e.g. the campaign's measured ceilings)."""
-    _RATES[backend] = Rates(float(h2d_gbps), float(stage_gbps), source)
+#: The planning rates when the caller gives none: a pinned PCIe copy and the threaded staging
+#: copy, both conservative. The chunk plan depends on them only between its bounds (for inputs
+#: above a few hundred MiB the per-thread floor decides), so the library measures nothing on a
+#: user's first call; a campaign passes its measured ceilings as ``rate=``.
+NOMINAL = {"cuda": Rates(25.0, 20.0, "nominal: PCIe pinned copy, threaded staging copy"),
+           "cpu": Rates(10.0, 10.0, "nominal: threaded staging copy")}
 
 
 def rates(backend: str) -> Rates:
-    """The rates of ``backend``: given by :func:`set_rates`, else measured now (once per
-    process: about 20 ms on a GPU machine). The cpu backend has no bus: its rate is the
-    staging copy's."""
-    if backend not in _RATES:
-        _RATES[backend] = _measure(backend)
-    return _RATES[backend]
+    """The rates a chunk size is planned from when the caller passes none (:data:`NOMINAL`;
+    the cpu backend has no bus: its rate is the staging copy's)."""
+    return NOMINAL["cuda" if backend == "cuda" else "cpu"]
 
 
-def _measure(backend: str, nbytes: int = 32 << 20) -> Rates:
+def measure_rates(backend: str, nbytes: int = 32 << 20) -> Rates:
+    """Measure the rates on this machine (about 20 ms on a GPU machine): the threaded staging
+    copy into the pool's buffers and, on cuda, one pinned H2D copy timed with events. For
+    campaigns and tuning scripts; the library's calls never measure."""
     pool = staging_pool(backend)
     h_buf = pool.acquire(nbytes)
     try:
