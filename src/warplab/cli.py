@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from warplab import __version__
 
         print(f"warplab {__version__}")
-        return 0
+        raise SystemExit(0)  # as argparse's version action
     plain = _plain_args(args)
     if plain is None:
         return _lab_main(args)

@@ -1,0 +1,161 @@
+"""Compile every CUDA source of the package for sm_75 and sm_90 with nvcc, in parallel.
+
+A library source ``families/F/F.cu`` takes its ``-D`` constants from ``families/F/cuda.py``
+(``DEFINES``), ``families/F/X.cu`` from ``families/F/X_cuda.py``; a lab source
+``lab/campaigns/F/X.cu`` from ``lab/campaigns/F/X_cuda.py`` where that module exists. Extra
+configurations: the default batched copy's load policy, every Gram configuration, the CUB
+comparator helper (as a shared library). Warnings are errors; a register spill in the matmul
+tiles fails the check.
+
+Prints one line per failure (with the compiler's log) and a one-line summary; ``-v`` also
+prints every job and ptxas's resource lines of the default kernels. Without nvcc it fails under
+CI (``CI=true``) and is skipped elsewhere.
+
+Usage: ``python scripts/nvcc_check.py [-v] [-j JOBS]`` from the repository root.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+sys.path.insert(0, str(SRC))
+
+from warplab.core.loader import defines  # noqa: E402
+
+ARCHS = ("sm_75", "sm_90")
+#: Kernels whose ptxas resource lines ``-v`` prints (mangled-name prefixes), per log name.
+RESOURCES = {"histogram-sm_90": r"_Z19hist_privatized_vec|_Z11hist_global|_Z19hist_private_stride",
+             "reduce-sm_90": r"_Z21reduce_persistent_vec",
+             "matmul-sm_90": r"_Z14matmul_regtile"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One nvcc invocation."""
+
+    name: str
+    source: Path
+    args: tuple[str, ...]
+
+
+def _defines_of(cu: Path) -> list[str]:
+    """The ``-D`` options of a source, from its launch-plan module's ``DEFINES``."""
+    rel = cu.relative_to(SRC / "warplab")
+    folder, name = rel.parent, cu.stem
+    fam = folder.name
+    if rel.parts[0] == "families":
+        mod = "cuda" if name == fam else f"{name}_cuda"
+    elif rel.parts[:2] == ("lab", "campaigns"):
+        mod = f"{name}_cuda"
+    else:
+        return []
+    dotted = "warplab." + ".".join(folder.parts) + "." + mod
+    try:
+        module = import_module(dotted)
+    except ModuleNotFoundError:
+        return []
+    return list(defines(getattr(module, "DEFINES", {})))
+
+
+def jobs() -> list[Job]:
+    """Every compilation the check runs."""
+    base = ("-std=c++17", "-DWARPLAB_NVCC_CHECK", f"-I{SRC / 'warplab' / 'core'}",
+            "-Werror", "all-warnings")
+    out: list[Job] = []
+    sources = sorted([*SRC.glob("warplab/families/*/*.cu"),
+                      *SRC.glob("warplab/lab/harness/*.cu"),
+                      *SRC.glob("warplab/lab/campaigns/*/*.cu")])
+    for cu in sources:
+        opts = tuple(_defines_of(cu))
+        for arch in ARCHS:
+            out.append(Job(f"{cu.stem}-{arch}", cu, (f"-arch={arch}", *base, *opts,
+                                                      "-Xptxas", "-v", "-c")))
+    memcpy = SRC / "warplab/families/memcpy"
+    if (memcpy / "memcpy.cu").exists():
+        from warplab.families.memcpy.cuda import DEFINES
+        from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+
+        opts = tuple(defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": WARP_TIERS_WORDS.loads}))
+        out.append(Job("memcpy-default-sm_90", memcpy / "memcpy.cu",
+                       ("-arch=sm_90", *base, *opts, "-c")))
+    from warplab.families.corr.gram_cuda import CONFIGS
+
+    for name, cfg in CONFIGS.items():
+        out.append(Job(f"gram-{name}-sm_90", SRC / "warplab/families/corr/gram.cu",
+                       ("-arch=sm_90", *base, *defines(cfg.defines), "-Xptxas", "-v", "-c")))
+    for cub in sorted(SRC.glob("warplab/lab/campaigns/*/cub/*.cu")):
+        out.append(Job(f"{cub.stem}-sm_90-shared", cub,
+                       ("-arch=sm_90", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
+                        "-Werror", "all-warnings")))
+    return out
+
+
+def run(job: Job, nvcc: str, tmp: Path) -> tuple[Job, bool, str]:
+    """Compile one job; (job, ok, log)."""
+    obj = tmp / f"{job.name}.o"
+    p = subprocess.run([nvcc, *job.args, str(job.source), "-o", str(obj)],
+                       capture_output=True, text=True, check=False)
+    return job, p.returncode == 0, p.stdout + p.stderr
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args(argv)
+    nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/bin/nvcc"
+    if not os.access(nvcc, os.X_OK):
+        if os.environ.get("CI") == "true":
+            print("nvcc_check: nvcc not found", file=sys.stderr)
+            return 1
+        print("nvcc_check: nvcc not found, CUDA compile check skipped", file=sys.stderr)
+        return 0
+    todo = jobs()
+    t0 = time.perf_counter()
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for job, ok, log in pool.map(lambda j: run(j, nvcc, Path(tmp)), todo):
+            spill = job.name.startswith("matmul-") and re.search(
+                r"[1-9][0-9]* bytes spill (stores|loads)", log)
+            if not ok or spill:
+                failed += 1
+                why = "spills registers" if ok else "FAILED"
+                print(f"nvcc_check: {job.source.relative_to(ROOT)} ({job.name}) {why}",
+                      file=sys.stderr)
+                print(log, file=sys.stderr)
+            elif args.verbose:
+                print(f"nvcc_check: {job.source.relative_to(ROOT)} ({job.name}) OK")
+                pattern = RESOURCES.get(job.name)
+                if pattern:
+                    _print_resources(log, pattern)
+    dt = time.perf_counter() - t0
+    verdict = f"{failed} of {len(todo)} compilations failed" if failed else \
+        f"all {len(todo)} compilations OK"
+    print(f"nvcc_check: {verdict} ({dt:.0f} s, {max(1, args.jobs)} jobs)")
+    return 1 if failed else 0
+
+
+def _print_resources(log: str, pattern: str) -> None:
+    """ptxas's entry / Used / spill lines of the kernels matching ``pattern``."""
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        if "Compiling entry function" in line and re.search(pattern, line):
+            for follow in lines[i:i + 4]:
+                if re.search(r"entry|Used|spill", follow):
+                    print("  " + follow.strip())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
