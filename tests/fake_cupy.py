@@ -236,6 +236,7 @@ class Gpu:
 
         m.empty, m.zeros, m.asarray, m.array, m.asnumpy = empty, zeros, asarray, asarray, asnumpy
         m.ascontiguousarray = lambda a, dtype=None: np.ascontiguousarray(a, dtype).view(Dev)
+        m.may_share_memory = lambda a, b: np.may_share_memory(a, b)
 
         def ufunc(fn: Any) -> Any:  # CuPy's elementwise kernels (one launch each)
             def run(*a: Any, **k: Any) -> Any:
