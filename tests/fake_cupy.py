@@ -246,7 +246,8 @@ class Gpu:
             return run
 
         m.clip, m.arange, m.nonzero = ufunc(np.clip), ufunc(np.arange), ufunc(np.nonzero)
-        m.concatenate = lambda xs: np.concatenate([np.asarray(x) for x in xs]).view(Dev)
+        m.concatenate = lambda xs, axis=0: np.concatenate([np.asarray(x) for x in xs],
+                                                         axis=axis).view(Dev)
         m.lib = SimpleNamespace(stride_tricks=SimpleNamespace(
             as_strided=lambda x, shape, strides: np.lib.stride_tricks.as_strided(
                 x, shape, strides).view(Dev)))
