@@ -9,7 +9,7 @@ Implementations per case (``warplab.lab.campaigns.latency.cases``):
 * ``new``: the case's call as a user writes it (this branch's default path);
 * ``main``: the same call forced through main's path: ``corrcoef(x, variant="tc_gram")`` (main's
   default for 8 x 64 on sm_80+), ``copy_batched`` with ``memcpy.api.TABLE_BUFFERS = 0`` (the
-  pinned ring), ``matmul`` with ``matmul.api.RECORDS = False``; cases this branch did not
+  pinned ring); cases this branch did not
   change run their call twice (a noise estimate);
 * torch (and cupy with ``--cupy``) from the latency campaign's comparators; the floor (empty
   launch + sync).
@@ -51,15 +51,12 @@ def _switched(module: Any, name: str, value: Any, fn: Callable[[dict], Any]
 
 
 def _main_path(name: str, call: Callable[[dict, dict], Any]) -> tuple[str, Callable]:
-    from warplab.families.matmul import api as mm_api
     from warplab.families.memcpy import api as mc_api
 
     if name == "corrcoef_8x64":
         return "main (variant=tc_gram)", lambda d: warplab.corrcoef(d["x"], variant="tc_gram")
     if name == "copy_batched_8":
         return "main (ring)", _switched(mc_api, "TABLE_BUFFERS", 0, lambda d: call(d, {}))
-    if name == "matmul_64" and hasattr(mm_api, "RECORDS"):
-        return "main (no record)", _switched(mm_api, "RECORDS", False, lambda d: call(d, {}))
     return "same call (unchanged)", lambda d: call(d, {})
 
 

@@ -236,6 +236,7 @@ class Gpu:
 
         m.empty, m.zeros, m.asarray, m.array, m.asnumpy = empty, zeros, asarray, asarray, asnumpy
         m.ascontiguousarray = lambda a, dtype=None: np.ascontiguousarray(a, dtype).view(Dev)
+        m.may_share_memory = lambda a, b: np.may_share_memory(a, b)
 
         def ufunc(fn: Any) -> Any:  # CuPy's elementwise kernels (one launch each)
             def run(*a: Any, **k: Any) -> Any:
@@ -245,7 +246,8 @@ class Gpu:
             return run
 
         m.clip, m.arange, m.nonzero = ufunc(np.clip), ufunc(np.arange), ufunc(np.nonzero)
-        m.concatenate = lambda xs: np.concatenate([np.asarray(x) for x in xs]).view(Dev)
+        m.concatenate = lambda xs, axis=0: np.concatenate([np.asarray(x) for x in xs],
+                                                         axis=axis).view(Dev)
         m.lib = SimpleNamespace(stride_tricks=SimpleNamespace(
             as_strided=lambda x, shape, strides: np.lib.stride_tricks.as_strided(
                 x, shape, strides).view(Dev)))

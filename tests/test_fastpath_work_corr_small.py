@@ -1,9 +1,10 @@
-"""``fused_small`` and its launch record without a GPU (``fake_cupy``; ``corr_small`` replaced
+"""``fused_small`` and ``corrcoef``'s plans without a GPU (``fake_cupy``; ``corr_small`` replaced
 by the NumPy model of ``test_corr_emulated``): a warm ``corrcoef(x)`` of 8 x 64 is one
 allocation, one launch and one synchronisation (the validity word is written by the kernel
-into pinned memory: no copy); results, NaN rows and columns, NumPy's one warning (at the
-caller's line) and every error as the full path's, through warm records; the thresholds;
-keywords and layouts the record does not take run the full path."""
+into pinned memory: no copy), also with ``rowvar=False`` or ``variant="fused_small"`` named;
+results, NaN rows and columns, NumPy's one warning (at the caller's line); every error, with
+the same message, on a cold and a warm cache; the thresholds; every key component (dtype,
+shape, strides, device, each keyword) gets its own plan."""
 from __future__ import annotations
 
 import sys
@@ -133,35 +134,60 @@ def test_thresholds(gpu, m: int, n: int, small: bool) -> None:
     np.testing.assert_allclose(np.asarray(got), want, rtol=0, atol=1e-6, equal_nan=True)
 
 
-def test_keywords_and_shapes_take_the_full_path(gpu, monkeypatch) -> None:
-    from warplab.families.corr import api
+def _plans() -> int:
+    return fastpath.stats()["corr.plan"]
 
+
+def test_named_variant_and_rowvar_are_one_launch(gpu) -> None:
     x = _series()
-    warplab.corrcoef(x)  # warm
-    asked = []
-    monkeypatch.setattr(api, "device_call", lambda a: asked.append(a))
-    for kw in ({"rowvar": False}, {"dtype": np.float32}, {"precision": "float32"},
-               {"variant": "tiled_smem"}, {"nan_policy": "pairwise"}):
+    want = _numpy(x)
+    for kw, data in (({"variant": "fused_small"}, x), ({"rowvar": False}, dev(np.asarray(x).T))):
+        for i in range(2):
+            WORK.clear()
+            with warplab.record_variants() as ran:
+                got = warplab.corrcoef(data, **kw)
+            assert [r.variant for r in ran] == ["fused_small"]
+            if i:
+                assert dict(WORK) == {"empty": 1, "launch": 1, "sync": 1}, kw
+            _same(got, want)
+
+
+def test_every_key_component_gets_its_own_plan(gpu) -> None:
+    x = _series()
+    warplab.corrcoef(x)
+    calls = [lambda: warplab.corrcoef(x, rowvar=False),
+             lambda: warplab.corrcoef(x, dtype=np.float32),
+             lambda: warplab.corrcoef(x, precision="float32"),
+             lambda: warplab.corrcoef(x, variant="tiled_smem"),
+             lambda: warplab.corrcoef(x, nan_policy="pairwise"),
+             lambda: warplab.corrcoef(x, out=dev(np.zeros((8, 8)))),
+             lambda: warplab.corrcoef(x, x),
+             lambda: warplab.corrcoef(dev(np.asarray(x, np.float64))),     # dtype
+             lambda: warplab.corrcoef(x[:4]),                              # shape
+             lambda: warplab.corrcoef(dev(np.asfortranarray(np.asarray(x)))),  # strides
+             lambda: warplab.corrcoef(np.asarray(x).view(np.ndarray))]     # host
+    for i, call in enumerate(calls):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = warplab.corrcoef(x, **kw)
-        assert not asked, kw
-        assert np.asarray(got).dtype == (np.float32 if "dtype" in kw else np.float64)
-    monkeypatch.setattr(api, "device_call", small_cuda.device_call)
-    # a 1-D series and ints: the full path (NumPy's edge case and the cast)
+            got = np.asarray(call())
+            call()
+        assert _plans() == i + 2
+        assert got.dtype == (np.float32 if i == 1 else np.float64)
+    # a 1-D series (NumPy's edge case) and ints (dispatch's choice on a cast copy)
     assert float(np.asarray(warplab.corrcoef(dev(np.arange(5.0))))) == 1.0
     xi = dev(np.asarray(_series()).astype(np.int64))
     with warplab.record_variants() as ran:
         warplab.corrcoef(xi)
-    assert [r.variant for r in ran] == ["fused_small"]  # dispatch's choice, full path
+    assert [r.variant for r in ran] == ["fused_small"]
 
 
-def test_other_device_runs_the_full_path(gpu) -> None:
+def test_other_device_has_its_own_plan(gpu) -> None:
     x = _series()
     warplab.corrcoef(x)
     y = _series()
     y.device_id = 1
-    assert small_cuda.device_call(y) is None
+    _same(warplab.corrcoef(y), _numpy(x))
+    assert _plans() == 2
 
 
 @pytest.mark.parametrize("call", [
@@ -173,16 +199,32 @@ def test_other_device_runs_the_full_path(gpu) -> None:
     lambda x: warplab.corrcoef(dev(np.zeros((2, 3, 4), np.float32))),
     lambda x: warplab.corrcoef(dev(np.zeros((3, 4), np.complex64))),
     lambda x: warplab.corrcoef(x, out=np.zeros((3, 3))),
+    lambda x: warplab.corrcoef(_series(8, 600), variant="fused_small"),
 ])
-def test_errors_through_warm_records(gpu, call) -> None:
+def test_errors_cold_and_warm(gpu, call) -> None:
     x = _series()
-    warplab.corrcoef(x)  # warm record
-    with pytest.raises((TypeError, ValueError)) as warm:
-        call(x)
+    warplab.corrcoef(x)
     fastpath.clear()
-    with fastpath.bypassed(), pytest.raises(type(warm.value)) as cold:
+    with pytest.raises((TypeError, ValueError)) as cold:
+        call(x)
+    with pytest.raises(type(cold.value)) as warm:  # errors are not cached: raised again
         call(x)
     assert str(warm.value) == str(cold.value)
+
+
+def test_threads_share_plans(gpu) -> None:
+    from conftest import run_in_threads
+
+    xs = [_series(m, n) for m, n in ((8, 64), (3, 5), (30, 100))]
+    wants = [_numpy(x) for x in xs]
+
+    def worker(i: int) -> None:
+        for _ in range(10):
+            for x, want in zip(xs, wants):
+                _same(warplab.corrcoef(x), want)
+
+    run_in_threads(worker, 4)
+    assert _plans() == len(xs)
 
 
 def test_each_thread_has_its_own_word(gpu) -> None:

@@ -1,18 +1,20 @@
-"""Work counters of ``matmul`` on device input (no GPU; ``fake_cupy``, the matmul kernels
-replaced by a NumPy model that checks its grid and 16-byte-load choice): a warm 64^3 call is
-one allocation and one launch through the launch record (no ``as_input``, no dispatch);
-results, the variant reported and every error as the full path's; calls the record does not
-take (``out=`` and a named ``variant`` by the api's test; mixed dtypes, k == 0) run the full
-path."""
+"""``matmul``'s plans on device input without a GPU (``fake_cupy``; the matmul kernels replaced
+by a NumPy model that checks its grid and 16-byte-load choice): a warm call of two contiguous
+CuPy operands is one allocation and one launch; every key component (dtypes, shapes, strides,
+alignment, device, ``out``, ``variant``, ``device``) gets its own plan; a named variant runs
+through the same plan as the default; results and the variant reported equal NumPy's and the
+named variant's; errors are raised, with the same message, on a cold and on a warm cache;
+threads share the plans."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import warplab
+from conftest import run_in_threads
 from fake_cupy import WORK, Dev, count_launch, dev, install
-from warplab.core import fastpath, registry, scalar
-from warplab.families.matmul import api, cuda, record
+from warplab.core import device, fastpath, registry, scalar
+from warplab.families.matmul import cuda
 
 
 def _model(expr: str, module=cuda._EXPRESSIONS):
@@ -33,9 +35,9 @@ def _model(expr: str, module=cuda._EXPRESSIONS):
 @pytest.fixture
 def gpu(monkeypatch: pytest.MonkeyPatch):
     g = install(monkeypatch)
-    for module in (cuda, record):  # the full path's kernels and the record's
-        monkeypatch.setattr(module, "_kernel", _model)
+    monkeypatch.setattr(cuda, "_kernel", _model)
     monkeypatch.setattr(registry, "cuda_available", lambda: True)
+    monkeypatch.setattr(device, "cuda_available", lambda: True)
     fastpath.clear()
     yield g
     fastpath.clear()
@@ -46,63 +48,107 @@ def _ops(m: int = 64, k: int = 64, n: int = 64, dtype=np.float32) -> tuple[Dev, 
     return dev(rng.random((m, k)).astype(dtype)), dev(rng.random((k, n)).astype(dtype))
 
 
-def test_warm_matmul_is_one_allocation_and_one_launch(gpu, monkeypatch) -> None:
+def _want(a, b) -> np.ndarray:
+    return np.asarray(a).astype(np.float64) @ np.asarray(b).astype(np.float64)
+
+
+def _plans() -> int:
+    return fastpath.stats()["matmul.plan"]
+
+
+def test_warm_matmul_is_one_allocation_and_one_launch(gpu) -> None:
     a, b = _ops()
     with warplab.record_variants() as ran:
         first = warplab.matmul(a, b)
-    asked = []
-    monkeypatch.setattr(api, "as_input", lambda x: asked.append(x))
-    monkeypatch.setattr(registry, "choose", lambda *x, **k: asked.append(x))
     WORK.clear()
     with warplab.record_variants() as ran2:
         got = warplab.matmul(a, b)
-    assert dict(WORK) == {"empty": 1, "launch": 1} and not asked
+    assert dict(WORK) == {"empty": 1, "launch": 1} and _plans() == 1
     assert [r.variant for r in ran] == [r.variant for r in ran2] == ["regtile_64x128_8x8"]
-    want = np.asarray(a).astype(np.float64) @ np.asarray(b).astype(np.float64)
     for r in (first, got):
         assert type(r) is scalar.array_type() and r.dtype == np.float32 and r.shape == (64, 64)
-        np.testing.assert_allclose(np.asarray(r), want, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(r), _want(a, b), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["regtile_64x64_4x4", "regtile_64x128_8x8"])
+def test_named_variant_is_one_plan_and_one_launch(gpu, name) -> None:
+    a, b = _ops()
+    default = np.asarray(warplab.matmul(a, b))
+    warplab.matmul(a, b, variant=name)
+    WORK.clear()
+    with warplab.record_variants() as ran:
+        got = warplab.matmul(a, b, variant=name)
+    assert dict(WORK) == {"empty": 1, "launch": 1} and [r.variant for r in ran] == [name]
+    np.testing.assert_allclose(np.asarray(got), default, rtol=1e-6)
 
 
 @pytest.mark.parametrize("m,k,n,dtype", [(64, 64, 64, np.float64), (3, 5, 7, np.float32),
                                          (1, 1, 1, np.float64), (65, 130, 66, np.float32)])
-def test_record_equals_full_path(gpu, m, k, n, dtype) -> None:
+@pytest.mark.parametrize("variant", [None, "naive", "tiled_smem16"])
+def test_results_equal_numpy(gpu, m, k, n, dtype, variant) -> None:
     a, b = _ops(m, k, n, dtype)
     for _ in range(2):
         with warplab.record_variants() as ran:
-            got = np.asarray(warplab.matmul(a, b))
-    with fastpath.bypassed(), warplab.record_variants() as full_ran:
-        want = np.asarray(warplab.matmul(a, b))
-    assert [r.variant for r in ran] == [r.variant for r in full_ran]
-    np.testing.assert_array_equal(got, want)
+            got = warplab.matmul(a, b, variant=variant)
+        assert got.dtype == dtype and got.shape == (m, n)
+        np.testing.assert_allclose(np.asarray(got), _want(a, b), rtol=1e-6)
+        assert variant is None or [r.variant for r in ran] == [variant]
 
 
-def test_alignment_is_in_the_key(gpu) -> None:
-    a, b = _ops()
-    warplab.matmul(a, b)  # aligned: 16-byte loads
-    buf = dev(np.zeros(64 * 64 + 1, np.float32))
-    shifted = buf[1:].reshape(64, 64)
-    shifted[...] = np.asarray(a)
-    got = warplab.matmul(shifted, b)  # the model asserts the scalar-load kernel
-    np.testing.assert_allclose(np.asarray(got), np.asarray(warplab.matmul(a, b)), rtol=0)
-
-
-def test_other_calls_take_the_full_path(gpu, monkeypatch) -> None:
+def test_every_key_component_gets_its_own_plan(gpu) -> None:
     a, b = _ops()
     warplab.matmul(a, b)
-    calls = []
-    real = record.matmul
-    monkeypatch.setattr(record, "matmul", lambda x, y: calls.append(1) or real(x, y))
-    warplab.matmul(a, b, variant="tiled_smem16")
-    assert not calls
+    assert _plans() == 1
+    buf = dev(np.zeros(64 * 64 + 1, np.float32))
+    shifted = buf[1:].reshape(64, 64)  # not 16-byte aligned: the model asserts scalar loads
+    shifted[...] = np.asarray(a)
+    others = [
+        lambda: warplab.matmul(shifted, b),                                   # alignment
+        lambda: warplab.matmul(dev(np.asarray(a, np.float64)),                # dtype
+                               dev(np.asarray(b, np.float64))),
+        lambda: warplab.matmul(a[:32], b),                                    # shape
+        lambda: warplab.matmul(dev(np.asarray(a).T.copy()).T, b),             # strides
+        lambda: warplab.matmul(a, b, variant="tiled_smem16"),                 # variant
+        lambda: warplab.matmul(a, b, device="cuda"),                          # device=
+        lambda: warplab.matmul(a, b, out=dev(np.zeros((64, 64), np.float32))),  # out=
+        lambda: warplab.matmul(a, b, out=dev(np.zeros((64, 64), np.float32))),  # (same)
+    ]
+    for i, call in enumerate(others):
+        got = call()
+        assert _plans() == min(i + 2, len(others))
+        want = _want(a, b)
+        np.testing.assert_allclose(np.asarray(got), want[:32] if i == 2 else want, rtol=1e-6)
+    gpu.device = 1  # another current device: its own plan
+    a1, b1 = _ops()
+    for x in (a1, b1):
+        x.device_id = 1
+    warplab.matmul(a1, b1)
+    assert _plans() == len(others) + 1
+
+
+def test_host_operands_share_the_plan_lookup(gpu, monkeypatch) -> None:
+    a, b = (np.asarray(x).view(np.ndarray) for x in _ops(5, 6, 7))
+    for env in ("cpu", "cuda"):
+        monkeypatch.setenv("WARPLAB_DEVICE", env)
+        with warplab.record_variants() as ran:
+            got = warplab.matmul(a, b)
+        assert type(got) is np.ndarray
+        np.testing.assert_allclose(got, _want(a, b), rtol=1e-6)
+        assert ran[0].backend == env
+    assert _plans() == 2  # WARPLAB_DEVICE picks host operands' backend: part of the key
+
+
+def test_mixed_dtypes_and_empty_products(gpu) -> None:
+    a, b = _ops()
     mixed = dev(np.asarray(b).astype(np.float64))
-    assert record.matmul(a, mixed) is None  # mixed dtypes: the full path casts
-    for x, y in ((dev(np.zeros((64, 0), np.float32)), dev(np.zeros((0, 64), np.float32))),):
+    got = warplab.matmul(a, mixed)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(got), _want(a, mixed), rtol=1e-6)
+    x, y = dev(np.ones((64, 0), np.float32)), dev(np.ones((0, 64), np.float32))
+    for _ in range(2):
         WORK.clear()
         r = warplab.matmul(x, y)
-        want = np.asarray(x).astype(np.float64) @ np.asarray(y).astype(np.float64)
-        np.testing.assert_allclose(np.asarray(r), want, rtol=1e-6)
-    assert not np.asarray(r).any()  # k == 0: zeros
+        assert r.shape == (64, 64) and not np.asarray(r).any() and WORK["launch"] == 0
 
 
 @pytest.mark.parametrize("call", [
@@ -111,13 +157,28 @@ def test_other_calls_take_the_full_path(gpu, monkeypatch) -> None:
     lambda a, b: warplab.matmul(dev(np.zeros((2, 2, 2), np.float32)), b),
     lambda a, b: warplab.matmul(a, b, variant="nosuch"),
     lambda a, b: warplab.matmul(a, b, out=dev(np.zeros((3, 3), np.float32))),
+    lambda a, b: warplab.matmul(a, b, out=np.zeros((64, 64), np.float32)),
 ])
-def test_errors_through_warm_records(gpu, call) -> None:
+def test_errors_cold_and_warm(gpu, call) -> None:
     a, b = _ops()
     warplab.matmul(a, b)
-    with pytest.raises((TypeError, ValueError)) as warm:
-        call(a, b)
     fastpath.clear()
-    with fastpath.bypassed(), pytest.raises(type(warm.value)) as cold:
+    with pytest.raises((TypeError, ValueError)) as cold:
+        call(a, b)
+    with pytest.raises(type(cold.value)) as warm:  # nothing cached: raised again
         call(a, b)
     assert str(warm.value) == str(cold.value)
+
+
+def test_threads_share_plans(gpu) -> None:
+    shapes = [(64, 64, 64), (3, 5, 7), (65, 130, 66)]
+    ops = [_ops(*s) for s in shapes]
+
+    def worker(i: int) -> None:
+        for _ in range(20):
+            for a, b in ops:
+                np.testing.assert_allclose(np.asarray(warplab.matmul(a, b)), _want(a, b),
+                                           rtol=1e-6)
+
+    run_in_threads(worker, 4)
+    assert _plans() == len(shapes)

@@ -129,3 +129,33 @@ def test_torch_input():
     got = warplab.matmul(torch.as_tensor(a).cuda(), torch.as_tensor(b).cuda().T.contiguous().T)
     assert isinstance(got, cupy.ndarray)
     assert rel_error(cupy.asnumpy(got), ref) < 1e-5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n,shift", [(64, 64, 64, 0), (64, 64, 64, 1), (3, 5, 7, 0),
+                                         (65, 130, 66, 0), (1, 1, 1, 0), (128, 256, 128, 2)])
+def test_warm_plan_against_out_and_cold_plans(m: int, k: int, n: int, shift: int, dtype) -> None:
+    """The warm plan's one launch (a prepared launch into a fresh result) equals the same
+    variant run into ``out=`` (its own plan: the launch per call) and a plan built after
+    ``fastpath.clear()``, bit for bit; the variant reported is the same."""
+    from warplab.core import fastpath
+
+    rng = np.random.default_rng(m + k + n)
+    ha, hb = rng.random((m, k)).astype(dtype), rng.random((k, n)).astype(dtype)
+    buf = cupy.zeros(m * k + shift, dtype)
+    a = buf[shift:].reshape(m, k)
+    a[...] = cupy.asarray(ha)
+    b = cupy.asarray(hb)
+    out = cupy.full((m, n), np.nan, dtype)
+    with warplab.record_variants() as out_ran:
+        want = warplab.matmul(a, b, out=out).get()
+    for i in range(4):
+        if i == 3:
+            fastpath.clear()
+        with warplab.record_variants() as ran:
+            got = warplab.matmul(a, b).get()
+        assert [r.variant for r in ran] == [r.variant for r in out_ran]
+        np.testing.assert_array_equal(got, want)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, ha.astype(np.float64) @ hb.astype(np.float64), rtol=tol)
+

@@ -4,46 +4,70 @@ or tile by tile into ``out`` (``tiles.py``); ``nan_policy="pairwise"`` in ``nan.
 from __future__ import annotations
 
 import os
-from typing import Any
+import sys
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import registry as _registry
+from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors
-from warplab.core.scalar import empty
-from warplab.families.corr import tiles
+from warplab.core.scalar import RESULT_TYPES, empty
+from warplab.families.corr import small_cuda, tiles
 from warplab.families.corr.nan import pairwise_complete
-from warplab.families.corr.small_cuda import device_call
 from warplab.families.corr.spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
 from warplab.families.corr.tiles import full_matrix, warn_invalid
+
+
+def series_layout(x: Any, y: Any, rowvar: bool) -> tuple[int, int, np.dtype]:
+    """``(M, N, dtype)`` of what :func:`stack_series` makes of ``x`` and ``y`` (arrays), read
+    from their shapes and dtypes alone. ``ValueError`` for more than 2 dimensions or ``y``
+    whose series length differs; ``TypeError`` for complex, object or string data."""
+    shapes, dtypes = [], []
+    for name, a in (("x", x), ("y", y)):
+        if a is None:
+            continue
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"corrcoef supports real numeric data, got {name} of dtype "
+                            f"{a.dtype}")
+        if a.ndim > 2:
+            raise ValueError(f"corrcoef: {name} has more than 2 dimensions ({a.ndim}-D)")
+        shape = (1, int(a.size)) if a.ndim < 2 else tuple(int(s) for s in a.shape)
+        if not rowvar and shape[0] != 1:
+            shape = shape[::-1]
+        shapes.append(shape)
+        dtypes.append(np.dtype(a.dtype))
+    if len(shapes) == 2 and shapes[0][1] != shapes[1][1]:
+        raise ValueError(f"corrcoef: x and y must have the same number of observations, got "
+                         f"{shapes[0][1]} and {shapes[1][1]} (shapes after rowvar: "
+                         f"{shapes[0]} and {shapes[1]})")
+    if len(shapes) == 1:
+        return shapes[0][0], shapes[0][1], dtypes[0]
+    return shapes[0][0] + shapes[1][0], shapes[0][1], np.result_type(*dtypes)
 
 
 def stack_series(x: Any, y: Any, rowvar: bool, on_device: bool) -> Any:
     """NumPy's ``cov`` preparation: ``x`` (and ``y``) as 2-D, one series per row, stacked.
 
     ``ValueError`` for more than 2 dimensions or ``y`` whose series length differs;
-    ``TypeError`` for complex, object or string data."""
+    ``TypeError`` for complex, object or string data (:func:`series_layout`)."""
+    series_layout(x, y, rowvar)
+    return _stack(x, y, rowvar, on_device)
+
+
+def _stack(x: Any, y: Any, rowvar: bool, on_device: bool) -> Any:
+    """:func:`stack_series` of arrays :func:`series_layout` has checked."""
     xp = np if not on_device else __import__("cupy")
     move = to_device if on_device else to_host
     parts = []
-    for name, a in (("x", x), ("y", y)):
+    for a in (x, y):
         if a is None:
             continue
         a = move(a)
-        if a.dtype.kind not in "biuf":
-            raise TypeError(f"corrcoef supports real numeric data, got {name} of dtype "
-                            f"{a.dtype}")
-        if a.ndim > 2:
-            raise ValueError(f"corrcoef: {name} has more than 2 dimensions ({a.ndim}-D)")
         a = a.reshape(1, -1) if a.ndim < 2 else a
         if not rowvar and a.shape[0] != 1:
             a = a.T
         parts.append(a)
-    if len(parts) == 2 and parts[0].shape[1] != parts[1].shape[1]:
-        raise ValueError(f"corrcoef: x and y must have the same number of observations, got "
-                         f"{parts[0].shape[1]} and {parts[1].shape[1]} (shapes after rowvar: "
-                         f"{tuple(parts[0].shape)} and {tuple(parts[1].shape)})")
     if len(parts) == 1:
         return parts[0]
     dt = np.result_type(parts[0].dtype, parts[1].dtype)
@@ -128,28 +152,90 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
         64, M N <= 4096, default keywords): one allocation, one launch (``fused_small``), one
         synchronisation, through a cached launch record.
     """
-    if (y is None and rowvar is True and dtype is None and precision is None and variant is None
-            and out is None and nan_policy == "propagate" and device is None):
-        small = device_call(x)  # a small device matrix: one launch (small_cuda.py)
-        if small is not None:
-            if not small[1]:
-                warn_invalid(False)
-            return small[0]
+    cp = sys.modules.get("cupy")
+    if y is None and cp is not None and (type(x) is cp.ndarray or type(x) in RESULT_TYPES):
+        key = (x.dtype, x.shape, x.strides, x.data.device_id, cp.cuda.runtime.getDevice(),
+               None, rowvar, dtype, precision, variant,
+               None if out is None else _out_key(out), nan_policy, device)  # _key's
+    else:
+        x = as_input(x).array
+        y = None if y is None else as_input(y).array
+        key = _key(x, y, rowvar, dtype, precision, variant, out, nan_policy, device)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _plan(x, y, rowvar, dtype, precision, variant, out, nan_policy,
+                                     device))
+    if plan.small is not None:  # fused_small on x as it is: one launch, one synchronisation
+        _registry.ran(plan.variant)
+        r, word = small_cuda.run(plan.small, x if rowvar else x.T, key[4])
+        sys.modules["cupy"].cuda.get_current_stream().synchronize()
+        if not word[0]:
+            warn_invalid(False)
+        return r
+    return _run(plan, x, y, rowvar, out)
+
+
+#: ``corrcoef``'s plans (:class:`Plan`) per :func:`_key`.
+_PLANS = fastpath.PlanCache("corr.plan")
+
+
+class Plan(NamedTuple):
+    """What a call of one key runs: the backend, the variant (None: NumPy's own edge cases,
+    one series or fewer than two observations), the problem's M and N, the result dtype, the
+    precision, the NaN policy, and for ``fused_small`` on the caller's device array as it is
+    (float32/float64, any strides) its prepared launch."""
+
+    variant: _registry.Variant | None
+    backend: str
+    on_device: bool
+    m: int
+    n: int
+    res_dt: np.dtype
+    precision: str
+    pairwise: bool
+    small: small_cuda.Launch | None = None
+
+
+def _out_key(out: Any) -> Any:
+    """What the plan's ``out`` check sees of ``out``."""
+    if out is None:
+        return None
+    return (type(out), getattr(out, "shape", None), getattr(out, "dtype", None))
+
+
+def _side(a: Any) -> Any:
+    """Where array ``a`` is, as a key part: its device, or ``"host"``."""
+    return a.data.device_id if hasattr(a, "__cuda_array_interface__") else "host"
+
+
+def _key(x: Any, y: Any, rowvar: bool, dtype: Any, precision: str | None, variant: str | None,
+         out: Any, nan_policy: str, device: str | None) -> tuple:
+    """The plan key of normalised arrays (NumPy or CuPy): x's dtype, shape, strides and side;
+    at index 4 the current device (device data) or ``WARPLAB_DEVICE`` (host data: it picks
+    the backend); y's; every keyword (``out`` by type, shape and dtype)."""
+    on_device = _side(x) != "host" or (y is not None and _side(y) != "host")
+    where = (sys.modules["cupy"].cuda.runtime.getDevice() if on_device
+             else ("host", os.environ.get("WARPLAB_DEVICE")))
+    ykey = None if y is None else (y.dtype, y.shape, y.strides, _side(y))
+    return (x.dtype, x.shape, x.strides, _side(x), where, ykey, rowvar, dtype, precision,
+            variant, _out_key(out), nan_policy, device)
+
+
+def _plan(x: Any, y: Any, rowvar: bool, dtype: Any, precision: str | None,
+          variant: str | None, out: Any, nan_policy: str, device: str | None) -> Plan:
+    """The one decision of ``corrcoef``: every check (raising what the call raises), the
+    backend, the variant, and ``fused_small``'s launch where it runs on x as it is."""
     precision = check_precision(precision)
     if nan_policy not in NAN_POLICIES:
         raise ValueError(f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
-    ins = [as_input(a) for a in (x, y) if a is not None]
-    on_device = any(i.on_device for i in ins)
-    xs = stack_series(ins[0].array, ins[1].array if y is not None else None, rowvar, on_device)
-    res_dt = result_dtype(xs.dtype, dtype)
-    m, n = (int(s) for s in xs.shape)
+    on_device = _side(x) != "host" or (y is not None and _side(y) != "host")
+    m, n, data_dt = series_layout(x, y, rowvar)
+    res_dt = result_dtype(data_dt, dtype)
     _check_out(out, m, res_dt)
     backend = _registry.pick_backend("corrcoef", device, variant, on_device)
+    plan = Plan(None, backend, on_device, m, n, res_dt, precision, nan_policy == "pairwise")
     if m <= 1 or n < 2:  # NumPy's own edge cases (0-d results, degrees of freedom <= 0)
-        r = np.corrcoef(to_host(xs), dtype=res_dt)
-        if out is None and not on_device:
-            return r  # NumPy's own result: a scalar for a single series
-        return _deliver(np.asarray(r, res_dt), out, on_device)
+        return plan
     if variant == "tc_gram" and backend == "cuda":
         from warplab.families.corr.cuda import gram_ok
 
@@ -157,20 +243,42 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
         if not ok:
             raise ValueError(f"corrcoef variant 'tc_gram' is not available here: {why}; use "
                              f"variant='tiled_smem'")
-    v = _registry.choose("corrcoef", backend, CorrProblem(m, n, np.dtype(xs.dtype), precision,
-                                                          on_device), variant)
+    v = _registry.choose("corrcoef", backend, CorrProblem(m, n, data_dt, precision, on_device),
+                         variant)
+    plan = plan._replace(variant=v)
+    if (v is not small_cuda.VARIANT or backend != "cuda" or y is not None or out is not None
+            or plan.pairwise or res_dt != np.float64 or x.ndim != 2 or _side(x) == "host"
+            or x.data.device_id != sys.modules["cupy"].cuda.runtime.getDevice()):
+        return plan
+    xs = x if rowvar else x.T  # the call launches on this view too
+    if not small_cuda.takes(xs):
+        return plan
+    return plan._replace(small=small_cuda.plan(xs))
+
+
+def _run(plan: Plan, x: Any, y: Any, rowvar: bool, out: Any) -> Any:
+    """A call that is not one ``fused_small`` launch on x as it is: stack the series, run the
+    plan's variant whole or tile by tile (into ``out``)."""
+    on_device, res_dt, m, n = plan.on_device, plan.res_dt, plan.m, plan.n
+    xs = _stack(x, y, rowvar, on_device)
+    if plan.variant is None:  # NumPy's own edge cases
+        r = np.corrcoef(to_host(xs), dtype=res_dt)
+        if out is None and not on_device:
+            return r  # NumPy's own result: a scalar for a single series
+        return _deliver(np.asarray(r, res_dt), out, on_device)
+    v, backend, precision = plan.variant, plan.backend, plan.precision
     _registry.ran(v)
     data = to_host(xs) if backend == "cpu" else to_device(xs)
-    if nan_policy == "pairwise":
+    if plan.pairwise:
         r = pairwise_complete(data)
         return _deliver(r.astype(res_dt, copy=False), out, on_device)
     whole = _fits_whole(m, n, res_dt, precision, backend, on_device, out)
     eng = v.fn(data, precision)
     if whole:  # the validity is read after the launches: one synchronisation at the end
         r = full_matrix(eng)
-        warn_invalid(eng.all_valid)
+        warn_invalid(eng.all_valid, 1)
         return _deliver(r.astype(res_dt, copy=False), out, on_device)
-    warn_invalid(eng.all_valid)
+    warn_invalid(eng.all_valid, 1)
     if out is None:  # host input: a host result; device input (small tiles forced): CuPy
         out = _empty(on_device, (m, m), res_dt)
     tile = (tiles.device_tile(m, n, 8, tiles.free_device_bytes()) if backend == "cuda"

@@ -9,11 +9,10 @@ page-locked host word that the device addresses directly (unified addressing: th
 needs reads it without a copy. The word belongs to the calling thread (a call synchronises
 before it returns, so a thread never has two in flight).
 
-The warm short path (:func:`device_call`): ``corrcoef(x)`` with every keyword at its default,
-``x`` a 2-D float32/float64 CuPy array on the current device with 2 <= M <= ``MAX_M``, N >= 2
-and M N <= ``MAX_ELEMS``, any strides. A record per (dtype, shape, strides, device) holds the
-kernel and its constant arguments; a call allocates the result, launches once and
-synchronises. Anything else runs the full path (which raises what it always raised).
+``corrcoef``'s plan (``api.py``) holds this variant's :class:`Launch` (:func:`plan`) where the
+kernel reads the caller's array as it is (:func:`takes`: 2-D float32/float64 on the current
+device, 2 <= M <= ``MAX_M``, N >= 2, M N <= ``MAX_ELEMS``, any strides); a warm call then
+allocates the result, launches once (:func:`run`) and synchronises.
 """
 from __future__ import annotations
 
@@ -24,11 +23,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import fastpath, registry as _registry
+from warplab.core import registry as _registry
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import register
-from warplab.core.scalar import RESULT_TYPES, empty
+from warplab.core.scalar import empty
 from warplab.families.corr.spec import CorrProblem, corr_flops
 
 SOURCE = Path(__file__).with_name("small.cu")
@@ -38,7 +37,6 @@ MAX_M, MAX_ELEMS = DEFINES["CORR_SMALL_MAX_M"], DEFINES["CORR_SMALL_ELEMS"]
 _C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _EXPRESSIONS = ("corr_small<float>", "corr_small<double>")
 _F64 = np.dtype(np.float64)
-_RECORDS = fastpath.PlanCache("corr.small")
 
 
 def _kernel(expression: str) -> Any:
@@ -106,7 +104,7 @@ class SmallEngine:
     def __init__(self, x: Any, precision: str) -> None:
         import cupy
 
-        if np.dtype(x.dtype) not in _C or any(s % x.itemsize for s in x.strides):
+        if not takes(x):
             x = cupy.ascontiguousarray(x, dtype=np.float64)
         self.xp, self.m = cupy, int(x.shape[0])
         self.full, self._word = run(plan(x), x, cupy.cuda.runtime.getDevice())
@@ -150,31 +148,12 @@ def fused_small(x: Any, precision: str) -> SmallEngine:
     return SmallEngine(x, precision)
 
 
-_VARIANT = _registry.get("corrcoef", "fused_small")
+#: The registered variant (``corrcoef``'s plan runs its launch on the caller's array).
+VARIANT = _registry.get("corrcoef", "fused_small")
 
 
-def _build(x: Any) -> Launch | bool:
-    if x.ndim != 2 or np.dtype(x.dtype) not in _C or any(s % x.itemsize for s in x.strides):
-        return False
-    if not fits(int(x.shape[0]), int(x.shape[1])):
-        return False
-    return plan(x)
-
-
-def device_call(x: Any) -> tuple[Any, bool] | None:
-    """``(r, all_valid)`` of ``corrcoef(x)`` by the launch record, or None (the full path;
-    module docstring). The caller warns when not all_valid.
-
-    Performance: on a hit one allocation, one launch, one synchronisation of the current
-    stream; no copy (the validity word is written by the kernel into pinned memory)."""
-    cupy = sys.modules.get("cupy")
-    if cupy is None or (type(x) is not cupy.ndarray and type(x) not in RESULT_TYPES):
-        return None
-    dev = cupy.cuda.runtime.getDevice()
-    rec = _RECORDS.record((x.dtype, x.shape, x.strides, dev), lambda: _build(x))
-    if rec is None or x.data.device_id != dev:
-        return None
-    _registry.ran(_VARIANT)
-    r, w = run(rec, x, dev)
-    cupy.cuda.get_current_stream().synchronize()
-    return r, bool(w[0])
+def takes(x: Any) -> bool:
+    """The kernel reads ``x`` as it is: 2-D float32/float64, :func:`fits`, strides multiples
+    of the item."""
+    return (x.ndim == 2 and np.dtype(x.dtype) in _C and not any(s % x.itemsize for s in x.strides)
+            and fits(int(x.shape[0]), int(x.shape[1])))

@@ -69,10 +69,13 @@ class Engine(Protocol):
         """Raw coefficients of rows ``r0:r1`` against ``c0:c1`` (float32 or float64)."""
 
 
-def warn_invalid(all_valid: bool) -> None:
-    """NumPy's warning for a constant (zero-variance) series: its coefficients are 0 / 0."""
+def warn_invalid(all_valid: bool, depth: int = 0) -> None:
+    """NumPy's warning for a constant (zero-variance) series: its coefficients are 0 / 0.
+    Attributed to the public call's caller; ``depth``: frames between the public function
+    and this call."""
     if not all_valid:
-        warnings.warn("invalid value encountered in divide", RuntimeWarning, stacklevel=4)
+        warnings.warn("invalid value encountered in divide", RuntimeWarning,
+                      stacklevel=4 + depth)
 
 
 def finish(b: Any, r0: int, c0: int, eng: Engine) -> Any:

@@ -8,20 +8,39 @@ analysis) are in ``_matmul_spec``.
 """
 from __future__ import annotations
 
-from typing import Any
+import os
+import sys
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import registry as _registry
-from warplab.core.device import device_errors
+from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
+from warplab.core.device import device_errors
+from warplab.core.launch import Prepared
 from warplab.core.outputs import check_out, cupy as _cupy
-from warplab.core.scalar import empty
-from warplab.families.matmul import record
+from warplab.core.scalar import RESULT_TYPES, empty
+from warplab.families.matmul.cuda import REGTILES, prepared_regtile
 from warplab.families.matmul.spec import DTYPES, MatmulProblem
 
-#: Device calls through launch records (``record.py``); False: every call plans (main's path).
-RECORDS = True
+#: ``matmul``'s plans (:class:`Plan`) per key (:func:`matmul`'s, :func:`_key`'s).
+_PLANS = fastpath.PlanCache("matmul.plan")
+_TILES = {t.name: t for t in REGTILES}
+
+
+class Plan(NamedTuple):
+    """What a call of one key runs: the variant (and its backend), the result's shape and
+    dtype, and where both operands go to the kernel as they are (two C-contiguous CuPy arrays
+    of the result dtype on the current device, no ``out``, a register-tiled variant, no empty
+    dimension) the prepared launch and its dimension arguments."""
+
+    variant: _registry.Variant
+    backend: str
+    on_device: bool
+    shape: tuple[int, int]
+    dtype: np.dtype
+    go: Prepared | None = None
+    dims: tuple = ()
 
 
 def result_dtype(a_dtype: Any, b_dtype: Any) -> np.dtype:
@@ -32,6 +51,39 @@ def result_dtype(a_dtype: Any, b_dtype: Any) -> np.dtype:
     return np.result_type(a_dtype, b_dtype)
 
 
+
+
+def _out_key(out: Any) -> Any:
+    """What the plan's ``out`` check sees of ``out`` (None when not given)."""
+    if out is None:
+        return None
+    flags = getattr(out, "flags", None)
+    return (type(out), getattr(out, "shape", None), getattr(out, "dtype", None),
+            getattr(flags, "c_contiguous", None))
+
+
+def _on_device(x: Any) -> bool:
+    """Whether a normalised operand (NumPy or CuPy array) is on the GPU."""
+    return hasattr(x, "__cuda_array_interface__")
+
+
+def _side(x: Any) -> tuple:
+    """Where operand ``x`` is, as a key part: the host, or its device and 16-byte
+    alignment."""
+    if not _on_device(x):
+        return (False,)
+    return (True, x.data.device_id, x.data.ptr % 16 == 0)
+
+
+def _key(x: Any, y: Any, out: Any, variant: str | None, device: str | None) -> tuple:
+    """The plan key of normalised operands (NumPy or CuPy arrays): dtypes, shapes, strides,
+    sides, the current device (device operands), ``WARPLAB_DEVICE`` (host operands: it picks
+    their backend), ``out``, ``variant``, ``device``."""
+    on_device = _on_device(x) or _on_device(y)
+    where = (sys.modules["cupy"].cuda.runtime.getDevice() if on_device
+             else os.environ.get("WARPLAB_DEVICE"))
+    return (x.dtype, x.shape, x.strides, y.dtype, y.shape, y.strides, _side(x), _side(y),
+            where, _out_key(out), variant, device)
 
 
 @device_errors
@@ -61,15 +113,38 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
         ``2 m n k`` flops; bytes per the variant's cost model (``_matmul_spec``). One kernel
         launch. Host operands are copied to the GPU and the result back (synchronising);
         device operands: no host synchronisation. Non-contiguous operands, or operands of the
-        other dtype, are copied first. Two C-contiguous CuPy operands of one dtype (no
-        ``out``/``variant``/``device``): a cached launch record, one allocation and one launch.
+        other dtype, are copied first. The decision (checks, backend, variant, kernel, grid)
+        is a plan cached per key (dtypes, shapes, strides, sides, 16-byte alignment, device,
+        ``out``'s shape and dtype, ``variant``, ``device``); two C-contiguous CuPy operands
+        of one dtype with a register-tiled variant and no ``out``: a warm call is the key,
+        one lookup, one allocation and one launch.
     """
-    if RECORDS and out is None and variant is None and device is None:
-        c = record.matmul(a, b)  # two contiguous CuPy operands: a cached launch
-        if c is not None:
-            return c
-    in_a, in_b = as_input(a), as_input(b)
-    x, y = in_a.array, in_b.array
+    cp = sys.modules.get("cupy")
+    if cp is not None and (type(a) is cp.ndarray or type(a) in RESULT_TYPES) \
+            and (type(b) is cp.ndarray or type(b) in RESULT_TYPES):
+        da, db = a.data, b.data  # two CuPy operands: _key's key without its frames
+        key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides,
+               (True, da.device_id, da.ptr % 16 == 0), (True, db.device_id, db.ptr % 16 == 0),
+               cp.cuda.runtime.getDevice(), None if out is None else _out_key(out), variant,
+               device)
+    else:
+        a, b = as_input(a).array, as_input(b).array
+        key = _key(a, b, out, variant, device)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _plan(a, b, out, variant, device))
+    _registry.ran(plan.variant)
+    if plan.go is not None:
+        c = empty(plan.shape, plan.dtype)
+        plan.go(a, b, c, *plan.dims)
+        return c
+    return _run(plan, a, b, out)
+
+
+def _plan(x: Any, y: Any, out: Any, variant: str | None, device: str | None) -> Plan:
+    """The one decision of ``matmul``: checks (raising what the call raises), backend,
+    variant, and for two operands that go to a register-tiled kernel as they are the
+    prepared launch."""
     if x.ndim != 2 or y.ndim != 2:
         raise ValueError(f"matmul needs two 2-D arrays, got shapes {tuple(x.shape)} and "
                          f"{tuple(y.shape)}")
@@ -78,15 +153,31 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
     if y.shape[0] != k:
         raise ValueError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not "
                          f"aligned: {k} (columns of a) != {y.shape[0]} (rows of b)")
-    on_device = in_a.on_device or in_b.on_device
+    on_device = _on_device(x) or _on_device(y)
     check_out(out, (m, n), dtype, on_device, device_why="an operand is on the GPU")
     backend = _registry.pick_backend("matmul", device, variant, on_device)
     v = _registry.choose("matmul", backend, MatmulProblem(m, n, k, dtype, on_device), variant)
-    _registry.ran(v)
-    if backend == "cpu":
-        c = np.empty((m, n), dtype) if out is None or on_device else out
+    plan = Plan(v, backend, on_device, (m, n), dtype)
+    tile = _TILES.get(v.name)
+    if (tile is None or backend != "cuda" or out is not None or not (m and n and k)
+            or not (_on_device(x) and _on_device(y))):
+        return plan
+    dev = sys.modules["cupy"].cuda.runtime.getDevice()
+    if (x.dtype != dtype or y.dtype != dtype or not (x.flags.c_contiguous and y.flags.c_contiguous)
+            or x.data.device_id != dev or y.data.device_id != dev):
+        return plan
+    go, dims = prepared_regtile(tile, x, y)
+    return plan._replace(go=go, dims=dims)
+
+
+def _run(plan: Plan, x: Any, y: Any, out: Any) -> Any:
+    """A call whose operands do not go to the kernel as they are: host operands, casts,
+    other layouts, ``out``, empty products, the cpu backend or the lecture variants."""
+    v, dtype, on_device = plan.variant, plan.dtype, plan.on_device
+    if plan.backend == "cpu":
+        c = np.empty(plan.shape, dtype) if out is None or on_device else out
         mine = None if out is None or on_device else c
-        _run(v, _operand(to_host(x), dtype, mine), _operand(to_host(y), dtype, mine), c)
+        _compute(v, _operand(to_host(x), dtype, mine), _operand(to_host(y), dtype, mine), c)
         if not on_device:
             return c
         if out is None:
@@ -94,8 +185,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
         out.set(c)
         return out
     mine = out if out is not None and on_device else None
-    c = mine if mine is not None else empty((m, n), dtype)
-    _run(v, _operand(to_device(x), dtype, mine), _operand(to_device(y), dtype, mine), c)
+    c = mine if mine is not None else empty(plan.shape, dtype)
+    _compute(v, _operand(to_device(x), dtype, mine), _operand(to_device(y), dtype, mine), c)
     if on_device:
         return c
     return c.get(out=out) if out is not None else c.get()
@@ -107,12 +198,12 @@ def _operand(arr: Any, dtype: np.dtype, out: Any) -> Any:
     ``dtype`` then passes as it is, without the overlap test)."""
     if out is None and arr.dtype == dtype and arr.flags.c_contiguous:
         return arr
-    xp = np if isinstance(arr, np.ndarray) else _cupy()
+    xp = _cupy() if _on_device(arr) else np
     arr = xp.ascontiguousarray(arr.astype(dtype, copy=False))
     return arr.copy() if out is not None and xp.may_share_memory(arr, out) else arr
 
 
-def _run(v: _registry.Variant, a: Any, b: Any, c: Any) -> None:
+def _compute(v: _registry.Variant, a: Any, b: Any, c: Any) -> None:
     """``c = a @ b`` by variant ``v``; zeros without a launch when ``k == 0``."""
     if c.size == 0:
         return

@@ -14,6 +14,7 @@ import numpy as np
 
 from warplab.families.matmul.spec import (C_TYPE, DTYPES, LECTURE_TILE, MAX_DIM, MatmulProblem, matmul_flops,
                            naive_bytes, tiled_bytes)
+from warplab.core.launch import ARRAY, Prepared
 from warplab.core.registry import register
 from warplab.core.loader import defines, get_kernel
 
@@ -103,6 +104,19 @@ def launch_regtile(tile: RegTile, a: Any, b: Any, c: Any,
     blocks = -(-int(dims[0]) // tile.bm) * -(-int(dims[1]) // tile.bn)
     kernel((blocks,), (tile.threads,), (a, b, c, *dims))
     return c
+
+
+def prepared_regtile(tile: RegTile, a: Any, b: Any) -> tuple[Prepared, tuple]:
+    """The launch of ``c = a @ b`` with ``tile`` into a fresh result (a new allocation is
+    256-byte aligned, so ``a`` and ``b`` decide the 16-byte loads) as a :class:`Prepared`
+    launch taking ``(a, b, c, *dims)``, and ``dims``. ``a`` and ``b`` are C-contiguous CuPy
+    arrays of one dtype, every dimension at least 1."""
+    dims = _dims(a, b)
+    vec = (int(dims[2]) % 4 == 0 and int(dims[1]) % 4 == 0 and a.data.ptr % 16 == 0
+           and b.data.ptr % 16 == 0)
+    blocks = -(-int(dims[0]) // tile.bm) * -(-int(dims[1]) // tile.bn)
+    kernel = _kernel(tile.expression(a.dtype, vec))
+    return Prepared(kernel, (blocks,), (tile.threads,), (ARRAY, ARRAY, ARRAY, *dims)), dims
 
 
 def _fits(p: MatmulProblem) -> bool:
