@@ -79,6 +79,9 @@ def jobs() -> list[Job]:
                       *SRC.glob("warplab/lab/campaigns/*/*.cu")])
     for cu in sources:
         opts = tuple(_defines_of(cu))
+        family = SRC / "warplab/families" / cu.parent.name  # a lab source includes its
+        if "lab" in cu.parts and family.is_dir():            # family's headers
+            opts = (f"-I{family}", *opts)
         for arch in ARCHS:
             out.append(Job(f"{cu.stem}-{arch}", cu, (f"-arch={arch}", *base, *opts,
                                                       "-Xptxas", "-v", "-c")))

@@ -218,7 +218,7 @@ def test_kernel_compiles(arch: str, tmp_path: Path) -> None:
 
     nvcc = shutil.which("nvcc") or "/usr/local/bin/nvcc"
     out = subprocess.run(
-        [nvcc, f"-arch={arch}", "-std=c++17", f"-I{ROOT / 'src/warplab/core'}",
+        [nvcc, f"-arch={arch}", "-std=c++17", f"-I{ROOT / 'src/warplab/core'}", f"-I{ceiling_cuda.MEMCPY_HEADERS}",
          *defines(ceiling_cuda.DEFINES), "-Werror", "all-warnings", "-Xptxas", "-v", "-c",
          str(ceiling_cuda.SOURCE), "-o", str(tmp_path / "ceiling.o")],
         capture_output=True, text=True)

@@ -15,13 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from warplab.core.loader import defines, get_kernel
+from warplab.core.loader import defines, get_kernel, local_headers
 from warplab.lab.campaigns.memcpy.ceiling import CEILING, TOUCHES, ScatterCeiling, Touch
 from warplab.families.memcpy.cuda import DEFINES as COPY_DEFINES
 from warplab.families.memcpy.cuda import DeviceBatch, _sms
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+from warplab.families.memcpy.spec import __file__ as COPY_SPEC_FILE
 
 SOURCE = Path(__file__).with_name("ceiling.cu")  # includes memcpy_copy.cuh (size_of)
+#: The library's memcpy folder: its headers (memcpy_copy.cuh) are on the include path.
+MEMCPY_HEADERS = Path(COPY_SPEC_FILE).parent
 #: Threads an SM holds (compute capability 7.5 holds 1024, 8.0 and 9.0 hold 2048: the
 #: launch bounds ask for full occupancy at 2048) and copy_bytes' unroll (memcpy_copy.cuh).
 THREADS_PER_SM = 2048
@@ -46,7 +49,8 @@ def _kernel_on(expr: str, device_id: int, loads: int = 0) -> Any:
     NVRTC module per policy holds every shape)."""
     options = defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
     exprs = _EXPRESSIONS if expr in _EXPRESSIONS else (expr,)  # another shape: its own module
-    return get_kernel(SOURCE, expr, all_expressions=exprs, options=options)
+    return get_kernel(SOURCE, expr, all_expressions=exprs,
+                      options=(*options, *local_headers(MEMCPY_HEADERS)))
 
 
 @functools.cache
