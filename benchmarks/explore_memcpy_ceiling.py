@@ -1,5 +1,5 @@
 """Issue 13's cells where the default ``warp_tiers_words`` trails 1.2x CUB (H100, session 10
-full grid: ``results/memcpy-full-h100-session10-words.json.gz``, 21 of 140 cells) and a few
+full grid, 21 of 140 cells) and a few
 guards, each against its own scatter ceiling (``lab/campaigns/memcpy/ceiling.py``, round 2): per
 buffer the descriptor and each 32-byte sector holding one of its ends touched once a side
 (the first byte, and the last only where it lies in another sector on either side), the

@@ -13,6 +13,8 @@ from typing import Callable
 import pytest
 
 _GPU_DIR = Path(__file__).resolve().parent / "gpu"
+#: trimmed copies of real results files (tests/fixtures/README.md says how they were cut)
+RESULT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "results"
 
 
 def _is_gpu_test(node: pytest.Item) -> bool:
@@ -107,10 +109,3 @@ def plot_labels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(Axes, "plot", spy)
     return labels
-
-
-def stored(stem: Path) -> Path:
-    """The committed results file ``stem`` + ``.json``, or its gzip form ``.json.gz`` (how
-    benchmarks/results keeps large campaigns)."""
-    plain = stem.with_name(stem.name + ".json")
-    return plain if plain.is_file() else stem.with_name(stem.name + ".json.gz")

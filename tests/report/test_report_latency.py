@@ -1,5 +1,5 @@
-"""Report for the latency campaign: the real H100 campaign loads without failures, its tables
-give the numbers ``warplab latency`` prints (medians in µs, warplab ÷ torch paired per round),
+"""Report for the latency campaign: a real H100 campaign (trimmed: tests/fixtures/README.md)
+loads without failures, its tables give the numbers ``warplab latency`` prints (medians in µs, warplab ÷ torch paired per round),
 the targets name the cases that meet them, one figure per case draws the bars and the floor,
 and the generic places (glance and median tables, summary rows, roofline) leave it out; small
 fixture docs cover a run without torch, a cpu run and failing records (no GPU)."""
@@ -15,7 +15,7 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.image import imread
 
-from conftest import stored
+from conftest import RESULT_FIXTURES
 
 from warplab.lab.harness import results as results_mod
 from warplab.lab.harness.results import read_text
@@ -31,13 +31,12 @@ from warplab.lab.report.tables import failures_table, glance_tables, median_tabl
 
 from test_report_reduce import parse_tables
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-LATENCY = RESULTS / "latency-table-h100-latency2-session8.json.gz"
-# the newest H100 campaign of every family (docs/report-screenshot.png is made from them)
-H100 = [stored(RESULTS / n) for n in (
+LATENCY = RESULT_FIXTURES / "latency-table-h100-a32d6b2.json"
+# a run of every family on the H100 (docs/report-screenshot.png is drawn from the full files)
+H100 = [RESULT_FIXTURES / f"{n}.json" for n in (
     "histogram-table-h100-b907bd7", "reduce-table-h100-7484a8f", "matmul-table-h100-1acfec3",
     "series-table-h100-89b585f", "corr-table-h100-7244eb0", "memcpy-table-h100-7244eb0",
-    "stream-table-h100-89b585f", "latency-table-h100-latency2-session8")]
+    "stream-table-h100-89b585f", "latency-table-h100-a32d6b2")]
 CASES = ["byte_hist_4k", "sum_1k", "mean_1k", "mean_rows_64", "series_stats_64",
          "corrcoef_8x64", "copy_batched_8", "memcpy_batched_8", "matmul_64", "histogram_1k",
          "bincount_1k"]
@@ -63,8 +62,7 @@ def us(case: str, mode: str, provider: str) -> float:
 # ------------------------------------------------------------------------- real campaigns
 
 
-@pytest.mark.parametrize("path", H100 + sorted(set(RESULTS.glob("latency-table-*.json*"))
-                                               - set(H100)), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", H100, ids=lambda p: p.name)
 def test_real_campaigns_load_without_failures(path: Path) -> None:
     res = load_results(path)
     assert res.failed_rows == []
@@ -89,10 +87,10 @@ def test_real_tables_match_the_cli() -> None:
     assert [r[0] for r in call.rows] == CASES == [r[0] for r in host.rows]
     row = dict(zip(call.columns, call.rows[0]))  # byte_hist_4k
     assert row["input"] == "4 KiB of uint8, 256 bins"
-    assert row["warplab"] == pytest.approx(59.42, abs=0.01)
-    assert row["cupy"] == pytest.approx(286.03, abs=0.01)
-    assert row["torch"] == pytest.approx(82.73, abs=0.01)
-    assert row["warplab ÷ torch"] == pytest.approx(0.730, abs=5e-4)  # paired: 0.718 pooled
+    assert row["warplab"] == pytest.approx(59.85, abs=0.01)
+    assert row["cupy"] == pytest.approx(284.35, abs=0.01)
+    assert row["torch"] == pytest.approx(84.17, abs=0.01)
+    assert row["warplab ÷ torch"] == pytest.approx(0.689, abs=5e-4)  # paired: 0.711 pooled
     assert row[call.columns[-1]] is True
     row = dict(zip(host.columns, host.rows[0]))
     assert (row["warplab"], row["cupy"], row["torch"]) == pytest.approx((25.34, 187.57, 46.80),
@@ -107,7 +105,7 @@ def test_real_tables_match_the_cli() -> None:
                                                                         "torch")])
             assert r[5] == pytest.approx(_paired(raw(case, mode, "warplab"),
                                                  raw(case, mode, "torch")))
-    assert "empty launch 12.3 µs, with a 4-byte D2H to pinned 18.2 µs (+ sync)" in call.note
+    assert "empty launch 12.2 µs, with a 4-byte D2H to pinned 17.8 µs (+ sync)" in call.note
     assert "empty launch 7.20 µs, with a 4-byte D2H to pinned 13.3 µs (no sync)" in host.note
     assert "medians" in call.note
 
@@ -169,8 +167,8 @@ def test_real_page(tmp_path: Path) -> None:
     sec = page[page.index('id="family-latency"'):]
     tables = {t["caption"]: t for t in parse_tables(sec)}
     call = tables["latency: call latency, µs (medians)"]
-    assert call["rows"][0][:6] == ["byte_hist_4k", "4 KiB of uint8, 256 bins", "59.4", "286.0",
-                                   "82.7", "0.73"]
+    assert call["rows"][0][:6] == ["byte_hist_4k", "4 KiB of uint8, 256 bins", "59.8", "284.4",
+                                   "84.2", "0.69"]
     assert call["rows"][0][6] == "yes"
     assert "latency: host time per call, µs (medians)" in tables
     assert tables["latency: issue 15's targets"]["rows"][1] == [

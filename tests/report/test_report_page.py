@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import RESULT_FIXTURES
 
 from warplab import cli
 from warplab.lab.report import build_report, load_results, make_figures
@@ -306,9 +307,8 @@ def test_headless_screenshot(tmp_path: Path) -> None:
 def test_headless_screenshot_latency_and_stream(tmp_path: Path) -> None:
     """The real H100 latency and stream campaigns: nothing failed, and the browser draws the
     latency figures (warplab's blue and torch's red bars)."""
-    results = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-    src = [results / "latency-table-h100-latency2-session8.json.gz",
-           results / "stream-table-h100-89b585f.json"]
+    src = [RESULT_FIXTURES / "latency-table-h100-a32d6b2.json",
+           RESULT_FIXTURES / "stream-table-h100-89b585f.json"]
     index = build_report(src, out_dir=tmp_path / "report")
     page = index.read_text(encoding="utf-8")
     assert "103 verified records, 0 failed," in page and 'id="failures"' not in page

@@ -17,10 +17,10 @@ from warplab.lab.report.stream import end_to_end_tables, stream_figures, summary
 from warplab.lab.report.summary import headlines
 from warplab.lab.report.tables import glance_tables, median_tables
 
+from conftest import RESULT_FIXTURES
 from test_report_reduce import parse_tables
 
-STREAM = (Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-          / "stream-table-h100-89b585f.json")
+STREAM = RESULT_FIXTURES / "stream-table-h100-89b585f.json"
 H2D_PINNED = json.loads(STREAM.read_text())["meta"]["ceilings"]["h2d_pinned_gbps"]
 
 

@@ -438,21 +438,18 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     with this kernel behind destination windows): on the H100's full PR grid, in the same run
     as CUB, 1.2x CUB in 119 of 140 cells (``warp_classes`` 113), geometric mean 1.60x CUB,
     slowest cell 0.94x (``warp_classes``: 0.51x), >= 85% of the copy ceiling from 1 KiB
-    buffers up
-    (``results/memcpy-full-h100-session10-words.json.gz``).
+    buffers up.
 
     Since session 14 its descriptors are loaded evict-first (load policy 2, its own NVRTC
-    module): 134 of 140 cells of the full grid at issue 13's target
-    (``results/memcpy-full-h100-session14.json.gz``).
+    module): 134 of 140 cells of the full grid at issue 13's target.
 
     Since session 16 it copies in 4-byte words in neighbouring lanes (``words`` 3): the groups
     of 8 lanes take buffers of 17-64 bytes as words of the destination, funnel-shifted from
     aligned source words, and where a warp's destinations are scattered its tiny buffers of
     two or more 4-byte words go through a stream of the warp's words: 136 of 140 cells at the
-    target, slowest 1.06x CUB (``results/memcpy-full-h100-session16.json.gz``). Session 17's
+    target, slowest 1.06x CUB. Session 17's
     scatter ceiling (13 ways to touch) is 2-5% higher in the tiny cells with a scattered
-    destination: 136 of 140 against it, four 1-8 B cells left
-    (``results/memcpy-full-h100-session17-final.json.gz``).
+    destination: 136 of 140 against it, four 1-8 B cells left.
 
     Performance: as ``warp_tiers``: two launches (one when the host knows no buffer exceeds
     8 KiB); all bytes once plus 24 bytes per buffer.

@@ -173,7 +173,7 @@ def warp_tiers_windows(b: DeviceBatch) -> None:
     scatter ceiling, 140 of 140 cells at issue 13's target, every one at >= 1.2x CUB
     (``warp_tiers_words``: 133 in the same run), geometric mean 1.672x CUB, slowest cell
     1.222x (S_C 1-8 B a1, nothing grouped), S_S 1-8 B 1.69x CUB (``warp_tiers_words``:
-    1.06-1.10x) (``results/memcpy-full-h100-session20-final.json.gz``).
+    1.06-1.10x) (``results/memcpy-full-h100-c949b5d.json.gz``).
 
     Performance: grouping costs about 56 bytes of descriptor traffic a buffer (a count pass
     over the destinations, a read and a write of the three arrays; about 400 us for 14.9 M
