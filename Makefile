@@ -27,10 +27,10 @@ run: $(BIN)/.installed
 ## `make gpu-check` on the GPU machine) and the nvcc compile check
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -p no:cacheprovider
-	PY=$(BIN)/python bash scripts/nvcc_check.sh
+	$(BIN)/python scripts/nvcc_check.py
 
 nvcc-check:
-	PY=$(BIN)/python bash scripts/nvcc_check.sh
+	$(BIN)/python scripts/nvcc_check.py -v
 
 ## on the GPU machine (no installs there): GPU tests + benchmark tables into $$OUT
 gpu-check:
