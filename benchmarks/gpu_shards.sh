@@ -8,12 +8,24 @@ set -u -o pipefail
 OUT=${OUT:-/tmp/warplab-out}
 mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
-g=tests/gpu
-if [ $# -eq 0 ]; then
-  set -- "$g/test_histogram_gpu.py $g/test_matmul_gpu.py" \
-    "$g/test_histogram_numeric_gpu.py $g/test_reduce_axis_gpu.py $g/test_reduce_gpu.py $g/test_random_walk_gpu.py $g/test_ceilings_gpu.py" \
-    "$g/test_fastpath_gpu.py $g/test_latency_gpu.py $g/test_streaming_gpu.py $g/test_memcpy_gpu.py $g/test_corr_gpu.py $g/test_gram_gpu.py $g/test_dask_gpu.py"
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then  # optional packages carried as wheels
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site
 fi
+if [ -f setup.py ]; then  # the C helpers are built with the package
+  python3 setup.py -q build_ext --inplace > "$OUT/build_ext.log" 2>&1 || echo "build_ext failed"
+fi
+g=tests/gpu
+if [ $# -eq 0 ]; then  # every GPU test file, in six shards of similar length
+  set -- "$g/test_histogram_gpu.py $g/test_histogram_one_block_gpu.py" \
+    "$g/test_histogram_numeric_gpu.py $g/test_matmul_gpu.py" \
+    "$g/test_reduce_axis_gpu.py $g/test_reduce_gpu.py $g/test_reduce_short_gpu.py $g/test_random_walk_gpu.py $g/test_ceilings_gpu.py" \
+    "$g/test_memcpy_gpu.py $g/test_memcpy_windows_gpu.py $g/test_memcpy_ceiling_gpu.py" \
+    "$g/test_corr_gpu.py $g/test_corr_slices_gpu.py $g/test_gram_gpu.py $g/test_dask_gpu.py" \
+    "$g/test_fastpath_gpu.py $g/test_small_paths_gpu.py $g/test_scalar_gpu.py $g/test_launch_gpu.py $g/test_latency_gpu.py $g/test_streaming_gpu.py"
+fi
+missing=$(ls $g/test_*.py | while read -r f; do [[ " $* " == *" $f "* ]] || echo "$f"; done)
+[ -z "$missing" ] || echo "gpu_shards: not in any shard: $missing"
 i=0
 pids=()
 for files in "$@"; do
