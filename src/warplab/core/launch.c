@@ -1,10 +1,18 @@
 /* warplab's kernel launch for small calls: one cuLaunchKernel from C.
  *
+ * Built with the package as the extension module warplab.core._launch (setup.py); used by
+ * core/launch.py and core/scalar.py.
+ *
  * CuPy's RawKernel call packs its arguments in Cython (a few microseconds for a kernel of
  * five arguments); launching through ctypes or cuda.bindings from Python costs more still
- * (benchmarks/NOTES.md, session 10). Here a prepared launch passes the kernel's handle, the
- * grid, the block, the dynamic shared memory, the stream and the arguments as Python ints
- * and floats with a format string, and one C function packs them and calls the driver.
+ * (benchmarks/NOTES.md). Here a prepared launch passes the kernel's handle, the grid, the
+ * block, the dynamic shared memory, the stream and the arguments as Python ints and floats
+ * with a format string, and one C function packs them and calls the driver.
+ *
+ * driver() -> None or str
+ *   Opens libcuda.so.1 (dlopen, on the first call; it is loaded already wherever CuPy has
+ *   run) and returns None when the driver's functions are there, else why not (the answer
+ *   of the first call, kept). launch, read and read_into raise RuntimeError until it is None.
  *
  * launch(function, grid, block, shared, stream, format, *args) -> None
  *   function  CUfunction handle (int: CuPy's Function.ptr)
@@ -15,9 +23,9 @@
  *             .data.ptr, CuPy's), p or Q (uint64), q (int64), i (int32), I (uint32) from
  *             ints or NumPy integers, f (float32), d (float64) from floats, b (the bytes of
  *             any buffer: a NumPy scalar or a structured record, passed as one parameter)
- * Raises TypeError / OverflowError for bad arguments and RuntimeError when the driver
- * refuses the launch (its error name and code in the message). libcuda is opened at import
- * (it is loaded already wherever CuPy has run).
+ * Raises TypeError / OverflowError for bad arguments and DriverError (a RuntimeError whose
+ * .code is the driver's CUresult; the message names the call, the error's name and code)
+ * when the driver refuses the launch.
  *
  * read(address, stream, kind) -> int, float or bool
  *   One element at a device address, as NumPy's item() makes it: kind is the NumPy type
@@ -27,20 +35,22 @@
  *   What the 0-d results' float()/int()/item() use (core/scalar.py): CuPy's get() allocates
  *   a NumPy array, switches devices and copies with a synchronous cudaMemcpy into pageable
  *   memory (a copy into pageable memory costs ~6 us more than into pinned on the H100 host,
- *   benchmarks/NOTES.md session 12).
+ *   benchmarks/NOTES.md).
  *
  * read_into(address, stream, out) -> None
  *   The bytes of a device array into out (a writable C-contiguous buffer: a new NumPy array),
  *   as many as out holds: one cuMemcpyDtoHAsync on the stream into the same staging buffer
  *   (grown to the largest read so far, a power of two of at least 256 bytes), one
  *   cuStreamSynchronize without the GIL, one memcpy into out. What the small results' get()
- *   uses (core/scalar.py: DeviceArray); the caller bounds the size.
+ *   uses (core/scalar.py: DeviceArray); the caller bounds the size. Both raise DriverError
+ *   when the driver refuses a copy.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +71,11 @@ static sync_fn cu_sync;
 static host_alloc_fn cu_host_alloc;
 static host_free_fn cu_host_free;
 static pthread_key_t staging_key;
+static PyObject *DriverError;
+/* NULL before driver()'s first call; then "" when libcuda's functions are there, else why
+ * not. */
+static const char *driver_missing;
+static char driver_reason[512];
 
 #define CU_MEMHOSTALLOC_PORTABLE 1
 
@@ -83,8 +98,8 @@ static void free_staging(void *p) {
  * contexts, grown to a power of two >= 256); NULL with a Python error set. */
 static void *staged(size_t n) {
     if (cu_copy == NULL || cu_sync == NULL || cu_host_alloc == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "read: libcuda lacks cuMemcpyDtoHAsync_v2, "
-                        "cuStreamSynchronize or cuMemHostAlloc");
+        PyErr_SetString(PyExc_RuntimeError, "read: libcuda is not open (call driver()) or lacks "
+                        "cuMemcpyDtoHAsync_v2, cuStreamSynchronize or cuMemHostAlloc");
         return NULL;
     }
     staging *st = pthread_getspecific(staging_key);
@@ -220,11 +235,23 @@ static int pack(char kind, PyObject *o, slot *s) {
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* RuntimeError "<what> failed: <name> (<rc>)"; NULL. */
+/* DriverError "<what> failed: <name> (<rc>)" whose .code is rc; NULL. */
 static PyObject *driver_error(const char *what, int rc) {
     const char *name = "unknown";
     if (cu_error_name) cu_error_name(rc, &name);
-    PyErr_Format(PyExc_RuntimeError, "%s failed: %s (%d)", what, name, rc);
+    PyObject *exc = PyObject_CallFunction(DriverError, "N",
+                                          PyUnicode_FromFormat("%s failed: %s (%d)", what,
+                                                               name, rc));
+    if (exc == NULL) return NULL;
+    PyObject *code = PyLong_FromLong(rc);
+    if (code == NULL || PyObject_SetAttrString(exc, "code", code) != 0) {
+        Py_XDECREF(code);
+        Py_DECREF(exc);
+        return NULL;
+    }
+    Py_DECREF(code);
+    PyErr_SetObject(DriverError, exc);
+    Py_DECREF(exc);
     return NULL;
 }
 
@@ -233,6 +260,10 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (nargs < 6) {
         PyErr_SetString(PyExc_TypeError,
                         "launch(function, grid, block, shared, stream, format, *args)");
+        return NULL;
+    }
+    if (cu_launch == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "launch: libcuda is not open (call driver())");
         return NULL;
     }
     void *function = PyLong_AsVoidPtr(args[0]);
@@ -346,7 +377,36 @@ static PyObject *read_into(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_RETURN_NONE;
 }
 
+/* Opens libcuda.so.1 and looks its functions up, once; None when they are there, else the
+ * reason (kept: later calls answer the same without another dlopen). */
+static PyObject *driver(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    if (driver_missing == NULL) {
+        void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL) {
+            const char *why = dlerror();
+            snprintf(driver_reason, sizeof driver_reason, "libcuda.so.1 cannot be opened: %s",
+                     why ? why : "unknown");
+            driver_missing = driver_reason;
+        } else {
+            launch_fn l = (launch_fn)dlsym(lib, "cuLaunchKernel");
+            cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
+            cu_copy = (copy_fn)dlsym(lib, "cuMemcpyDtoHAsync_v2");
+            cu_sync = (sync_fn)dlsym(lib, "cuStreamSynchronize");
+            cu_host_alloc = (host_alloc_fn)dlsym(lib, "cuMemHostAlloc");
+            cu_host_free = (host_free_fn)dlsym(lib, "cuMemFreeHost");
+            driver_missing = l == NULL ? "libcuda.so.1 has no cuLaunchKernel" : "";
+            cu_launch = l;
+        }
+    }
+    if (driver_missing[0] == '\0') Py_RETURN_NONE;
+    return PyUnicode_FromString(driver_missing);
+}
+
 static PyMethodDef methods[] = {
+    {"driver", driver, METH_NOARGS,
+     "driver(): None once libcuda.so.1 is open with its functions, else why not"},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(function, grid, block, shared, stream, format, *args): one cuLaunchKernel"},
     {"read", (PyCFunction)(void (*)(void))read_element, METH_FASTCALL,
@@ -356,21 +416,10 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_warplab_launch", NULL, -1, methods,
-                                    NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "warplab.core._launch", NULL, -1,
+                                    methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__warplab_launch(void) {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        PyErr_Format(PyExc_ImportError, "libcuda.so.1: %s", dlerror());
-        return NULL;
-    }
-    cu_launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
-    cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
-    cu_copy = (copy_fn)dlsym(lib, "cuMemcpyDtoHAsync_v2");
-    cu_sync = (sync_fn)dlsym(lib, "cuStreamSynchronize");
-    cu_host_alloc = (host_alloc_fn)dlsym(lib, "cuMemHostAlloc");
-    cu_host_free = (host_free_fn)dlsym(lib, "cuMemFreeHost");
+PyMODINIT_FUNC PyInit__launch(void) {
     if (pthread_key_create(&staging_key, free_staging) != 0) {
         PyErr_SetString(PyExc_ImportError, "pthread_key_create failed");
         return NULL;
@@ -378,9 +427,21 @@ PyMODINIT_FUNC PyInit__warplab_launch(void) {
     str_data = PyUnicode_InternFromString("data");
     str_ptr = PyUnicode_InternFromString("ptr");
     if (str_data == NULL || str_ptr == NULL) return NULL;
-    if (cu_launch == NULL) {
-        PyErr_SetString(PyExc_ImportError, "libcuda.so.1 has no cuLaunchKernel");
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    DriverError = PyErr_NewExceptionWithDoc(
+        "warplab.core._launch.DriverError",
+        "A CUDA driver call failed; .code is its CUresult (201: no current context).",
+        PyExc_RuntimeError, NULL);
+    if (DriverError == NULL) {
+        Py_DECREF(m);
         return NULL;
     }
-    return PyModule_Create(&module);
+    Py_INCREF(DriverError);
+    if (PyModule_AddObject(m, "DriverError", DriverError) != 0) {
+        Py_DECREF(DriverError);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
