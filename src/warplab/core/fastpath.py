@@ -20,7 +20,7 @@ What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
   copied through (one asynchronous copy per array and one synchronisation, instead of a
   pageable copy and a synchronisation per array).
 * ``scalar.reader`` (``core/scalar.py``): the C read and copy of ``DeviceScalar`` and
-  ``DeviceArray`` results, looked up once (the lookup reads ``WARPLAB_C_LAUNCH``).
+  ``DeviceArray`` results, looked up once (the lookup asks the C extension for them).
 
 Keys never hold data values. Every plan a device decides has the device id in its key
 (``cupy.cuda.runtime.getDevice()``), so after ``cupy.cuda.Device(1).use()`` a call builds its

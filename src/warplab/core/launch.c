@@ -386,7 +386,7 @@ static PyObject *driver(PyObject *self, PyObject *unused) {
         void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
         if (lib == NULL) {
             const char *why = dlerror();
-            snprintf(driver_reason, sizeof driver_reason, "libcuda.so.1 cannot be opened: %s",
+            snprintf(driver_reason, sizeof driver_reason, "no CUDA driver (%s)",
                      why ? why : "unknown");
             driver_missing = driver_reason;
         } else {

@@ -1,109 +1,71 @@
-"""Kernel launches of the small-call paths from C (``launch.c``), where a C compiler and the
-Python headers are.
+"""Kernel launches of the small-call paths from C: the extension module
+``warplab.core._launch`` (``launch.c``), built with the package.
 
 A public call on small device input spends more host time in CuPy's launch (its Cython
-argument packing: 6.5 us for an empty kernel on the session-10 H100 host) than the driver's
-``cuLaunchKernel`` itself. ``launch.c`` is a CPython extension with one function,
-``launch(function, grid, block, shared, stream, format, *args)``, that packs the arguments by
-a format string (``a`` an array's address, ``Q``/``q``/``I``/``i`` integers, ``f``/``d``
+argument packing: 6.5 us for an empty kernel on the H100 host, ``benchmarks/NOTES.md``) than
+the driver's ``cuLaunchKernel`` itself. The extension's
+``launch(function, grid, block, shared, stream, format, *args)`` packs the arguments by a
+format string (``a`` an array's address, ``Q``/``q``/``I``/``i`` integers, ``f``/``d``
 floats, ``b`` a buffer's bytes) and calls the driver. The short paths' launch records hold a
 :class:`Prepared` launch (the kernel's handle, block, shared memory and format, all decided
 once), so a warm call passes only its arguments.
 
-The extension's second function, ``read(address, stream, kind)``, copies one element of a
-device array to the host on a stream and returns it as a Python number: what the 0-d results'
-``float()`` use (``core/scalar.py``); its third, ``read_into(address, stream, out)``, copies
-the bytes of a small device array into a NumPy array: what their ``get()`` uses.
+The extension's ``read(address, stream, kind)`` copies one element of a device array to the
+host on a stream and returns it as a Python number: what the 0-d results' ``float()`` use
+(``core/scalar.py``); its ``read_into(address, stream, out)`` copies the bytes of a small
+device array into a NumPy array: what their ``get()`` uses.
 
-The extension is compiled once per machine and Python version with ``$CC`` (default ``cc``)
-into the cache folder (``device.cache_dir()``; the file name carries a hash of the source,
-the compiler and the interpreter's ABI) and imported from there. No compiler, no Python
-headers, no ``libcuda``, a failed build, or ``WARPLAB_C_LAUNCH=0``: :func:`function` is None
-and the records launch through CuPy, with the same results.
+The extension is built when the package is (``setup.py``: ``pip install .`` or ``pip install
+-e .``; a tree run with ``PYTHONPATH=src`` builds it in place first, as
+``benchmarks/gpu_check.sh`` does) and opens ``libcuda.so.1`` on first use. Where it was not
+built (no C compiler or Python headers when the package was built), where there is no
+``libcuda``, or with ``WARPLAB_C_LAUNCH=0`` in the environment when warplab is imported (a
+debugging switch), :func:`function` is None and the records launch through CuPy, with the
+same results; :func:`status` says which path is in use and why.
+
+The driver's errors arrive as the extension's ``DriverError``, a ``RuntimeError`` whose
+``code`` is the ``CUresult``: a launch from a host thread with no current context
+(:data:`CUDA_ERROR_INVALID_CONTEXT`) goes through CuPy once; anything else raises.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.machinery
-import importlib.util
+import importlib
 import os
-import shutil
-import subprocess
 import sys
-import sysconfig
-import tempfile
-import threading
 from collections.abc import Callable
-from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from warplab.core.device import cache_dir
-
-SOURCE = Path(__file__).with_name("launch.c")
-MODULE = "_warplab_launch"
-_LOCK = threading.Lock()
-_STATE: dict[str, Any] = {}
+#: The extension's import name.
+EXTENSION = "warplab.core._launch"
 
 
-def _wanted() -> bool:
-    return os.environ.get("WARPLAB_C_LAUNCH", "1").strip().lower() not in ("0", "off", "no")
-
-
-def _compile(cc: str, include: str, out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out.parent)
-    os.close(fd)
+def _import() -> tuple[ModuleType | None, str]:
+    """The extension (None where it is off or absent) and, where it is None, why."""
+    if os.environ.get("WARPLAB_C_LAUNCH", "1").strip().lower() in ("0", "off", "no"):
+        return None, "WARPLAB_C_LAUNCH=0"
     try:
-        subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{include}", "-o", tmp, str(SOURCE),
-                        "-ldl", "-lpthread"], check=True, capture_output=True, timeout=120)
-        os.replace(tmp, out)  # atomic: concurrent builds leave one whole file
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        return importlib.import_module(EXTENSION), ""
+    except ModuleNotFoundError as e:
+        if e.name != EXTENSION:
+            raise
+        return None, (f"the extension {EXTENSION} was not built: no C compiler or Python "
+                      "headers when the package was built")
+    except ImportError as e:
+        return None, f"the extension {EXTENSION} does not import: {e}"
 
 
-def _build() -> Any:
-    cc = shutil.which(os.environ.get("CC", "cc"))
-    include = sysconfig.get_paths().get("include") or ""
-    if cc is None:
-        _STATE["why"] = "no C compiler"
-        return None
-    if not os.path.exists(os.path.join(include, "Python.h")):
-        _STATE["why"] = f"no Python headers ({include or 'no include path'})"
-        return None
-    abi = sysconfig.get_config_var("SOABI") or sys.version
-    tag = hashlib.sha256(SOURCE.read_bytes() + cc.encode() + abi.encode()).hexdigest()[:16]
-    path = cache_dir() / f"{MODULE}-{tag}.so"
-    try:
-        if not path.exists():
-            _compile(cc, include, path)
-        loader = importlib.machinery.ExtensionFileLoader(MODULE, str(path))
-        spec = importlib.util.spec_from_file_location(MODULE, str(path), loader=loader)
-        if spec is None:
-            raise ImportError(f"cannot load {path}")
-        mod = importlib.util.module_from_spec(spec)
-        loader.exec_module(mod)
-    except (OSError, ImportError, subprocess.SubprocessError) as e:
-        detail = getattr(e, "stderr", b"") or b""
-        _STATE["why"] = f"build or import failed: {e} {detail.decode(errors='replace')[:300]}"
-        return None
-    _STATE["why"] = f"built: {path}"
-    return mod
+#: The extension module, or None where the records launch through CuPy; read once, at import
+#: (tests replace it to take the CuPy path).
+_ext, _WHY = _import()
 
 
 def _module() -> Any:
-    """The extension (built and imported on first use), or None."""
-    if not _wanted():
-        return None
-    mod = _STATE.get("mod", False)
-    if mod is not False:
-        return mod
-    with _LOCK:
-        if "mod" not in _STATE:
-            _STATE["mod"] = _build()
-        return _STATE["mod"]
+    """The extension once its driver is open, else None."""
+    ext = _ext
+    return ext if ext is not None and ext.driver() is None else None
 
 
 def function() -> Callable[..., None] | None:
@@ -128,11 +90,15 @@ def copier() -> Callable[[int, int, Any], None] | None:
 
 
 def status() -> str:
-    """How small calls launch, in words (for notes and stats)."""
-    if not _wanted():
-        return "CuPy's launch (WARPLAB_C_LAUNCH=0)"
-    return ("cuLaunchKernel from C (launch.c)" if function() is not None
-            else f"CuPy's launch ({_STATE.get('why', 'unavailable')})")
+    """How small calls launch, and why, in words (for notes and stats): ``"C launch:
+    cuLaunchKernel from the built extension ..."`` or ``"CuPy's launch (fallback): <why>"``."""
+    ext = _ext
+    if ext is None:
+        return f"CuPy's launch (fallback): {_WHY or f'the extension {EXTENSION} is not in use'}"
+    missing = ext.driver()
+    if missing is not None:
+        return f"CuPy's launch (fallback): the extension {EXTENSION} is built, but {missing}"
+    return f"C launch: cuLaunchKernel from the built extension {EXTENSION}"
 
 
 #: NumPy scalar types and the format letter of their kernel parameter.
@@ -187,8 +153,8 @@ def _cupy_launch(kernel: Any, grid: Any, block: Any, shared: int, stream: int,
         kernel(grid, block, args)
 
 
-#: CUDA_ERROR_INVALID_CONTEXT: the calling thread has no current context.
-CONTEXT_ERROR = 201
+#: The ``CUresult`` of a launch from a host thread with no current context.
+CUDA_ERROR_INVALID_CONTEXT = 201
 
 
 def _stream() -> int:
@@ -206,7 +172,8 @@ class Prepared:
     another grid, ``p.on(grid, block, *args)`` with another block too, ``p.on_stream(stream,
     grid, *args)`` on a stream handle the caller has read already. Four spelled-out methods,
     not one helper: each saves a Python frame on the small-call path. Raises what the launch
-    raises (``RuntimeError`` from C, CuPy's errors)."""
+    raises (the extension's ``DriverError``, a ``RuntimeError`` with the ``CUresult`` as
+    ``code``; CuPy's errors)."""
 
     __slots__ = ("block", "c", "call", "format", "grid", "kernel", "shared", "token")
 
@@ -253,9 +220,10 @@ class Prepared:
 
     def _no_context(self, e: RuntimeError, grid: Any, block: Any, args: tuple) -> None:
         """A thread whose CUDA context is not current yet (a new host thread that has made no
-        runtime call): this one launch goes through CuPy, which makes the device's primary
-        context current; the thread's later launches go from C. Anything else raises."""
-        if not self.c or f"({CONTEXT_ERROR})" not in str(e):
+        runtime call; the driver's code :data:`CUDA_ERROR_INVALID_CONTEXT`): this one launch
+        goes through CuPy, which makes the device's primary context current; the thread's
+        later launches go from C. Anything else raises."""
+        if not self.c or getattr(e, "code", None) != CUDA_ERROR_INVALID_CONTEXT:
             raise e
         _cupy_launch(self.kernel, grid, block, self.shared, 0, self.format, *args)
 

@@ -1,4 +1,5 @@
-"""The staging copy of host arrays with non-temporal (streaming) stores, where a C compiler is.
+"""The staging copy of host arrays with non-temporal (streaming) stores: the extension module
+``warplab.core._ntcopy`` (``ntcopy.c``), built with the package.
 
 Streaming a pageable array to the GPU copies it into pinned buffers that only the DMA engine
 reads afterwards. glibc's ``memcpy`` (and so ``np.copyto``) writes through the caches below its
@@ -8,98 +9,66 @@ evicted by the destination. ``ntcopy.c`` writes whole lines straight to memory w
 streaming stores (measured on the H100 machine with glibc's own switch forced low, the fills of
 a 4 GiB stream took 100-125 ms instead of 165-205: ``benchmarks/NOTES.md``).
 
-The C file is compiled once per machine with ``$CC`` (default ``cc``) into the user's cache
-folder (``WARPLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/warplab``, else ``~/.cache/warplab``;
-the file name carries a hash of the source, so an edited source builds anew) and loaded with
-ctypes, which releases the GIL during the call. No compiler, another architecture, a failed
-build or ``WARPLAB_NT_COPY=0``: :func:`copy` is ``np.copyto``, with the same result.
+The extension is built when the package is (``setup.py``; a tree run with ``PYTHONPATH=src``
+builds it in place first) and releases the GIL during the copy, so threads copy pieces side by
+side. Where it was not built (no C compiler or Python headers when the package was built), on
+an architecture without SSE2 streaming stores (the module's ``STREAMING`` is 0), or with
+``WARPLAB_NT_COPY=0`` in the environment when warplab is imported (a debugging switch),
+:func:`copy` is ``np.copyto``, with the same result; :func:`status` says which and why.
 """
 from __future__ import annotations
 
-import ctypes
-import hashlib
+import importlib
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
-import threading
-from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
-from warplab.core.device import cache_dir
-
-SOURCE = Path(__file__).with_name("ntcopy.c")
+#: The extension's import name.
+EXTENSION = "warplab.core._ntcopy"
 #: Copies shorter than this go through ``np.copyto`` (the call's own cost dominates).
 MIN_BYTES = 1 << 20
-_LOCK = threading.Lock()
-_STATE: dict[str, object] = {}
 
 
-def _wanted() -> bool:
-    return (os.environ.get("WARPLAB_NT_COPY", "1").strip().lower() not in ("0", "off", "no")
-            and platform.machine().lower() in ("x86_64", "amd64"))
-
-
-def _build() -> ctypes.CDLL | None:
-    cc = shutil.which(os.environ.get("CC", "cc"))
-    if cc is None:
-        _STATE["why"] = "no C compiler"
-        return None
-    text = SOURCE.read_bytes()
-    tag = hashlib.sha256(text + cc.encode() + platform.machine().encode()).hexdigest()[:16]
-    lib = cache_dir() / f"libwarplab_ntcopy-{tag}.so"
+def _import() -> tuple[ModuleType | None, str]:
+    """The extension (None where it is off, absent or has no streaming stores) and, where it
+    is None, why."""
+    if os.environ.get("WARPLAB_NT_COPY", "1").strip().lower() in ("0", "off", "no"):
+        return None, "WARPLAB_NT_COPY=0"
     try:
-        if not lib.exists():
-            lib.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(suffix=".so", dir=lib.parent)
-            os.close(fd)
-            try:
-                subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", tmp, str(SOURCE)],
-                               check=True, capture_output=True, timeout=60)
-                os.replace(tmp, lib)  # atomic: concurrent builds leave one whole file
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        dll = ctypes.CDLL(str(lib))
-    except (OSError, subprocess.SubprocessError) as e:
-        _STATE["why"] = f"build failed: {e}"
-        return None
-    fn = dll.warplab_nt_copy
-    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
-    fn.restype = ctypes.c_int
-    _STATE["why"] = f"built: {lib}"
-    return dll
+        ext = importlib.import_module(EXTENSION)
+    except ModuleNotFoundError as e:
+        if e.name != EXTENSION:
+            raise
+        return None, (f"the extension {EXTENSION} was not built: no C compiler or Python "
+                      "headers when the package was built")
+    except ImportError as e:
+        return None, f"the extension {EXTENSION} does not import: {e}"
+    if not ext.STREAMING:
+        return None, "no SSE2 streaming stores on this architecture"
+    return ext, ""
 
 
-def library() -> ctypes.CDLL | None:
-    """The loaded library (built on first use), or None where it is not used."""
-    if not _wanted():
-        return None
-    with _LOCK:
-        if "lib" not in _STATE:
-            _STATE["lib"] = _build()
-        return _STATE["lib"]  # type: ignore[return-value]
+#: The extension module, or None where copies are ``np.copyto``; read once, at import (tests
+#: replace it to take the NumPy path).
+_ext, _WHY = _import()
 
 
 def status() -> str:
-    """How staging copies are made, in words (for notes and stats)."""
-    if not _wanted():
-        return "np.copyto (non-temporal copy off: WARPLAB_NT_COPY=0 or not x86-64)"
-    lib = library()
-    return ("non-temporal stores (ntcopy.c)" if lib is not None
-            else f"np.copyto ({_STATE.get('why', 'unavailable')})")
+    """How staging copies are made, and why, in words (for notes and stats)."""
+    if _ext is not None:
+        return f"non-temporal stores (the built extension {EXTENSION})"
+    return f"np.copyto (fallback): {_WHY or f'the extension {EXTENSION} is not in use'}"
 
 
 def copy(dst: np.ndarray, src: np.ndarray) -> None:
     """``np.copyto(dst, src)`` for arrays of one shape and dtype; C-contiguous, disjoint
-    copies of at least :data:`MIN_BYTES` use streaming stores where the library is built."""
-    n = dst.nbytes
-    lib = library() if n >= MIN_BYTES else None
-    if (lib is None or src.dtype != dst.dtype or src.shape != dst.shape
+    copies of at least :data:`MIN_BYTES` without Python objects use streaming stores where
+    the extension is built (it copies the bytes, seen as ``uint8``, so any such dtype goes)."""
+    ext = _ext if dst.nbytes >= MIN_BYTES else None
+    if (ext is None or src.dtype != dst.dtype or src.shape != dst.shape or dst.dtype.hasobject
             or not (dst.flags.c_contiguous and src.flags.c_contiguous)
             or np.may_share_memory(dst, src)):
         np.copyto(dst, src)
         return
-    lib.warplab_nt_copy(dst.ctypes.data, src.ctypes.data, n)
+    ext.copy(dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8))

@@ -10,17 +10,17 @@ supports subclassing) that differ from their base in a few methods only:
 
 * :class:`DeviceArray` (what :func:`empty`, :func:`zeros` and :func:`on` make): ``get()`` with
   no arguments (and ``cupy.asnumpy(a)``) of a C-contiguous array of at most :data:`LIMIT`
-  bytes on the current device copies by the C extension's ``read_into`` (``core/launch.c``):
-  one ``cuMemcpyDtoHAsync`` on the current stream into the host thread's page-locked staging
-  buffer, one synchronisation of that stream (the same ordering CuPy's ``get()`` has), one
-  ``memcpy`` into a new NumPy array of the same shape and dtype.
+  bytes on the current device copies by the C extension's ``read_into`` (``core/launch.c``,
+  built with the package): one ``cuMemcpyDtoHAsync`` on the current stream into the host
+  thread's page-locked staging buffer, one synchronisation of that stream (the same ordering
+  CuPy's ``get()`` has), one ``memcpy`` into a new NumPy array of the same shape and dtype.
 * :class:`DeviceScalar` (0-d; the whole-array reductions' results): a ``DeviceArray`` whose
   ``float()``, ``int()``, ``bool()`` and ``item()`` read the element by ``read``: exactly what
   CuPy's give (Python numbers of NumPy's ``item()``).
 
-Where the C copy does not apply, the methods are CuPy's own: no C extension
-(``WARPLAB_C_LAUNCH=0``, no compiler), ``get()`` with arguments or of a larger array, an
-element kind ``read`` does not know, an array on another device than the current one, or a
+Where the C copy does not apply, the methods are CuPy's own: no C extension (not built, or
+``WARPLAB_C_LAUNCH=0``), ``get()`` with arguments or of a larger array, an element kind
+``read`` does not know, an array on another device than the current one, or a
 driver error (a host thread with no current context; an earlier kernel's fault, which CuPy's
 read then raises).
 
@@ -49,8 +49,8 @@ KINDS = frozenset("bBhHiIlLqQfd?")
 LIMIT = 1 << 16
 
 #: The C functions (``read``, ``read_into``), or False where there are none, looked up once:
-#: ``launch.reader()`` reads the environment (``WARPLAB_C_LAUNCH``), about 0.5-1 us;
-#: ``fastpath.clear()`` forgets them.
+#: ``launch.reader()`` asks the extension whether its driver is open, a few lookups and a C
+#: call; ``fastpath.clear()`` forgets them.
 _READER = fastpath.PlanCache("scalar.reader", maxsize=1)
 
 #: The classes of this module, for every CuPy they were made for (the short paths' type test).
