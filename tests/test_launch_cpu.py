@@ -1,23 +1,30 @@
-"""The C launch (``core/launch.c``) on the CPU: built against a fake ``libcuda.so.1`` whose
+"""The C launch (the extension ``warplab.core._launch``, ``core/launch.c``, built with the
+package) on the CPU: where it is built, it runs against a fake ``libcuda.so.1`` whose
 ``cuLaunchKernel`` records what it was given (and whose ``cuMemcpyDtoHAsync_v2`` copies
-from host addresses), in a subprocess (``dlopen`` reads
-``LD_LIBRARY_PATH`` at process start). Checks the packing of every format letter, the grid and
-block forms, the errors, and that the Python side falls back to CuPy's launch without it."""
+from host addresses), in a subprocess (``dlopen`` reads ``LD_LIBRARY_PATH`` at process
+start). Checks the packing of every format letter, the grid and block forms, the errors and
+their driver codes; and, with or without the extension, that the Python side launches
+through CuPy where there is no C launch, and tells a thread without a context by the driver's
+code."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import textwrap
+import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from warplab.core import launch
+
+BUILT = importlib.util.find_spec(launch.EXTENSION) is not None
 
 FAKE = r"""
 #include <stdint.h>
@@ -88,7 +95,7 @@ def caught(calls):  # name -> None, or [exception type, message] of each call
             call()
             got[name] = None
         except Exception as e:
-            got[name] = [type(e).__name__, str(e)]
+            got[name] = [type(e).__name__, str(e), getattr(e, "code", None)]
     return got
 out["errors"] = caught([
         ("letter", lambda: fn(1, 1, 1, 0, 0, b"z", 1)),
@@ -135,22 +142,18 @@ print(json.dumps(out))
 """
 
 
-def _toolchain() -> bool:
-    include = sysconfig.get_paths().get("include") or ""
-    return shutil.which("cc") is not None and os.path.exists(os.path.join(include, "Python.h"))
-
-
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    if not _toolchain():
-        pytest.skip("no C compiler or no Python headers")
+    if not BUILT:
+        pytest.skip(f"{launch.EXTENSION} is not built here: {launch.status()}")
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler for the fake libcuda")
     tmp = tmp_path_factory.mktemp("fakecuda")
     src = tmp / "fake.c"
     src.write_text(FAKE)
     subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(tmp / "libcuda.so.1"), str(src)],
                    check=True, capture_output=True)
-    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp), WARPLAB_CACHE_DIR=str(tmp / "cache"),
-               WARPLAB_C_LAUNCH="1",
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp), WARPLAB_C_LAUNCH="1",
                PYTHONPATH=os.pathsep.join([str(Path(launch.__file__).parents[2]),
                                            os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT)], env=env, check=False,
@@ -159,8 +162,9 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def test_builds_and_reports(launched: dict) -> None:
-    assert launched["status"] == "cuLaunchKernel from C (launch.c)"
+def test_built_extension_reports_the_c_launch(launched: dict) -> None:
+    want = f"C launch: cuLaunchKernel from the built extension {launch.EXTENSION}"
+    assert launched["status"] == want
 
 
 def test_launch_geometry(launched: dict) -> None:
@@ -189,9 +193,10 @@ def test_errors_are_python_exceptions(launched: dict) -> None:
     assert e["uint32"][0] == "OverflowError"
     assert e["grid"][0] == "TypeError"
     assert e["float"][0] == "TypeError"
-    assert e["driver"] == ["RuntimeError",
-                           "cuLaunchKernel failed: CUDA_ERROR_INVALID_HANDLE (400)"]
+    assert e["driver"] == ["DriverError",
+                           "cuLaunchKernel failed: CUDA_ERROR_INVALID_HANDLE (400)", 400]
     assert e["args"][0] == "TypeError"
+    assert all(v is None or v[0] == "DriverError" or v[2] is None for v in e.values())
 
 
 def test_read_gives_what_item_gives(launched: dict) -> None:
@@ -201,8 +206,8 @@ def test_read_gives_what_item_gives(launched: dict) -> None:
     e = launched["read_errors"]
     assert e["kind"][0] == "TypeError" and "'e'" in e["kind"][1]
     assert e["kind_len"][0] == "TypeError"
-    assert e["driver"] == ["RuntimeError",
-                           "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"]
+    assert e["driver"] == ["DriverError",
+                           "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)", 700]
 
 
 def test_read_into_copies_every_byte(launched: dict) -> None:
@@ -213,8 +218,8 @@ def test_read_into_copies_every_byte(launched: dict) -> None:
     e = launched["into_errors"]
     assert e["args"][0] == "TypeError" and e["readonly"][0] in ("TypeError", "BufferError")
     assert e["strided"][0] in ("ValueError", "BufferError", "TypeError")
-    assert e["driver"] == ["RuntimeError",
-                           "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"]
+    assert e["driver"] == ["DriverError",
+                           "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)", 700]
     assert launched["into_empty"]
 
 
@@ -228,22 +233,140 @@ def test_format_of_sample_arguments() -> None:
         launch.format_of(("x",))
 
 
-def test_without_c_the_launch_is_cupys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WARPLAB_C_LAUNCH", "0")
-    assert launch.function() is None and launch.reader() is None
-    assert "WARPLAB_C_LAUNCH=0" in launch.status()
-    calls = []
+def _kernel(calls: list) -> object:
+    """A stand-in for a CuPy RawKernel: its compiled function's handle, and a call that
+    records CuPy's launch."""
 
     def kernel(grid: tuple, block: tuple, args: tuple, **kw: int) -> None:
         calls.append((grid, block, args, kw))
 
+    kernel.kernel = types.SimpleNamespace(ptr=0x1234)  # type: ignore[attr-defined]
+    return kernel
+
+
+def test_without_c_the_launch_is_cupys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launch, "_ext", None)
+    assert launch.function() is None and launch.reader() is None and launch.copier() is None
+    assert launch.status().startswith("CuPy's launch (fallback)")
+    calls: list = []
+    kernel = _kernel(calls)
     p = launch.Prepared(kernel, 4, (64,), (launch.ARRAY, 0), shared=128)
+    assert not p.c
     p("x", 5)
     p.at((2, 2), "y", 6)
     p.on(1, 32, "z", 7)
+    p.on_stream(9, 3, "w", 8)
     assert calls == [((4,), (64,), ("x", 5), {"shared_mem": 128}),
                      ((2, 2), (64,), ("y", 6), {"shared_mem": 128}),
-                     ((1,), (32,), ("z", 7), {"shared_mem": 128})]
+                     ((1,), (32,), ("z", 7), {"shared_mem": 128}),
+                     ((3,), (64,), ("w", 8), {"shared_mem": 128})]
     first = launch.by_args(kernel, (1,), (8,))
     first((launch.ARRAY, np.uint32(1)))
     assert calls[-1] == ((1,), (8,), (launch.ARRAY, np.uint32(1)), {})
+
+
+def test_status_says_why_there_is_no_c_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    def absent(name: str) -> None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    monkeypatch.setattr(launch.importlib, "import_module", absent)
+    ext, why = launch._import()
+    assert ext is None and "was not built" in why and "compiler" in why
+    monkeypatch.setattr(launch, "_ext", None)
+    monkeypatch.setattr(launch, "_WHY", why)
+    assert launch.status() == f"CuPy's launch (fallback): {why}"
+    monkeypatch.setenv("WARPLAB_C_LAUNCH", "0")  # the debugging switch, read at import
+    assert launch._import() == (None, "WARPLAB_C_LAUNCH=0")
+    fake = types.SimpleNamespace(driver=lambda: "no CUDA driver (libcuda.so.1: not found)")
+    monkeypatch.setattr(launch, "_ext", fake)
+    assert launch.function() is None
+    assert launch.status() == ("CuPy's launch (fallback): the extension warplab.core._launch "
+                               "is built, but no CUDA driver (libcuda.so.1: not found)")
+
+
+class _FakeDriverError(RuntimeError):
+    """An error of the C launch's kind: a message and the driver's code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _driver_errors() -> list:
+    makers = [_FakeDriverError]
+    if BUILT:
+        ext = importlib.import_module(launch.EXTENSION)
+
+        def real(message: str, code: int) -> RuntimeError:
+            e = ext.DriverError(message)
+            e.code = code
+            return e
+
+        makers.append(real)
+    return makers
+
+
+@pytest.mark.parametrize("make", _driver_errors())
+def test_no_context_is_told_by_the_drivers_code(make, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A launch the driver refuses with CUDA_ERROR_INVALID_CONTEXT goes through CuPy once; any
+    other code raises, whatever the message says."""
+    launched: list = []
+    refusal: list = []
+
+    def c_launch(function: int, grid, block, shared: int, stream: int, fmt: bytes, *args):
+        if refusal:
+            raise refusal.pop()
+        launched.append((function, grid, block, shared, stream, fmt, args))
+
+    fake = types.SimpleNamespace(driver=lambda: None, launch=c_launch)
+    monkeypatch.setattr(launch, "_ext", fake)
+    monkeypatch.setattr(launch, "_stream", lambda: 7)
+    calls: list = []
+    p = launch.Prepared(_kernel(calls), 2, 32, (launch.ARRAY, np.int32(0)))
+    assert p.c and launch.function() is c_launch
+    p("x", np.int32(1))
+    assert launched == [(0x1234, 2, 32, 0, 7, b"ai", ("x", np.int32(1)))] and not calls
+    assert launch.CUDA_ERROR_INVALID_CONTEXT == 201
+    refusal.append(make("cuLaunchKernel failed: CUDA_ERROR_INVALID_CONTEXT (201)", 201))
+    p.at(3, "y", np.int32(2))
+    assert calls == [((3,), (32,), ("y", np.int32(2)), {})]
+    refusal.append(make("cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (1)", 1))
+    with pytest.raises(RuntimeError) as got:
+        p.on(1, 64, "z", np.int32(3))
+    assert got.value.code == 1
+    refusal.append(RuntimeError("a message that says (201) but carries no code"))
+    with pytest.raises(RuntimeError, match="carries no code"):
+        p.on_stream(5, 1, "w", np.int32(4))
+    assert len(calls) == 1
+
+
+def test_extension_imports_where_built() -> None:
+    if not BUILT:
+        pytest.skip(f"{launch.EXTENSION} is not built here: {launch.status()}")
+    ext = importlib.import_module(launch.EXTENSION)
+    assert issubclass(ext.DriverError, RuntimeError)
+    assert all(callable(getattr(ext, f)) for f in ("driver", "launch", "read", "read_into"))
+    missing = ext.driver()
+    assert missing is None or "CUDA driver" in missing or "cuLaunchKernel" in missing
+    assert ext.driver() == missing  # answered once, kept
+    if missing is not None:  # no driver here: the C functions refuse instead of crashing
+        with pytest.raises(RuntimeError, match="libcuda is not open"):
+            ext.launch(1, 1, 1, 0, 0, b"")
+        with pytest.raises(RuntimeError, match="libcuda is not open"):
+            ext.read(1, 0, "d")
+
+
+def test_the_library_runs_no_compiler() -> None:
+    """The library never builds anything at run time: no subprocess and no compiler lookup in
+    ``src/warplab`` outside the lab (the C helpers are built with the package)."""
+    root = Path(launch.__file__).parents[1]
+    lab = root / "lab"
+    found = []
+    for path in root.rglob("*.py"):
+        if lab in path.parents:
+            continue
+        text = path.read_text()
+        if re.search(r"^\s*(import|from)\s+subprocess\b|shutil\.which|\bcache_dir\(\).*\.so",
+                     text, re.M):
+            found.append(str(path.relative_to(root)))
+    assert not found
