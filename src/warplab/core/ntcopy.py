@@ -40,8 +40,9 @@ def _import() -> tuple[ModuleType | None, str]:
     except ModuleNotFoundError as e:
         if e.name != EXTENSION:
             raise
-        return None, (f"the extension {EXTENSION} was not built: no C compiler or Python "
-                      "headers when the package was built")
+        return None, (f"the extension {EXTENSION} is not built (no C compiler or Python "
+                      "headers at install time; in a source tree, run "
+                      "`python3 setup.py build_ext --inplace`)")
     except ImportError as e:
         return None, f"the extension {EXTENSION} does not import: {e}"
     if not ext.STREAMING:
