@@ -9,7 +9,8 @@ RUNS ?= runs
 
 .PHONY: run test install nvcc-check gpu-check clean
 
-$(BIN)/.installed: pyproject.toml
+# setup.py builds the C helpers (core/*.c) in the editable install: editing them reinstalls.
+$(BIN)/.installed: pyproject.toml setup.py $(wildcard src/warplab/core/*.c)
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"

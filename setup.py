@@ -29,12 +29,12 @@ if os.name == "posix":  # dlopen and pthreads
 
 
 def build_in_place() -> None:
-    """Build the extensions beside their sources under ``src/`` without reading
-    ``pyproject.toml`` (any setuptools will do); a helper that fails to build is reported and
-    left out, as in a package build."""
+    """Build the extensions from the current sources beside them under ``src/`` without
+    reading ``pyproject.toml`` (any setuptools will do); a helper that fails to build is
+    reported and left out, as in a package build."""
     dist = Distribution({"name": "warplab", "ext_modules": EXTENSIONS,
                          "package_dir": {"": "src"}, "script_name": "setup.py",
-                         "script_args": ["build_ext", "--inplace"]})
+                         "script_args": ["build_ext", "--inplace", "--force"]})
     dist.parse_command_line()
     dist.run_commands()
 

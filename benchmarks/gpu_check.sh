@@ -12,6 +12,17 @@ stages=${*:-all}
 has() { [[ " $stages " == *" all "* || " $stages " == *" $1 "* ]]; }
 log() { echo "== $(date +%T) $*" | tee -a "$OUT/gpu_check.log"; }
 
+# The library's C helpers (warplab.core._launch, _ntcopy): a tree run has no install to build
+# them, so build them beside their sources (setup.build_in_place reads no pyproject.toml, so
+# any setuptools does). Without them the library takes its Python paths; the status lines say.
+log "build the C helpers in place"
+BUILD_LOG=${TMPDIR:-/tmp}/warplab-build_ext.log
+python3 -c "import setup; setup.build_in_place()" > "$BUILD_LOG" 2>&1 \
+  || { log "C helpers not built (the library takes its Python paths):"; tail -n 5 "$BUILD_LOG"; }
+python3 -c "from warplab.core import launch, ntcopy
+print('launch:', launch.status()); print('staging copy:', ntcopy.status())" \
+  | tee -a "$OUT/gpu_check.log"
+
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then  # optional comparators carried as wheels
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=src:/tmp/site
