@@ -53,18 +53,6 @@ PLANS = fastpath.PlanCache("reduce.plan")
 Plan = tuple  # (Variant | None, Callable[[Any], Any])
 
 
-def _plain(op: Any, axis: Any, dtype: Any, keepdims: Any, ddof: Any, variant: Any,
-           device: Any) -> bool:
-    """True when the options can be a key as given: equal keys then mean equal calls."""
-    t = type(axis)
-    return ((axis is None or t is int or (t is tuple and all(type(i) is int for i in axis)))
-            and (keepdims is False or keepdims is True)
-            and (type(ddof) is int or type(ddof) is float) and type(op) is str
-            and (dtype is None or isinstance(dtype, (str, type, np.dtype)))
-            and (variant is None or type(variant) is str)
-            and (device is None or type(device) is str))
-
-
 def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = False,
          ddof: Any = 0, variant: str | None = None, device: str | None = None,
          family: str = "reduce") -> Any:
@@ -97,7 +85,14 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
                 return call(inp.array, op, axis, dtype, keepdims, ddof, variant, device,
                             family)
             a, on_device, where = inp.array, inp.on_device, None
-        if where is None or not _plain(op, axis, dtype, keepdims, ddof, variant, device):
+        ta = type(axis)
+        if where is None or not (  # options a key holds as given (module docstring)
+                (axis is None or ta is int or (ta is tuple and all(type(i) is int for i in axis)))
+                and (keepdims is False or keepdims is True)
+                and (type(ddof) is int or type(ddof) is float) and type(op) is str
+                and (dtype is None or isinstance(dtype, (str, type, np.dtype)))
+                and (variant is None or type(variant) is str)
+                and (device is None or type(device) is str)):
             plan = build(a, on_device, family, op, axis, dtype, keepdims, ddof, variant, device)
         else:
             key = (family, op, a.dtype, a.shape, a.strides, axis, keepdims, ddof, dtype,
