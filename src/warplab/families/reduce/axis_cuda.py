@@ -4,7 +4,7 @@ live in ``axis_cuda_k2``.
 
 A cuda variant is called as ``fn(x2d, job)``: ``x2d`` a 2-D device view of a native dtype (int32,
 int64, float32, float64) whose rows are contiguous (``strides[1] == itemsize``) and evenly spaced,
-``job`` an :class:`~warplab.families.reduce.axis.AxisJob` whose ``out`` is the dtype the kernel
+``job`` an :class:`~warplab.families.reduce.axis_spec.AxisJob` whose ``out`` is the dtype the kernel
 writes; it returns a 1-D CuPy array with one result per kept element (2 per kept element, means
 then norms, for the internal op ``"stats"``). :func:`run` builds ``x2d`` from any input
 (:func:`as_2d`) and converts other dtypes (:func:`to_native`).
