@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from warplab.core.device import device_errors
-from warplab.families.reduce.axis import series_stats_rows
+from warplab.families.reduce.plan import call
 from warplab.families.series.walk import random_walk
 
 __all__ = ["random_walk", "series_stats"]
@@ -43,7 +43,7 @@ def series_stats(x: Any, *, device: str | None = None) -> tuple[Any, Any]:
         2-D view of int32/int64/float32/float64 device data is the plan's key, one lookup,
         one allocation and one launch.
     """
-    return series_stats_rows(x, device=device)
+    return call(x, "stats", None, None, False, 0, None, device, "stats")
 
 
 random_walk = device_errors(random_walk)
