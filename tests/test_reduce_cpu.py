@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 
 import zlib
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -14,10 +13,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
-from warplab.core import fastpath, registry as _registry
+from warplab.core import registry as _registry
 from warplab.families.reduce.spec import ReduceProblem
 from conftest import clear_ran, last_ran
-from warplab.families.reduce import api as _reduce_mod
 
 OPS = ("sum", "min", "max", "mean")
 DTYPES = ("int32", "int64", "float32", "float64")
@@ -524,97 +522,7 @@ def test_prop_nan_anywhere(op: str, x: np.ndarray, data) -> None:
     assert got.dtype == _expected_dtype(op, x.dtype)
 
 
-# ------------------------------------------------------- the default call's short path
-
-class _FakeDeviceArray:
-    """Stands in for a CuPy array (shape, strides and dtype only) where no GPU is present."""
-
-    def __init__(self, n: int, dtype: str, step: int = 1, ndim: int = 1) -> None:
-        self.dtype = np.dtype(dtype)
-        self.size, self.ndim, self.itemsize = n, ndim, self.dtype.itemsize
-        self.strides = (step * self.itemsize,) * ndim
-        self._c_contiguous = step == 1
-
-
-@pytest.fixture
-def short_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[list]:
-    """A stand-in ``cupy`` module and a recording preferred cuda variant; yields the calls."""
-    import dataclasses
-    import sys
-    import types
-
-    fake = types.ModuleType("cupy")
-    fake.ndarray = _FakeDeviceArray
-    stream = types.SimpleNamespace(ptr=7)
-    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
-                                      get_current_stream=lambda: stream)
-    monkeypatch.setitem(sys.modules, "cupy", fake)
-    calls: list = []
-    v = _registry.get("reduce", "persistent_vec")
-    monkeypatch.setitem(_registry._REGISTRY["reduce"], "persistent_vec", dataclasses.replace(
-        v, fn=lambda x, s: calls.append((x, s.op, s.dtype, s.out)) or "result"))
-    monkeypatch.setattr(_registry, "_ORDERED", {})
-    fastpath.clear()  # no short-path decision of another test (or the real default) survives
-    yield calls
-    fastpath.clear()
-
-
-def test_short_path_takes_the_preferred_variant(short_path: list) -> None:
-    x = _FakeDeviceArray(1024, "float32")
-    assert warplab.sum(x) == "result"
-    assert last_ran() == "persistent_vec"
-    assert short_path == [(x, "sum", np.dtype(np.float32), np.dtype(np.float32))]
-    assert warplab.reduce(x, "max") == "result" and short_path[-1][1] == "max"
-
-
-@pytest.mark.parametrize("x", [_FakeDeviceArray(0, "float32"), _FakeDeviceArray(9, "int32", 2),
-                               _FakeDeviceArray(9, "int32", 2, ndim=2), np.ones(9, np.float32),
-                               _FakeDeviceArray(9, "float16")],
-                         ids=["empty", "strided", "strided 2-D", "numpy", "float16"])
-def test_short_path_only_for_contiguous_nonempty_device_arrays(short_path: list, x) -> None:
-    assert _reduce_mod._device_default(x, "sum") is None
-    assert short_path == []
-
-
-def test_short_path_takes_contiguous_arrays_of_any_shape(short_path: list) -> None:
-    """A C-contiguous 2-D array is reduced as the flat array the full path makes of it."""
-    x = _FakeDeviceArray(9, "int32", ndim=2)
-    assert warplab.sum(x) == "result" and short_path == [(x, "sum", np.dtype(np.int32),
-                                                          np.dtype(np.int64))]
-
-
-def test_short_path_follows_a_new_default(short_path: list, monkeypatch) -> None:
-    """A variant registered after the short path cached its decision takes the next call
-    (the registry's generation is part of the key)."""
-    x = _FakeDeviceArray(64, "float32")
-    assert warplab.sum(x) == "result" and len(short_path) == 1
-    monkeypatch.setattr(_registry, "_ORDERED", {})
-    fam = dict(_registry._REGISTRY["reduce"])
-    monkeypatch.setitem(_registry._REGISTRY, "reduce", fam)
-    _registry.register("reduce", "test_newer", backend="cuda", bytes_moved=lambda p: 0,
-                       rank=-1)(lambda x, s: "newer")
-    assert warplab.sum(x) == "newer" and last_ran() == "test_newer"
-    assert len(short_path) == 1
-
-
-@pytest.mark.parametrize("kwargs", [{"variant": "numpy"}, {"device": "cpu"},
-                                    {"dtype": np.float64}])
-def test_short_path_not_with_keywords(monkeypatch: pytest.MonkeyPatch, kwargs: dict) -> None:
-    asked: list = []
-    monkeypatch.setattr(_reduce_mod, "_device_default", lambda a, op: asked.append(a))
-    warplab.sum(np.ones(9, np.float32), **kwargs)
-    assert asked == []
-    warplab.sum(np.ones(9, np.float32))
-    assert asked  # the default call asks (sum's own short cut, then reduce for host input)
-
-
-def test_short_path_errors_like_the_full_path(short_path: list) -> None:
-    with pytest.raises(TypeError, match="complex"):
-        warplab.sum(_FakeDeviceArray(9, "complex64"))
-    with pytest.raises(ValueError, match="nosuch"):
-        warplab.reduce(_FakeDeviceArray(9, "float32"), "nosuch")
-    assert short_path == []
-
+# ------------------------------------------------------- the default variant's launch shape
 
 def test_persistent_vec_launch_shape() -> None:
     from warplab.families.reduce.cuda import VEC_ACC, VEC_BS, vec_grid
@@ -653,22 +561,3 @@ def test_out_casting_and_shape_errors() -> None:
         warplab.sum(x, out=[0.0])
     got = warplab.sum(np.arange(4, dtype=np.int32), out=np.zeros((), np.float64))
     assert got.shape == () and got == 6  # int -> float: same_kind allows it, as NumPy
-
-
-def test_short_cut_out_of_memory_raises_through_reduce(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``sum``'s own short cut gives way on CuPy's out-of-memory error; :func:`reduce` then
-    raises it as ``DeviceOutOfMemoryError``, as every public call does."""
-    class OutOfMemoryError(MemoryError):
-        pass
-
-    OutOfMemoryError.__module__ = "cupy.cuda.memory"
-    calls: list = []
-
-    def full(a, op):
-        calls.append(op)
-        raise OutOfMemoryError("out of memory allocating 4,096 bytes")
-
-    monkeypatch.setattr(_reduce_mod, "_device_default", full)
-    with pytest.raises(warplab.DeviceOutOfMemoryError, match="warplab.reduce"):
-        warplab.mean(np.ones(9, np.float32))
-    assert calls == ["mean", "mean"]

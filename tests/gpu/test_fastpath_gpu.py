@@ -137,7 +137,7 @@ _AXIS_CALLS = [("mean", (64, 64), "float32", {"axis": 1}),
 @pytest.mark.parametrize("name, shape, dtype, kw", _AXIS_CALLS,
                          ids=[f"{c[0]}-{c[2]}-{len(c[1])}d" for c in _AXIS_CALLS])
 @pytest.mark.parametrize("layout", ["c", "strided", "fortran"])
-def test_axis_records_same_as_full_path(name, shape, dtype, kw, layout) -> None:
+def test_axis_plans_same_as_named_variant(name, shape, dtype, kw, layout) -> None:
     from warplab.families.reduce.axis import normalize_axes, plan_2d
 
     h = (np.random.default_rng(5).standard_normal(shape) * 50).astype(dtype)
@@ -147,7 +147,7 @@ def test_axis_records_same_as_full_path(name, shape, dtype, kw, layout) -> None:
     plan = plan_2d(x.shape, x.strides, x.itemsize, normalize_axes(kw.get("axis"), x.ndim))
     variant = "rows_adaptive" if plan.layout == "rows" else "columns"
     fn = getattr(warplab, name)
-    want = fn(x, variant=variant, **kw).get() if plan.view else None  # the full path
+    want = fn(x, variant=variant, **kw).get() if plan.view else None  # the named variant
     fastpath.clear()
     got = [fn(x, **kw) for _ in range(3)]
     fastpath.clear()
@@ -162,17 +162,21 @@ def test_axis_records_same_as_full_path(name, shape, dtype, kw, layout) -> None:
     np.testing.assert_allclose(got[0].get(), ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
 
 
-def test_series_stats_record_same_as_full_path() -> None:
-    from warplab.families.reduce.axis import series_stats_rows
-
+def test_series_stats_plans_warm_cleared_bypassed() -> None:
     for x in (cupy.random.standard_normal((64, 64), dtype=cupy.float32),
               cupy.asfortranarray(cupy.random.standard_normal((64, 100))),
               cupy.arange(64 * 33, dtype=cupy.int32).reshape(64, 33)):
         fastpath.clear()
-        full = [r.get() for r in series_stats_rows(x)]
+        with fastpath.bypassed():
+            full = [r.get() for r in warplab.series_stats(x)]
         for _ in range(3):
             for a, b in zip(warplab.series_stats(x), full):
                 np.testing.assert_array_equal(a.get(), b)
+        h = x.get().astype(np.float64)
+        m = h.mean(axis=1)
+        np.testing.assert_allclose(full[0], m, rtol=1e-6)
+        np.testing.assert_allclose(full[1], np.sqrt(((h - m[:, None]) ** 2).sum(axis=1)),
+                                   rtol=1e-5)
 
 
 def test_histogram_record_same_as_full_path() -> None:

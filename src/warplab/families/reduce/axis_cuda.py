@@ -4,7 +4,7 @@ live in ``axis_cuda_k2``.
 
 A cuda variant is called as ``fn(x2d, job)``: ``x2d`` a 2-D device view of a native dtype (int32,
 int64, float32, float64) whose rows are contiguous (``strides[1] == itemsize``) and evenly spaced,
-``job`` an :class:`~warplab.families.reduce.axis.AxisJob` whose ``out`` is the dtype the kernel
+``job`` an :class:`~warplab.families.reduce.axis_spec.AxisJob` whose ``out`` is the dtype the kernel
 writes; it returns a 1-D CuPy array with one result per kept element (2 per kept element, means
 then norms, for the internal op ``"stats"``). :func:`run` builds ``x2d`` from any input
 (:func:`as_2d`) and converts other dtypes (:func:`to_native`).
@@ -30,7 +30,7 @@ from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.registry import register
 from warplab.core.scalar import empty
-from warplab.families.reduce.axis import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
+from warplab.families.reduce.axis_spec import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
 from warplab.families.reduce.axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
                         ColsPlan, RowsPlan, _pow2_ceil, group_size, plan_cols, plan_rows)
 
@@ -193,16 +193,21 @@ def run(kernel_fn: Callable[[Any, AxisJob], Any], x: Any, plan: Plan2D, job: Axi
 
 
 def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: int = 100,
-                  seed: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+                  seed: bool = False, launch: Callable[..., "Launch"] | None = None
+                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a kernel function ``fn(x2d, job)`` (a native-dtype 2-D device view) as cuda
     variant ``name`` of ``reduce_axis``: the registered callable is ``(x, plan, job)``, which
-    makes the view and converts the dtype (:func:`run`) before calling it."""
+    makes the view and converts the dtype (:func:`run`) before calling it. ``launch``: the
+    variant's launch planned once for a 2-D view of a native dtype (:func:`record_launch`),
+    the registered callable's ``launch`` attribute (the plans' records, ``plan_axis``)."""
 
     def deco(kernel_fn: Callable[..., Any]) -> Callable[..., Any]:
         def variant(x: Any, plan: Plan2D, job: AxisJob) -> Any:
             return run(kernel_fn, x, plan, job)
 
         variant.__doc__, variant.__name__ = kernel_fn.__doc__, kernel_fn.__name__
+        if launch is not None:
+            variant.launch = launch  # type: ignore[attr-defined]
         register(FAMILY, name, backend="cuda", bytes_moved=axis_bytes_moved, supports=supports,
                  rank=rank, seed=seed)(variant)
         return kernel_fn
@@ -217,7 +222,7 @@ class Launch(NamedTuple):
     accumulator type, element dtype, partials, tickets) for the kernels that take a partials
     buffer and a ticket array (split rows, columns) before the output. Depends on the shape,
     the row stride, the base's 16-byte alignment, the op, the dtype and the device only, so a
-    short path may keep it (``axis_fast``)."""
+    plan keeps it (``plan_axis.Record``)."""
 
     go: Prepared
     mid: tuple
@@ -318,6 +323,16 @@ def _launch_cols(x2d: Any, op: str, ddof: float, out: Any, out2: int) -> None:
                      ddof, out2), x2d, out)
 
 
+def record_launch(plan: Plan2D, aligned: bool, op: str, t: np.dtype, ddof: float) -> Launch:
+    """The launch ``rows_adaptive`` (layout "rows") or ``columns`` ("cols") makes for the 2-D
+    view ``plan`` of an array of native dtype ``t`` (its base 16-byte ``aligned`` or not), as
+    :func:`rows_launch` / :func:`cols_launch` plan it: what a plan keeps and launches."""
+    ld = plan.ld if plan.rows > 1 else plan.cols
+    if plan.layout == "rows":
+        return rows_launch(plan.rows, plan.cols, ld, aligned, op, t, ddof, plan.rows)
+    return cols_launch(plan.rows, plan.cols, ld, aligned, op, t, ddof, plan.cols)
+
+
 def _rows_layout(p: AxisProblem) -> bool:
     return p.layout == "rows"
 
@@ -326,7 +341,7 @@ def _cols_layout(p: AxisProblem) -> bool:
     return p.layout == "cols"
 
 
-@register_cuda("rows_adaptive", supports=_rows_layout, rank=0)
+@register_cuda("rows_adaptive", supports=_rows_layout, rank=0, launch=record_launch)
 def rows_adaptive(x2d: Any, job: AxisJob) -> Any:
     """Each row reduced by a group of 1-32 lanes or by several blocks, sized from the shape.
 
@@ -349,7 +364,7 @@ def rows_adaptive(x2d: Any, job: AxisJob) -> Any:
     return out
 
 
-@register_cuda("columns", supports=_cols_layout, rank=0)
+@register_cuda("columns", supports=_cols_layout, rank=0, launch=record_launch)
 def columns(x2d: Any, job: AxisJob) -> Any:
     """Each column of an (nred x ncols) view reduced by the threads that own it (axis 0 of a
     C-contiguous array): 4 (float32) or 2 (float64) adjacent columns a thread with 16-byte loads

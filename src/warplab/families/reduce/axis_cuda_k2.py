@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
-from warplab.families.reduce.axis import AxisJob, AxisProblem
+from warplab.families.reduce.axis_spec import AxisJob, AxisProblem
 from warplab.families.reduce import axis_cuda as _ac  # buffers through _ac._empty (the GPU tests poison it)
 from warplab.families.reduce.axis_cuda import register_cuda, C_TYPE, DEFINES, K2_BLOCK, SOURCE, TICKETS, _ld, _pow2_ceil, sm_count
 

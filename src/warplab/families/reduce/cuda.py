@@ -195,7 +195,8 @@ class _VecPlan:
     """Everything a ``persistent_vec`` launch needs that does not depend on the input, built
     once per (spec, device, stream): the kernel, the full persistent grid, this stream's
     counter and partials, a slab for the results. Calling it runs the reduction of a
-    C-contiguous array (the variant's body, and the whole-array short path's runner)."""
+    C-contiguous array (the variant's body, and the run of the family's plans for
+    C-contiguous device input, ``plan.py``)."""
 
     __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results",
                  "go", "stream")
@@ -237,7 +238,7 @@ _VEC_PLANS = fastpath.PlanCache("reduce.persistent_vec")
 
 def vec_plan(s: ReduceSpec) -> _VecPlan:
     """The plan of ``s`` on the current device and stream: ``vec_plan(s)(x)`` reduces ``x``
-    (what the whole-array short path keeps, ``api._device_default``)."""
+    (what the family's plans keep as their run, ``plan.py``)."""
     dev = sys.modules["cupy"].cuda.runtime.getDevice()
     stream, skey = fastpath.current_stream()
     key = (s, dev, skey)
@@ -261,4 +262,4 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     return vec_plan(s)(x)
 
 
-persistent_vec.short_plan = vec_plan  # the short path's runner of a spec (api._device_default)
+persistent_vec.plan = vec_plan  # the prepared run of a spec on this device and stream (plan.py)

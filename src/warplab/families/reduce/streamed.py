@@ -1,34 +1,32 @@
 """Large host arrays streamed through the reduction kernels (``core/streaming.py``): one call
 into the core with a chunk kernel and a combine for
 
-* whole-array ``sum/min/max/mean`` (:func:`whole`, from ``api._reduce``): a partial per chunk
-  in the accumulator's precision (int64 for integers; float64 for floats, float32 chunks
-  widened on the device first), combined on the host (integer sums wrap as the one-shot sum
-  does; min/max exact, NaN propagating; float sums to rounding in another order);
-* reductions over the trailing axes of a C-contiguous array (:func:`axis`: ``axis=-1``,
-  ``axis=(1, 2)`` of 3-D...): chunks of whole rows, each reduced by ``reduce_axis`` on the
-  device (the same kernel as one-shot), the rows' results concatenated: identical results;
-* reductions over every axis that the whole-array family does not take (``var``/``std``,
-  ``keepdims``, other dtypes; no ``dtype=``): per chunk the sum or extreme, or the mean and
-  centred norm in float64, combined on the host (Chan's pairwise rule for the variance);
-* ``series_stats`` (:func:`series_stats`): chunks of whole rows (series).
+* whole-array ``sum/min/max/mean`` (:func:`whole`): a partial per chunk in the accumulator's
+  precision (int64 for integers; float64 for floats, float32 chunks widened on the device
+  first), combined on the host (integer sums wrap as the one-shot sum does; min/max exact, NaN
+  propagating; float sums to rounding in another order);
+* reductions over the trailing axes of a C-contiguous array (:func:`rows`: ``axis=-1``,
+  ``axis=(1, 2)`` of 3-D...): chunks of whole rows, each reduced on the device by the planned
+  call the plan passes in (the same kernel as one-shot), the rows' results concatenated:
+  identical results;
+* reductions over every axis that the whole-array family does not take (:func:`scalar`:
+  ``var``/``std``, ``keepdims``, other dtypes; no ``dtype=``): per chunk the sum or extreme,
+  or the mean and centred norm in float64, combined on the host (Chan's pairwise rule for the
+  variance);
+* ``series_stats`` (:func:`stats`): chunks of whole rows (series).
 
-Everything else (device input, other layouts and axes, named variants, the cpu backend, small
-inputs) takes the one-shot path, which also raises the errors.
+Which calls stream is the plan's decision (``plan.py``, ``plan_axis.py``: :func:`streams` for
+the layout, :func:`worth_streaming` for the size, per call); this module only streams.
 """
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, Callable
 
 import numpy as np
 
-from warplab.core import registry as _registry
 from warplab.core.streaming import stream, worth_streaming
-from warplab.families.reduce import axis_fast
-from warplab.families.reduce.axis import FAMILY, OPS, check_dtype, normalize_axes, reduce_axis, result_dtype, \
-    series_stats_rows
+from warplab.families.reduce.axis_spec import result_dtype
 from warplab.families.reduce.spec import ReduceSpec, spec
 
 
@@ -71,64 +69,48 @@ def _fold(op: str, vals: np.ndarray, n: int, mean: bool) -> np.ndarray:
     return np.asarray(total / n if mean else total)
 
 
-def _plain_ddof(ddof: Any) -> bool:
-    return isinstance(ddof, numbers.Real) and not isinstance(ddof, bool)
+def streams(a: Any, axes: tuple[int, ...], op: str, dtype: Any, ddof: float) -> bool:
+    """Whether a reduction of host array ``a`` over ``axes`` (sorted, validated) on the cuda
+    backend streams once ``a`` is large enough (:func:`worth_streaming`, checked per call):
+    a C-contiguous non-empty NumPy array reduced over its trailing axes; over every axis only
+    without ``dtype=`` (the partials are combined in the accumulator's precision) and, for
+    var/std, with ``ddof`` below the element count (else the one-shot path raises)."""
+    if type(a) is not np.ndarray or not a.flags.c_contiguous or not a.size or not axes \
+            or axes != tuple(range(axes[0], a.ndim)):
+        return False
+    return axes[0] != 0 or (dtype is None and not (op in ("var", "std") and ddof >= a.size))
 
 
-def _streams(a: Any, op: str, axis: Any, dtype: Any, ddof: Any, variant: str | None,
-             device: str | None) -> tuple[int, ...] | None:
-    """The reduced axes when this call streams, else None (see the module docstring)."""
-    if variant is not None or type(a) is not np.ndarray or op not in OPS \
-            or not a.flags.c_contiguous or not a.size or not worth_streaming(a.nbytes) \
-            or not _plain_ddof(ddof):
-        return None
-    if _registry.pick_backend(FAMILY, device, None, False) != "cuda":
-        return None
-    try:
-        check_dtype(a.dtype)
-        axes = normalize_axes(axis, a.ndim)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if not axes or axes != tuple(range(axes[0], a.ndim)):
-        return None
-    if axes[0] == 0:
-        n = a.size
-        if dtype is not None or (op in ("var", "std") and ddof >= n):
-            return None
-    return axes
-
-
-def axis(a: Any, op: str, axis: Any = None, *, dtype: Any = None, keepdims: bool = False,
-         ddof: Any = 0, variant: str | None = None, device: str | None = None) -> Any:
-    """``reduce_axis(a, op, axis, ...)``, streamed where it can be (module docstring)."""
-    axes = _streams(a, op, axis, dtype, ddof, variant, device)
-    if axes is None:
-        return reduce_axis(a, op, axis, dtype=dtype, keepdims=keepdims, ddof=ddof,
-                           variant=variant, device=device)
+def rows(a: np.ndarray, axes: tuple[int, ...], keepdims: bool,
+         reduce_chunk: Callable[[Any, tuple[int, ...]], Any]) -> np.ndarray:
+    """Reduce C-contiguous host ``a`` over its trailing ``axes`` (not every axis) in chunks of
+    whole rows: ``reduce_chunk(d, chunk_axes)`` reduces a device chunk shaped (rows, *tail)
+    over ``chunk_axes`` (the one-shot kernels: identical results); the rows' results are
+    concatenated on the host."""
     k = axes[0]
-    if k == 0:
-        r = _scalar(a, op, float(ddof))
-        return r.reshape((1,) * a.ndim) if keepdims else r
     tail = a.shape[k:]
-    row = math.prod(tail)
     chunk_axes = tuple(range(1, 1 + len(tail)))
     shape = a.shape[:k] + ((1,) * len(tail) if keepdims else ())
 
     def chunk(d: Any, start: int) -> Any:
-        return reduce_axis(d.reshape((-1,) + tail), op, chunk_axes, dtype=dtype,
-                           keepdims=keepdims, ddof=ddof, device="cuda")
+        return reduce_chunk(d.reshape((-1,) + tail), chunk_axes)
 
     def combine(parts: list) -> np.ndarray:
         import cupy
 
         return cupy.concatenate(parts).get().reshape(shape)
 
-    return stream(a, chunk, combine, backend="cuda", unit=row)
+    return stream(a, chunk, combine, backend="cuda", unit=math.prod(tail))
 
 
-def _scalar(h_x: np.ndarray, op: str, ddof: float) -> Any:
-    """Every axis reduced, no ``dtype=``: per chunk a partial on the device, combined on the
-    host; a NumPy scalar of NumPy's result dtype."""
+def scalar(h_x: np.ndarray, op: str, ddof: float, keepdims: bool,
+           reduce_chunk: Callable[[Any, str], Any],
+           stats_chunk: Callable[[Any], tuple[Any, Any]]) -> Any:
+    """Every axis of C-contiguous host ``h_x`` reduced, no ``dtype=``: per chunk a partial on
+    the device (``reduce_chunk(d, op)`` of a flat device chunk: its sum or extreme;
+    ``stats_chunk(d2)`` of a (1, n) one: its mean and centred norm, for var/std), combined on
+    the host. A NumPy scalar of NumPy's result dtype (an array of ones in every axis with
+    ``keepdims``)."""
     import cupy
 
     out = result_dtype(op, h_x.dtype)
@@ -136,10 +118,10 @@ def _scalar(h_x: np.ndarray, op: str, ddof: float) -> Any:
 
     def chunk(d: Any, start: int) -> tuple[int, Any]:
         if part_op in ("min", "max"):
-            return d.size, reduce_axis(d, part_op, None, device="cuda")
+            return d.size, reduce_chunk(d, part_op)
         if part_op == "sum":
-            return d.size, reduce_axis(_wide(d, op == "mean"), "sum", None, device="cuda")
-        mean, norm = series_stats_rows(_wide(d).reshape(1, -1), device="cuda")
+            return d.size, reduce_chunk(_wide(d, op == "mean"), "sum")
+        mean, norm = stats_chunk(_wide(d).reshape(1, -1))
         return d.size, cupy.concatenate([mean, norm])
 
     def combine(parts: list) -> Any:
@@ -150,7 +132,8 @@ def _scalar(h_x: np.ndarray, op: str, ddof: float) -> Any:
             r = _fold(part_op, vals, h_x.size, op == "mean")
         return out.type(r.astype(out)[()])
 
-    return stream(h_x, chunk, combine, backend="cuda")
+    r = stream(h_x, chunk, combine, backend="cuda")
+    return r.reshape((1,) * h_x.ndim) if keepdims else r
 
 
 def _chan(vals: np.ndarray, counts: list[int], op: str, ddof: float) -> float:
@@ -164,23 +147,14 @@ def _chan(vals: np.ndarray, counts: list[int], op: str, ddof: float) -> float:
     return math.sqrt(var) if op == "std" else var
 
 
-def series_stats(x: Any, *, device: str | None = None) -> tuple[Any, Any]:
-    """``series_stats_rows(x)``; a large C-contiguous 2-D host array on the cuda backend is
-    streamed in chunks of whole series (identical results); device input of a native dtype and
-    layout through its launch record (``axis_fast``)."""
-    if device is None:
-        r = axis_fast.series_stats(x)
-        if r is not None:
-            return r
-    if type(x) is not np.ndarray or x.ndim != 2 or not x.flags.c_contiguous or not x.size \
-            or not worth_streaming(x.nbytes) \
-            or _registry.pick_backend(FAMILY, device, None, False) != "cuda":
-        return series_stats_rows(x, device=device)
-    check_dtype(x.dtype)
+def stats(x: np.ndarray, stats_chunk: Callable[[Any], tuple[Any, Any]]
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """``series_stats`` of a large C-contiguous 2-D host array in chunks of whole series:
+    ``stats_chunk(d2)`` of each device chunk (the one-shot kernel: identical results)."""
     n = x.shape[1]
 
     def chunk(d: Any, start: int) -> tuple[Any, Any]:
-        return series_stats_rows(d.reshape(-1, n), device="cuda")
+        return stats_chunk(d.reshape(-1, n))
 
     def combine(parts: list) -> tuple[np.ndarray, np.ndarray]:
         import cupy

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from warplab.core.device import device_errors
-from warplab.families.reduce.streamed import series_stats as _series_stats
+from warplab.families.reduce.plan import call
 from warplab.families.series.walk import random_walk
 
 __all__ = ["random_walk", "series_stats"]
@@ -37,10 +37,13 @@ def series_stats(x: Any, *, device: str | None = None) -> tuple[Any, Any]:
 
     Performance:
         cuda: one pass over the data (shifted sums of x and x^2 in float64 per series, one
-        launch), 2 M results written; host input adds one H2D and one D2H copy. cpu: NumPy,
-        two passes in float64.
+        launch), 2 M results written; host input adds one H2D and one D2H copy (large
+        C-contiguous input: streamed in chunks of whole series). cpu: NumPy, two passes in
+        float64. The reduce family's planned path (``reduce/plan.py``): a warm call on a
+        2-D view of int32/int64/float32/float64 device data is the plan's key, one lookup,
+        one allocation and one launch.
     """
-    return _series_stats(x, device=device)
+    return call(x, "stats", None, None, False, 0, None, device, "stats")
 
 
 random_walk = device_errors(random_walk)

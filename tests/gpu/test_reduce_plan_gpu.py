@@ -1,7 +1,7 @@
-"""The whole-array short path's cached decision (``reduce/api.py``, plan cache
-``reduce.short``) on the GPU (``pytest -m gpu``): a C-contiguous array of any shape takes the
-short path and gives the full path's result (same kernel, same bits); other layouts take the
-full path."""
+"""The reductions' planned path (``families/reduce/plan.py``, plan cache ``reduce.plan``) on
+the GPU (``pytest -m gpu``): a C-contiguous array of any shape runs the default variant's
+prepared launch and gives the named variant's result (same kernel, same bits); other layouts
+are copied by the run and give NumPy's result; a warm call reuses its plan."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +18,7 @@ cupy = pytest.importorskip("cupy")
 
 @pytest.mark.parametrize("shape", [(4096,), (64, 64), (2, 3, 5), (1, 1), ()])
 @pytest.mark.parametrize("op", ["sum", "mean", "min", "max"])
-def test_contiguous_arrays_of_any_shape_take_the_short_path(op: str, shape: tuple) -> None:
+def test_contiguous_arrays_of_any_shape_run_the_default(op: str, shape: tuple) -> None:
     rng = np.random.default_rng(2)
     h = rng.standard_normal(shape).astype(np.float32)
     x = cupy.asarray(h)
@@ -27,17 +27,22 @@ def test_contiguous_arrays_of_any_shape_take_the_short_path(op: str, shape: tupl
         got = getattr(warplab, op)(x)
     assert [r.variant for r in ran] == ["persistent_vec"]
     assert type(got) is scalar.scalar_type()
-    assert fastpath.stats()["reduce.short"] == 1
+    assert fastpath.stats()["reduce.plan"] == 1
     want = getattr(warplab, op)(x.reshape(-1), variant="persistent_vec")
     assert float(got) == float(want)
-    assert float(getattr(warplab, op)(x)) == float(got)  # warm: the cached decision
+    assert float(getattr(warplab, op)(x)) == float(got)  # warm: the same plan
+    assert fastpath.stats()["reduce.plan"] == 2  # the call's and the named variant's
     ref = getattr(h.astype(np.float64), op)()
     assert float(got) == pytest.approx(ref, rel=1e-5, abs=1e-5)
 
 
-def test_non_contiguous_arrays_take_the_full_path() -> None:
+def test_non_contiguous_arrays_are_copied_by_the_run() -> None:
     x = cupy.arange(64 * 64, dtype=cupy.float32).reshape(64, 64)
     fastpath.clear()
     for v in (x.T, x[:, ::2], x[::3]):
-        assert float(warplab.sum(v)) == float(v.get().astype(np.float64).sum())
-    assert fastpath.stats()["reduce.short"] == 0
+        for _ in range(2):
+            with warplab.record_variants() as ran:
+                got = warplab.sum(v)
+            assert [r.variant for r in ran] == ["persistent_vec"]
+            assert float(got) == float(v.get().astype(np.float64).sum())
+    assert fastpath.stats()["reduce.plan"] == 3  # one plan per layout
