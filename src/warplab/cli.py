@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 import numpy as np
+from warplab.core.errors import InvalidValueError
 
 LAB_HINT = "pip install 'warplab[lab]'"
 _BINS = ("bytes", "ascii128", "letters")
@@ -110,7 +111,7 @@ def count_files(files: Sequence[str], bins: str = "bytes", top: int = 16,
     from warplab.families.histogram.spec import resolve
 
     if top < 0:
-        raise ValueError(f"--top must be 0 (all bins) or more, got {top}")
+        raise InvalidValueError(f"--top must be 0 (all bins) or more, got {top}")
     out = sys.stdout if stream is None else stream
     nbins = resolve(bins).nbins
     for f in files:
@@ -150,14 +151,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     plain = _plain_args(args)
     if plain is None:
         return _lab_main(args)
-    from warplab.core.errors import WarplabError
+    from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, UsageError
 
     try:
         return count_files(plain.files, plain.bins, plain.top, plain.variant, plain.device)
     except KeyboardInterrupt:
         print("warplab: interrupted", file=sys.stderr)
         return 130
-    except (WarplabError, OSError, ValueError, TypeError, MemoryError) as exc:
+    except (UsageError, DeviceUnavailableError, DeviceOutOfMemoryError, OSError,
+            MemoryError) as exc:
         if plain.debug:
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

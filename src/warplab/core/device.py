@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError
+from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, InvalidValueError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,7 +87,7 @@ def resolve_backend(device: str | None = None) -> str:
         name = "cuda"
     if name not in BACKENDS:
         src = "device=" if explicit else "WARPLAB_DEVICE="
-        raise ValueError(f"unknown {src}{name!r}; valid: {', '.join(BACKENDS)}")
+        raise InvalidValueError(f"unknown {src}{name!r}; valid: {', '.join(BACKENDS)}")
     if name == "cuda" and not cuda_available():
         raise DeviceUnavailableError(f"cuda backend requested but unusable: {cuda_status()[1]}")
     return name

@@ -37,6 +37,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+from warplab.core.errors import InvalidTypeError
 
 #: The extension's import name.
 EXTENSION = "warplab.core._launch"
@@ -133,13 +134,13 @@ def format_of(args: tuple) -> bytes:
         elif isinstance(a, np.ndarray):
             out.append("b")
         elif isinstance(a, bool):
-            raise TypeError("pass a bool kernel argument as a NumPy scalar (np.bool_)")
+            raise InvalidTypeError("pass a bool kernel argument as a NumPy scalar (np.bool_)")
         elif isinstance(a, int):
             out.append("q")
         elif isinstance(a, float):
             out.append("d")
         else:
-            raise TypeError(f"no kernel parameter for {type(a).__name__}")
+            raise InvalidTypeError(f"no kernel parameter for {type(a).__name__}")
     return "".join(out).encode()
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from warplab.core import fastpath
-from warplab.core.errors import KernelCompileError
+from warplab.core.errors import InvalidValueError, KernelCompileError
 
 _CORE = Path(__file__).resolve().parent
 HEADER = _CORE / "warplab.cuh"  # the shared helpers every family's .cu may include
@@ -96,7 +96,7 @@ def _build_kernel(source: Path, expression: str, options: tuple[str, ...],
     _, digest = _source(source)
     names = all_expressions or (expression,)
     if expression not in names:
-        raise ValueError(f"{expression!r} is not among the module's expressions")
+        raise InvalidValueError(f"{expression!r} is not among the module's expressions")
     opts = options + local_headers(source.resolve().parent) + (
         f"-DWARPLAB_HEADER_HASH=0x{_header_digest()}ULL",)
     return _module(source, digest, opts, names, device_id).get_function(expression)

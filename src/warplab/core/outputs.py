@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from warplab.core.errors import InvalidValueError
 
 
 def cupy() -> Any:
@@ -23,9 +24,9 @@ def check_out(out: Any, shape: tuple[int, ...], dtype: Any, on_device: bool, *,
     dtype = np.dtype(dtype)
     want = f"a CuPy array ({device_why})" if on_device else "a NumPy array"
     if on_device != hasattr(out, "__cuda_array_interface__") or not hasattr(out, "dtype"):
-        raise ValueError(f"out must be {want} of shape {shape} and dtype {dtype}")
+        raise InvalidValueError(f"out must be {want} of shape {shape} and dtype {dtype}")
     if tuple(out.shape) != tuple(shape) or out.dtype != dtype:
-        raise ValueError(f"out must have shape {tuple(shape)} and dtype {dtype}, got shape "
+        raise InvalidValueError(f"out must have shape {tuple(shape)} and dtype {dtype}, got shape "
                          f"{tuple(out.shape)} and dtype {out.dtype}")
     if not out.flags.c_contiguous:
-        raise ValueError("out must be C-contiguous")
+        raise InvalidValueError("out must be C-contiguous")

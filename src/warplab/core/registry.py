@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, NamedTuple
 
 from warplab.core.device import cuda_available, cuda_status, resolve_backend
-from warplab.core.errors import DeviceUnavailableError
+from warplab.core.errors import DeviceUnavailableError, InvalidValueError
 
 _REGISTRY: dict[str, dict[str, "Variant"]] = {}
 # variants() cache: (family, backend) -> (family dict identity and size, ordered list)
@@ -113,7 +113,7 @@ def get(family: str, name: str) -> Variant:
     fam = _REGISTRY.get(family, {})
     if name not in fam:
         valid = ", ".join(v.name for v in variants(family))
-        raise ValueError(f"unknown {family} variant {name!r}; valid: {valid}")
+        raise InvalidValueError(f"unknown {family} variant {name!r}; valid: {valid}")
     return fam[name]
 
 
@@ -151,10 +151,10 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
         v = get(family, name)
         if v.backend != backend:
             valid = ", ".join(x.name for x in variants(family, backend))
-            raise ValueError(f"{family} variant {name!r} runs on the {v.backend} backend, "
+            raise InvalidValueError(f"{family} variant {name!r} runs on the {v.backend} backend, "
                              f"not {backend}; valid on {backend}: {valid}")
         if not v.supports(problem):
-            raise ValueError(f"{family} variant {name!r} does not support this input ({problem})")
+            raise InvalidValueError(f"{family} variant {name!r} does not support this input ({problem})")
         return v
     first = None
     for v in _ordered(family, backend):
@@ -164,7 +164,7 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
             first = first or v
     if first is not None:
         return first
-    raise ValueError(f"no {family} variant on {backend} supports {problem}")
+    raise InvalidValueError(f"no {family} variant on {backend} supports {problem}")
 
 
 # --- what ran: an opt-in, thread-safe record (replaces the old module-level ``last_variant``) ---

@@ -27,6 +27,7 @@ import numpy as np
 
 from warplab.core import ntcopy
 from warplab.core.arrays import file_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: Alignment of O_DIRECT offsets, lengths and buffer addresses (the common logical block).
 DIRECT_ALIGN = 4096
@@ -41,7 +42,7 @@ class ArraySource:
 
     def __init__(self, arr: np.ndarray) -> None:
         if not isinstance(arr, np.ndarray):
-            raise TypeError(f"an ArraySource takes a NumPy array, got {type(arr).__name__}")
+            raise InvalidTypeError(f"an ArraySource takes a NumPy array, got {type(arr).__name__}")
         self.array = arr
         self.dtype = np.dtype(arr.dtype)
         self.size = int(arr.size)
@@ -106,7 +107,7 @@ def _require_regular(st: os.stat_result, name: str) -> None:
         raise IsADirectoryError(f"is a directory, not a file: {name}")
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO (pipe)" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
-        raise ValueError(f"{name} is {kind}: streaming reads regular files (their size plans "
+        raise InvalidValueError(f"{name} is {kind}: streaming reads regular files (their size plans "
                          "the chunks); read it into memory first, e.g. "
                          "np.frombuffer(f.read(), np.uint8)")
 
@@ -245,10 +246,10 @@ def check_raw_file(f: Any) -> None:
         f = f.file
     raw = f if isinstance(f, io.FileIO) else getattr(f, "raw", None)
     if isinstance(f, io.TextIOBase):
-        raise TypeError("a file object must be opened in binary mode ('rb'), not text mode")
+        raise InvalidTypeError("a file object must be opened in binary mode ('rb'), not text mode")
     if not isinstance(raw, io.FileIO) or not isinstance(f, (io.FileIO, io.BufferedReader,
                                                             io.BufferedRandom)):
-        raise TypeError(f"file objects are read from their file descriptor: pass open(path, "
+        raise InvalidTypeError(f"file objects are read from their file descriptor: pass open(path, "
                         f"'rb') (got {type(f).__name__}; for compressed or wrapped streams pass "
                         "the bytes, e.g. np.frombuffer(f.read(), np.uint8))")
 
@@ -271,7 +272,7 @@ def open_source(data: Any, direct: bool = False) -> ArraySource | FileSource:
         return ArraySource(np.frombuffer(data.getbuffer(), np.uint8)[data.tell():])
     if is_file_source(data):
         return FileSource(data, direct=direct)
-    raise TypeError(f"cannot stream a {type(data).__name__}: give a NumPy array, a path, an "
+    raise InvalidTypeError(f"cannot stream a {type(data).__name__}: give a NumPy array, a path, an "
                     "open binary file or a list of paths")
 
 

@@ -22,6 +22,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from warplab.core import ntcopy
+from warplab.core.errors import InvalidValueError
 
 PAGE = 4096
 MIN_CLASS = 1 << 16
@@ -51,10 +52,10 @@ def env_bytes(name: str) -> int | None:
     try:
         value = int(num) * _SUFFIX[suffix]
     except ValueError:
-        raise ValueError(f"{name}={os.environ[name]!r} is not a size (e.g. 4096, 64K, 1M)") \
+        raise InvalidValueError(f"{name}={os.environ[name]!r} is not a size (e.g. 4096, 64K, 1M)") \
             from None
     if value < 0:
-        raise ValueError(f"{name} must not be negative")
+        raise InvalidValueError(f"{name} must not be negative")
     return value
 
 
@@ -239,7 +240,7 @@ def plan_chunk(total_bytes: int, unit_bytes: int, backend: str, rate: Rates | No
     force tiny chunks with it).
     """
     if unit_bytes < 1:
-        raise ValueError("unit_bytes must be >= 1")
+        raise InvalidValueError("unit_bytes must be >= 1")
     forced = override if override is not None else env_bytes("WARPLAB_STREAM_CHUNK")
     if forced is not None:
         chunk = max(1, forced)
@@ -258,7 +259,7 @@ def plan_chunk(total_bytes: int, unit_bytes: int, backend: str, rate: Rates | No
 def chunk_bounds(size: int, chunk: int) -> list[tuple[int, int]]:
     """``[(start, stop), ...]`` of ``size`` elements in chunks of ``chunk`` (the last shorter)."""
     if chunk < 1:
-        raise ValueError("chunk must be >= 1")
+        raise InvalidValueError("chunk must be >= 1")
     return [(a, min(a + chunk, size)) for a in range(0, size, chunk)]
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from warplab.core.sources import ArraySource, FileSource, open_source, split
 from warplab.core.staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_pool,
                       stream_min_bytes, threads)
+from warplab.core.errors import InvalidValueError
 
 RING = 4
 #: Smallest piece of a chunk one worker fills (smaller chunks take fewer workers).
@@ -111,7 +112,7 @@ def stream(data: Any, chunk_fn: Callable[[Any, int], Any], combine: Callable[[li
     if host == "auto":
         host = os.environ.get("WARPLAB_STREAM_HOST", "").strip() or "auto"
     if host not in HOST_MODES:
-        raise ValueError(f"host must be one of {', '.join(HOST_MODES)}, not {host!r}")
+        raise InvalidValueError(f"host must be one of {', '.join(HOST_MODES)}, not {host!r}")
     own = not isinstance(data, (ArraySource, FileSource))
     src = open_source(data, direct) if own else data
     try:

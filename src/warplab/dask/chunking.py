@@ -20,6 +20,7 @@ import numpy as np
 
 import dask.array as da
 from dask.highlevelgraph import HighLevelGraph
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: Largest chunk :func:`plan` makes, per chunk kind (bytes).
 MAX_CHUNK_BYTES = {"cupy": 4 << 30, "numpy": 256 << 20}
@@ -32,7 +33,7 @@ def module_of(a: Any) -> str:
         return "numpy"
     if is_cupy(a):
         return "cupy"
-    raise TypeError(f"warplab.dask: chunks must be NumPy or CuPy arrays, got "
+    raise InvalidTypeError(f"warplab.dask: chunks must be NumPy or CuPy arrays, got "
                     f"{type(a).__module__}.{type(a).__name__}")
 
 
@@ -62,7 +63,7 @@ def check_chunk(block: Any, k: str) -> Any:
     array whose chunks mix NumPy and CuPy: its meta says one, a chunk is the other)."""
     got = module_of(block)
     if got != k:
-        raise TypeError(f"warplab.dask: mixed chunk types: a {got} chunk in an array whose "
+        raise InvalidTypeError(f"warplab.dask: mixed chunk types: a {got} chunk in an array whose "
                         f"meta says {k}; make every chunk one kind first, e.g. "
                         f"x.map_blocks({k}.asarray)")
     return block
@@ -81,7 +82,7 @@ def require_known(x: da.Array, what: str, axes: Sequence[int] | None = None) -> 
     """``ValueError`` when the chunk sizes of ``axes`` (default all) are unknown (NaN)."""
     for ax in range(x.ndim) if axes is None else axes:
         if any(math.isnan(c) for c in x.chunks[ax]):
-            raise ValueError(f"{what}: the array has unknown chunk sizes along axis {ax} "
+            raise InvalidValueError(f"{what}: the array has unknown chunk sizes along axis {ax} "
                              f"(NaN); call x.compute_chunk_sizes() first")
 
 
@@ -149,7 +150,7 @@ def fan_in(nblocks: int, given: int | None = None) -> int:
     current client (at least 2)."""
     if given is not None:
         if int(given) < 2:
-            raise ValueError(f"split_every must be >= 2, got {given}")
+            raise InvalidValueError(f"split_every must be >= 2, got {given}")
         return int(given)
     return max(2, -(-max(1, nblocks) // n_workers()))
 

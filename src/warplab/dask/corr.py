@@ -28,6 +28,7 @@ import warplab
 from warplab.families.corr.pairs import CorrPairs, check_selection
 
 from warplab.dask.chunking import as_dask, check_chunk, kind, require_known, xp_of
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["corrcoef", "corr_pairs"]
 
@@ -41,9 +42,9 @@ def _series(x: Any, y: Any, rowvar: bool) -> da.Array:
     arrays = [as_dask(a) for a in (x, y) if a is not None]
     for a in arrays:
         if a.ndim > 2:
-            raise ValueError(f"corrcoef takes 1-D or 2-D data, got {a.ndim} dimensions")
+            raise InvalidValueError(f"corrcoef takes 1-D or 2-D data, got {a.ndim} dimensions")
         if np.dtype(a.dtype).kind not in "biuf":
-            raise TypeError(f"corrcoef takes real numbers, got dtype {a.dtype}")
+            raise InvalidTypeError(f"corrcoef takes real numbers, got dtype {a.dtype}")
     arrays = [a[None, :] if a.ndim == 1 else a for a in arrays]
     if not rowvar:
         arrays = [a if a.shape[0] == 1 else a.T for a in arrays]
@@ -57,7 +58,7 @@ def _series(x: Any, y: Any, rowvar: bool) -> da.Array:
 def _precision(precision: str | None) -> str:
     p = precision or "float64"
     if p not in PRECISIONS:
-        raise ValueError(f"unknown precision {p!r}; valid: {', '.join(PRECISIONS)}")
+        raise InvalidValueError(f"unknown precision {p!r}; valid: {', '.join(PRECISIONS)}")
     return p
 
 
@@ -136,7 +137,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     xs = _series(x, y, rowvar)
     res = np.dtype(np.float64 if dtype is None else dtype)
     if res.kind != "f":
-        raise TypeError(f"corrcoef: dtype must be a float dtype, got {res}")
+        raise InvalidTypeError(f"corrcoef: dtype must be a float dtype, got {res}")
     m, n = (int(s) for s in xs.shape)
     if m <= 1 or n < 2:
         shape = () if m == 1 else (m, m)

@@ -23,6 +23,7 @@ from dask.highlevelgraph import HighLevelGraph
 import warplab
 
 from warplab.dask.chunking import fan_in, plan
+from warplab.core.errors import InvalidValueError
 
 __all__ = ["histogram_files", "byte_ranges"]
 
@@ -50,7 +51,7 @@ def _size(path: str) -> int:
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(f"is a directory: {path!r}")
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"not a regular file (a FIFO, device or socket has no size to split): "
+        raise InvalidValueError(f"not a regular file (a FIFO, device or socket has no size to split): "
                          f"{path!r}")
     if not os.access(path, os.R_OK):
         raise PermissionError(f"no read permission: {path!r}")
@@ -108,7 +109,7 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
     if chunk_bytes is None:
         chunk_bytes = plan(total, chunk_kind="numpy" if device == "cpu" else "cupy").chunk_bytes
     if int(chunk_bytes) < 1:
-        raise ValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
+        raise InvalidValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
     ranges = byte_ranges(paths, sizes, int(chunk_bytes)) or [(None, 0, 0)]
     name = "wl-files-" + dask.base.tokenize(paths, sizes, bins, chunk_bytes, device)
     fn = partial(_count_range, bins=bins, device=device)

@@ -22,6 +22,7 @@ import warplab
 
 from warplab.dask.chunking import array_from_tree, as_dask, check_chunk, fan_in, is_cupy, kind, tree, xp_of
 from warplab.dask.reductions import max as _max, min as _min
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["byte_histogram", "histogram", "bincount"]
 
@@ -34,11 +35,11 @@ def _aligned(w: da.Array, x: da.Array, message: str) -> da.Array:
     each pair of chunks is checked by the chunk function (NumPy's error) when it runs."""
     if any(math.isnan(v) for v in (*w.shape, *x.shape)):
         if w.numblocks != x.numblocks:
-            raise ValueError(f"{message} (unknown chunk sizes: the weights need as many chunks "
+            raise InvalidValueError(f"{message} (unknown chunk sizes: the weights need as many chunks "
                              f"as the data, {x.numblocks} against {w.numblocks})")
         return w
     if w.shape != x.shape:
-        raise ValueError(message)
+        raise InvalidValueError(message)
     return w if w.chunks == x.chunks else w.rechunk(x.chunks)
 
 def _per_block(x: da.Array, fn: Any, nbins: int, dtype: Any, *others: Any) -> da.Array:
@@ -79,7 +80,7 @@ def byte_histogram(data: Any, bins: Any = "bytes", *, split_every: int | None = 
     Returns a lazy ``(nbins,)`` int64 array of the chunks' kind."""
     x = _flat(data)
     if np.dtype(x.dtype) not in (np.dtype(np.uint8), np.dtype(np.int8)):
-        raise TypeError(f"byte_histogram needs uint8 or int8 data, got dtype {x.dtype}")
+        raise InvalidTypeError(f"byte_histogram needs uint8 or int8 data, got dtype {x.dtype}")
     nbins = int(warplab.byte_histogram(np.zeros(0, np.uint8), bins, device="cpu").shape[0])
     parts = _per_block(x, partial(_byte_chunk, k=kind(x), bins=bins), nbins, np.int64)
     return _tree_sum(parts, split_every)
@@ -104,7 +105,7 @@ def _auto_range(mn: Any, mx: Any) -> tuple[Any, Any]:
     if lo > hi:  # every chunk was empty (sizes unknown until computed): NumPy's (0, 1)
         return lo.dtype.type(0), lo.dtype.type(1)
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+        raise InvalidValueError(f"autodetected range of [{lo}, {hi}] is not finite")
     return lo, hi
 
 
@@ -136,10 +137,10 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     """
     x = _flat(a)
     if isinstance(bins, str):
-        raise ValueError(f"bins={bins!r}: estimator bins need the whole data; pass a bin "
+        raise InvalidValueError(f"bins={bins!r}: estimator bins need the whole data; pass a bin "
                          f"count (with or without range) or an edges array")
     if np.dtype(x.dtype).kind not in "biuf":
-        raise TypeError(f"histogram takes booleans, integers or floats, got dtype {x.dtype}")
+        raise InvalidTypeError(f"histogram takes booleans, integers or floats, got dtype {x.dtype}")
     k = kind(x)
     others: list[da.Array] = []
     acc = wd = None
@@ -155,7 +156,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     else:
         nbins = int(bins)
         if nbins < 1:
-            raise ValueError("`bins` must be positive, when an integer")
+            raise InvalidValueError("`bins` must be positive, when an integer")
     rng: Any = range
     if range is None and not edges_given and x.size != 0:  # NaN (unknown sizes) too
         rng = dask.delayed(_auto_range)(_min(x), _max(x))
@@ -204,13 +205,13 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
     until computed; a negative value raises NumPy's ``ValueError`` when computed."""
     a = as_dask(x)
     if a.ndim != 1:
-        raise ValueError(f"bincount needs a 1-D array, got {a.ndim} dimensions")
+        raise InvalidValueError(f"bincount needs a 1-D array, got {a.ndim} dimensions")
     if np.dtype(a.dtype).kind not in "biu":
-        raise TypeError(f"bincount needs non-negative integers, got dtype {a.dtype}")
+        raise InvalidTypeError(f"bincount needs non-negative integers, got dtype {a.dtype}")
     if minlength is None:
-        raise TypeError("use 0 instead of None for minlength")
+        raise InvalidTypeError("use 0 instead of None for minlength")
     if int(minlength) < 0:
-        raise ValueError("'minlength' must not be negative")
+        raise InvalidValueError("'minlength' must not be negative")
     k = kind(a)
     others: list[da.Array] = []
     dtype = np.dtype(np.int64)

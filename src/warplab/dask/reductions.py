@@ -31,6 +31,7 @@ from dask.array.utils import meta_from_array
 import warplab
 
 from warplab.dask.chunking import as_dask, check_chunk, concat_nested, fan_in, kind, xp_of
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 try:  # NumPy 2
     from numpy.lib.array_utils import normalize_axis_tuple
@@ -53,7 +54,7 @@ def _kept(shape: tuple, axes: tuple[int, ...]) -> tuple:
 def _check_dtype(x: da.Array) -> None:
     dt = np.dtype(x.dtype)
     if dt.kind not in "biuf":
-        raise TypeError(f"warplab.dask reductions take booleans, integers or floats, got "
+        raise InvalidTypeError(f"warplab.dask reductions take booleans, integers or floats, got "
                         f"dtype {dt}")
 
 
@@ -150,7 +151,7 @@ def _extreme(a: Any, op: str, axis: Any, keepdims: bool, every: int | None) -> d
     axes = _axes(axis, x.ndim)
     if _reduced_size(x, axes) == 0:
         name = "minimum" if op == "min" else "maximum"
-        raise ValueError(f"zero-size array to reduction operation {name} which has no "
+        raise InvalidValueError(f"zero-size array to reduction operation {name} which has no "
                          f"identity")
     k = kind(x)
     agg = partial(_extreme_agg, k=k, op=op)
@@ -249,7 +250,7 @@ def _moments(a: Any, stat: str, axis: Any, dtype: Any, keepdims: bool, ddof: Any
            np.var(probe, dtype=dtype)).dtype
     size = _reduced_size(x, axes)
     if stat != "mean" and not math.isnan(size) and ddof >= size:
-        raise ValueError(f"ddof ({ddof}) must be smaller than the number of elements "
+        raise InvalidValueError(f"ddof ({ddof}) must be smaller than the number of elements "
                          f"reduced ({size})")
     k = kind(x)
     cast = None if dtype is None else np.dtype(dtype)
@@ -290,7 +291,7 @@ def series_stats(x: Any, *, split_every: int | None = None) -> tuple[da.Array, d
     """
     x = as_dask(x)
     if x.ndim != 2:
-        raise ValueError(f"series_stats needs a 2-D array (series x values), got "
+        raise InvalidValueError(f"series_stats needs a 2-D array (series x values), got "
                          f"{x.ndim} dimensions")
     _check_dtype(x)
     out = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)

@@ -15,17 +15,14 @@ one line on stderr and exit with status 2; anything else is a bug and shows its 
 from __future__ import annotations
 
 import argparse
-import linecache
 import sys
-from pathlib import Path
 from typing import NoReturn, Sequence
 
 from warplab.lab import commands
 from warplab.lab.console import csv, parse_size, timing_args
-from warplab.core.errors import WarplabError
+from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, UsageError
 from warplab.lab.campaigns import CAMPAIGNS
 
-_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,22 +102,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def is_user_error(exc: BaseException) -> bool:
-    """True for an error about what the user asked for: a device or file problem, or a
-    ``ValueError``/``TypeError`` that warplab raised on purpose (its innermost frame is a
-    ``raise`` statement in warplab's own source). A ``TypeError`` from Python itself or from a
-    library inside warplab is a bug, not a user mistake."""
-    if isinstance(exc, (WarplabError, OSError, NotImplementedError, MemoryError)):
-        return True
-    if not isinstance(exc, (ValueError, TypeError)):
-        return False
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if tb is None:
-        return False
-    path = Path(tb.tb_frame.f_code.co_filename).resolve()
-    line = linecache.getline(str(path), tb.tb_lineno).strip()
-    return _PACKAGE in path.parents and line.startswith("raise")
+    """True for an error about what the user asked for: warplab's :class:`UsageError` (bad
+    values, types, names, options), a device problem (no GPU, out of memory) or a file or
+    host-memory problem. Anything else (a plain ``ValueError``/``TypeError`` from Python or a
+    library, a kernel that does not compile) is a bug and shows its traceback."""
+    return isinstance(exc, (UsageError, DeviceUnavailableError, DeviceOutOfMemoryError,
+                            OSError, MemoryError, NotImplementedError))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,6 +24,7 @@ from rich.progress import (
 
 from warplab.lab.harness.measure import Settings
 from warplab.core import registry
+from warplab.core.errors import InvalidValueError
 
 console = Console()  # the terminal's width (or COLUMNS; 80 when not a terminal)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -61,7 +62,7 @@ def settings(args: argparse.Namespace, campaign: Any | None) -> Settings:
     runs = args.runs if args.runs is not None else (campaign.runs if campaign else 20)
     warmup = args.warmup if args.warmup is not None else (campaign.warmup if campaign else 3)
     if runs < 1 or warmup < 0:
-        raise ValueError("--runs must be >= 1 and --warmup >= 0")
+        raise InvalidValueError("--runs must be >= 1 and --warmup >= 0")
     return Settings(runs=runs, warmup=warmup, pinned=args.pinned,
                     max_seconds=args.max_seconds, flush_l2=args.flush_l2)
 

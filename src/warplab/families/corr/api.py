@@ -17,6 +17,7 @@ from warplab.families.corr import small_cuda, tiles
 from warplab.families.corr.nan import pairwise_complete
 from warplab.families.corr.spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
 from warplab.families.corr.tiles import full_matrix, warn_invalid
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 
 def series_layout(x: Any, y: Any, rowvar: bool) -> tuple[int, int, np.dtype]:
@@ -28,17 +29,17 @@ def series_layout(x: Any, y: Any, rowvar: bool) -> tuple[int, int, np.dtype]:
         if a is None:
             continue
         if a.dtype.kind not in "biuf":
-            raise TypeError(f"corrcoef supports real numeric data, got {name} of dtype "
+            raise InvalidTypeError(f"corrcoef supports real numeric data, got {name} of dtype "
                             f"{a.dtype}")
         if a.ndim > 2:
-            raise ValueError(f"corrcoef: {name} has more than 2 dimensions ({a.ndim}-D)")
+            raise InvalidValueError(f"corrcoef: {name} has more than 2 dimensions ({a.ndim}-D)")
         shape = (1, int(a.size)) if a.ndim < 2 else tuple(int(s) for s in a.shape)
         if not rowvar and shape[0] != 1:
             shape = shape[::-1]
         shapes.append(shape)
         dtypes.append(np.dtype(a.dtype))
     if len(shapes) == 2 and shapes[0][1] != shapes[1][1]:
-        raise ValueError(f"corrcoef: x and y must have the same number of observations, got "
+        raise InvalidValueError(f"corrcoef: x and y must have the same number of observations, got "
                          f"{shapes[0][1]} and {shapes[1][1]} (shapes after rowvar: "
                          f"{shapes[0]} and {shapes[1]})")
     if len(shapes) == 1:
@@ -80,7 +81,7 @@ def result_dtype(data_dtype: Any, dtype: Any) -> np.dtype:
         return np.result_type(data_dtype, np.float64)
     dt = np.dtype(dtype)
     if dt not in OUT_DTYPES:
-        raise TypeError(f"corrcoef dtype must be float16, float32 or float64, got {dt}")
+        raise InvalidTypeError(f"corrcoef dtype must be float16, float32 or float64, got {dt}")
     return dt
 
 
@@ -88,13 +89,13 @@ def _check_out(out: Any, m: int, dtype: np.dtype) -> None:
     if out is None:
         return
     if not hasattr(out, "shape") or not hasattr(out, "dtype"):
-        raise ValueError(f"out must be a NumPy or CuPy array of shape ({m}, {m}), got "
+        raise InvalidValueError(f"out must be a NumPy or CuPy array of shape ({m}, {m}), got "
                          f"{type(out).__name__}")
     if tuple(out.shape) != (m, m) or np.dtype(out.dtype) != dtype:
-        raise ValueError(f"out must have shape ({m}, {m}) and dtype {dtype}, got shape "
+        raise InvalidValueError(f"out must have shape ({m}, {m}) and dtype {dtype}, got shape "
                          f"{tuple(out.shape)} and dtype {out.dtype}")
     if not isinstance(out, np.ndarray) and not hasattr(out, "__cuda_array_interface__"):
-        raise ValueError("out must be a NumPy array (or memory map) or a CuPy array")
+        raise InvalidValueError("out must be a NumPy array (or memory map) or a CuPy array")
 
 
 def _host_memory() -> int | None:
@@ -227,7 +228,7 @@ def _plan(x: Any, y: Any, rowvar: bool, dtype: Any, precision: str | None,
     backend, the variant, and ``fused_small``'s launch where it runs on x as it is."""
     precision = check_precision(precision)
     if nan_policy not in NAN_POLICIES:
-        raise ValueError(f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
+        raise InvalidValueError(f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
     on_device = _side(x) != "host" or (y is not None and _side(y) != "host")
     m, n, data_dt = series_layout(x, y, rowvar)
     res_dt = result_dtype(data_dt, dtype)
@@ -241,7 +242,7 @@ def _plan(x: Any, y: Any, rowvar: bool, dtype: Any, precision: str | None,
 
         ok, why = gram_ok()
         if not ok:
-            raise ValueError(f"corrcoef variant 'tc_gram' is not available here: {why}; use "
+            raise InvalidValueError(f"corrcoef variant 'tc_gram' is not available here: {why}; use "
                              f"variant='tiled_smem'")
     v = _registry.choose("corrcoef", backend, CorrProblem(m, n, data_dt, precision, on_device),
                          variant)
@@ -300,14 +301,14 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
     if backend == "cpu":
         host = _host_memory()
         if out is None and host is not None and m * m * res_dt.itemsize > host:
-            raise ValueError(f"corrcoef: the {m} x {m} {res_dt} result needs "
+            raise InvalidValueError(f"corrcoef: the {m} x {m} {res_dt} result needs "
                              f"{m * m * res_dt.itemsize / 1e9:.1f} GB, more than this host's "
                              f"memory; pass out=numpy.memmap(...)")
         return out is None and need <= tiles.CPU_TILE_BYTES
     if need <= tiles.DEVICE_SHARE * tiles.free_device_bytes():
         return True
     if out is None and on_device:
-        raise ValueError(f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
+        raise InvalidValueError(f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
                          f"of GPU memory (free: {tiles.free_device_bytes() / 1e9:.1f} GB); "
                          f"pass out= a host array or numpy.memmap to write it tile by tile")
     return False

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from warplab.core.device import cuda_available, device_errors
-from warplab.core.errors import DeviceUnavailableError
+from warplab.core.errors import DeviceUnavailableError, InvalidTypeError, InvalidValueError
 from warplab.families.corr import gram_cuda
 
 __all__ = ["GRAM_PRECISIONS", "gram", "gram_available", "gram_error_bound", "gram_reference",
@@ -43,20 +43,20 @@ def gram_available() -> bool:
 
 def _check_precision(precision: str) -> None:
     if precision not in GRAM_PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; choose one of {GRAM_PRECISIONS}")
+        raise InvalidValueError(f"unknown precision {precision!r}; choose one of {GRAM_PRECISIONS}")
 
 
 def _check_operand(name: str, x: Any, cupy: Any) -> None:
     if not isinstance(x, cupy.ndarray):
-        raise TypeError(f"gram: {name} must be a CuPy array, not {type(x).__name__}")
+        raise InvalidTypeError(f"gram: {name} must be a CuPy array, not {type(x).__name__}")
     if x.ndim != 2:
-        raise ValueError(f"gram: {name} must be 2-D (series x samples), got shape {x.shape}")
+        raise InvalidValueError(f"gram: {name} must be 2-D (series x samples), got shape {x.shape}")
     if x.dtype not in _FLOATS:
-        raise ValueError(f"gram: {name} must be float32 or float64, got {x.dtype}")
+        raise InvalidValueError(f"gram: {name} must be float32 or float64, got {x.dtype}")
     if not x.flags.c_contiguous:
-        raise ValueError(f"gram: {name} must be C-contiguous")
+        raise InvalidValueError(f"gram: {name} must be C-contiguous")
     if max(x.shape) > _MAX_DIM:
-        raise ValueError(f"gram: {name} has a dimension over {_MAX_DIM}: {x.shape}")
+        raise InvalidValueError(f"gram: {name} has a dimension over {_MAX_DIM}: {x.shape}")
 
 
 @device_errors
@@ -109,10 +109,10 @@ def gram(a: Any, b: Any = None, *, precision: str = "float64", out: Any = None,
     if b is not None:
         _check_operand("b", b, cupy)
         if b.dtype != a.dtype:
-            raise ValueError(f"gram: a and b must have the same dtype, got {a.dtype} and "
+            raise InvalidValueError(f"gram: a and b must have the same dtype, got {a.dtype} and "
                              f"{b.dtype}")
         if b.shape[1] != a.shape[1]:
-            raise ValueError(f"gram: a and b need the same number of columns, got {a.shape} "
+            raise InvalidValueError(f"gram: a and b need the same number of columns, got {a.shape} "
                              f"and {b.shape}")
     ma, n = a.shape
     mb = ma if b is None else b.shape[0]
@@ -121,9 +121,9 @@ def gram(a: Any, b: Any = None, *, precision: str = "float64", out: Any = None,
         out = cupy.empty((ma, mb), dtype=res_dtype)
     else:
         if not isinstance(out, cupy.ndarray):
-            raise TypeError(f"gram: out must be a CuPy array, not {type(out).__name__}")
+            raise InvalidTypeError(f"gram: out must be a CuPy array, not {type(out).__name__}")
         if out.shape != (ma, mb) or out.dtype != res_dtype or not out.flags.c_contiguous:
-            raise ValueError(f"gram: out must be a C-contiguous {res_dtype} array of shape "
+            raise InvalidValueError(f"gram: out must be a C-contiguous {res_dtype} array of shape "
                              f"{(ma, mb)}, got {out.dtype} {out.shape}"
                              f"{'' if out.flags.c_contiguous else ' (not C-contiguous)'}")
     if ma == 0 or mb == 0:
@@ -170,7 +170,7 @@ def gram_reference(a: Any, b: Any = None, precision: str = "float64") -> np.ndar
     h_a = np.asarray(a.get() if hasattr(a, "get") else a)
     h_b = h_a if b is None else np.asarray(b.get() if hasattr(b, "get") else b)
     if h_a.ndim != 2 or h_b.ndim != 2 or h_a.shape[1] != h_b.shape[1]:
-        raise ValueError(f"gram_reference: need 2-D operands with equal columns, got "
+        raise InvalidValueError(f"gram_reference: need 2-D operands with equal columns, got "
                          f"{h_a.shape} and {h_b.shape}")
     if precision == "float64":
         return h_a.astype(np.float64) @ h_b.astype(np.float64).T

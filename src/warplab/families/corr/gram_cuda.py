@@ -16,6 +16,7 @@ import numpy as np
 
 from warplab.core import fastpath
 from warplab.core.loader import defines, get_kernel
+from warplab.core.errors import InvalidValueError
 
 SOURCE = Path(__file__).with_name("gram.cu")
 MAX_BLOCKS = 2**31 - 1
@@ -159,7 +160,7 @@ def config_of(name: str) -> GramConfig:
     try:
         return CONFIGS[name]
     except KeyError:
-        raise ValueError(f"unknown gram config {name!r}; choose one of {tuple(CONFIGS)}") \
+        raise InvalidValueError(f"unknown gram config {name!r}; choose one of {tuple(CONFIGS)}") \
             from None
 
 
@@ -189,19 +190,19 @@ def _plan(precision: str, dt: np.dtype, ma: int, mb: int, n: int, sym: bool, ali
     cfg = config_of(config)
     mode = MODES[precision]
     if mode != 0 and dt != np.float32:
-        raise ValueError(f"gram precision {precision!r} reads float32 input, not {dt}")
+        raise InvalidValueError(f"gram precision {precision!r} reads float32 input, not {dt}")
     if cc < cfg.min_cc:
-        raise ValueError(f"gram config {config!r} needs compute capability {cfg.min_cc / 10:.1f}"
+        raise InvalidValueError(f"gram config {config!r} needs compute capability {cfg.min_cc / 10:.1f}"
                          f" or newer, this device has {cc / 10:.1f}")
     blocks = block_count(ma, mb, sym, cfg.tile)
     if blocks > MAX_BLOCKS:
-        raise ValueError(f"gram of {ma} x {mb} needs {blocks} blocks, more than {MAX_BLOCKS}")
+        raise InvalidValueError(f"gram of {ma} x {mb} needs {blocks} blocks, more than {MAX_BLOCKS}")
     for stages in range(cfg.stages, 1, -1):
         smem = cfg.smem_bytes(mode, dt.itemsize, stages)
         if smem <= smem_limit:
             break
     else:
-        raise ValueError(f"gram needs {smem} bytes of shared memory per block; this device "
+        raise InvalidValueError(f"gram needs {smem} bytes of shared memory per block; this device "
                          f"allows {smem_limit}")
     return GramPlan(mode, dt, stages, aligned and vector_copies_ok(n, dt.itemsize), sym, blocks,
                     cfg.threads(mode), smem, config)

@@ -19,6 +19,7 @@ from warplab.families.corr import tiles
 from warplab.families.corr.api import stack_series
 from warplab.families.corr.spec import CorrProblem, check_precision, work_itemsize
 from warplab.families.corr.tiles import finish, upper_tiles, warn_invalid
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: Largest device tile side (bounds the latency and temporaries of one tile).
 MAX_DEVICE_TILE = 16384
@@ -36,17 +37,17 @@ def check_selection(threshold: Any, top_k: Any) -> tuple[float | None, int | Non
     """(threshold, top_k) of a ``corr_pairs`` call, checked: exactly one of them, a threshold
     in [0, 1], a top_k int > 0 (``warplab.dask.corr_pairs`` checks the same way)."""
     if (threshold is None) == (top_k is None):
-        raise ValueError("corr_pairs needs exactly one of threshold= and top_k=")
+        raise InvalidValueError("corr_pairs needs exactly one of threshold= and top_k=")
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise TypeError(f"threshold must be a number in [0, 1], got {threshold!r}")
+            raise InvalidTypeError(f"threshold must be a number in [0, 1], got {threshold!r}")
         if not 0.0 <= float(threshold) <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {threshold}")
+            raise InvalidValueError(f"threshold must be in [0, 1], got {threshold}")
         return float(threshold), None
     if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral):
-        raise TypeError(f"top_k must be an int > 0, got {top_k!r}")
+        raise InvalidTypeError(f"top_k must be an int > 0, got {top_k!r}")
     if top_k <= 0:
-        raise ValueError(f"top_k must be > 0, got {top_k}")
+        raise InvalidValueError(f"top_k must be > 0, got {top_k}")
     return None, int(top_k)
 
 

@@ -49,6 +49,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from warplab.core.errors import InvalidValueError
 
 #: Digits of the full split (``Y = rint(y 2^56)``: 8 digits of 8 bits, the top one signed).
 DIGITS = 8
@@ -156,7 +157,7 @@ class RowMaxima:
         """From the column maxima of :func:`row_stats` (length STATS)."""
         m = [float(v) for v in np.asarray(maxima, np.float64).ravel()]
         if len(m) != STATS:
-            raise ValueError(f"need {STATS} maxima, got {len(m)}")
+            raise InvalidValueError(f"need {STATS} maxima, got {len(m)}")
         return cls(tuple(m[:DIGITS]), tuple(m[DIGITS:2 * DIGITS]), m[-2], m[-1])
 
 
@@ -168,7 +169,7 @@ def slices_error_bound(s: int, n: int, maxima: RowMaxima) -> float:
     """Bound on ``|r_ij - z_i . z_j|`` for every pair when ``s`` slices are kept (see the
     module docstring): representation + dropped levels + combine rounding."""
     if not 1 <= s <= DIGITS:
-        raise ValueError(f"slices must be in 1..{DIGITS}, got {s}")
+        raise InvalidValueError(f"slices must be in 1..{DIGITS}, got {s}")
     wide = 1 + (n + 16) * U          # the GPU's rounded sums and square roots
     nu = 1 + (n + 8) * U             # |z_i|_2 of a normalised row
     c, n1 = maxima.c, maxima.n1 * wide
@@ -292,7 +293,7 @@ def level_products(digits: np.ndarray, s: int, rows: slice = slice(None),
     d = digits.astype(np.float64)
     n = digits.shape[2]
     if n * s * PRODUCT_MAX >= 2**53:
-        raise ValueError("level sums would not be exact in float64; emulate fewer values")
+        raise InvalidValueError("level sums would not be exact in float64; emulate fewer values")
     return [sum(d[t - 1, rows] @ d[level - t - 1, cols].T for t in range(1, level))
             .astype(np.int64) for level in range(2, s + 2)]
 

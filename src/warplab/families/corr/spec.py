@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warplab.families.corr.slices import NOMINAL_SLICES, TARGETS
+from warplab.core.errors import InvalidValueError
 
 #: ``precision=``: what the Gram products run in (see ``api.corrcoef``).
 PRECISIONS = ("float64", "float32", "tf32")
@@ -46,7 +47,7 @@ def check_precision(precision: str | None) -> str:
     if precision is None:
         return "float64"
     if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+        raise InvalidValueError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
     return precision
 
 

@@ -22,6 +22,7 @@ from warplab.core.outputs import check_out, cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, empty
 from warplab.families.matmul.cuda import REGTILES, prepared_regtile
 from warplab.families.matmul.spec import DTYPES, MatmulProblem
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: ``matmul``'s plans (:class:`Plan`) per key (:func:`matmul`'s, :func:`_key`'s).
 _PLANS = fastpath.PlanCache("matmul.plan")
@@ -47,7 +48,7 @@ def result_dtype(a_dtype: Any, b_dtype: Any) -> np.dtype:
     """NumPy's result dtype of ``a @ b`` for float32 / float64 operands; ``TypeError`` else."""
     for dt in (np.dtype(a_dtype), np.dtype(b_dtype)):
         if dt not in DTYPES:
-            raise TypeError(f"matmul supports float32 and float64 arrays, got dtype {dt}")
+            raise InvalidTypeError(f"matmul supports float32 and float64 arrays, got dtype {dt}")
     return np.result_type(a_dtype, b_dtype)
 
 
@@ -146,12 +147,12 @@ def _plan(x: Any, y: Any, out: Any, variant: str | None, device: str | None) -> 
     variant, and for two operands that go to a register-tiled kernel as they are the
     prepared launch."""
     if x.ndim != 2 or y.ndim != 2:
-        raise ValueError(f"matmul needs two 2-D arrays, got shapes {tuple(x.shape)} and "
+        raise InvalidValueError(f"matmul needs two 2-D arrays, got shapes {tuple(x.shape)} and "
                          f"{tuple(y.shape)}")
     dtype = result_dtype(x.dtype, y.dtype)
     (m, k), n = x.shape, y.shape[1]
     if y.shape[0] != k:
-        raise ValueError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not "
+        raise InvalidValueError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not "
                          f"aligned: {k} (columns of a) != {y.shape[0]} (rows of b)")
     on_device = _on_device(x) or _on_device(y)
     check_out(out, (m, n), dtype, on_device, device_why="an operand is on the GPU")

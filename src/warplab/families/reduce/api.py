@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from warplab.families.reduce.plan import call
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 
 def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -72,12 +73,12 @@ def _into(out: Any, r: Any) -> Any:
     on_device = hasattr(r, "__cuda_array_interface__")
     if on_device != hasattr(out, "__cuda_array_interface__") or not hasattr(out, "shape"):
         side = "a CuPy array (the input is on the GPU)" if on_device else "a NumPy array"
-        raise TypeError(f"out must be {side}, got {type(out).__name__}")
+        raise InvalidTypeError(f"out must be {side}, got {type(out).__name__}")
     shape = tuple(getattr(r, "shape", ()))
     if tuple(out.shape) != shape:
-        raise ValueError(f"out has shape {tuple(out.shape)}, the result has shape {shape}")
+        raise InvalidValueError(f"out has shape {tuple(out.shape)}, the result has shape {shape}")
     if not np.can_cast(np.dtype(r.dtype), out.dtype, casting="same_kind"):
-        raise TypeError(f"cannot cast the result from {np.dtype(r.dtype)} to out's dtype "
+        raise InvalidTypeError(f"cannot cast the result from {np.dtype(r.dtype)} to out's dtype "
                         f"{out.dtype} with casting rule 'same_kind'")
     out[...] = r
     return out

@@ -33,6 +33,7 @@ from warplab.core.scalar import empty
 from warplab.families.reduce.axis_spec import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
 from warplab.families.reduce.axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
                         ColsPlan, RowsPlan, _pow2_ceil, group_size, plan_cols, plan_rows)
+from warplab.core.errors import InvalidValueError
 
 SOURCE = Path(__file__).with_name("axis.cu")
 K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
@@ -125,7 +126,7 @@ def _ld(x2d: Any) -> int:
     """Elements between consecutive rows of a 2-D view with contiguous rows."""
     rows, cols = x2d.shape
     if cols > 1 and x2d.strides[1] != x2d.itemsize:
-        raise ValueError("the kernels need contiguous rows (strides[1] == itemsize)")
+        raise InvalidValueError("the kernels need contiguous rows (strides[1] == itemsize)")
     return x2d.strides[0] // x2d.itemsize if rows > 1 else cols
 
 

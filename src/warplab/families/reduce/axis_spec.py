@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from warplab.core.arrays import to_device, to_host
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 try:
     from numpy.exceptions import AxisError
@@ -103,9 +104,9 @@ def check_dtype(dtype: Any, what: str = "input") -> np.dtype:
     (complex: "complex input is not supported"). Performance: host only."""
     dt = np.dtype(dtype)
     if dt.kind == "c":
-        raise TypeError(f"complex {what} is not supported (dtype {dt})")
+        raise InvalidTypeError(f"complex {what} is not supported (dtype {dt})")
     if dt.kind not in "biuf" or dt.itemsize > 8:
-        raise TypeError(f"unsupported {what} dtype {dt}: reductions take bool, int8..int64, "
+        raise InvalidTypeError(f"unsupported {what} dtype {dt}: reductions take bool, int8..int64, "
                         "uint8..uint64, float16, float32 and float64")
     return dt
 
@@ -131,7 +132,7 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
             raise AxisError(i, ndim)
         out.append(i % ndim)
     if len(set(out)) != len(out):
-        raise ValueError("duplicate value in 'axis'")
+        raise InvalidValueError("duplicate value in 'axis'")
     return tuple(sorted(out))
 
 
@@ -189,9 +190,9 @@ def check_ddof(op: str, ddof: Any) -> float:
     """``ddof`` as a float; ``TypeError`` for a non-number or ``ddof`` of an op other than
     var/std."""
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
-        raise TypeError(f"ddof must be a real number, got {ddof!r}")
+        raise InvalidTypeError(f"ddof must be a real number, got {ddof!r}")
     if op not in ("var", "std") and ddof != 0:
-        raise TypeError(f"ddof= applies to var and std only, not {op}")
+        raise InvalidTypeError(f"ddof= applies to var and std only, not {op}")
     return float(ddof)
 
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, flat_contiguous, to_device, to_host
-from warplab.core.errors import DeviceOutOfMemoryError
+from warplab.core.errors import DeviceOutOfMemoryError, InvalidValueError
 from warplab.core.scalar import RESULT_TYPES, as_scalar
 from warplab.families.reduce import plan_axis, streamed
 from warplab.families.reduce.axis_spec import FAMILY as AXIS
@@ -125,7 +125,7 @@ def build(a: Any, on_device: bool, family: str, op: Any, axis: Any, dtype: Any, 
         if variant is not None and not _registry.has("reduce", variant) \
                 and not _registry.has(AXIS, variant):
             names = _registry.variants("reduce") + _registry.variants(AXIS)
-            raise ValueError(f"unknown reduce variant {variant!r}; valid: "
+            raise InvalidValueError(f"unknown reduce variant {variant!r}; valid: "
                              f"{', '.join(v.name for v in names)}")
         if not (axis is not None or keepdims or ddof != 0 or op not in OPS
                 or (variant is not None and not _registry.has("reduce", variant))):
@@ -148,7 +148,7 @@ def _whole(a: Any, on_device: bool, op: str, dtype: Any, work: np.dtype, variant
     if a.size == 0:
         if op in ("min", "max"):
             name = "minimum" if op == "min" else "maximum"
-            raise ValueError(f"zero-size array to reduction operation {name} which has no "
+            raise InvalidValueError(f"zero-size array to reduction operation {name} which has no "
                              "identity")
         return v, lambda x: _empty(s, on_device, cast)
     prepared = getattr(v.fn, "plan", None)

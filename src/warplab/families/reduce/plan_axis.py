@@ -35,6 +35,7 @@ from warplab.families.reduce import axis_cuda, streamed
 from warplab.families.reduce.axis_spec import (F64, FAMILY, OPS, AxisJob, AxisProblem, check_ddof,
                                                check_dtype, deliver, empty_result, normalize_axes,
                                                plan_2d, result_dtype)
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 Plan = tuple  # (Variant | None, Callable[[Any], Any])
 
@@ -73,18 +74,18 @@ def build(a: Any, on_device: bool, op: Any, axis: Any, dtype: Any, keepdims: Any
             ``dtype=`` for var/std; ``ddof`` for ops other than var/std.
     """
     if op not in OPS:
-        raise ValueError(f"unknown reduction op {op!r}; valid: {', '.join(OPS)}")
+        raise InvalidValueError(f"unknown reduction op {op!r}; valid: {', '.join(OPS)}")
     if dtype is not None and op in ("min", "max"):
-        raise TypeError(f"{op} takes no dtype= (as np.{op})")
+        raise InvalidTypeError(f"{op} takes no dtype= (as np.{op})")
     fd = check_ddof(op, ddof)
     check_dtype(a.dtype)
     work = check_dtype(dtype, "dtype=") if dtype is not None else np.dtype(a.dtype)
     if op in ("var", "std") and work.kind != "f" and dtype is not None:
-        raise TypeError(f"{op} takes a floating dtype= only, got {work}")
+        raise InvalidTypeError(f"{op} takes a floating dtype= only, got {work}")
     axes = normalize_axes(axis, a.ndim)
     n = math.prod(a.shape[d] for d in axes)
     if op in ("var", "std") and n > 0 and fd >= n:
-        raise ValueError(f"ddof={fd:g} must be smaller than the number of elements reduced "
+        raise InvalidValueError(f"ddof={fd:g} must be smaller than the number of elements reduced "
                          f"N={n} (NumPy returns inf/nan with a 'Degrees of freedom <= 0' warning)")
     out = result_dtype(op, work, dtype)
     if op == "mean" and out.kind != "f":  # NumPy: the sum in that dtype (wrapping), / N, cast
@@ -177,7 +178,7 @@ def build_stats(a: Any, on_device: bool, device: str | None, again: Callable[...
         ValueError: ``a`` is not 2-D.  TypeError: complex, object or string data.
     """
     if a.ndim != 2:
-        raise ValueError(f"series_stats_rows takes a 2-D (series, values) array, got {a.ndim}-D")
+        raise InvalidValueError(f"series_stats_rows takes a 2-D (series, values) array, got {a.ndim}-D")
     check_dtype(a.dtype)
     out = np.dtype(np.float32) if a.dtype == np.float32 else F64
     backend = _registry.pick_backend(FAMILY, device, None, on_device)

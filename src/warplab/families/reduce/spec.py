@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 OPS = ("sum", "min", "max", "mean")
 #: The reduction lecture's kernels in the lecture's order, then the one-launch variants.
@@ -53,10 +54,10 @@ class ReduceSpec:
 def spec(op: str, dtype: np.dtype) -> ReduceSpec:
     """The spec of ``op`` on ``dtype``; ``ValueError`` / ``TypeError`` for unsupported ones."""
     if op not in OPS:
-        raise ValueError(f"unknown reduction op {op!r}; valid: {', '.join(OPS)}")
+        raise InvalidValueError(f"unknown reduction op {op!r}; valid: {', '.join(OPS)}")
     dt = np.dtype(dtype)
     if dt not in DTYPES:
-        raise TypeError(f"reductions support int32, int64, float32 and float64, got dtype {dt}")
+        raise InvalidTypeError(f"reductions support int32, int64, float32 and float64, got dtype {dt}")
     if op in ("min", "max"):
         return ReduceSpec(op, dt, dt, dt)
     if op == "sum":

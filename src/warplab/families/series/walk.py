@@ -31,6 +31,7 @@ import numpy as np
 
 from warplab.core import registry
 from warplab.core.registry import register
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 FAMILY = "random_walk"
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -210,7 +211,7 @@ def random_walk(m: int, n: int, *, start: float = 100.0, eps: float = 1e-3, seed
     params = WalkParams(_seed(seed), _start(start, dt), _eps(eps))
     nbytes = m * n * dt.itemsize
     if nbytes > MAX_BYTES:
-        raise ValueError(f"random_walk({m}, {n}) would write {nbytes} bytes ({dt}), more than "
+        raise InvalidValueError(f"random_walk({m}, {n}) would write {nbytes} bytes ({dt}), more than "
                          f"the 2**40-byte (1 TiB) limit; ask for fewer or shorter series")
     backend = registry.pick_backend(FAMILY, device, variant, False)
     v = registry.choose(FAMILY, backend, WalkProblem(m, n, dt), variant)
@@ -231,21 +232,21 @@ def _check_device_memory(m: int, n: int, dt: np.dtype, nbytes: int) -> None:
 
     free = cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
     if nbytes > free:
-        raise ValueError(f"random_walk({m}, {n}) needs {nbytes / 2**30:.2f} GiB of GPU memory "
+        raise InvalidValueError(f"random_walk({m}, {n}) needs {nbytes / 2**30:.2f} GiB of GPU memory "
                          f"for its {dt} output but only {free / 2**30:.2f} GiB is free on the "
                          "device; ask for fewer or shorter series, or use device='cpu'")
 
 
 def _count(name: str, value: Any) -> int:
     if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be an int >= 1, got the bool {value!r}")
+        raise InvalidValueError(f"{name} must be an int >= 1, got the bool {value!r}")
     try:
         v = operator.index(value)
     except TypeError:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r} "
+        raise InvalidValueError(f"{name} must be an int >= 1, got {value!r} "
                          f"({type(value).__name__})") from None
     if v < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {v}")
+        raise InvalidValueError(f"{name} must be an int >= 1, got {v}")
     return v
 
 
@@ -253,46 +254,46 @@ def _dtype(dtype: Any) -> np.dtype:
     try:
         dt = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"random_walk supports dtype float32 and float64, got {dtype!r}") from None
+        raise InvalidTypeError(f"random_walk supports dtype float32 and float64, got {dtype!r}") from None
     if dt not in DTYPES:
-        raise TypeError(f"random_walk supports dtype float32 and float64, got {dt}")
+        raise InvalidTypeError(f"random_walk supports dtype float32 and float64, got {dt}")
     return dt
 
 
 def _real(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+        raise InvalidValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
     return float(value)
 
 
 def _eps(eps: Any) -> float:
     e = _real("eps", eps)
     if not 0.0 < e < 1.0:  # NaN fails too
-        raise ValueError(f"eps must lie in the open interval (0, 1), got {e!r}")
+        raise InvalidValueError(f"eps must lie in the open interval (0, 1), got {e!r}")
     return e
 
 
 def _start(start: Any, dt: np.dtype) -> float:
     s = _real("start", start)
     if not math.isfinite(s) or s == 0.0:
-        raise ValueError(f"start must be finite and nonzero, got {s!r}")
+        raise InvalidValueError(f"start must be finite and nonzero, got {s!r}")
     with np.errstate(over="ignore", under="ignore"):
         stored = dt.type(s)
     if not np.isfinite(stored) or stored == 0:
-        raise ValueError(f"start={s!r} is {stored} in {dt}: outside the dtype's range")
+        raise InvalidValueError(f"start={s!r} is {stored} in {dt}: outside the dtype's range")
     return s
 
 
 def _seed(seed: Any) -> int:
     if isinstance(seed, (bool, np.bool_)):
-        raise ValueError(f"seed must be an int in [0, 2**63), got the bool {seed!r}")
+        raise InvalidValueError(f"seed must be an int in [0, 2**63), got the bool {seed!r}")
     try:
         s = operator.index(seed)
     except TypeError:
-        raise ValueError(f"seed must be an int in [0, 2**63), got {seed!r} "
+        raise InvalidValueError(f"seed must be an int in [0, 2**63), got {seed!r} "
                          f"({type(seed).__name__})") from None
     if not 0 <= s < 1 << 63:
-        raise ValueError(f"seed must be an int in [0, 2**63), got {s}")
+        raise InvalidValueError(f"seed must be an int in [0, 2**63), got {s}")
     return s
 
 

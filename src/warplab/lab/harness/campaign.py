@@ -7,6 +7,7 @@ from pathlib import Path
 
 from warplab.core.device import cpu_properties, device_properties
 from warplab.lab.harness import results
+from warplab.core.errors import InvalidValueError
 
 
 def device_meta(backend: str) -> dict:
@@ -27,7 +28,7 @@ def cap_sizes(sizes: tuple[int, ...], backend: str, explicit: bool, cpu_max: int
     kept = [s for s in sizes if s <= limit]
     dropped = [s for s in sizes if s > limit]
     if not kept:
-        raise ValueError(f"no size fits: {list(sizes)} all exceed {limit} bytes on {backend}")
+        raise InvalidValueError(f"no size fits: {list(sizes)} all exceed {limit} bytes on {backend}")
     notes = [f"sizes above {limit} bytes skipped on {backend}: {dropped}"] if dropped else []
     return kept, notes
 

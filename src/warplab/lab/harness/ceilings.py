@@ -44,6 +44,7 @@ import numpy as np
 from warplab.core.device import cache_dir, cpu_properties, device_properties
 from warplab.lab.harness.stats import summarize
 from warplab.lab.harness.timing import time_runs
+from warplab.core.errors import InvalidValueError
 
 TRANSFER_BYTES = 256 << 20
 GEMM_N = {"cuda": 8192, "cpu": 512}
@@ -147,7 +148,7 @@ def host_transfer(backend: str, direction: str, pinned: bool, nbytes: int = TRAN
     """Host-device ceiling for ``direction`` ``"h2d"`` or ``"d2h"``: bytes per second of one
     ``cudaMemcpyAsync`` of ``nbytes``; None on the cpu backend (there is no device)."""
     if direction not in ("h2d", "d2h"):
-        raise ValueError(f"direction must be 'h2d' or 'd2h', not {direction!r}")
+        raise InvalidValueError(f"direction must be 'h2d' or 'd2h', not {direction!r}")
     name = f"{direction}_{'pinned' if pinned else 'pageable'}"
     if backend != "cuda":
         return {f"{name}_gbps": None, f"{name}_method": "needs the cuda backend"}

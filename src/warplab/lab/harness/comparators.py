@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from warplab.core import registry
+from warplab.core.errors import InvalidValueError
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def campaign_targets(family: str, backend: str, providers: tuple[Provider, ...],
         wrong = [v.name for v in vs if v.backend != backend]
         if wrong:
             valid = ", ".join(v.name for v in registry.variants(family, backend))
-            raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} "
+            raise InvalidValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} "
                              f"backend (valid there: {valid})")
     else:
         vs = registry.variants(family, backend)

@@ -34,6 +34,7 @@ from rich.table import Table
 from rich.text import Text
 
 from warplab.lab.harness import results
+from warplab.core.errors import InvalidValueError
 
 RUN_SPECIFIC = frozenset({"runs", "warmup", "rounds", "calls", "held", "checked_rows",
                           "sample_pairs", "max_seconds", "flush_l2", "timestamp",
@@ -60,17 +61,17 @@ def load(path: str | Path) -> dict:
     if not p.exists():
         raise FileNotFoundError(f"no such results file: {p}")
     if p.is_dir():
-        raise ValueError(f"{p} is a folder: name a results JSON file")
+        raise InvalidValueError(f"{p} is a folder: name a results JSON file")
     try:
         doc = json.loads(results.read_text(p))  # .json or .json.gz (as the report reads)
     except (UnicodeDecodeError, OSError, EOFError):
-        raise ValueError(f"{p} is not JSON (not UTF-8 text, or not valid gzip)") from None
+        raise InvalidValueError(f"{p} is not JSON (not UTF-8 text, or not valid gzip)") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{p} is not JSON ({exc.msg}, line {exc.lineno})") from None
+        raise InvalidValueError(f"{p} is not JSON ({exc.msg}, line {exc.lineno})") from None
     try:
         _check(doc)
     except ValueError as exc:
-        raise ValueError(f"{p}: {exc}") from None
+        raise InvalidValueError(f"{p}: {exc}") from None
     return doc
 
 
@@ -79,23 +80,23 @@ def _check(doc: Any) -> None:
     results.validate(doc)
     unit = doc["meta"].get("time_unit", "ms")
     if unit not in _TO_MS:
-        raise ValueError(f"meta.time_unit {unit!r} is none of {', '.join(_TO_MS)}")
+        raise InvalidValueError(f"meta.time_unit {unit!r} is none of {', '.join(_TO_MS)}")
     for i, r in enumerate(doc["results"]):
         if not isinstance(r["params"], dict):
-            raise ValueError(f"results[{i}].params is not an object")
+            raise InvalidValueError(f"results[{i}].params is not an object")
         for f in ("family", "variant", "provider", "backend"):
             if not isinstance(r[f], str):
-                raise ValueError(f"results[{i}].{f} is not a string")
+                raise InvalidValueError(f"results[{i}].{f} is not a string")
         for ph, st in r["phases"].items():
             if st is None or ph not in results.PHASES:
                 continue
             if not isinstance(st, dict):
-                raise ValueError(f"results[{i}].phases.{ph} is not an object")
+                raise InvalidValueError(f"results[{i}].phases.{ph} is not an object")
             for k in ("median", "noise"):
                 v = st[k]
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
                         or v < 0:
-                    raise ValueError(f"results[{i}].phases.{ph}.{k} is not a finite number >= 0")
+                    raise InvalidValueError(f"results[{i}].phases.{ph}.{k} is not a finite number >= 0")
 
 
 # ------------------------------------------------------------------------------- matching
@@ -205,7 +206,7 @@ def compare(doc_a: dict, doc_b: dict, *, threshold: float = 0.0,
     """
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
             or not math.isfinite(threshold) or threshold < 0:
-        raise ValueError(f"--threshold must be a percentage >= 0, not {threshold!r}")
+        raise InvalidValueError(f"--threshold must be a percentage >= 0, not {threshold!r}")
     about_a, about_b = _about(doc_a, sources[0]), _about(doc_b, sources[1])
     warnings = []
     if about_a["device"] != about_b["device"]:

@@ -15,6 +15,7 @@ import functools
 from typing import Any
 
 import numpy as np
+from warplab.core.errors import InvalidValueError
 
 KINDS = ("uniform", "const", "text", "random")
 LEHMER_A = 48271
@@ -142,9 +143,9 @@ def _text_block(seed: int) -> np.ndarray:
 def generate(kind: str, n: int, seed: int = SEED) -> np.ndarray:
     """Host bytes of ``kind`` (see the module docstring) and size ``n``."""
     if kind not in KINDS:
-        raise ValueError(f"unknown data kind {kind!r}; valid: {', '.join(KINDS)}")
+        raise InvalidValueError(f"unknown data kind {kind!r}; valid: {', '.join(KINDS)}")
     if n < 0:
-        raise ValueError(f"size must be >= 0, got {n}")
+        raise InvalidValueError(f"size must be >= 0, got {n}")
     if kind == "uniform":
         return lehmer_bytes(n, seed)
     if kind == "const":

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from warplab.core.errors import InvalidValueError
 
 SCHEMA = 1
 PHASES = ("h2d", "kernel", "d2h", "total")
@@ -96,42 +97,42 @@ def make_result(*, family: str, variant: str, provider: str, backend: str, param
 def validate(doc: Any) -> None:
     """Raise ``ValueError`` naming the first thing in ``doc`` that breaks schema 1."""
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ValueError(f"not a warplab results document of schema {SCHEMA}")
+        raise InvalidValueError(f"not a warplab results document of schema {SCHEMA}")
     meta = doc.get("meta")
     if not isinstance(meta, dict):
-        raise ValueError("meta missing")
+        raise InvalidValueError("meta missing")
     for k in ("device", "versions", "commit", "hostname", "timestamp", "ceilings", "notes"):
         if k not in meta:
-            raise ValueError(f"meta.{k} missing")
+            raise InvalidValueError(f"meta.{k} missing")
     if not isinstance(doc.get("results"), list):
-        raise ValueError("results must be a list")
+        raise InvalidValueError("results must be a list")
     for i, r in enumerate(doc["results"]):
         try:
             _validate_record(i, r)
         except (TypeError, AttributeError, KeyError) as exc:
-            raise ValueError(f"results[{i}] is malformed ({type(exc).__name__}: {exc})") from None
+            raise InvalidValueError(f"results[{i}] is malformed ({type(exc).__name__}: {exc})") from None
 
 
 def _validate_record(i: int, r: Any) -> None:
     if not isinstance(r, dict):
-        raise ValueError(f"results[{i}] is not an object")
+        raise InvalidValueError(f"results[{i}] is not an object")
     missing = [k for k in _RESULT_KEYS if k not in r]
     if missing:
-        raise ValueError(f"results[{i}] lacks {', '.join(missing)}")
+        raise InvalidValueError(f"results[{i}] lacks {', '.join(missing)}")
     if "size" not in r["params"]:
-        raise ValueError(f"results[{i}].params.size missing")
+        raise InvalidValueError(f"results[{i}].params.size missing")
     for p in PHASES:
         st = r["phases"].get(p)
         if st is None:
             continue
         if any(k not in st for k in _STAT_KEYS):
-            raise ValueError(f"results[{i}].phases.{p} lacks statistics")
+            raise InvalidValueError(f"results[{i}].phases.{p} lacks statistics")
         if not st["min"] <= st["q10"] <= st["median"] <= st["q90"] <= st["max"]:
-            raise ValueError(f"results[{i}].phases.{p} quantiles out of order")
+            raise InvalidValueError(f"results[{i}].phases.{p} quantiles out of order")
     if r["verified"] and r["error"]:
-        raise ValueError(f"results[{i}] is verified but carries an error")
+        raise InvalidValueError(f"results[{i}] is verified but carries an error")
     if not r["verified"] and r["gbps"] is not None:
-        raise ValueError(f"results[{i}] is unverified but reports a speed")
+        raise InvalidValueError(f"results[{i}] is unverified but reports a speed")
 
 
 def write(path: str | Path, meta: dict, results: list[dict]) -> Path:

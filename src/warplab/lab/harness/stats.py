@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from warplab.core.errors import InvalidValueError
 
 
 def summarize(samples_ms: Sequence[float]) -> dict:
@@ -13,7 +14,7 @@ def summarize(samples_ms: Sequence[float]) -> dict:
     """
     a = np.asarray(samples_ms, dtype=np.float64)
     if a.size == 0:
-        raise ValueError("no samples")
+        raise InvalidValueError("no samples")
     q10, med, q90 = (float(x) for x in np.quantile(a, [0.1, 0.5, 0.9]))
     return {
         "min": float(a.min()), "q10": q10, "median": med, "q90": q90, "max": float(a.max()),

@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from warplab.lab.harness.results import GLOBS, SCHEMA, read_text
 from warplab.lab.report.groups import END_TO_END_FAMILIES, LATENCY_FAMILIES, assign_configs, assign_series
 from warplab.lab.report.units import parse_timestamp
+from warplab.core.errors import InvalidValueError
 
 PHASES: tuple[str, ...] = ("h2d", "kernel", "d2h", "total")
 STATS: tuple[str, ...] = ("min", "q10", "median", "q90", "max", "noise")
@@ -302,12 +303,12 @@ def read_results_file(path: Path) -> tuple[dict[str, Any] | None, str]:
         text = read_text(path)
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         msg = f"cannot read results file {path}: {exc}"
-        raise ValueError(msg) from None
+        raise InvalidValueError(msg) from None
     try:
         doc = json.loads(text)
     except ValueError as exc:
         msg = f"corrupt results file {path}: not valid JSON ({exc})"
-        raise ValueError(msg) from None
+        raise InvalidValueError(msg) from None
     if not isinstance(doc, dict):
         return None, f"not a warplab results file (a JSON {type(doc).__name__})"
     if "schema" not in doc and "results" not in doc:
@@ -315,10 +316,10 @@ def read_results_file(path: Path) -> tuple[dict[str, Any] | None, str]:
     if doc.get("schema") != SCHEMA:
         msg = (f"unsupported results file {path}: schema {doc.get('schema')!r}, this warplab "
                f"reads schema {SCHEMA}")
-        raise ValueError(msg)
+        raise InvalidValueError(msg)
     if not isinstance(doc.get("results"), list):
         msg = f"corrupt results file {path}: no 'results' list"
-        raise ValueError(msg)
+        raise InvalidValueError(msg)
     return doc, ""
 
 
@@ -359,7 +360,7 @@ def load_results(src: str | Path | Iterable[str | Path]) -> Results:
         else:
             docs.append((i, path, doc))
     if not docs:
-        raise ValueError(f"no warplab results JSON in {where}")
+        raise InvalidValueError(f"no warplab results JSON in {where}")
     sources: list[Source] = []
     rows: list[Row] = []
     for _, path, doc in sorted(docs, key=_run_order):

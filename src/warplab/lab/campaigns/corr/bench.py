@@ -40,6 +40,7 @@ from warplab.lab.campaigns.corr.comparators import CEILING, CORR_PROVIDERS, UPPE
 from warplab.families.corr.pairs import corr_pairs
 from warplab.families.corr.spec import PRECISIONS, CorrProblem, corr_flops, error_bound, work_itemsize
 from warplab.families.corr.tiles import free_device_bytes
+from warplab.core.errors import InvalidValueError
 
 
 @dataclass(frozen=True)
@@ -255,9 +256,9 @@ def check_pairs(x: Any, res: Any, thr: float, bound: float, seed: int = 3
             found &= keys[xp.minimum(pos, keys.size - 1)] == tile_keys
         a = xp.abs(ref)
         if bool(((a >= thr + bound) & upper & ~found).any()):
-            raise ValueError("a pair above the threshold is missing")
+            raise InvalidValueError("a pair above the threshold is missing")
         if bool((found & (a < thr - bound)).any()):
-            raise ValueError("a pair below the threshold was reported")
+            raise InvalidValueError("a pair below the threshold was reported")
         if bool(found.any()):
             got = res.r[pos[found]]
             worst = max(worst, float(xp.abs(got - ref[found]).max()))
@@ -304,19 +305,19 @@ def run_corr(*, campaign: str = "quick", backend: str, json_path: Path | None,
     precisions = list(precisions or PRECISIONS)
     for prec in precisions:
         if prec not in PRECISIONS:
-            raise ValueError(f"unknown precision {prec!r}; valid: {', '.join(PRECISIONS)}")
+            raise InvalidValueError(f"unknown precision {prec!r}; valid: {', '.join(PRECISIONS)}")
     names = list(variant_names or [v.name for v in _registry.variants("corrcoef", backend)])
     for name in names:
         if _registry.get("corrcoef", name).backend != backend:
             valid = ", ".join(v.name for v in _registry.variants("corrcoef", backend))
-            raise ValueError(f"corrcoef variant {name!r} does not run on the {backend} "
+            raise InvalidValueError(f"corrcoef variant {name!r} does not run on the {backend} "
                              f"backend (valid there: {valid})")
     notes: list[str] = []
     cpu = backend == "cpu"
     shapes = list(shapes or (CPU_SHAPES if cpu else c.shapes))
     for m, n in shapes:
         if m < 2 or n < 2:
-            raise ValueError(f"corr shapes need M >= 2 and N >= 2, got M={m} N={n}")
+            raise InvalidValueError(f"corr shapes need M >= 2 and N >= 2, got M={m} N={n}")
     if cpu:
         notes.append("cpu backend: NumPy in float64 whatever the precision; comparators "
                      "need the GPU")

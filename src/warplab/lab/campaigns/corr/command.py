@@ -26,6 +26,7 @@ from warplab.core.device import resolve_backend
 from warplab.lab.campaigns.series.command import _dim
 from warplab.lab.campaigns.corr.bench import CORR_CAMPAIGNS, run_corr
 from warplab.families.corr.spec import PRECISIONS, CorrProblem
+from warplab.core.errors import InvalidValueError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +82,7 @@ def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> b
         mine = {v.name for v in registry.variants("corrcoef", backend)}
         names = [x for x in args.variant if x in mine]
         if not names:
-            raise ValueError(f"no corrcoef variant on {backend} among {', '.join(args.variant)}")
+            raise InvalidValueError(f"no corrcoef variant on {backend} among {', '.join(args.variant)}")
     path = out / "corr.json"
     with progress(f"corr {campaign} ({backend})") as update:
         doc = run_corr(campaign=campaign, backend=backend, json_path=path, shapes=shapes,

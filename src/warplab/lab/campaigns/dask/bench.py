@@ -35,6 +35,7 @@ from warplab.lab.harness.campaign import finish_campaign
 from warplab.lab.harness.ceilings import measure_all
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
+from warplab.core.errors import InvalidValueError
 
 WORKLOADS = ("corr_pairs", "corrcoef", "histogram_files")
 MiB, GiB = 1 << 20, 1 << 30
@@ -282,7 +283,7 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
     chosen = list(workloads or WORKLOADS)
     bad = [w for w in chosen if w not in WORKLOADS]
     if bad:
-        raise ValueError(f"unknown dask workload(s) {bad}; valid: {', '.join(WORKLOADS)}")
+        raise InvalidValueError(f"unknown dask workload(s) {bad}; valid: {', '.join(WORKLOADS)}")
     ceilings = measure_all(backend)
     notes = ["time: the public call end to end (cluster: persist + wait, or compute); "
              "series generated and persisted on the workers before timing",

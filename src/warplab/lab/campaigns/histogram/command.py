@@ -24,6 +24,7 @@ from warplab.core.streaming import observe
 from warplab.families.histogram.api import byte_histogram
 from warplab.lab.campaigns.histogram.bench import CAMPAIGNS, run_histogram
 from warplab.families.histogram.spec import resolve
+from warplab.core.errors import InvalidValueError
 
 err_console = Console(stderr=True)
 
@@ -69,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if _timed(args):
         return _run_timed(args)
     if args.size is not None:
-        raise ValueError("--size goes with --generate KIND (which times the variants)")
+        raise InvalidValueError("--size goes with --generate KIND (which times the variants)")
     if not args.files:
-        raise ValueError("give FILE... to count (or --generate KIND --size N to time)")
+        raise InvalidValueError("give FILE... to count (or --generate KIND --size N to time)")
     return count_files(args.files, args.bins, args.top, args.variant, args.device)
 
 
@@ -100,12 +101,12 @@ def _bytes_progress(name: str) -> Iterator[None]:
 def _run_timed(args: argparse.Namespace) -> int:
     """``warplab histogram --time``: measure, print the bins and the timing table."""
     if len(args.files) > 1:
-        raise ValueError("--time measures one FILE (or --generate KIND --size N)")
+        raise InvalidValueError("--time measures one FILE (or --generate KIND --size N)")
     file = args.files[0] if args.files else None
     if (file is None) == (args.generate is None):
-        raise ValueError("give either FILE or --generate KIND (with --size)")
+        raise InvalidValueError("give either FILE or --generate KIND (with --size)")
     if args.generate and args.size is None:
-        raise ValueError("--generate needs --size")
+        raise InvalidValueError("--generate needs --size")
     backend = resolve_backend(args.device)
     mapping = resolve(args.bins)
     names = variant_names("histogram", args.variant, backend)

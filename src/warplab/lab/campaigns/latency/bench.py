@@ -34,6 +34,7 @@ from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
 from warplab.lab.campaigns.latency.cases import Case, check, host, nbytes, poison, select, to_device
 from warplab.lab.campaigns.latency.comparators import Floor, OwnFloor, comparators, to_torch
+from warplab.core.errors import InvalidValueError
 
 FLOOR_CASE = "floor"
 #: The floor records' variants: CuPy's launch (alone, with a 4-byte read back), warplab's
@@ -231,7 +232,7 @@ def run_latency(*, campaign: str = "quick", backend: str, json_path: Path | None
     c = LATENCY_CAMPAIGNS[campaign]
     if calls is not None or warmup is not None:
         if (calls is not None and calls < 1) or (warmup is not None and warmup < 0):
-            raise ValueError("--runs must be >= 1 and --warmup >= 0")
+            raise InvalidValueError("--runs must be >= 1 and --warmup >= 0")
         c = LatencyCampaign(c.rounds, calls or c.calls, c.bursts, c.burst,
                             c.warmup if warmup is None else warmup)
     cases = select(names)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 import warplab as wl  # the package is whole before its families are imported
+from warplab.core.errors import InvalidValueError
 
 POISON = 0xA5
 
@@ -129,7 +130,7 @@ def select(names: list[str] | None) -> list[Case]:
     known = {*CASE_NAMES, *(c.function for c in CASES)}
     bad = [n for n in names if n not in known]
     if bad:
-        raise ValueError(f"unknown latency case(s) {', '.join(bad)}; valid: "
+        raise InvalidValueError(f"unknown latency case(s) {', '.join(bad)}; valid: "
                          f"{', '.join(CASE_NAMES)} or a function name")
     return [c for c in CASES if c.name in names or c.function in names]
 

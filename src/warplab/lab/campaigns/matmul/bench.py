@@ -34,6 +34,7 @@ from warplab.lab.harness.stats import summarize
 from warplab.lab.harness.campaign import finish_campaign
 from warplab.lab.campaigns.matmul.comparators import MATMUL_PROVIDERS
 from warplab.lab.harness.timing import time_runs
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 GEMM_CEILING = {np.dtype(np.float32): ("sgemm_gflops", "datasheet_fp32_gflops"),
                 np.dtype(np.float64): ("dgemm_gflops", "datasheet_fp64_gflops")}
@@ -263,9 +264,9 @@ def run_matmul(*, campaign: str = "quick", backend: str, json_path: Path | None,
     configs = list(configs or c.configs)
     for m, n, k, dtype in configs:
         if min(m, n, k) < 1:
-            raise ValueError(f"matmul sizes must be >= 1, got m={m} n={n} k={k}")
+            raise InvalidValueError(f"matmul sizes must be >= 1, got m={m} n={n} k={k}")
         if np.dtype(dtype) not in TOLERANCE:
-            raise TypeError(f"matmul supports float32 and float64, got dtype {dtype}")
+            raise InvalidTypeError(f"matmul supports float32 and float64, got dtype {dtype}")
     if backend == "cpu" and configs == list(c.configs):
         configs = [cfg for cfg in configs if max(cfg[:3]) <= CPU_MATMUL_MAX]
         notes.append(f"cpu backend: campaign sizes capped at {CPU_MATMUL_MAX}")

@@ -10,6 +10,7 @@ from warplab.lab.console import (console, csv, finish_bench, finish_run, json_pa
                         progress, settings, timing_args)
 from warplab.core.device import resolve_backend
 from warplab.lab.campaigns.matmul.bench import MATMUL_CAMPAIGNS, run_matmul
+from warplab.core.errors import InvalidValueError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +59,7 @@ def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> b
         dtypes = args.dtypes or sorted({cfg[3] for cfg in c.configs})
         bad = [d for d in dtypes if d not in ("float32", "float64")]
         if bad:
-            raise ValueError(f"bench matmul: --dtypes {','.join(bad)} not supported "
+            raise InvalidValueError(f"bench matmul: --dtypes {','.join(bad)} not supported "
                              "(choose from float32,float64)")
         sizes = args.sizes or sorted({cfg[0] for cfg in c.configs})
         configs = [(n, n, n, dt) for dt in dtypes for n in sizes]

@@ -26,6 +26,7 @@ from warplab.lab.campaigns.reduce.comparators import REDUCE_PROVIDERS
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
 from warplab.lab.harness.timing import time_runs
+from warplab.core.errors import InvalidValueError
 
 
 
@@ -36,7 +37,7 @@ def make_input(dtype: str, n: int, kind: str = "random", seed: int = 1) -> np.nd
     if kind == "equal":
         return np.full(n, 3 if dt.kind == "i" else 0.1, dtype=dt)
     if kind != "random":
-        raise ValueError(f"unknown reduce data kind {kind!r}; valid: random, equal")
+        raise InvalidValueError(f"unknown reduce data kind {kind!r}; valid: random, equal")
     rng = np.random.default_rng(seed)
     if dt.kind == "i":
         return rng.integers(-(1 << 20), 1 << 20, size=n, dtype=dt)
@@ -269,7 +270,7 @@ def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
     if backend == "cpu":
         wrong = [n for n in variant_names or [] if _registry.get("reduce", n).backend != "cpu"]
         if wrong:
-            raise ValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
+            raise InvalidValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
                              "(valid on cpu: numpy)")
         tgts: list[Any] = []
         if not configs or configs == list(c.configs):

@@ -10,6 +10,7 @@ from warplab.lab.console import (all_verified, console, csv, finish_bench, json_
                         progress, settings, timing_args)
 from warplab.core.device import resolve_backend
 from warplab.lab.campaigns.reduce.bench import REDUCE_CAMPAIGNS, lecture_rows, run_reduce
+from warplab.core.errors import InvalidValueError
 
 DTYPES = ("int32", "int64", "float32", "float64")
 OPS = ("sum", "min", "max", "mean")
@@ -66,11 +67,11 @@ def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> b
     c = REDUCE_CAMPAIGNS[campaign]
     bad = [d for d in args.dtypes or [] if d not in DTYPES]
     if bad:
-        raise ValueError(f"bench reduce: --dtypes {','.join(bad)} not supported "
+        raise InvalidValueError(f"bench reduce: --dtypes {','.join(bad)} not supported "
                          f"(choose from {','.join(DTYPES)})")
     bad = [o for o in args.ops or [] if o not in OPS]
     if bad:
-        raise ValueError(f"bench reduce: --ops {','.join(bad)} not supported "
+        raise InvalidValueError(f"bench reduce: --ops {','.join(bad)} not supported "
                          f"(choose from {','.join(OPS)})")
     configs = None
     if args.sizes or args.dtypes:

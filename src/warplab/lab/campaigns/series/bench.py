@@ -78,6 +78,7 @@ from warplab.lab.campaigns.series.measure import (
     walk_data,
 )
 from warplab.families.series.walk import WalkParams, WalkProblem, random_walk, reference_rows, walk_bytes_moved
+from warplab.core.errors import InvalidValueError
 
 CHECK_ELEMENTS = 1 << 21      # generated values checked against the NumPy reference, per record
 CALLS = 32                    # public calls between two events
@@ -118,7 +119,7 @@ CPU_QUICK = SeriesCampaign(((1024, 1024),), ((1024, 1024),),
 def campaign_for(name: str, backend: str) -> SeriesCampaign:
     """The campaign ``name`` on ``backend`` (cpu quick: :data:`CPU_QUICK`)."""
     if name not in SERIES_CAMPAIGNS:
-        raise ValueError(f"unknown campaign {name!r}; valid: {', '.join(SERIES_CAMPAIGNS)}")
+        raise InvalidValueError(f"unknown campaign {name!r}; valid: {', '.join(SERIES_CAMPAIGNS)}")
     return CPU_QUICK if backend == "cpu" and name == "quick" else SERIES_CAMPAIGNS[name]
 
 
@@ -306,12 +307,12 @@ def split_names(names: Sequence[str] | None, backend: str
     axis = {v.name: v for v in registry.variants("reduce_axis")}
     unknown = [n for n in names if n not in walk and n not in axis]
     if unknown:
-        raise ValueError(f"unknown series variant(s) {', '.join(unknown)}; valid: "
+        raise InvalidValueError(f"unknown series variant(s) {', '.join(unknown)}; valid: "
                          f"{', '.join([*walk, *axis])}")
     wrong = [n for n in names if (walk.get(n) or axis[n]).backend != backend]
     if wrong:
         valid = [v for v, x in {**walk, **axis}.items() if x.backend == backend]
-        raise ValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} backend "
+        raise InvalidValueError(f"variant(s) {', '.join(wrong)} do not run on the {backend} backend "
                          f"(valid on {backend}: {', '.join(valid)})")
     return [n for n in names if n in walk], [n for n in names if n in axis]
 
@@ -319,7 +320,7 @@ def split_names(names: Sequence[str] | None, backend: str
 def _check_shape(m: Any, n: Any) -> Shape:
     for name, v in (("m", m), ("n", n)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be an int >= 1 (series and values per series), "
+            raise InvalidValueError(f"{name} must be an int >= 1 (series and values per series), "
                              f"got {v!r}")
     return int(m), int(n)
 
@@ -349,12 +350,12 @@ def run_series(*, campaign: str = "quick", backend: str, json_path: Path | None 
     shapes); write ``json_path`` if given; return the results document."""
     c = campaign_for(campaign, backend)
     if dtype not in ("float32", "float64"):
-        raise ValueError(f"series data are float32 or float64, not {dtype!r}")
+        raise InvalidValueError(f"series data are float32 or float64, not {dtype!r}")
     if op not in ("sum", "mean"):
-        raise ValueError(f"the K2 table reduces with sum or mean, not {op!r}")
+        raise InvalidValueError(f"the K2 table reduces with sum or mean, not {op!r}")
     bad = [p for p in parts if p not in PARTS]
     if bad:
-        raise ValueError(f"unknown series part(s) {', '.join(bad)}; valid: {', '.join(PARTS)}")
+        raise InvalidValueError(f"unknown series part(s) {', '.join(bad)}; valid: {', '.join(PARTS)}")
     explicit = shapes is not None
     shapes = [_check_shape(m, n) for m, n in shapes] if explicit else None
     settings = settings or Settings(runs=c.runs, warmup=c.warmup)

@@ -32,6 +32,7 @@ from warplab.lab.campaigns.series.measure import (
     walk_data,
 )
 from warplab.families.series.walk import random_walk
+from warplab.core.errors import InvalidValueError
 
 # The report's float-vs-double table (§4.7): (M, N, eps); its double half repeats 2048 x 2048.
 FLOAT_HALF = ((2048, 2048, 1e-1), (2048, 2048, 1e-2), (2048, 2048, 1e-3), (2048, 1024, 1e-3),
@@ -131,7 +132,7 @@ def measure_baseline(m: int, n: int, sample_pairs: int, settings: Settings, ceil
                      emit: Callable[[dict], None]) -> None:
     """The sequential program's five steps in NumPy on the host (``series_baseline``)."""
     if m < 2:
-        raise ValueError(f"the baseline needs at least 2 series, got m={m}")
+        raise InvalidValueError(f"the baseline needs at least 2 series, got m={m}")
     pairs = m * (m - 1) // 2
     k = min(sample_pairs, pairs)
     pi, pj = _pairs(m, k)

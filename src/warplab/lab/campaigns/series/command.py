@@ -28,6 +28,7 @@ from warplab.lab.console import (
 )
 from warplab.core.device import resolve_backend
 from warplab.lab.campaigns.series.bench import PARTS, campaign_for, run_series
+from warplab.core.errors import InvalidValueError
 
 K1 = "k1_thread_per_series"
 K2_ORDER = ("k2_basic", "k2_shared", "k2_shared_unrolled", "k2_multiblock", "rows_adaptive")
@@ -66,9 +67,9 @@ def _dim(name: str, text: str) -> int:
         try:
             v = parse_size(t)
         except argparse.ArgumentTypeError:
-            raise ValueError(f"--{name} must be an int >= 1, got {text!r}") from None
+            raise InvalidValueError(f"--{name} must be an int >= 1, got {text!r}") from None
     if v < 1:
-        raise ValueError(f"--{name} must be an int >= 1, got {v}")
+        raise InvalidValueError(f"--{name} must be an int >= 1, got {v}")
     return v
 
 
@@ -92,7 +93,7 @@ def bench(args: argparse.Namespace, backend: str, campaign: str, out: Path) -> b
     c = campaign_for(campaign, backend)
     dtypes = [d for d in (args.dtypes or ["float32"]) if d in ("float32", "float64")]
     if not dtypes:
-        raise ValueError(f"series data are float32 or float64, not {','.join(args.dtypes)}")
+        raise InvalidValueError(f"series data are float32 or float64, not {','.join(args.dtypes)}")
     ops = [o for o in (args.ops or ["mean"]) if o in ("mean", "sum")] or ["mean"]
     path = out / "series.json"
     with progress(f"series {campaign} ({backend})") as update:
@@ -116,7 +117,7 @@ def _known(names: Sequence[str] | None) -> list[str] | None:
     mine = {v.name for f in ("random_walk", "reduce_axis") for v in registry.variants(f)}
     picked = [x for x in names if x in mine]
     if not picked:
-        raise ValueError(f"no random_walk or reduce_axis variant among {', '.join(names)}")
+        raise InvalidValueError(f"no random_walk or reduce_axis variant among {', '.join(names)}")
     return picked
 
 

@@ -39,6 +39,7 @@ from warplab.lab.harness.stats import summarize
 from warplab.core import staging, streaming
 from warplab.families.histogram.api import byte_histogram
 from warplab.families.reduce.api import sum as wl_sum
+from warplab.core.errors import InvalidValueError
 
 MiB, GiB = 1 << 20, 1 << 30
 ARRAY_SOURCES = ("pageable", "register", "pinned", "oneshot")
@@ -167,7 +168,7 @@ def _sources(backend: str, names: list[str] | None) -> list[str]:
     chosen = list(names or SOURCES)
     bad = [s for s in chosen if s not in SOURCES]
     if bad:
-        raise ValueError(f"unknown stream source(s) {bad}; valid: {', '.join(SOURCES)}")
+        raise InvalidValueError(f"unknown stream source(s) {bad}; valid: {', '.join(SOURCES)}")
     if backend != "cuda":
         chosen = [s for s in chosen if s not in ("register", "pinned", "oneshot")]
     return chosen
@@ -187,7 +188,7 @@ def run_stream(*, campaign: str, backend: str, json_path: Path | None,
                        warmup=settings.warmup if warmup is None else max(0, warmup))
     bad_ops = [o for o in (ops or []) if o not in OPS]
     if bad_ops:
-        raise ValueError(f"unknown stream op(s) {bad_ops}; valid: {', '.join(OPS)}")
+        raise InvalidValueError(f"unknown stream op(s) {bad_ops}; valid: {', '.join(OPS)}")
     ceilings = measure_all(backend)
     chosen = _sources(backend, sources)
     ops = list(ops or OPS)
@@ -203,9 +204,9 @@ def run_stream(*, campaign: str, backend: str, json_path: Path | None,
     if backend != "cuda" and not explicit:
         sizes = [s for s in sizes if s <= CPU_MAX] or [CPU_MAX]
     if any(s <= 0 for s in sizes):
-        raise ValueError(f"stream sizes must be > 0 bytes, got {min(sizes)}")
+        raise InvalidValueError(f"stream sizes must be > 0 bytes, got {min(sizes)}")
     if any(s % 4 for s in sizes):
-        raise ValueError("stream sizes must be multiples of 4 bytes (sum reads int32)")
+        raise InvalidValueError("stream sizes must be multiples of 4 bytes (sum reads int32)")
     cases = [(s, src, op) for s in sizes for src in chosen for op in ops
              if not (op == "sum" and src.startswith("file"))]
     records: list[dict] = []
