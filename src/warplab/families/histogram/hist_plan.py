@@ -291,10 +291,10 @@ def _host_array(x: Any) -> np.ndarray:
 def min_max(arr: Any, on_device: bool, cfg: LaunchConfig) -> tuple[Any, Any]:
     """The data's (min, max) as NumPy gives them: NumPy on the host, one kernel on device."""
     if not on_device:
-        return streamed.hostmin_max(arr, cfg)
+        return streamed.host_min_max(arr, cfg)
     from warplab.families.histogram.minmax_cuda import device_min_max
 
-    return devicemin_max(arr, cfg)
+    return device_min_max(arr, cfg)
 
 
 def finish(res: NumericResult, wd: np.dtype | None, density: Any, on_device: bool
