@@ -14,7 +14,8 @@ data, ``memcpyAsync`` host to device), ``d2h`` (``get``/``asnumpy``, ``copy_to_h
 ``event`` (a new ``cupy.cuda.Event``), ``record`` (``Event.record``), ``wait`` (a stream's
 ``wait_event``), ``register``/``unregister`` (``cudaHostRegister``/``Unregister``; the
 :class:`Gpu` keeps the registered ranges), ``pinned`` (a page-locked allocation), ``memGetInfo``, ``launch`` (kernels built by the tests call :func:`count_launch`), ``ufunc``
-(CuPy's elementwise and reduction kernels: ``clip``, ``arange``, ``nonzero``, ``Dev.all``),
+(CuPy's elementwise and reduction kernels: ``clip``, ``arange``, ``nonzero``, ``flatnonzero``,
+``Dev.all``),
 ``linspace`` (``numpy.linspace``, patched by :func:`install`).
 """
 from __future__ import annotations
@@ -245,6 +246,7 @@ class Gpu:
             return run
 
         m.clip, m.arange, m.nonzero = ufunc(np.clip), ufunc(np.arange), ufunc(np.nonzero)
+        m.flatnonzero = ufunc(np.flatnonzero)
         m.concatenate = lambda xs: np.concatenate([np.asarray(x) for x in xs]).view(Dev)
         m.lib = SimpleNamespace(stride_tricks=SimpleNamespace(
             as_strided=lambda x, shape, strides: np.lib.stride_tricks.as_strided(
