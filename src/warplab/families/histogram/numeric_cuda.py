@@ -30,7 +30,7 @@ from warplab.core.scalar import zeros
 from warplab.core.launch import by_args
 from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
 from warplab.families.histogram.binning import EvenPlan
-from warplab.families.histogram.config import DEFAULT, LaunchConfig  # noqa: F401  (re-exported)
+from warplab.families.histogram.config import DEFAULT, LaunchConfig  # noqa: F401  (re-export)
 from warplab.families.histogram.numeric import NumericJob
 from warplab.families.histogram.numeric_fast import fast_constants
 
