@@ -9,13 +9,13 @@ small inputs) of the config's block of threads, 16-byte streaming loads (its unr
 per thread, optionally prefetched one step ahead): a :class:`LaunchConfig` names them, and every
 plan takes one as an argument (:data:`DEFAULT` unless a tuning sweep passes another).
 Accumulation (:func:`layout_for`): per-block shared-memory copies of the bins (32-bit counts or
-float64 sums) within the config's ``acc_budget`` bytes: one copy per lane index
-(``bin * 32 + lane``: the 32 lanes of a warp never share a bank) while ``nbins * 32`` accumulators fit (256 bins of counts,
-128 of sums), else up to one copy per warp (at least one: 8192 bins of counts, 4096 of sums);
-each block then adds its non-empty bins to the global int64 / float64 bins, one atomic per bin.
-Beyond the budget: global atomics per element (variants ``*_global``). The edges (``nbins + 1``
-values) sit in shared memory when they fit beside the accumulators (48 KiB a block), else they
-are read through L1.
+float64 sums) within the config's ``acc_budget`` bytes: one copy per lane index (``bin * 32 +
+lane``: the 32 lanes of a warp never share a bank) while ``nbins * 32`` accumulators fit (256
+bins of counts, 128 of sums), else up to one copy per warp (at least one: 8192 bins of counts,
+4096 of sums); each block then adds its non-empty bins to the global int64 / float64 bins, one
+atomic per bin. Beyond the budget: global atomics per element (variants ``*_global``). The edges
+(``nbins + 1`` values) sit in shared memory when they fit beside the accumulators (48 KiB a
+block), else they are read through L1.
 """
 from __future__ import annotations
 
