@@ -147,10 +147,10 @@ class Weighted:
         self.bins: dict[int, _Bins] = {}
         if minmax is not None:
             self.mask, self.offset = int_decoder(dtype)
+            self.run = self._run_record  # type: ignore[method-assign]  (one frame per call)
 
     def run(self, x: Any, weights: Any, minlength: int) -> Any:
-        if self.minmax is not None:
-            return self._run_record(x, weights, minlength)
+        """The result of the call (the general run: a job per call)."""
         arr, on_device = _input(x)
         n, dt = int(arr.size), np.dtype(arr.dtype)
         xp = _cupy() if on_device else np

@@ -60,8 +60,12 @@ def _range_key(rng: Any) -> Any:
         return ()
     if (type(rng) is not tuple and type(rng) is not list) or len(rng) != 2:
         return None
-    lo, hi = _scalar(rng[0]), _scalar(rng[1])
-    return None if lo is None or hi is None else (lo, hi)
+    lo, hi = rng
+    tl, th = type(lo), type(hi)
+    if (tl is int or tl is float) and (th is int or th is float):  # the common case inline
+        return tl, lo, math.copysign(1.0, lo), th, hi, math.copysign(1.0, hi)
+    lo, hi = _scalar(lo), _scalar(hi)
+    return None if lo is None or hi is None else lo + hi
 
 
 def _bins_key(bins: Any) -> Any:
@@ -81,7 +85,8 @@ def key(a: Any, bins: Any, rng: Any, density: Any, weights: Any, variant: Any, d
     on_device = cupy is not None and (type(a) is cupy.ndarray or type(a) in RESULT_TYPES)
     if not on_device and type(a) is not np.ndarray:
         return None
-    bk, rk = _bins_key(bins), _range_key(rng)
+    bk = bins if type(bins) is int else _bins_key(bins)  # an int keys as itself
+    rk = _range_key(rng)
     if bk is None or rk is None or not (density is None or type(density) is bool) \
             or not (variant is None or type(variant) is str) \
             or not (device is None or type(device) is str):
