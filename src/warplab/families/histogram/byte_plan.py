@@ -132,7 +132,7 @@ class BytePlan:
 def build(data: Any, bins: Any, variant: str | None, device: str | None, out: Any,
           accumulate: bool) -> BytePlan:
     """The plan of a ``byte_histogram`` call on an array (the file sources are
-    ``api._count_files``'): every check and decision that does not depend on the data's
+    :func:`count_files`'): every check and decision that does not depend on the data's
     values, raising what the call raises."""
     mapping = resolve(bins)
     inp = explained_input(data)

@@ -2,7 +2,7 @@
 histograms of host arrays and files, NumPy's ``histogram`` of large host arrays, and the
 min/max pass an automatic range needs.
 
-Each function is one call into the core with a chunk kernel and a combine; ``api.py`` calls
+Each function is one call into the core with a chunk kernel and a combine; the plans call
 them where host data meets the device (or, for files and large arrays, the cpu backend's
 threads over chunks). Results are the one-shot path's: counts are integers (sums of per-chunk
 counts are exact), min/max combine exactly.
