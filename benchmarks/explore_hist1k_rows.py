@@ -7,7 +7,7 @@ of 1,024 float32, ``mean(x, axis=1)`` of 64 x 64 float32. Implementations per ca
 * ``warplab``: the public call (this branch: the one-block histogram kernel, no template copy;
   the axis record without a closure or a ``fire`` frame);
 * ``warplab_before``: the session-11 short path restated here on this branch's records
-  (histogram: the template form of ``numeric_short._build(..., templated=True)``: cupy.empty,
+  (histogram: the template form of ``hist_plan.Record`` (``LaunchConfig(one_block=False)``): cupy.empty,
   one device-to-device cudaMemcpyAsync, two arrays, the atomic kernel; mean: the closure per
   lookup, ``axis_cuda.fire``);
 * the campaign's comparators (``torch.histc``, ``torch.mean``, ``cupy.mean``; CuPy has no
@@ -34,7 +34,8 @@ from explore_small_call_costs import host_us
 
 import warplab
 from warplab.core import fastpath, registry
-from warplab.families.histogram import numeric_short
+from warplab.families.histogram import api as hist_api, hist_plan
+from warplab.families.histogram.config import LaunchConfig
 from warplab.lab.campaigns.latency.bench import (
     LATENCY_CAMPAIGNS,
     _impl,
@@ -45,16 +46,18 @@ from warplab.lab.campaigns.latency.cases import CASES, to_device
 from warplab.families.reduce import axis_cuda, axis_fast
 
 _I64 = np.dtype(np.int64)
+TEMPLATED = LaunchConfig(one_block=False)
 
 
 def hist_before(rec_cache: fastpath.PlanCache):
     """The session-11 histogram short path (template copy) on a templated record."""
     def call(d: dict) -> tuple:
         a, bins, rng = d["x"], 64, (0.0, 1.0)
-        rk = numeric_short._range_key(rng)
-        key = (a.dtype, a.shape, a.strides, bins, rk, cupy.cuda.runtime.getDevice(),
-               numeric_short.numeric_cuda.EPOCH[0])
-        rec = rec_cache.record(key, lambda: numeric_short._build(a, bins, rng, True))
+        key = hist_plan.key(a, bins, rng, None, None, None, None, TEMPLATED)
+        rec = rec_cache.get(key)
+        if rec is None:
+            rec = rec_cache.put(key, hist_plan.build(a, bins, rng, None, None, None, None,
+                                                     TEMPLATED, True))
         registry.ran(rec.variant)
         mem = cupy.empty(rec.nbytes, np.uint8).data
         mem.copy_from_device_async(rec.template, rec.nbytes)
@@ -91,8 +94,9 @@ def pieces(x_h: cupy.ndarray, x_m: cupy.ndarray) -> dict[str, float]:
 
     warplab.histogram(x_h, 64, (0.0, 1.0))
     warplab.mean(x_m, axis=1)
-    h_rec = next(r for r in numeric_short._RECORDS._plans.values() if r)
-    t_rec = numeric_short._build(x_h, 64, (0.0, 1.0), True)
+    h_rec = next(r for r in hist_api._HIST_PLANS._plans.values()
+                 if isinstance(r, hist_plan.Record))
+    t_rec = hist_plan.build(x_h, 64, (0.0, 1.0), None, None, None, None, TEMPLATED, True)
     m_rec = next(r for r in axis_fast._RECORDS._plans.values() if r)
     out_m = cupy.empty(64, np.float32)
     mem = cupy.cuda.alloc(h_rec.nbytes)
@@ -107,7 +111,7 @@ def pieces(x_h: cupy.ndarray, x_m: cupy.ndarray) -> dict[str, float]:
         "get_current_stream().ptr": lambda: cupy.cuda.get_current_stream().ptr,
         "registry.ran": lambda: registry.ran(m_rec.variant),
         "hist key (range key + tuple)": lambda: (
-            x_h.dtype, x_h.shape, x_h.strides, 64, numeric_short._range_key(rng),
+            x_h.dtype, x_h.shape, x_h.strides, 64, hist_plan._range_key(rng),
             cupy.cuda.runtime.getDevice(), 0),
         "mean key (tuple)": lambda: (
             "mean", x_m.dtype, x_m.shape, x_m.strides, x_m.data.ptr % 16 == 0, 1, False, 0,

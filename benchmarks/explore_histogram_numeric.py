@@ -36,21 +36,19 @@ from typing import Any, Callable
 import cupy
 import numpy as np
 
-import warplab
 from warplab.lab.harness.ceilings import copy_bandwidth, read_bandwidth
 from warplab.lab.harness.timing import back_to_back_ms
-from warplab.families.histogram import binning, minmax_cuda, numeric, numeric_cuda, numeric_fast
+from warplab.families.histogram import api, binning, minmax_cuda, numeric, numeric_cuda, numeric_fast
 from warplab.lab.campaigns.histogram.comparators import cccl_histogram_even_range
 
 N = 1 << 28  # 1 GiB of float32
 T0 = time.perf_counter()
 ROWS: list[dict[str, Any]] = []
 READ = 0.0
-#: Launch options tried (launch_config keywords); {} is today's default (256, unroll 2, no prefetch).
+#: Launch options tried (LaunchConfig fields); {} is the default (256, unroll 2, no prefetch).
 CONFIGS = ({}, {"unroll": 4}, {"prefetch": 1}, {"unroll": 4, "prefetch": 1}, {"block": 512},
            {"block": 512, "unroll": 4, "prefetch": 1}, {"unroll": 8})
 SHORT = ({}, {"unroll": 4}, {"unroll": 4, "prefetch": 1})
-MINMAX_DEFAULT = minmax_cuda.MINMAX
 
 
 def cfg_name(cfg: dict) -> str:
@@ -67,12 +65,13 @@ def record(case: str, name: str, cfg: dict, ms: float, nbytes: int, must_read: i
           f"{ms:8.3f} ms {gbps:7.0f} GB/s {pct:5.1f}% read  ok={ok} {note}", flush=True)
 
 
-def run(case: str, name: str, cfg: dict, fn: Callable[[], Any], check: Callable[[Any], Any],
-        nbytes: int, must_read: int, note: str = "") -> None:
+def run(case: str, name: str, cfg: dict, fn: Callable[[numeric_cuda.LaunchConfig], Any],
+        check: Callable[[Any], Any], nbytes: int, must_read: int, note: str = "") -> None:
+    """Time ``fn(config)`` with the launch configuration of ``cfg`` (LaunchConfig fields)."""
+    config = numeric_cuda.LaunchConfig(**cfg)
     try:
-        with numeric_cuda.launch_config(**cfg):
-            ok = check(fn())
-            ms = back_to_back_ms(fn, runs=20, warmup=3)
+        ok = check(fn(config))
+        ms = back_to_back_ms(lambda: fn(config), runs=20, warmup=3)
     except Exception as exc:  # a variant that fails is a row, not the end of the sweep
         print(f"{case} {name} {cfg_name(cfg)} FAILED: {type(exc).__name__}: {exc}", flush=True)
         ROWS.append(dict(case=case, variant=name, config=cfg_name(cfg), error=repr(exc)))
@@ -99,23 +98,22 @@ def hist_cases(d: Any, h: np.ndarray, which: set[str]) -> None:
                             ("even_fast", CONFIGS if full else SHORT)):
                 for cfg in cfgs:
                     run(f"hist f32 1GiB 256 {label}", v, cfg,
-                        lambda: warplab.histogram(d, 256, r, variant=v),
+                        lambda c: api.histogram_with(c, d, 256, r, variant=v),
                         lambda got: bool(np.array_equal(got[0].get(), want)), nb, nb, note)
     if "none" in which:
         want = np.histogram(h, 256)[0]
         for method in ("partials", "atomic"):
-            minmax_cuda.MINMAX = method
             for cfg in SHORT:
-                run("min/max pass f32 1GiB", method, cfg,
-                    lambda: minmax_cuda.device_min_max(d),
+                run("min/max pass f32 1GiB", method, {**cfg, "minmax": method},
+                    lambda c: minmax_cuda.device_min_max(d, c),
                     lambda got: bool(got == (h.min(), h.max())), nb, nb)
             for v in ("even_private", "even_fast"):
                 for cfg in SHORT:
-                    run("hist f32 1GiB 256 range=None", f"{v}+{method}", cfg,
-                        lambda: warplab.histogram(d, 256, variant=v),
+                    run("hist f32 1GiB 256 range=None", f"{v}+{method}",
+                        {**cfg, "minmax": method},
+                        lambda c: api.histogram_with(c, d, 256, variant=v),
                         lambda got: bool(np.array_equal(got[0].get(), want)), nb, 2 * nb,
                         "2 reads: min/max, then bins")
-        minmax_cuda.MINMAX = MINMAX_DEFAULT
 
 
 def comparator_cases(d: Any, h: np.ndarray) -> None:
@@ -126,7 +124,7 @@ def comparator_cases(d: Any, h: np.ndarray) -> None:
         return f"{int(np.abs(cupy.asnumpy(got).astype(np.int64) - want).sum())} counts differ"
 
     run("cmp f32 1GiB 256 (-4, 4)", "cupy.histogram", {},
-        lambda: cupy.histogram(d, 256, (-4, 4))[0], diff, nb, nb)
+        lambda c: cupy.histogram(d, 256, (-4, 4))[0], diff, nb, nb)
     try:
         from cupy._core import _accelerator
 
@@ -134,7 +132,7 @@ def comparator_cases(d: Any, h: np.ndarray) -> None:
         _accelerator.set_routine_accelerators(["cub"])
         try:
             run("cmp f32 1GiB 256 (-4, 4)", "cupy.histogram[cub]", {},
-                lambda: cupy.histogram(d, 256, (-4, 4))[0], diff, nb, nb)
+                lambda c: cupy.histogram(d, 256, (-4, 4))[0], diff, nb, nb)
         finally:
             _accelerator.set_routine_accelerators(saved)
     except ImportError as exc:
@@ -145,7 +143,7 @@ def comparator_cases(d: Any, h: np.ndarray) -> None:
         print("cuda.compute not importable, its comparator skipped:", exc, flush=True)
         return
     run("cmp f32 1GiB 256 (-4, 4)", "cuda.compute.histogram_even", {},
-        lambda: cccl_histogram_even_range(d, 256, -4.0, 4.0), diff, nb, nb)
+        lambda c: cccl_histogram_even_range(d, 256, -4.0, 4.0), diff, nb, nb)
 
 
 def bincount_cases() -> None:
@@ -162,7 +160,7 @@ def bincount_cases() -> None:
             return bool(np.allclose(cupy.asnumpy(got), want, rtol=1e-9, atol=1e-9))
 
         case = f"bincount i32+f64 {hi} bins"
-        run(case, "cupy.bincount", {}, lambda: cupy.bincount(x, w), close, nb, must)
+        run(case, "cupy.bincount", {}, lambda c: cupy.bincount(x, w), close, nb, must)
         private = hi <= 4096
         variants = (("private_sums", "private_sums_vec") if private else ()) + (
             ("global_atomics", "global_atomics_vec") if hi > 100 else ())  # 100: ~50 ms each
@@ -171,13 +169,12 @@ def bincount_cases() -> None:
             if v.startswith("private") and hi == 4096:
                 cfgs += [{"acc_budget": 64 * 1024}, {"acc_budget": 96 * 1024, "unroll": 4}]
             for cfg in cfgs:
-                run(case, v, cfg, lambda: warplab.bincount(x, w, variant=v), close, nb, must)
-        minmax_cuda.MINMAX = "atomic"
+                run(case, v, cfg, lambda c: api.bincount_with(c, x, w, variant=v), close, nb,
+                    must)
         best = "private_sums_vec" if private else "global_atomics_vec"
         for cfg in SHORT:
-            run(case, f"{best}+atomic minmax", cfg, lambda: warplab.bincount(x, w, variant=best),
-                close, nb, must)
-        minmax_cuda.MINMAX = MINMAX_DEFAULT
+            run(case, f"{best}+atomic minmax", {**cfg, "minmax": "atomic"},
+                lambda c: api.bincount_with(c, x, w, variant=best), close, nb, must)
         del x
 
 

@@ -14,7 +14,8 @@ data, ``memcpyAsync`` host to device), ``d2h`` (``get``/``asnumpy``, ``copy_to_h
 ``event`` (a new ``cupy.cuda.Event``), ``record`` (``Event.record``), ``wait`` (a stream's
 ``wait_event``), ``register``/``unregister`` (``cudaHostRegister``/``Unregister``; the
 :class:`Gpu` keeps the registered ranges), ``pinned`` (a page-locked allocation), ``memGetInfo``, ``launch`` (kernels built by the tests call :func:`count_launch`), ``ufunc``
-(CuPy's elementwise and reduction kernels: ``clip``, ``arange``, ``nonzero``, ``Dev.all``),
+(CuPy's elementwise and reduction kernels: ``clip``, ``arange``, ``nonzero``, ``flatnonzero``,
+``Dev.all``),
 ``linspace`` (``numpy.linspace``, patched by :func:`install`).
 """
 from __future__ import annotations
@@ -246,6 +247,7 @@ class Gpu:
             return run
 
         m.clip, m.arange, m.nonzero = ufunc(np.clip), ufunc(np.arange), ufunc(np.nonzero)
+        m.flatnonzero = ufunc(np.flatnonzero)
         m.concatenate = lambda xs, axis=0: np.concatenate([np.asarray(x) for x in xs],
                                                          axis=axis).view(Dev)
         m.lib = SimpleNamespace(stride_tricks=SimpleNamespace(

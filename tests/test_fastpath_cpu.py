@@ -1,21 +1,18 @@
 """The small-call fast path without a GPU (``core/fastpath.py``): the plan caches (publish once,
 clear, bypass, bound), their keys (device, stream, dtype/op, kernel, mapping, -D options) with
-CuPy's device and stream queries replaced by fakes, thread safety on the NumPy backend, the
-byte-histogram short path on "device" arrays with the launch modelled in NumPy, and every
-public function's error cases raised again, with the same message, after a successful call of
+CuPy's device and stream queries replaced by fakes, thread safety on the NumPy backend, and
+every public function's error cases raised again, with the same message, after a successful call of
 the same shape (warm caches) as with the caches bypassed."""
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import warplab
 from fake_cupy import Dev, Gpu, install
-from warplab.core import fastpath, loader, scalar
-from warplab.core.launch import ARRAY, Prepared
+from warplab.core import fastpath, loader
 from warplab.families.histogram import cuda as hcuda
 from warplab.families.histogram.spec import resolve
 from warplab.families.reduce import cuda as rcuda
@@ -165,43 +162,6 @@ def test_histogram_plan_keys(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     gpu.device = 3
     hcuda._plan("k<0>", resolve("bytes"), 64)      # device
     assert len(built) == 6 and built[-1][2] == 3
-
-
-def _model_plan(expr: str, mapping: object, smem: int = 0) -> SimpleNamespace:
-    """A launch plan whose kernel counts the bytes in NumPy, as ``histogram.cu`` does."""
-    def kernel(grid: tuple, block: tuple, args: tuple, shared_mem: int = 0) -> None:
-        data, _, bins, nbins, lut = args
-        np.add.at(bins, lut[np.asarray(data).view(np.uint8)], 1)
-
-    nbins = np.uint32(mapping.nbins)
-    return SimpleNamespace(kernel=kernel, lut=np.asarray(mapping.lut).astype(np.intp),
-                           nbins=nbins, full=4, smem=smem,
-                           go=Prepared(kernel, None, None, (ARRAY, 0, ARRAY, nbins, ARRAY),
-                                       smem))
-
-
-def test_byte_histogram_short_path(gpu: Gpu, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hcuda, "_plan", _model_plan)
-    rng = np.random.default_rng(1)
-    x = rng.integers(0, 256, 4096, dtype=np.uint8)
-    want = np.bincount(x, minlength=256)
-    with warplab.record_variants() as ran:
-        for _ in range(3):
-            got = warplab.byte_histogram(x.view(_Dev))
-            assert type(got) is scalar.array_type() and got.dtype == np.int64
-            np.testing.assert_array_equal(got, want)
-        np.testing.assert_array_equal(warplab.byte_histogram(x.view(np.int8).view(_Dev)), want)
-        letters = warplab.byte_histogram(x.view(_Dev), "letters")
-    assert {r.variant for r in ran} == {warplab.variants("histogram", "cuda")[0]}
-    np.testing.assert_array_equal(letters, resolve("letters").apply_to_counts(want))
-    assert fastpath.stats()["histogram.named"] == 2
-    # what the short path does not take goes the full path, which raises as before
-    with pytest.raises(TypeError, match="uint8"):
-        warplab.byte_histogram(np.zeros(8, np.float32).view(_Dev))
-    with pytest.raises(ValueError, match="unknown bins"):
-        warplab.byte_histogram(x.view(_Dev), "nope")
-    with pytest.raises(ValueError, match="accumulate=True needs out="):
-        warplab.byte_histogram(x.view(_Dev), accumulate=True)
 
 
 # --- thread safety on the NumPy backend -----------------------------------------------------

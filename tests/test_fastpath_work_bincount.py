@@ -1,10 +1,10 @@
-"""Work counters of weighted ``bincount`` on device input (no GPU; ``fake_cupy``): a warm call
-is exactly two allocations and two memsets, the min/max launch, one read back of its three
-words through the pinned buffer (one copy, one synchronisation), and the binning launch;
-no dispatch (``choose``), no grid or expression planning, no ``cupy.zeros``, no pageable
-``.get()``. Results equal the full path's (a named variant) and NumPy's; every record key
-builds its own record; the full path's errors are raised again, with the same message,
-through warm records."""
+"""Weighted ``bincount``'s plans on device input (no GPU; ``fake_cupy``): a warm call is
+exactly two allocations and two memsets, the min/max launch, one read back of its three words
+through the pinned buffer (one copy, one synchronisation), and the binning launch; no
+dispatch (``choose``), no ``cupy.zeros``, no pageable ``.get()``. Results equal a named
+variant's and NumPy's; every key component (dtypes, shape, alignment, device, launch
+configuration) builds its own plan; errors are raised again, with the same message, through
+warm plans; threads share one plan."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +13,8 @@ import pytest
 import warplab
 from fake_cupy import WORK, Dev, count_launch, dev, install, poison_allocations
 from warplab.core import fastpath, registry, scalar
-from warplab.families.histogram import bincount_short, minmax_cuda, numeric_cuda
+from conftest import run_in_threads
+from warplab.families.histogram import api, bincount_plan, minmax_cuda, numeric_cuda
 
 
 def _key(v: int, dt: np.dtype) -> int:
@@ -21,7 +22,7 @@ def _key(v: int, dt: np.dtype) -> int:
     return int(v) + (1 << (8 * dt.itemsize - 1) if dt.kind == "i" else 0)
 
 
-def _minmax(expr: str, group: tuple) -> object:
+def _minmax(expr: str, group: tuple, cfg: object) -> object:
     def launch(grid: tuple, block: tuple, args: tuple) -> None:  # minmax_atomic's atomics
         count_launch()
         x, n, res = args
@@ -37,7 +38,8 @@ def gpu(monkeypatch: pytest.MonkeyPatch):
     g = install(monkeypatch)
     planned: list[str] = []
 
-    def prepared(expr: str, group: tuple, lay: object, n: int, itemsize: int) -> object:
+    def prepared(expr: str, group: tuple, lay: object, n: int, itemsize: int,
+                 cfg: object) -> object:
         planned.append(expr)
 
         def launch(args: tuple) -> None:  # float64 sums added into the zeroed output
@@ -50,8 +52,8 @@ def gpu(monkeypatch: pytest.MonkeyPatch):
         return launch
 
     monkeypatch.setattr(numeric_cuda, "prepared", prepared)
-    monkeypatch.setattr(numeric_cuda, "_launch", lambda expr, group, lay, n, isz, args:
-                        prepared(expr, group, lay, n, isz)(args))
+    monkeypatch.setattr(numeric_cuda, "_launch", lambda expr, group, lay, n, isz, cfg, args:
+                        prepared(expr, group, lay, n, isz, cfg)(args))
     monkeypatch.setattr(numeric_cuda, "_kernel", _minmax)
     monkeypatch.setattr(numeric_cuda, "_grid", lambda *a: 3)
     monkeypatch.setattr(registry, "cuda_available", lambda: True)  # named variants
@@ -70,7 +72,7 @@ def test_warm_bincount_work(gpu, monkeypatch) -> None:
     g, planned = gpu
     x, w = _data()
     want = np.bincount(np.asarray(x), np.asarray(w).astype(np.float64))
-    full = warplab.bincount(x, w, variant="private_sums_vec")  # the full path
+    full = warplab.bincount(x, w, variant="private_sums_vec")  # a plan of its own
     cold = warplab.bincount(x, w)
     chose: list[object] = []
     real = registry.choose
@@ -80,7 +82,7 @@ def test_warm_bincount_work(gpu, monkeypatch) -> None:
     with warplab.record_variants() as ran:
         warm = warplab.bincount(x, w)
     assert dict(WORK) == {"empty": 2, "memset": 2, "launch": 2, "d2h": 1, "sync": 1}
-    assert not chose and len(planned) == 2  # the full path's launch and the record's
+    assert not chose and len(planned) == 2  # one binning launch planned per plan
     assert [(r.family, r.variant) for r in ran] == [("bincount", "private_sums_vec")]
     for got in (full, cold, warm):
         assert type(got) is scalar.array_type() and got.dtype == np.float64
@@ -94,7 +96,7 @@ def test_minlength_sizes_the_output(gpu) -> None:
         want = np.bincount(np.asarray(x), np.asarray(w).astype(np.float64), minlength)
         assert got.shape == want.shape and got.dtype == np.float64
         np.testing.assert_array_equal(got, want)
-    assert fastpath.stats()["bincount.weighted"] == 1 and fastpath.stats()["bincount.bins"] == 1
+    assert fastpath.stats()["bincount.plans"] == 1
 
 
 @pytest.mark.parametrize("xdt", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"])
@@ -104,14 +106,14 @@ def test_dtypes_same_as_numpy(gpu, xdt: str, wdt: str) -> None:
     for _ in range(2):
         got = warplab.bincount(x, w)
         np.testing.assert_array_equal(got, np.bincount(np.asarray(x), np.asarray(w)))
-    assert fastpath.stats()["bincount.weighted"] == 1
+    assert fastpath.stats()["bincount.plans"] == 1
 
 
 def test_int_decoder_is_from_order_key() -> None:
     for name in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"):
         dt = np.dtype(name)
         info = np.iinfo(dt)
-        mask, offset = bincount_short.int_decoder(dt)
+        mask, offset = bincount_plan.int_decoder(dt)
         for v in {info.min, info.min + 1, -1 if info.min else 0, 0, 1, info.max - 1, info.max}:
             k = _key(v, dt)
             assert (k & mask) - offset == v == minmax_cuda.from_order_key(k, dt)
@@ -119,7 +121,7 @@ def test_int_decoder_is_from_order_key() -> None:
             assert (~((1 << 64) - 1 - k) & mask) - offset == v
 
 
-def test_record_keys(gpu) -> None:
+def test_plan_keys(gpu) -> None:
     g, _ = gpu
     x, w = _data(n=64)
     big = dev(np.zeros(80, np.int32))
@@ -128,16 +130,33 @@ def test_record_keys(gpu) -> None:
              (x[:32], w[:32]),                                   # shape
              (big[1:65], w)]                                     # alignment (4-byte offset)
     for a, b in calls:
-        warplab.bincount(a, b)
-    assert fastpath.stats()["bincount.weighted"] == len(calls)
+        np.testing.assert_array_equal(warplab.bincount(a, b), np.bincount(
+            np.asarray(a), np.asarray(b).astype(np.float64)))
+    assert fastpath.stats()["bincount.plans"] == len(calls)
     g.device = 1
     warplab.bincount(x, w)
-    with numeric_cuda.launch_config(block=512):
-        warplab.bincount(x, w)
-    assert fastpath.stats()["bincount.weighted"] == len(calls) + 2
-    keys = list(bincount_short._RECORDS._plans)
-    assert all(k[6] is True for k in keys[:4]) and keys[4][6] is False
-    assert keys[-2][7] == 1
+    g.device = 0
+    small = numeric_cuda.LaunchConfig(block=512)
+    np.testing.assert_array_equal(api.bincount_with(small, x, w),
+                                  np.bincount(np.asarray(x), np.asarray(w).astype(np.float64)))
+    warplab.bincount(x, w, variant="private_sums")                # a named variant
+    warplab.bincount(np.asarray(x).view(np.ndarray), w)           # host data
+    assert fastpath.stats()["bincount.plans"] == len(calls) + 4
+    for a, b in calls:  # warm: no new plan
+        warplab.bincount(a, b)
+    assert fastpath.stats()["bincount.plans"] == len(calls) + 4
+
+
+def test_threads_share_one_plan(gpu) -> None:
+    xs = [_data(n=256, seed=s) for s in range(2)]
+    wants = [np.bincount(np.asarray(x), np.asarray(w).astype(np.float64)) for x, w in xs]
+
+    def worker(i: int) -> None:
+        for _ in range(50):
+            np.testing.assert_array_equal(warplab.bincount(*xs[i]), wants[i])
+
+    run_in_threads(worker, 2)
+    assert fastpath.stats()["bincount.plans"] == 1  # same key
 
 
 def _raised(fn, *a, **k) -> tuple[type, str]:
@@ -146,7 +165,7 @@ def _raised(fn, *a, **k) -> tuple[type, str]:
     return type(info.value), str(info.value)
 
 
-def test_errors_through_warm_records(gpu) -> None:
+def test_errors_through_warm_plans(gpu) -> None:
     x, w = _data(n=16)
     neg = dev(np.asarray(x))
     neg[3] = -5
@@ -165,20 +184,42 @@ def test_errors_through_warm_records(gpu) -> None:
     for _ in range(2):
         warplab.bincount(x, w)
         warplab.bincount(neg.__abs__(), w)
-    assert [_raised(warplab.bincount, *a, **k) for a, k in bad] == cold
+    for _ in range(2):  # the second time through the plans the first one kept
+        assert [_raised(warplab.bincount, *a, **k) for a, k in bad] == cold
     assert cold[0] == (ValueError, "bincount needs non-negative values, found -5")
 
 
-def test_what_the_record_leaves_to_the_full_path(gpu) -> None:
+def test_other_inputs_same_as_numpy(gpu) -> None:
     x, w = _data(n=64)
     calls = [(dev(np.asarray(x, np.uint64)), w),                     # uint64 data
              (dev(np.asarray(x) > 3), w),                            # bool data
              (x, np.asarray(w)),                                     # host weights
              (dev(np.zeros(0, np.int32)), dev(np.zeros(0, np.float32)))]  # empty
-    for a, b in calls:
-        got = warplab.bincount(a, b)
-        want = np.bincount(np.asarray(a).view(np.ndarray), np.asarray(b).view(np.ndarray))
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want)
-    assert all(r is False for r in bincount_short._RECORDS._plans.values())
-    assert bincount_short._build(x[::2], w[::2]) is False  # strided: the full path's copy
+    for _ in range(2):
+        for a, b in calls:
+            got = warplab.bincount(a, b)
+            want = np.bincount(np.asarray(a).view(np.ndarray), np.asarray(b).view(np.ndarray))
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    assert fastpath.stats()["bincount.plans"] == len(calls)
+
+
+def test_unweighted_plans(gpu, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from warplab.families.histogram import cuda
+
+    def launch(plan: object, grid: int, block: int, data: Dev, bins: Dev) -> None:
+        count_launch()
+        np.asarray(bins).view(np.ndarray)[...] += np.bincount(np.asarray(data), minlength=256)
+
+    monkeypatch.setattr(cuda, "_plan", lambda *a: SimpleNamespace(full=4))
+    monkeypatch.setattr(cuda, "_launch", launch)
+    x = dev(np.random.default_rng(1).integers(0, 256, 1000).astype(np.uint8))
+    with warplab.record_variants() as ran:
+        for _ in range(2):
+            np.testing.assert_array_equal(warplab.bincount(x), np.bincount(np.asarray(x)))
+    assert [r.family for r in ran] == ["histogram", "histogram"]
+    assert fastpath.stats()["bincount.plans"] == 1
+    with pytest.raises(ValueError, match="variant= applies to uint8"):
+        warplab.bincount(np.arange(5), variant="global")

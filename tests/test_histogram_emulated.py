@@ -27,6 +27,7 @@ import warplab
 from fake_cupy import Dev
 from warplab.core import fastpath, registry
 from warplab.families.histogram import api, binning, minmax_cuda, numeric, numeric_cuda
+from warplab.families.histogram import cuda as hcuda
 from warplab.families.histogram.cpu import byte_counts
 from warplab.families.histogram.numeric_fast import even_fast_bins_reference
 
@@ -56,6 +57,7 @@ def _fake_cupy() -> types.ModuleType:
     m.asnumpy = lambda a: np.array(a).view(np.ndarray)
     m.bincount = lambda a, minlength=0: _dev(np.bincount(np.asarray(a), minlength=minlength))
     m.cuda = SimpleNamespace(Device=lambda *a: SimpleNamespace(id=0),
+                             alloc=lambda size: np.empty(size, np.uint8).view(Dev).data,
                              runtime=SimpleNamespace(memGetInfo=lambda: (1 << 34, 1 << 35),
                                                      getDevice=lambda: 0),
                              get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None))
@@ -79,7 +81,7 @@ def _model_launch(expr, group, lay, n, itemsize, args) -> None:
     """numeric.cu's kernels in NumPy, reading the launch's arguments as the kernel does."""
     name, targs = _template(expr)
     assert expr in group
-    assert lay.smem <= numeric_cuda.SMEM_LIMIT and lay.copies >= 1
+    assert lay.smem <= numeric_cuda.DEFAULT.smem_limit and lay.copies >= 1
     assert targs[-1 if name.startswith("bincount") else -2] == str(lay.layout)
     LAUNCHES.append((name, lay))
     if name in ("hist_even", "hist_even_fast"):
@@ -162,14 +164,15 @@ def _order_key(v: np.generic) -> int:
 BYTE_RUNS: list[str] = []
 
 
-def _model_run_cuda(v, data, mapping, d_out):
-    assert v.backend == "cuda" and data.dtype == np.uint8
-    BYTE_RUNS.append(v.name)
-    counts = mapping.apply_to_counts(byte_counts(np.asarray(data).reshape(-1)))
-    if d_out is not None:
-        d_out += counts
-        return d_out
-    return _dev(counts)
+def _model_byte_plan(expr: str, mapping, smem: int = 0) -> SimpleNamespace:
+    """histogram.cu's launch plan: its kernel counts the bytes into the mapping's bins."""
+    return SimpleNamespace(expr=expr, mapping=mapping, full=4)
+
+
+def _model_byte_launch(plan, grid: int, block: int, data, bins) -> None:
+    assert data.dtype == np.uint8
+    BYTE_RUNS.append(plan.expr)
+    bins += plan.mapping.apply_to_counts(byte_counts(np.asarray(data).reshape(-1)))
 
 
 @pytest.fixture(autouse=True)
@@ -187,13 +190,15 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch):
         return "cuda"
 
     monkeypatch.setattr(registry, "pick_backend", pick)
-    monkeypatch.setattr(numeric_cuda, "_launch", _model_launch)
-    monkeypatch.setattr(numeric_cuda, "prepared",  # the short path's launch records
-                        lambda expr, group, lay, n, isz: lambda args: _model_launch(
+    monkeypatch.setattr(numeric_cuda, "_launch", lambda expr, group, lay, n, isz, cfg, args:
+                        _model_launch(expr, group, lay, n, isz, args))
+    monkeypatch.setattr(numeric_cuda, "prepared",  # the plans' prepared launches
+                        lambda expr, group, lay, n, isz, cfg: lambda args: _model_launch(
                             expr, group, lay, n, isz, args))
-    monkeypatch.setattr(numeric_cuda, "_kernel", lambda expr, group: _MinMax())
+    monkeypatch.setattr(numeric_cuda, "_kernel", lambda expr, group, cfg: _MinMax())
     monkeypatch.setattr(numeric_cuda, "_grid", lambda *a: 3)
-    monkeypatch.setattr(api, "_run_cuda", _model_run_cuda)
+    monkeypatch.setattr(hcuda, "_plan", _model_byte_plan)
+    monkeypatch.setattr(hcuda, "_launch", _model_byte_launch)
     # the pinned read of the min/max partials: plain host copies of the "device" arrays
     monkeypatch.setattr(minmax_cuda, "read_small", lambda *arrays: [a.get() for a in arrays])
     monkeypatch.setattr(fastpath, "read_small", lambda *arrays: [a.get() for a in arrays])
@@ -269,7 +274,7 @@ def test_even_matches_numpy(dtype: str, nbins: int, rng_) -> None:
         return  # NumPy's error ("Too many bins" for float16 edges), raised the same
     fam = ran()[-1]
     if np.dtype(dtype).itemsize == 1:
-        assert fam[:2] == ("histogram", BYTE_RUNS[-1]) and BYTE_RUNS
+        assert fam[0] == "histogram" and BYTE_RUNS
         assert ("histogram_even", "bytes", "cuda") in ran()
     else:
         assert fam == ("histogram_even", even_default(), "cuda")
@@ -402,11 +407,11 @@ def test_estimator_and_complex_run_numpy_host() -> None:
     assert ran()[-1] == ("histogram_even", "numpy_host", "cuda")
 
 
-def test_host_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "MAX_DEVICE_CHUNK", 4099)
+def test_host_chunks() -> None:
+    cfg = numeric_cuda.LaunchConfig(max_device_chunk=4099)
     a = sample("float32", 20001, 8)
     w = np.random.default_rng(2).integers(0, 5, a.size).astype(np.float64)
-    same_as_numpy(lambda: warplab.histogram(a, 100, (-3, 3), weights=w),
+    same_as_numpy(lambda: api.histogram_with(cfg, a, 100, (-3, 3), weights=w),
                   lambda: np.histogram(a, 100, (-3, 3), weights=w))
     assert sum(1 for n, _ in LAUNCHES if n.startswith("hist_even")) == -(-a.size * 12 // 4099)
 
@@ -424,16 +429,17 @@ def test_device_input_gives_device_output() -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint16"])
-def test_even_fast_and_atomic_min_max(dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(minmax_cuda, "MINMAX", "atomic")
+@pytest.mark.parametrize("minmax", ["atomic", "partials"])
+def test_even_fast_and_min_max(dtype: str, minmax: str) -> None:
+    cfg = numeric_cuda.LaunchConfig(minmax=minmax)
     a = sample(dtype, 5001, 3)
     if a.dtype.kind == "f":
         a = a[np.isfinite(a)]
     for nbins, r in ((256, (-4, 4)), (100, (-2.5, 7.25)), (256, None), (4096, (-5.0, 5.0))):
-        same_as_numpy(lambda: warplab.histogram(_dev(a), nbins, r, variant="even_fast"),
+        same_as_numpy(lambda: api.histogram_with(cfg, _dev(a), nbins, r, variant="even_fast"),
                       lambda: np.histogram(a, nbins, r))
         assert ran()[-1][1] == "even_fast" and LAUNCHES[-1][0] == "hist_even_fast"
-    lo, hi = minmax_cuda.device_min_max(_dev(a))
+    lo, hi = minmax_cuda.device_min_max(_dev(a), cfg)
     assert (lo, hi) == (a.min(), a.max()) and lo.dtype == a.dtype
 
 
@@ -589,13 +595,13 @@ def test_bincount_weighted_errors_like_numpy() -> None:
             assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
-def test_bincount_weighted_device_and_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "MAX_DEVICE_CHUNK", 1000)
+def test_bincount_weighted_device_and_chunks() -> None:
+    cfg = numeric_cuda.LaunchConfig(max_device_chunk=1000)
     rng = np.random.default_rng(0)
     x = rng.integers(0, 50, 5000)
     w = rng.random(x.size)
-    np.testing.assert_allclose(warplab.bincount(x, w), np.bincount(x, w), rtol=1e-12)
-    got = warplab.bincount(_dev(x), _dev(w), minlength=60)
+    np.testing.assert_allclose(api.bincount_with(cfg, x, w), np.bincount(x, w), rtol=1e-12)
+    got = api.bincount_with(cfg, _dev(x), _dev(w), minlength=60)
     assert isinstance(got, Dev) and got.shape == (60,)
     np.testing.assert_allclose(got.get(), np.bincount(x, w, 60), rtol=1e-12)
 

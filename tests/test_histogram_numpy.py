@@ -392,7 +392,11 @@ def test_byte_tables_and_folds(dtype: str, bins, r) -> None:
 
 
 def test_layouts() -> None:
-    L = numeric_cuda.layout_for
+    cfg = numeric_cuda.DEFAULT
+
+    def L(n: int, w: bool, e: int, **k: bool) -> numeric_cuda.Layout:
+        return numeric_cuda.layout_for(n, w, e, cfg, **k)
+
     assert L(256, False, 4) == numeric_cuda.Layout(0, 1, True, 32768 + 257 * 4)
     assert L(257, False, 8).layout == 1 and L(257, False, 8).copies == 8
     assert L(4096, False, 8) == numeric_cuda.Layout(1, 2, False, 32768)
@@ -402,8 +406,24 @@ def test_layouts() -> None:
     assert L(100, False, 4, private=False).layout == 2
     for n in (1, 7, 256, 300, 4096, 8192, 100000):
         for w in (False, True):
-            assert L(n, w, 8).smem <= numeric_cuda.SMEM_LIMIT
-    assert numeric_cuda.private_fits(4096, True) and numeric_cuda.private_fits(8192, False)
+            assert L(n, w, 8).smem <= cfg.smem_limit
+    assert numeric_cuda.private_fits(4096, True, cfg)
+    assert numeric_cuda.private_fits(8192, False, cfg)
+
+
+def test_layouts_follow_the_config() -> None:
+    """A config's budget and block change the layouts; the default is unchanged."""
+    big = numeric_cuda.LaunchConfig(acc_budget=64 * 1024, block=512)
+    assert big.smem_limit == 80 * 1024 and numeric_cuda.DEFAULT.smem_limit == 48 * 1024
+    assert numeric_cuda.layout_for(8193, False, 4, big).layout == 1
+    assert numeric_cuda.layout_for(1025, False, 0, big).copies == 15  # 64 KiB / 4100 B
+    assert not numeric_cuda.private_fits(8193, False, numeric_cuda.DEFAULT)
+    assert numeric_cuda.blocks_needed(1024, 4, numeric_cuda.DEFAULT) == 1
+    assert numeric_cuda.blocks_needed(1025, 4, numeric_cuda.DEFAULT) == 2
+    assert numeric_cuda.blocks_needed(2048, 4, big) == 1
+    assert big.options != numeric_cuda.DEFAULT.options
+    assert hash(big) != hash(numeric_cuda.DEFAULT) and big == numeric_cuda.LaunchConfig(
+        acc_budget=64 * 1024, block=512)
 
 
 def test_bits() -> None:
@@ -420,7 +440,7 @@ def test_kernel_names_in_source() -> None:
         assert f"{name}(" in src
     for c in numeric_cuda.C_TYPE.values():
         assert "typedef" in src and (f" {c};" in src or c == "f16")
-    assert "WARPLAB_NUM_BLOCK" in numeric_cuda.DEFINES
+    assert "-DWARPLAB_NUM_BLOCK=256" in numeric_cuda.DEFAULT.options
 
 
 @PROP

@@ -295,7 +295,7 @@ def test_bincount_record_same_as_full_path(xdt, wdt, hi, minlength, named, offse
         assert r.dtype == np.float64 and r.shape == want.shape
         np.testing.assert_array_equal(r.get(), full)  # integer weights: exact in any order
     np.testing.assert_array_equal(full, want)
-    assert fastpath.stats()["bincount.weighted"] == 0  # bypassed: nothing stored
+    assert fastpath.stats()["bincount.plans"] == 0  # bypassed: nothing stored
 
 
 def test_bincount_record_errors_through_warm_caches() -> None:

@@ -129,14 +129,14 @@ def test_empty_constant_and_density() -> None:
                  np.histogram(h, 33, density=True))
 
 
-def test_host_input_numpy_out_and_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_host_input_numpy_out_and_chunks() -> None:
     h = data("float32", (1 << 20) + 3, 3)
     want = np.histogram(h, 256, (-4, 4))
     got = warplab.histogram(h, 256, (-4, 4))
     assert isinstance(got[0], np.ndarray) and got[0].dtype == want[0].dtype
     np.testing.assert_array_equal(got[0], want[0])
-    monkeypatch.setattr(hapi, "MAX_DEVICE_CHUNK", 40_003)
-    np.testing.assert_array_equal(warplab.histogram(h, 256, (-4, 4))[0], want[0])
+    chunked = numeric_cuda.LaunchConfig(max_device_chunk=40_003)
+    np.testing.assert_array_equal(hapi.histogram_with(chunked, h, 256, (-4, 4))[0], want[0])
     hf = h[np.isfinite(h)]
     np.testing.assert_array_equal(warplab.histogram(hf, 100)[0], np.histogram(hf, 100)[0])
 
@@ -183,17 +183,14 @@ def test_even_fast_bit_for_bit(dtype: str, nbins: int, rng_) -> None:
         h = np.concatenate([h, e, np.nextafter(e, h.dtype.type(np.inf)),
                             np.nextafter(e, h.dtype.type(-np.inf))])
     want = np.histogram(h, nbins, rng_)
-    default = minmax_cuda.MINMAX
     for minmax in ("partials", "atomic"):
-        minmax_cuda.MINMAX = minmax
         try:
             clear_ran()
-            got = warplab.histogram(cupy.asarray(h), nbins, rng_, variant="even_fast")
+            got = hapi.histogram_with(numeric_cuda.LaunchConfig(minmax=minmax), cupy.asarray(h),
+                                      nbins, rng_, variant="even_fast")
         except ValueError as e:
             assert "does not support" in str(e)
             return
-        finally:
-            minmax_cuda.MINMAX = default
         assert_numpy(got, want)
         assert ran_all() == [("histogram_even", "even_fast", "cuda")]
     clear_ran()
@@ -205,10 +202,10 @@ def test_even_fast_launch_options() -> None:
     h = data("float32", (1 << 22) + 5, 11)
     want = np.histogram(h, 256, (-4, 4))
     for cfg in ({"unroll": 4, "prefetch": 1}, {"block": 512}, {"unroll": 8}):
-        with numeric_cuda.launch_config(**cfg):
-            assert_numpy(warplab.histogram(cupy.asarray(h), 256, (-4, 4), variant="even_fast"),
-                         want)
-            assert_numpy(warplab.histogram(cupy.asarray(h), 256, (-4, 4)), want)
+        config = numeric_cuda.LaunchConfig(**cfg)
+        assert_numpy(hapi.histogram_with(config, cupy.asarray(h), 256, (-4, 4),
+                                         variant="even_fast"), want)
+        assert_numpy(hapi.histogram_with(config, cupy.asarray(h), 256, (-4, 4)), want)
 
 
 # --------------------------------------------------------------------------- the byte path
@@ -370,18 +367,18 @@ def test_bincount_weighted_errors() -> None:
 
 
 @pytest.mark.parametrize("method", ["partials", "atomic"])
-def test_device_min_max(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(minmax_cuda, "MINMAX", method)
+def test_device_min_max(method: str) -> None:
+    cfg = numeric_cuda.LaunchConfig(minmax=method)
     for dt in DTYPES:
         h = data(dt, 70_001, 9, specials=False)
-        lo, hi = minmax_cuda.device_min_max(cupy.asarray(h))
+        lo, hi = minmax_cuda.device_min_max(cupy.asarray(h), cfg)
         assert lo == h.min() and hi == h.max() and lo.dtype == h.dtype
     f = data("float32", 70_001, 10)
-    lo, hi = minmax_cuda.device_min_max(cupy.asarray(f))
+    lo, hi = minmax_cuda.device_min_max(cupy.asarray(f), cfg)
     assert np.isnan(lo) and np.isnan(hi)
     for v in (np.array([-np.inf, 1.0], np.float32), np.array([-0.0, 0.0], np.float64),
               np.array([True, True])):
-        lo, hi = minmax_cuda.device_min_max(cupy.asarray(v))
+        lo, hi = minmax_cuda.device_min_max(cupy.asarray(v), cfg)
         assert lo == v.min() and hi == v.max()
 
 
@@ -409,11 +406,7 @@ def test_throughput_report(capsys: pytest.CaptureFixture) -> None:
         lines.append(f"histogram float32 1 GiB bins=256 range={r}: {g:.0f} GB/s")
     g = _gbps(lambda: warplab.histogram(d, 256, (-4, 4), variant="even_fast"), n * 4)
     lines.append(f"histogram float32 1 GiB bins=256 range=(-4, 4) even_fast: {g:.0f} GB/s")
-    default, minmax_cuda.MINMAX = minmax_cuda.MINMAX, "atomic"
-    try:
-        g = _gbps(lambda: warplab.histogram(d, 256, variant="even_fast"), n * 4)
-    finally:
-        minmax_cuda.MINMAX = default
+    g = _gbps(lambda: warplab.histogram(d, 256, variant="even_fast"), n * 4)
     lines.append(f"histogram float32 1 GiB bins=256 range=None even_fast + atomic min/max: "
                  f"{g:.0f} GB/s (2 reads)")
     g = _gbps(lambda: cupy.histogram(d, 256, (-4, 4)), n * 4, reps=3)

@@ -1,10 +1,10 @@
-"""The one-block form of ``histogram(x, bins, range)``'s short path on the GPU (``pytest -m
-gpu``): ``hist_even_one_block`` / ``hist_even_fast_one_block`` store every bin and write the
-edges into an allocation nobody zeroed (here poisoned with 0xA5 by the allocator), and give
-NumPy's results, the full path's and the template form's (one-block records rebuilt with
-``templated=True``) bit for bit: bins 1, 64 and 256, values on the edges, outside the range,
-NaN and infinities, n from 1 to one above the one-block limit, every dtype the short path
-takes."""
+"""The one-block form of ``histogram(x, bins, range)``'s plan on the GPU (``pytest -m gpu``):
+``hist_even_one_block`` / ``hist_even_fast_one_block`` store every bin and write the edges
+into an allocation nobody zeroed (here poisoned with 0xA5 by the allocator), and give NumPy's
+results, host data's (a job per call) and the template form's
+(``LaunchConfig(one_block=False)``) bit for bit: bins 1, 64 and 256, values on the edges,
+outside the range, NaN and infinities, n from 1 to one above the one-block limit, every dtype
+the launch record takes."""
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +20,9 @@ if not warplab.cuda_available():
     pytest.skip("no usable CUDA GPU", allow_module_level=True)
 cupy = pytest.importorskip("cupy")
 
-from warplab.families.histogram import numeric_short  # noqa: E402
+from warplab.families.histogram import api, numeric_cuda  # noqa: E402
+
+TEMPLATED = numeric_cuda.LaunchConfig(one_block=False)
 
 DTYPES = (np.float32, np.float64, np.float16, np.int16, np.uint16, np.int32, np.int64)
 RANGES = ((0, 1), (0.25, 0.75), (-0.0, 1.0), [0, 1.5], (-3, 5))
@@ -58,16 +60,7 @@ def _data(dtype: type, n: int, bins: int, rng: tuple, seed: int) -> np.ndarray:
 
 
 def _limit(dtype: type) -> int:
-    return numeric_short.numeric_cuda.block() * (16 // np.dtype(dtype).itemsize)
-
-
-def _record(x: object) -> numeric_short.Record | None:
-    """The one record of ``x``'s calls since ``fastpath.clear()``; None when they take the full
-    path (integer data with a range between two integers: nothing kept)."""
-    recs = [r for k, r in numeric_short._RECORDS._plans.items()
-            if r and k[0] == x.dtype and k[1] == x.shape]
-    assert len(recs) <= 1
-    return recs[0] if recs else None
+    return numeric_cuda.DEFAULT.block * (16 // np.dtype(dtype).itemsize)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -82,19 +75,11 @@ def test_one_block_form_same_as_numpy_full_path_and_template(dtype: type) -> Non
                     want = np.histogram(h_x, bins, rng)
                 fastpath.clear()
                 with _poisoned():
-                    full = [a.get() for a in warplab.histogram(x, bins, rng, density=False)]
+                    full = warplab.histogram(h_x, bins, rng)  # host data: the job's launches
                     with warplab.record_variants() as ran:
                         got = [a.get() for a in warplab.histogram(x, bins, rng)]
-                    rec, templ = _record(x), got
-                    if rec is None:
-                        assert np.dtype(dtype).kind in "iu" and rng == (0.25, 0.75)
-                    else:
-                        assert (rec.template is None) == (n <= lim), (n, lim)
-                        assert ran[-1].variant in ("even_fast", "even_private")
-                        key = next(k for k, r in numeric_short._RECORDS._plans.items() if r)
-                        numeric_short._RECORDS._plans[key] = numeric_short._build(x, bins,
-                                                                                 rng, True)
-                        templ = [a.get() for a in warplab.histogram(x, bins, rng)]
+                        templ = [a.get() for a in api.histogram_with(TEMPLATED, x, bins, rng)]
+                    assert ran[-1].variant in ("even_fast", "even_private")
                 where = (np.dtype(dtype).name, n, bins, rng)
                 for h, e in (got, full, templ):
                     assert h.dtype == np.int64 and e.dtype == want[1].dtype, where
@@ -106,7 +91,7 @@ def test_one_block_form_same_as_numpy_full_path_and_template(dtype: type) -> Non
 
 @pytest.mark.parametrize("dtype", (np.float32, np.float64, np.int64))
 @pytest.mark.parametrize("bins", (8192, 8193, 100_000))
-def test_many_bins_through_the_short_path(dtype: type, bins: int) -> None:
+def test_many_bins_through_the_record(dtype: type, bins: int) -> None:
     """Bin counts past the shared accumulators (more than 8,192 four-byte counters: the
     global-atomics layout, or the full path): the results are NumPy's whichever form runs,
     in allocations nobody zeroed."""
@@ -119,7 +104,7 @@ def test_many_bins_through_the_short_path(dtype: type, bins: int) -> None:
                 want = np.histogram(h_x, bins, rng)
             fastpath.clear()
             with _poisoned():
-                for _ in range(2):  # cold, then warm through the record
+                for _ in range(2):  # cold, then warm through the plan
                     h, e = (a.get() for a in warplab.histogram(x, bins, rng))
                     np.testing.assert_array_equal(h, want[0], err_msg=str((dtype, bins, n)))
                     np.testing.assert_array_equal(e, want[1], err_msg=str((dtype, bins, n)))

@@ -6,18 +6,15 @@ stream without synchronising.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from warplab.families.histogram.spec import MAP_LUT, Mapping, histogram_bytes_moved, resolve
+from warplab.families.histogram.spec import MAP_LUT, Mapping, histogram_bytes_moved
 from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
-from warplab.core.arrays import is_flat
-from warplab.core.scalar import RESULT_TYPES, zeros
-from warplab.core.registry import preferred_for_all, ran, register
+from warplab.core.registry import register
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
 
 SEED_BLOCK = 256          # the report's nThreadsPerBlock
@@ -195,32 +192,3 @@ def warp_private_vec(data: Any, bins: Any, mapping: Mapping) -> None:
     of a warp see the same byte (constant input); at most nbins global atomics per block.
     """
     _launch_vec("warp_private_vec", data, bins, mapping)
-
-
-#: bins name -> its Mapping (the short path's; fastpath.clear empties it)
-_NAMED = fastpath.PlanCache("histogram.named")
-
-
-def device_default(data: Any, bins: Any) -> Any:
-    """The default call's short path: a flat CuPy array of bytes (uint8, int8, bool) and a
-    named mapping run the cuda backend's preferred variant when it supports every problem
-    (what dispatch would choose), without building a problem. None where it does not apply;
-    the full path then decides (and raises what it raises)."""
-    cupy = sys.modules.get("cupy")
-    if cupy is None or (type(data) is not cupy.ndarray and type(data) not in RESULT_TYPES) \
-            or type(bins) is not str \
-            or data.dtype.char not in _BYTE_CHARS or not is_flat(data):
-        return None
-    v = preferred_for_all("histogram", "cuda")
-    if v is None:
-        return None
-    mapping = _NAMED.get(bins)
-    if mapping is None:
-        mapping = _NAMED.put(bins, resolve(bins))
-    ran(v)
-    counts = zeros(mapping.nbins, np.int64)
-    v.fn(data if data.dtype.char == "B" else data.view(np.uint8), counts, mapping)
-    return counts
-
-
-_BYTE_CHARS = ("B", "b", "?")  # uint8, int8, bool

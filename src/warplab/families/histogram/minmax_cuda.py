@@ -11,15 +11,14 @@ from warplab.core.fastpath import read_small
 from warplab.core.scalar import zeros
 from warplab.core.launch import by_args
 from warplab.families.histogram import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
+from warplab.families.histogram.config import DEFAULT, LaunchConfig
 
-#: How device_min_max reads the data's range: "partials" (per-block minima, maxima and flags
-#: reduced on the host, three reads back) or "atomic" (one set of 64-bit atomics per block into
-#: three words, one read back; the default: 2689 against 2474 GB/s on the H100, NOTES).
-MINMAX = "atomic"
 
-def device_min_max(d_x: Any) -> tuple[Any, Any]:
+def device_min_max(d_x: Any, cfg: LaunchConfig = DEFAULT) -> tuple[Any, Any]:
     """(min, max) of a flat contiguous device array as NumPy scalars of its dtype, NaN for both
-    when it holds a NaN (as NumPy's ``a.min()``, ``a.max()``). One pass; synchronises.
+    when it holds a NaN (as NumPy's ``a.min()``, ``a.max()``). One pass (``cfg.minmax``: the
+    atomic kernel, one read back of three words, or per-block partials, three reads back);
+    synchronises.
 
     Raises ``ValueError`` for an empty array (NumPy's message)."""
     import cupy
@@ -30,9 +29,9 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
         raise ValueError("zero-size array to reduction operation minimum which has no identity")
     if dt == np.bool_:
         d_x = d_x.view(np.uint8)
-    if MINMAX == "atomic":
+    if cfg.minmax == "atomic":
         d_res = zeros(3, np.uint64)
-        minmax_prepared(d_x.dtype, n)((d_x, np.uint64(n), d_res))
+        minmax_prepared(d_x.dtype, n, cfg)((d_x, np.uint64(n), d_res))
         res = read_small(d_res)[0]  # one pinned copy, one sync
         if res[2] & 2:
             nan = np.array(np.nan, dtype=dt)[()]
@@ -41,11 +40,11 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
         return (np.bool_(lo), np.bool_(hi)) if dt == np.bool_ else (lo, hi)
     expr = f"minmax_partials<{nc.c_type(d_x.dtype)}>"
     group = (expr,)
-    grid = nc._grid(expr, group, 0, n, d_x.dtype.itemsize)
+    grid = nc._grid(expr, group, 0, n, d_x.dtype.itemsize, cfg)
     pmin = cupy.empty(grid, dtype=d_x.dtype)
     pmax = cupy.empty(grid, dtype=d_x.dtype)
     pflags = zeros(grid, np.uint32)
-    nc._kernel(expr, group)((grid,), (nc.block(),), (d_x, np.uint64(n), pmin, pmax, pflags))
+    nc._kernel(expr, group, cfg)((grid,), (cfg.block,), (d_x, np.uint64(n), pmin, pmax, pflags))
     flags, h_min, h_max = read_small(pflags, pmin, pmax)  # one pinned copy, one sync
     if (flags & 2).any():
         nan = np.array(np.nan, dtype=dt)[()]
@@ -57,12 +56,13 @@ def device_min_max(d_x: Any) -> tuple[Any, Any]:
     return lo, hi
 
 
-def minmax_prepared(dtype: Any, n: int) -> Callable[[tuple], None]:
+def minmax_prepared(dtype: Any, n: int, cfg: LaunchConfig) -> Callable[[tuple], None]:
     """The launch of ``minmax_atomic`` over ``n`` elements of ``dtype`` with kernel and grid
     decided: ``launch((x, n, res))``, ``res`` three zeroed 64-bit words."""
     expr = f"minmax_atomic<{nc.c_type(dtype)}>"
-    k = nc._kernel(expr, (expr,))
-    grid, threads = (nc._grid(expr, (expr,), 0, n, np.dtype(dtype).itemsize),), (nc.block(),)
+    k = nc._kernel(expr, (expr,), cfg)
+    grid = (nc._grid(expr, (expr,), 0, n, np.dtype(dtype).itemsize, cfg),)
+    threads = (cfg.block,)
     return by_args(k, grid, threads)
 
 

@@ -53,6 +53,7 @@ import numpy as np
 from warplab.core.arrays import to_host
 from warplab.core.registry import register
 from warplab.families.histogram.binning import KERNEL_DTYPES, scalar_key
+from warplab.families.histogram.config import DEFAULT, LaunchConfig
 
 EVEN = "histogram_even"
 EDGES = "histogram_edges"
@@ -253,7 +254,8 @@ class NumericProblem:
     ``data_passes``: reads of the data (2 when the range comes from the data: a min/max pass
     first; bincount: its max); ``plan``: an :class:`EvenPlan` / :class:`EdgesPlan` (None when
     none was made: the byte path, or NumPy's); ``byte_ok``: 1-byte data without weights (the
-    byte-histogram kernels count it)."""
+    byte-histogram kernels count it); ``config``: the kernels' launch configuration (what fits
+    their shared memory depends on it)."""
 
     family: str
     size: int
@@ -264,6 +266,7 @@ class NumericProblem:
     data_passes: int = 1
     plan: Any = None
     byte_ok: bool = False
+    config: LaunchConfig = DEFAULT
 
     @property
     def bytes_moved(self) -> int:
@@ -293,7 +296,8 @@ class NumericJob:
     device, ``on_device``), the caller's ``bins`` and ``range`` (for NumPy), the parsed
     ``spec`` and the ``plan``; ``minlength`` for bincount. ``count_bytes(mapping)`` runs the
     byte-histogram dispatch on ``data`` (a uint8 view) and returns device int64 counts;
-    ``max_chunk_bytes`` bounds the host data copied to the device at once."""
+    ``max_chunk_bytes`` bounds the host data copied to the device at once; ``config`` the
+    kernels' launch configuration."""
 
     data: Any
     weights: Any
@@ -305,6 +309,7 @@ class NumericJob:
     minlength: int = 0
     count_bytes: Callable[[Any], Any] | None = None
     max_chunk_bytes: int = 1 << 30
+    config: LaunchConfig = DEFAULT
 
     def host_data(self) -> np.ndarray:
         return to_host(self.data)

@@ -5,45 +5,38 @@ from the data is ``minmax_cuda``'s), also ``hist_even_fast`` (the one-FMA bin of
 ``numeric_fast``). The registry variants that run them: ``numeric_variants.py``.
 
 Every kernel is one pass over the data on a persistent grid (SMs x resident blocks, fewer for
-small inputs) of ``DEFINES``' block of threads, 16-byte streaming loads (its unroll in flight
-per thread, optionally prefetched one step ahead; :func:`launch_config` changes them).
+small inputs) of the config's block of threads, 16-byte streaming loads (its unroll in flight
+per thread, optionally prefetched one step ahead): a :class:`LaunchConfig` names them, and every
+plan takes one as an argument (:data:`DEFAULT` unless a tuning sweep passes another).
 Accumulation (:func:`layout_for`): per-block shared-memory copies of the bins (32-bit counts or
-float64 sums) within ``ACC_BUDGET`` bytes: one copy per lane index (``bin * 32 + lane``: the 32
-lanes of a warp never share a bank) while ``nbins * 32`` accumulators fit (256 bins of counts,
-128 of sums), else up to one copy per warp (at least one: 8192 bins of counts, 4096 of sums);
-each block then adds its non-empty bins to the global int64 / float64 bins, one atomic per bin.
-Beyond the budget: global atomics per element (variants ``*_global``). The edges (``nbins + 1``
-values) sit in shared memory when they fit beside the accumulators (48 KiB a block), else they
-are read through L1.
+float64 sums) within the config's ``acc_budget`` bytes: one copy per lane index (``bin * 32 +
+lane``: the 32 lanes of a warp never share a bank) while ``nbins * 32`` accumulators fit (256
+bins of counts, 128 of sums), else up to one copy per warp (at least one: 8192 bins of counts,
+4096 of sums); each block then adds its non-empty bins to the global int64 / float64 bins, one
+atomic per bin. Beyond the budget: global atomics per element (variants ``*_global``). The edges
+(``nbins + 1`` values) sit in shared memory when they fit beside the accumulators (48 KiB a
+block), else they are read through L1.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from warplab.core.scalar import zeros
 from warplab.core.launch import by_args
-from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
 from warplab.families.histogram.binning import EvenPlan
+from warplab.families.histogram.config import DEFAULT, LaunchConfig  # noqa: F401  (re-export)
 from warplab.families.histogram.numeric import NumericJob
 from warplab.families.histogram.numeric_fast import fast_constants
 
 SOURCE = Path(__file__).with_name("numeric.cu")
-#: The kernels' compile-time constants: this dict is their only copy (passed as -D options):
-#: threads per block of every kernel, 16-byte loads in flight per thread, and whether the
-#: element loops load the next vectors before counting the current ones (1) or not (0).
-DEFINES = {"WARPLAB_NUM_BLOCK": 256, "WARPLAB_NUM_UNROLL": 2, "WARPLAB_NUM_PREFETCH": 0}
-ACC_BUDGET = 32 * 1024   # shared bytes of accumulator copies per block
-SMEM_LIMIT = 48 * 1024   # dynamic shared memory a block may use without opting in
 MAX_BLOCK_ELEMS = 1 << 31  # 32-bit shared counters: a block sees fewer elements than this
-#: Changes whenever :func:`launch_config` changes the constants: the short paths' launch
-#: records (``numeric_short``, ``bincount_short``) have it in their keys.
-EPOCH = [0]
+
 
 C_TYPE = {np.dtype(k): v for k, v in (
     (np.int8, "i8"), (np.uint8, "u8"), (np.int16, "i16"), (np.uint16, "u16"),
@@ -68,58 +61,29 @@ class Layout:
     smem: int
 
 
-def block() -> int:
-    """Threads per block of every kernel (``DEFINES``)."""
-    return DEFINES["WARPLAB_NUM_BLOCK"]
-
-
-@contextlib.contextmanager
-def launch_config(block: int | None = None, unroll: int | None = None,
-                  prefetch: int | None = None, acc_budget: int | None = None) -> Iterator[None]:
-    """Launch the kernels with other compile-time constants or another shared accumulator
-    budget (above 48 KiB a block opts in to more shared memory) inside the ``with`` block: the
-    tuning sweep's switch (``benchmarks/explore_histogram_numeric.py``). Not thread safe."""
-    global ACC_BUDGET, SMEM_LIMIT
-    saved = dict(DEFINES), ACC_BUDGET, SMEM_LIMIT
-    EPOCH[0] += 1
-    for key, v in (("WARPLAB_NUM_BLOCK", block), ("WARPLAB_NUM_UNROLL", unroll),
-                   ("WARPLAB_NUM_PREFETCH", prefetch)):
-        if v is not None:
-            DEFINES[key] = int(v)
-    if acc_budget is not None:
-        ACC_BUDGET = int(acc_budget)
-        SMEM_LIMIT = max(SMEM_LIMIT, ACC_BUDGET + 16 * 1024)
-    try:
-        yield
-    finally:
-        DEFINES.clear()
-        DEFINES.update(saved[0])
-        ACC_BUDGET, SMEM_LIMIT = saved[1], saved[2]
-        EPOCH[0] += 1
-
-
-def layout_for(nbins: int, weighted: bool, edge_itemsize: int, *, private: bool = True
-               ) -> Layout:
+def layout_for(nbins: int, weighted: bool, edge_itemsize: int, cfg: LaunchConfig, *,
+               private: bool = True) -> Layout:
     """How a block accumulates ``nbins`` bins (mirrors ``block_setup`` in numeric.cu).
 
     Performance: host arithmetic only."""
     a = 8 if weighted else 4
-    if private and nbins * 32 * a <= ACC_BUDGET:
+    budget = cfg.acc_budget
+    if private and nbins * 32 * a <= budget:
         layout, copies, acc = 0, 1, nbins * 32 * a
-    elif private and nbins * a <= ACC_BUDGET:
-        copies = max(1, min(block() // 32, ACC_BUDGET // (nbins * a)))
+    elif private and nbins * a <= budget:
+        copies = max(1, min(cfg.block // 32, budget // (nbins * a)))
         layout, acc = 1, copies * nbins * a
     else:
         layout, copies, acc = 2, 1, 0
     acc = (acc + 15) & ~15
     eb = (nbins + 1) * edge_itemsize
-    esmem = edge_itemsize > 0 and acc + eb <= SMEM_LIMIT
+    esmem = edge_itemsize > 0 and acc + eb <= cfg.smem_limit
     return Layout(layout, copies, esmem, acc + (eb if esmem else 0))
 
 
-def private_fits(nbins: int, weighted: bool) -> bool:
+def private_fits(nbins: int, weighted: bool, cfg: LaunchConfig) -> bool:
     """True when ``nbins`` bins fit the shared accumulator budget."""
-    return layout_for(nbins, weighted, 0).layout != 2
+    return layout_for(nbins, weighted, 0, cfg).layout != 2
 
 
 def bits(value: Any, dtype: Any) -> np.uint64:
@@ -152,49 +116,50 @@ def _bincount_group(i: str, w: str, kernel: str = "bincount_w") -> tuple[str, ..
     return tuple(f"{kernel}<{i}, {w}, {lay}>" for lay in (0, 1, 2))
 
 
-def _kernel(expr: str, group: tuple[str, ...]) -> Any:
-    return get_kernel(SOURCE, expr, all_expressions=group, options=defines(DEFINES))
+def _kernel(expr: str, group: tuple[str, ...], cfg: LaunchConfig) -> Any:
+    return get_kernel(SOURCE, expr, all_expressions=group, options=cfg.options)
 
 
 @functools.lru_cache(maxsize=None)
 def _resident(expr: str, group: tuple[str, ...], smem: int, device_id: int,
-              options: tuple[str, ...]) -> int:
+              cfg: LaunchConfig) -> int:
     import cupy
 
     sms = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
-    return sms * occupancy_blocks_per_sm(_kernel(expr, group), block(), smem)
+    return sms * occupancy_blocks_per_sm(_kernel(expr, group, cfg), cfg.block, smem)
 
 
-def blocks_needed(n: int, itemsize: int) -> int:
+def blocks_needed(n: int, itemsize: int, cfg: LaunchConfig) -> int:
     """Blocks that give each thread one 16-byte load of ``n`` elements: the grid for small
-    inputs (``_grid``); 1 where the one-block kernel forms may run (``numeric_short``)."""
-    return -(-n // (block() * (16 // itemsize)))
+    inputs (``_grid``); 1 where the one-block kernel forms may run (``hist_plan``)."""
+    return -(-n // (cfg.block * (16 // itemsize)))
 
 
-def _grid(expr: str, group: tuple[str, ...], smem: int, n: int, itemsize: int) -> int:
+def _grid(expr: str, group: tuple[str, ...], smem: int, n: int, itemsize: int,
+          cfg: LaunchConfig) -> int:
     """Persistent grid, fewer blocks for small inputs, more when a block would see 2^31
     elements (its 32-bit shared counters)."""
     import cupy
 
-    full = _resident(expr, group, smem, cupy.cuda.Device().id, defines(DEFINES))
-    return max(1, min(full, blocks_needed(n, itemsize)), -(-n // MAX_BLOCK_ELEMS))
+    full = _resident(expr, group, smem, cupy.cuda.Device().id, cfg)
+    return max(1, min(full, blocks_needed(n, itemsize, cfg)), -(-n // MAX_BLOCK_ELEMS))
 
 
-def prepared(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int
-             ) -> Callable[[tuple], None]:
+def prepared(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int,
+             cfg: LaunchConfig) -> Callable[[tuple], None]:
     """The launch of ``expr`` over ``n`` elements with everything but the arguments decided
-    (kernel, shared-memory opt-in, grid): ``launch(args)``. Short paths keep it
-    (``numeric_short``)."""
-    k = _kernel(expr, group)
-    if lay.smem > 48 * 1024:  # opt in (launch_config's larger budgets)
+    (kernel, shared-memory opt-in, grid): ``launch(args)``. Plans keep it (``hist_plan``,
+    ``bincount_plan``)."""
+    k = _kernel(expr, group, cfg)
+    if lay.smem > 48 * 1024:  # opt in (a config's larger budgets)
         k.max_dynamic_shared_size_bytes = lay.smem
-    grid, threads, smem = (_grid(expr, group, lay.smem, n, itemsize),), (block(),), lay.smem
-    return by_args(k, grid, threads, smem)
+    grid, threads = (_grid(expr, group, lay.smem, n, itemsize, cfg),), (cfg.block,)
+    return by_args(k, grid, threads, lay.smem)
 
 
 def _launch(expr: str, group: tuple[str, ...], lay: Layout, n: int, itemsize: int,
-            args: tuple) -> None:
-    prepared(expr, group, lay, n, itemsize)(args)
+            cfg: LaunchConfig, args: tuple) -> None:
+    prepared(expr, group, lay, n, itemsize, cfg)(args)
 
 
 @functools.lru_cache(maxsize=64)
@@ -256,12 +221,12 @@ def even_launch(plan: EvenPlan, lay: Layout, w_dtype: Any, fast: bool, one_block
                          *consts)
 
 
-def bincount_launch(x_dtype: Any, w_dtype: Any, nbins: int, private: bool, vec: bool
-                    ) -> tuple[str, tuple[str, ...], Layout]:
+def bincount_launch(x_dtype: Any, w_dtype: Any, nbins: int, private: bool, vec: bool,
+                    cfg: LaunchConfig) -> tuple[str, tuple[str, ...], Layout]:
     """(expression, its module group, layout) of the weighted bincount launch: ``private``
     shared-memory sums when they fit, ``vec`` the 16-byte vector kernel (both operands
     aligned)."""
-    lay = layout_for(nbins, True, 0, private=private)
+    lay = layout_for(nbins, True, 0, cfg, private=private)
     kernel = "bincount_wvec" if vec else "bincount_w"
     cx, cw = c_type(x_dtype), c_type(w_dtype)
     return f"{kernel}<{cx}, {cw}, {lay.layout}>", _bincount_group(cx, cw, kernel), lay

@@ -38,13 +38,15 @@ def _run_even(job: NumericJob, private: bool, fast: bool = False) -> NumericResu
     outs = nc._outputs(job, nbins)
     if plan.keep is None:
         return NumericResult(nc._combine(outs), plan.edges)
-    lay = nc.layout_for(nbins, job.weights is not None, plan.e_dtype.itemsize, private=private)
+    cfg = job.config
+    lay = nc.layout_for(nbins, job.weights is not None, plan.e_dtype.itemsize, cfg,
+                        private=private)
     for d_x, d_w in job.device_chunks():
         for part, out in zip(nc._real_parts(d_w), outs):
             expr, group, consts = nc.even_launch(plan, lay, None if part is None else part.dtype,
-                                              fast)
+                                                 fast)
             args = (d_x, np.uint64(d_x.size), d_x if part is None else part, *consts, out)
-            nc._launch(expr, group, lay, d_x.size, plan.dtype.itemsize, args)
+            nc._launch(expr, group, lay, d_x.size, plan.dtype.itemsize, cfg, args)
     return NumericResult(nc._combine(outs), plan.edges)
 
 
@@ -53,7 +55,7 @@ def _even_kernel_ok(p: NumericProblem) -> bool:
 
 
 def _private_ok(p: NumericProblem) -> bool:
-    return nc.private_fits(p.nbins, p.weights is not None)
+    return nc.private_fits(p.nbins, p.weights is not None, p.config)
 
 
 def byte_path_bytes_moved(p: NumericProblem) -> int:
@@ -162,7 +164,8 @@ def _run_edges(job: NumericJob, private: bool) -> NumericResult:
     outs = nc._outputs(job, nbins)
     weighted = job.weights is not None
     D, T = plan.dtype, plan.t_dtype
-    lay = nc.layout_for(nbins, weighted, T.itemsize, private=private)
+    cfg = job.config
+    lay = nc.layout_for(nbins, weighted, T.itemsize, cfg, private=private)
     d_edges = nc._on_device(plan.edges_t)
     for d_x, d_w in job.device_chunks():
         for part, out in zip(nc._real_parts(d_w), outs):
@@ -172,7 +175,7 @@ def _run_edges(job: NumericJob, private: bool) -> NumericResult:
                     f"{lay.layout}, {nc._tf(lay.esmem)}>")
             args = (d_x, np.uint64(d_x.size), d_x if part is None else part, d_edges,
                     np.uint32(nbins), np.uint32(lay.copies), out)
-            nc._launch(expr, group, lay, d_x.size, D.itemsize, args)
+            nc._launch(expr, group, lay, d_x.size, D.itemsize, cfg, args)
     return NumericResult(nc._combine(outs), plan.edges)
 
 
@@ -227,14 +230,14 @@ def _run_bincount(job: NumericJob, private: bool, vec: bool = False) -> NumericR
         if d_x.dtype == np.bool_:
             d_x = d_x.view(np.uint8)
         expr, group, lay = nc.bincount_launch(d_x.dtype, d_w.dtype, nbins, private,
-                                           vec and _pairs_aligned(d_x, d_w))
+                                              vec and _pairs_aligned(d_x, d_w), job.config)
         args = (d_x, np.uint64(d_x.size), d_w, np.uint64(nbins), np.uint32(lay.copies), out)
-        nc._launch(expr, group, lay, d_x.size, d_x.dtype.itemsize, args)
+        nc._launch(expr, group, lay, d_x.size, d_x.dtype.itemsize, job.config, args)
     return NumericResult(out, None)
 
 
 @register(BINCOUNT, "private_sums", backend="cuda", bytes_moved=numeric_bytes_moved,
-          supports=lambda p: nc.private_fits(p.nbins, True), rank=10)
+          supports=lambda p: nc.private_fits(p.nbins, True, p.config), rank=10)
 def bincount_private(job: NumericJob) -> NumericResult:
     """Weighted bincount with float64 sums per block in shared memory (up to 4096 bins), one
     global float64 atomic per non-empty bin and block.
@@ -245,7 +248,7 @@ def bincount_private(job: NumericJob) -> NumericResult:
 
 
 @register(BINCOUNT, "private_sums_vec", backend="cuda", bytes_moved=numeric_bytes_moved,
-          supports=lambda p: nc.private_fits(p.nbins, True), rank=8)
+          supports=lambda p: nc.private_fits(p.nbins, True, p.config), rank=8)
 def bincount_private_vec(job: NumericJob) -> NumericResult:
     """``private_sums`` reading x and the weights together in 16-byte vectors (``UNROLL``
     pairs in flight per thread) when both start 16-byte aligned, else as ``private_sums``.
@@ -271,6 +274,6 @@ def bincount_global(job: NumericJob) -> NumericResult:
     return _run_bincount(job, private=False)
 
 
-#: (private, vec) of each cuda bincount variant's launch (the short path's records).
+#: (private, vec) of each cuda bincount variant's launch (``bincount_plan``'s prepared launches).
 BINCOUNT_KINDS = {bincount_private: (True, False), bincount_private_vec: (True, True),
                   bincount_global_vec: (False, True), bincount_global: (False, False)}

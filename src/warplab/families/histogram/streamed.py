@@ -2,7 +2,7 @@
 histograms of host arrays and files, NumPy's ``histogram`` of large host arrays, and the
 min/max pass an automatic range needs.
 
-Each function is one call into the core with a chunk kernel and a combine; ``api.py`` calls
+Each function is one call into the core with a chunk kernel and a combine; the plans call
 them where host data meets the device (or, for files and large arrays, the cpu backend's
 threads over chunks). Results are the one-shot path's: counts are integers (sums of per-chunk
 counts are exact), min/max combine exactly.
@@ -10,7 +10,7 @@ counts are exact), min/max combine exactly.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -19,7 +19,8 @@ from warplab.core.sources import open_source
 from warplab.core.streaming import stream, worth_streaming
 from warplab.families.histogram.binning import KERNEL_DTYPES
 from warplab.families.histogram.numeric import NumericJob, NumericResult
-from warplab.families.histogram.spec import HistogramProblem, Mapping
+from warplab.families.histogram.config import LaunchConfig
+from warplab.families.histogram.spec import Mapping
 
 
 def _sum_counts(nbins: int) -> Any:
@@ -60,18 +61,16 @@ def host_byte_counts(v: _registry.Variant, h_data: np.ndarray, mapping: Mapping)
     return stream(h_data, _cpu_counts(v, mapping), _sum_counts(mapping.nbins), backend="cpu")
 
 
-def file_byte_counts(files: Any, mapping: Mapping, variant: str | None, device: str | None
-                     ) -> np.ndarray:
+def file_byte_counts(files: Any, mapping: Mapping,
+                     decide: Callable[[int], _registry.Variant]) -> np.ndarray:
     """Byte counts (host int64) of a path, an open binary file or a list of paths (one
     histogram over all of them), read by the worker threads straight into staging buffers
-    (pinned on cuda); dispatch as ``byte_histogram`` does for host data."""
-    backend = _registry.pick_backend("histogram", device, variant, False)
+    (pinned on cuda); ``decide(total size)`` gives the variant (``byte_plan.byte_variant``)."""
     src = open_source(files)
     try:
-        problem = HistogramProblem(src.size, mapping.nbins, mapping.name, False)
-        v = _registry.choose("histogram", backend, problem, variant)
+        v = decide(src.size)
         _registry.ran(v)
-        if backend == "cpu":
+        if v.backend == "cpu":
             return stream(src, _cpu_counts(v, mapping), _sum_counts(mapping.nbins),
                           backend="cpu")
         import cupy
@@ -111,7 +110,7 @@ def numeric_histogram(v: _registry.Variant, job: NumericJob) -> NumericResult:
     return stream(job.data, chunk, combine, backend="cuda")
 
 
-def host_min_max(h_x: np.ndarray) -> tuple[Any, Any]:
+def host_min_max(h_x: np.ndarray, cfg: LaunchConfig) -> tuple[Any, Any]:
     """(min, max) of a flat host array as NumPy's ``a.min()``, ``a.max()`` give them: large
     arrays of the kernels' dtypes in a streamed pass on the device (NaN for both when any
     element is NaN), others with NumPy."""
@@ -125,4 +124,4 @@ def host_min_max(h_x: np.ndarray) -> tuple[Any, Any]:
         hi = np.array([p[1] for p in parts], dtype=h_x.dtype)
         return lo.min(), hi.max()
 
-    return stream(h_x, lambda d_part, start: device_min_max(d_part), combine, backend="cuda")
+    return stream(h_x, lambda d_part, start: device_min_max(d_part, cfg), combine, backend="cuda")
