@@ -28,6 +28,7 @@ from warplab.core.sources import is_file_source
 from warplab.families.histogram import bincount_plan, byte_plan, hist_plan
 from warplab.families.histogram.config import DEFAULT, LaunchConfig
 from warplab.families.histogram.spec import resolve
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 _BYTE_PLANS = fastpath.PlanCache("histogram.bytes")
 _HIST_PLANS = fastpath.PlanCache("histogram.plans")
@@ -162,10 +163,10 @@ def bincount_with(config: LaunchConfig, x: Any, weights: Any = None, minlength: 
                   variant: str | None = None, device: str | None = None) -> Any:
     """:func:`bincount` with the kernels' launch configuration ``config``."""
     if minlength is None:
-        raise TypeError("use 0 instead of None for minlength")
+        raise InvalidTypeError("use 0 instead of None for minlength")
     minlength = operator.index(minlength)
     if minlength < 0:
-        raise ValueError("'minlength' must not be negative")
+        raise InvalidValueError("'minlength' must not be negative")
     k = bincount_plan.key(x, weights, variant, device, config)
     plan = None if k is None else _BINCOUNT_PLANS.get(k)
     if plan is None:

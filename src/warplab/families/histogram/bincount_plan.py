@@ -32,6 +32,7 @@ from warplab.families.histogram import byte_plan, minmax_cuda, numeric_cuda, num
 from warplab.families.histogram.config import LaunchConfig
 from warplab.families.histogram.hist_plan import chunk_bytes, min_max
 from warplab.families.histogram.numeric import BINCOUNT, NumericJob, NumericProblem
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 _F64, _U64 = np.dtype(np.float64), np.dtype(np.uint64)
 _MAX_BINS_KEPT = 64
@@ -110,9 +111,9 @@ class Unweighted:
                 return counts[:length]
             return xp.concatenate([counts, xp.zeros(length - 256, dtype=np.int64)])
         if arr.size and int(arr.min()) < 0:
-            raise ValueError(f"bincount needs non-negative values, found {int(arr.min())}")
+            raise InvalidValueError(f"bincount needs non-negative values, found {int(arr.min())}")
         if self.variant_error is not None:
-            raise ValueError(self.variant_error)
+            raise InvalidValueError(self.variant_error)
         if self.backend == "cpu":
             res = np.bincount(to_host(arr), minlength=minlength).astype(np.int64, copy=False)
             return _cupy().asarray(res) if on_device else res
@@ -167,7 +168,7 @@ class Weighted:
         arr = flat_contiguous(arr)
         lo, hi = min_max(arr, on_device, self.cfg)
         if int(lo) < 0:
-            raise ValueError(f"bincount needs non-negative values, found {int(lo)}")
+            raise InvalidValueError(f"bincount needs non-negative values, found {int(lo)}")
         if self.w_error is not None:
             raise self.w_error
         w = flat_contiguous(_cupy().asarray(weights) if on_device else _host_array(weights))
@@ -191,7 +192,7 @@ class Weighted:
         k_lo, k_hi, _ = fastpath.read_small(d_res)[0].tolist()  # one pinned copy, one sync
         lo = (~k_lo & self.mask) - self.offset
         if lo < 0:
-            raise ValueError(f"bincount needs non-negative values, found {lo}")
+            raise InvalidValueError(f"bincount needs non-negative values, found {lo}")
         nbins = (k_hi & self.mask) - self.offset + 1
         b = self.bins.get(nbins)
         if b is None:
@@ -246,9 +247,9 @@ def build(x: Any, weights: Any, variant: str | None, device: str | None, cfg: La
     arr, on_device = _input(x)
     dt = np.dtype(arr.dtype)
     if arr.ndim != 1:
-        raise ValueError(f"bincount needs a 1-D array, got {arr.ndim} dimensions")
+        raise InvalidValueError(f"bincount needs a 1-D array, got {arr.ndim} dimensions")
     if not (np.issubdtype(dt, np.integer) or dt == np.bool_):
-        raise TypeError(f"bincount needs non-negative integers, got dtype {dt}")
+        raise InvalidTypeError(f"bincount needs non-negative integers, got dtype {dt}")
     if weights is None:
         if dt in (np.uint8, np.bool_):
             return Unweighted(byte_plan.build(arr.view(np.uint8), "bytes", variant, device,

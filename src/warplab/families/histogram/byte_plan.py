@@ -23,6 +23,7 @@ from warplab.core.outputs import check_out, cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, zeros
 from warplab.families.histogram import streamed
 from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 FAMILY = "histogram"
 STR_IS_A_PATH = ("a str is taken as a file path; pass bytes (e.g. b'...' or s.encode()) to "
@@ -54,14 +55,14 @@ def byte_variant(size: int, mapping: Mapping, on_device: bool, variant: str | No
 def byte_dtype_check(dtype: np.dtype) -> None:
     """``TypeError`` naming the dtype unless it is a byte dtype (uint8, int8, bool)."""
     if dtype not in (np.uint8, np.int8) and dtype != np.bool_:
-        raise TypeError(f"a byte histogram needs uint8 (or int8) data, got dtype {dtype}; "
+        raise InvalidTypeError(f"a byte histogram needs uint8 (or int8) data, got dtype {dtype}; "
                         "use warplab.histogram or warplab.bincount for other arrays")
 
 
 def check_accumulate(out: Any, accumulate: bool, mapping: Mapping, on_device: bool) -> None:
     """The ``out=``/``accumulate`` checks (``ValueError``)."""
     if accumulate and out is None:
-        raise ValueError("accumulate=True needs out= to add into")
+        raise InvalidValueError("accumulate=True needs out= to add into")
     check_out(out, (mapping.nbins,), np.int64, on_device)
 
 

@@ -44,6 +44,7 @@ from warplab.families.histogram.numeric import (BYTE_DTYPES, EDGES, EVEN, Numeri
                                                 even_edges, host_range, outer_edges,
                                                 parse_bins)
 from warplab.families.histogram.spec import Mapping
+from warplab.core.errors import InvalidValueError
 
 _I64 = np.dtype(np.int64)
 
@@ -251,7 +252,7 @@ def build(a: Any, bins: Any, rng: Any, density: Any, weights: Any, variant: str 
     if weights is not None:
         w = _cupy().asarray(weights) if on_device else _host_array(weights)
         if w.shape != arr.shape:
-            raise ValueError("weights should have the same shape as a.")
+            raise InvalidValueError("weights should have the same shape as a.")
         wd = np.dtype(w.dtype)
     spec = parse_bins(bins)
     rng = host_range(rng)

@@ -12,6 +12,7 @@ from warplab.core.scalar import zeros
 from warplab.core.launch import by_args
 from warplab.families.histogram import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
 from warplab.families.histogram.config import DEFAULT, LaunchConfig
+from warplab.core.errors import InvalidValueError
 
 
 def device_min_max(d_x: Any, cfg: LaunchConfig = DEFAULT) -> tuple[Any, Any]:
@@ -26,7 +27,7 @@ def device_min_max(d_x: Any, cfg: LaunchConfig = DEFAULT) -> tuple[Any, Any]:
     dt = np.dtype(d_x.dtype)
     n = int(d_x.size)
     if n == 0:
-        raise ValueError("zero-size array to reduction operation minimum which has no identity")
+        raise InvalidValueError("zero-size array to reduction operation minimum which has no identity")
     if dt == np.bool_:
         d_x = d_x.view(np.uint8)
     if cfg.minmax == "atomic":

@@ -54,6 +54,7 @@ from warplab.core.arrays import to_host
 from warplab.core.registry import register
 from warplab.families.histogram.binning import KERNEL_DTYPES, scalar_key
 from warplab.families.histogram.config import DEFAULT, LaunchConfig
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 EVEN = "histogram_even"
 EDGES = "histogram_edges"
@@ -98,16 +99,16 @@ def parse_bins(bins: Any) -> Bins:
         try:
             n = operator.index(bins)
         except TypeError as e:
-            raise TypeError("`bins` must be an integer, a string, or an array") from e
+            raise InvalidTypeError("`bins` must be an integer, a string, or an array") from e
         if n < 1:
-            raise ValueError("`bins` must be positive, when an integer")
+            raise InvalidValueError("`bins` must be positive, when an integer")
         return Bins("count", count=n)
     if np.ndim(bins) == 1:
         edges = np.asarray(bins)
         if np.any(edges[:-1] > edges[1:]):
-            raise ValueError("`bins` must increase monotonically, when an array")
+            raise InvalidValueError("`bins` must increase monotonically, when an array")
         return Bins("edges", count=max(0, edges.size - 1), edges=edges)
-    raise ValueError("`bins` must be 1d, when an array")
+    raise InvalidValueError("`bins` must be 1d, when an array")
 
 
 def host_range(range: Any) -> Any:
@@ -130,15 +131,15 @@ def outer_edges(range: Any, size: int, min_max: Callable[[], tuple[Any, Any]]) -
     if range is not None:
         first_edge, last_edge = range
         if first_edge > last_edge:
-            raise ValueError("max must be larger than min in range parameter.")
+            raise InvalidValueError("max must be larger than min in range parameter.")
         if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
-            raise ValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
+            raise InvalidValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
     elif size == 0:
         first_edge, last_edge = 0, 1
     else:
         first_edge, last_edge = min_max()
         if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
-            raise ValueError(
+            raise InvalidValueError(
                 f"autodetected range of [{first_edge}, {last_edge}] is not finite")
     if first_edge == last_edge:
         first_edge = first_edge - 0.5
@@ -154,7 +155,7 @@ def even_edges(first: Any, last: Any, nbins: int, dtype: np.dtype) -> np.ndarray
         bin_type = np.result_type(bin_type, float)
     edges = np.linspace(first, last, nbins + 1, endpoint=True, dtype=bin_type)
     if np.any(edges[:-1] >= edges[1:]):
-        raise ValueError(f"Too many bins for data range. Cannot create {nbins} "
+        raise InvalidValueError(f"Too many bins for data range. Cannot create {nbins} "
                          "finite-sized bins.")
     return edges
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 NAMED = ("bytes", "ascii128", "letters")
 MAP_LUT = 3
@@ -70,22 +71,22 @@ def resolve(bins: Any) -> Mapping:
     """
     if isinstance(bins, str):
         if bins not in _TABLES:
-            raise ValueError(f"unknown bins {bins!r}; valid: {', '.join(NAMED)} "
+            raise InvalidValueError(f"unknown bins {bins!r}; valid: {', '.join(NAMED)} "
                              "or a 256-entry lookup table")
         return Mapping(bins, NAMED.index(bins), _NBINS[bins], _TABLES[bins])
     table = bins.get() if hasattr(bins, "get") and hasattr(bins, "__cuda_array_interface__") \
         else bins
     arr = np.asarray(table)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
-        raise TypeError(f"a lookup table must hold integers, got dtype {arr.dtype}")
+        raise InvalidTypeError(f"a lookup table must hold integers, got dtype {arr.dtype}")
     if arr.ndim != 1 or arr.shape[0] != 256:
-        raise ValueError(f"a lookup table needs exactly 256 entries (one per byte value), "
+        raise InvalidValueError(f"a lookup table needs exactly 256 entries (one per byte value), "
                          f"got shape {arr.shape}")
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0:
-        raise ValueError(f"lookup table values must be bin indices >= 0, found {lo}")
+        raise InvalidValueError(f"lookup table values must be bin indices >= 0, found {lo}")
     if hi > 255:
-        raise ValueError(f"lookup table value {hi} is beyond the bin count (at most 256 bins, "
+        raise InvalidValueError(f"lookup table value {hi} is beyond the bin count (at most 256 bins, "
                          "indices 0..255)")
     lut = arr.astype(np.uint8)
     lut.flags.writeable = False
