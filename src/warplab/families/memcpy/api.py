@@ -123,7 +123,6 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
     """:func:`copy_batched` with the plan configuration ``config`` (tuning runs pass another,
     e.g. ``CopyConfig(table_buffers=0)`` for the pinned ring at every size): input read and
     checked, key, plan (``plan.decide`` on a miss), overlap test, run."""
-
     srcs, dsts = _as_list(srcs, "srcs"), _as_list(dsts, "dsts")
     if len(srcs) != len(dsts):
         raise ValueError(f"srcs has {len(srcs)} arrays, dsts has {len(dsts)}")
@@ -134,7 +133,7 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
         srcs, dsts, on_device = _pairs(srcs, dsts)
         sp, dp = [address(a) for a in srcs], [address(a) for a in dsts]
         sz = [a.nbytes for a in srcs]
-        where = sys.modules["cupy"].cuda.runtime.getDevice() if on_device else None
+        where = _where(on_device)
     else:
         sp, dp, sz, where = read
     largest, total = max(sz), sum(sz)
