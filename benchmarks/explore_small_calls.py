@@ -8,9 +8,9 @@ Implementations per case (``warplab.lab.campaigns.latency.cases``):
 
 * ``new``: the case's call as a user writes it (this branch's default path);
 * ``main``: the same call forced through main's path: ``corrcoef(x, variant="tc_gram")`` (main's
-  default for 8 x 64 on sm_80+), ``copy_batched`` with ``memcpy.api.TABLE_BUFFERS = 0`` (the
-  pinned ring); cases this branch did not
-  change run their call twice (a noise estimate);
+  default for 8 x 64 on sm_80+), ``copy_batched`` through ``memcpy.api.copy_pairs`` with
+  ``CopyConfig(table_buffers=0)`` (the pinned ring); cases this branch did not change run
+  their call twice (a noise estimate);
 * torch (and cupy with ``--cupy``) from the latency campaign's comparators; the floor (empty
   launch + sync).
 
@@ -37,26 +37,15 @@ NAMES = ("corrcoef_8x64", "copy_batched_8", "memcpy_batched_8", "matmul_64", "hi
 CAMPAIGN = lb.LatencyCampaign(rounds=4, calls=300, bursts=5, burst=1000, warmup=30)
 
 
-def _switched(module: Any, name: str, value: Any, fn: Callable[[dict], Any]
-              ) -> Callable[[dict], Any]:
-    """``fn`` run with ``module.name = value`` (restored after each call)."""
-    def run(d: dict) -> Any:
-        before = getattr(module, name)
-        setattr(module, name, value)
-        try:
-            return fn(d)
-        finally:
-            setattr(module, name, before)
-    return run
-
-
 def _main_path(name: str, call: Callable[[dict, dict], Any]) -> tuple[str, Callable]:
     from warplab.families.memcpy import api as mc_api
+    from warplab.families.memcpy.plan import CopyConfig
 
     if name == "corrcoef_8x64":
         return "main (variant=tc_gram)", lambda d: warplab.corrcoef(d["x"], variant="tc_gram")
     if name == "copy_batched_8":
-        return "main (ring)", _switched(mc_api, "TABLE_BUFFERS", 0, lambda d: call(d, {}))
+        ring = CopyConfig(table_buffers=0)
+        return "main (ring)", lambda d: mc_api.copy_pairs(d["srcs"], d["dsts"], None, None, ring)
     return "same call (unchanged)", lambda d: call(d, {})
 
 

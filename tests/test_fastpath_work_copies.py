@@ -1,26 +1,28 @@
-"""Work counters of ``copy_batched`` on device arrays (no GPU; ``fake_cupy``, the size-class
-and table kernels replaced by models that copy what each kernel copies): a warm call of 8
-buffers of 1 KiB is one launch whose parameter is the address table (``args_table``): no
-allocation, no H2D copy, no event, no copy plan, no NumPy address tables, no NumPy overlap
-sweep, no dispatch. With the table path off (or past its limits) the ring path: one
-allocation (the device table), one H2D copy from the pinned ring, one event record and wait,
-and one launch, no queue workspace or its memset, no second kernel (no buffer above the tuned
-WLEV limit). Larger buffers still take both kernels. Results equal
-the full path's (a named variant) and the sources' bytes; the full path's errors are raised
-again with the same message; the Python overlap sweep agrees with NumPy's and brute force."""
+"""The batched copies' one planned path on device arrays (no GPU; ``fake_cupy``, the
+size-class and table kernels replaced by models that copy what each kernel copies): results
+equal the sources' bytes and a named variant's; a warm call reuses its plan (8 buffers of
+1 KiB: one launch whose parameter is the address table, ``args_table``; with the table off
+through ``CopyConfig``: one allocation, one H2D copy from the pinned ring, one event record and
+wait, one launch); every key component gives its own plan; errors are raised with the same
+message by every call and never cached; threads share plans; the Python overlap sweep agrees
+with NumPy's and brute force."""
 from __future__ import annotations
 
 import ctypes
 
 import numpy as np
 import pytest
+from conftest import run_in_threads
+from fake_cupy import WORK, Dev, count_launch, dev, install
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warplab
-from fake_cupy import WORK, Dev, count_launch, dev, install
 from warplab.core import device, fastpath, registry
 from warplab.families.memcpy import api, cuda, spec, table_cuda, transfer
+from warplab.families.memcpy.plan import CopyConfig
+
+RING = CopyConfig(table_buffers=0)  # the pinned ring and the registry's variant at every size
 
 
 def _table(args: tuple) -> list[tuple[int, int, int]]:
@@ -99,27 +101,21 @@ def _same(srcs: list[Dev], dsts: list[Dev]) -> None:
         np.testing.assert_array_equal(np.asarray(d).view(np.uint8), np.asarray(s).view(np.uint8))
 
 
-def _spy_planning(monkeypatch) -> list[str]:
-    planned: list[str] = []
-    for mod, name in ((api, "pairwise_plan"), (api, "host_pointers"), (spec, "overlap"),
-                      (registry, "choose"), (transfer, "send_batch"), (api, "send_batch")):
-        real = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _n=name, _r=real, **k:
-                            planned.append(_n) or _r(*a, **k))
-    return planned
+def _plans() -> int:
+    return fastpath.stats()["memcpy.plan"]
 
 
-def test_warm_copy_batched_is_one_launch(gpu, monkeypatch) -> None:
+def test_warm_copy_batched_is_one_launch(gpu) -> None:
     srcs, dsts = _buffers([1024] * 8)
     warplab.copy_batched(srcs, dsts)
-    planned = _spy_planning(monkeypatch)
+    plans = _plans()
     for d in dsts:
         d[...] = 0xA5
     WORK.clear()
     with warplab.record_variants() as ran:
         warplab.copy_batched(srcs, dsts)
-    assert dict(WORK) == {"launch": 1}
-    assert planned == [] and [r.variant for r in ran] == ["args_table"]
+    assert dict(WORK) == {"launch": 1}  # no allocation, no copy, no event
+    assert _plans() == plans and [r.variant for r in ran] == ["args_table"]
     _same(srcs, dsts)
 
 
@@ -137,37 +133,30 @@ def test_table_limits(gpu, sizes: list[int], table: bool) -> None:
     _same(srcs, dsts)
 
 
-def test_warm_copy_batched_ring_work(gpu, monkeypatch) -> None:
-    monkeypatch.setattr(api, "TABLE_BUFFERS", 0)  # the ring path (main's before the table)
+def test_warm_copy_batched_ring_work(gpu) -> None:
     srcs, dsts = _buffers([1024] * 8)
     for _ in range(transfer.RING):  # every slot of the ring used once: its event exists
-        warplab.copy_batched(srcs, dsts)
-    planned: list[str] = []
-    for mod, name in ((api, "pairwise_plan"), (api, "host_pointers"), (spec, "overlap"),
-                      (registry, "choose")):
-        real = getattr(mod, name)
-        monkeypatch.setattr(mod, name, lambda *a, _n=name, _r=real, **k:
-                            planned.append(_n) or _r(*a, **k))
+        api.copy_pairs(srcs, dsts, None, None, RING)
+    plans = _plans()
     for d in dsts:
         d[...] = 0xA5
     WORK.clear()
     with warplab.record_variants() as ran:
-        warplab.copy_batched(srcs, dsts)
+        api.copy_pairs(srcs, dsts, None, None, RING)
     assert dict(WORK) == {"empty": 1, "h2d": 1, "record": 1, "sync": 1, "launch": 1}
-    assert planned == [] and [r.variant for r in ran] == ["warp_tiers_windows"]
+    assert _plans() == plans and [r.variant for r in ran] == ["warp_tiers_windows"]
     _same(srcs, dsts)
 
 
 @pytest.mark.parametrize("variant", [None, "size_classes_tuned", "size_classes"])
-def test_size_classes_and_launches(gpu, monkeypatch, variant) -> None:
-    monkeypatch.setattr(api, "TABLE_BUFFERS", 0)
+def test_size_classes_and_launches(gpu, variant) -> None:
     srcs, dsts = _buffers([70000])
-    warplab.copy_batched(srcs, dsts, variant=variant)  # makes this stream's BLEV queue
+    api.copy_pairs(srcs, dsts, variant, None, RING)  # makes this stream's BLEV queue
     for sizes, launches in (([0, 32, 33, 1024, 8192], 1), ([8192, 8193], 2),
                             ([40000, 1, 0, 70000], 2), ([0, 0], 1)):
         srcs, dsts = _buffers(sizes, seed=len(sizes))
         WORK.clear()
-        warplab.copy_batched(srcs, dsts, variant=variant)
+        api.copy_pairs(srcs, dsts, variant, None, RING)
         limit = (spec.PR_CLASSES if variant == "size_classes" else spec.TUNED_CLASSES).wlev_max
         two = max(sizes) > limit
         # two kernels: the stream's queue, zeroed once when made (cupy.zeros: one memset)
@@ -223,6 +212,7 @@ def test_errors_same_as_full_path(gpu) -> None:
         warplab.copy_batched(*_buffers([64, 64]))  # warm
         want = _raised(warplab.copy_batched, s, d, variant="size_classes_tuned")
         assert _raised(warplab.copy_batched, s, d) == want
+        assert _raised(warplab.copy_batched, s, d) == want  # never cached
     # sources may overlap each other (as in the full path)
     warplab.copy_batched([buf[:64], buf[32:96]], [dsts[0], dsts[1]])
 
@@ -234,9 +224,9 @@ def _pointers(sizes: list[int], seed: int = 0) -> tuple[list[Dev], list[Dev], De
 
 
 def test_pointer_form_errors_and_conversions_after_a_warm_call(gpu) -> None:
-    """Every input the short path does not take goes to the full path, which raises what it
-    always raised (checked against a named variant: the full path) or converts (int32
-    sizes, a strided view): the bytes copied are the same."""
+    """Inputs the kernels cannot read as they are raise what a named variant's call raises
+    (after a warm call of good arrays) or are converted (int32 sizes, a strided view): the
+    bytes copied are the same."""
     srcs, dsts, src, dst = _pointers([64, 100, 3])
     n = dev(np.array([64, 100, 3], np.int64))
     bad = [(src, dst, n[:2]),                                  # lengths
@@ -264,8 +254,8 @@ def test_pointer_form_errors_and_conversions_after_a_warm_call(gpu) -> None:
 
 
 def test_pointer_form_choice_follows_the_registry(gpu, monkeypatch) -> None:
-    """The cached choice is keyed by the registry's generation: a variant registered after
-    warm calls runs on the next call."""
+    """Plans are keyed by the registry's generation: a variant registered after warm calls
+    runs on the next call."""
     srcs, dsts, src, dst = _pointers([16, 16])
     n = dev(np.array([16, 16], np.int64))
     warplab.memcpy_batched(src, dst, n)
@@ -302,6 +292,120 @@ def test_stream_queue_slots(gpu, monkeypatch) -> None:
         warplab.memcpy_batched(src, dst, dev(np.array(big, np.int64)))
         _same(srcs, dsts)
     assert len(cuda._QUEUES) == 2
+
+
+def test_every_key_component_has_its_own_plan(gpu) -> None:
+    """Count, size class, variant, device= and config each give a plan of their own; the
+    same key reuses one (and copies the same bytes); a variant and the table off agree."""
+    calls = [(([1024] * 8,), {}), (([1024] * 8,), {}),             # the same key: one plan
+             (([1024] * 9,), {}),                                   # count
+             (([1024] * 7 + [4096],), {}),                          # largest buffer's class
+             (([1024] * 8,), {"variant": "warp_classes"}),          # variant
+             (([1024] * 8,), {"device": "cuda"}),                   # device=
+             (([1024] * 8,), {"config": RING})]                     # config
+    grown = []
+    for (sizes,), kw in calls:
+        srcs, dsts = _buffers(sizes, seed=len(grown))
+        before = _plans()
+        with warplab.record_variants() as ran:
+            if "config" in kw:
+                api.copy_pairs(srcs, dsts, None, None, kw["config"])
+            else:
+                warplab.copy_batched(srcs, dsts, **kw)
+        grown.append(_plans() - before)
+        _same(srcs, dsts)
+        want = kw.get("variant", "warp_tiers_windows" if kw else "args_table")
+        assert [r.variant for r in ran] == [want]
+    assert grown == [1, 0, 1, 1, 1, 1, 1]
+
+
+def test_plans_per_device(gpu) -> None:
+    """A plan holds the table's launch on its device: another current device builds its own
+    (the kernel asked for on that device)."""
+    asked = []
+    real = table_cuda.get_kernel
+    table_cuda.get_kernel = lambda *a, **k: asked.append(gpu.device) or real(*a, **k)
+    try:
+        for device_id in (0, 0, 1, 1, 0):
+            gpu.device = device_id
+            srcs, dsts = _buffers([64] * 4)
+            warplab.copy_batched(srcs, dsts)
+            _same(srcs, dsts)
+    finally:
+        table_cuda.get_kernel = real
+    assert asked == [0, 1]
+
+
+def test_host_arrays_take_the_same_plans(gpu) -> None:
+    """NumPy arrays: the cpu variant through a plan of the same cache, reused when warm."""
+    rng = np.random.default_rng(3)
+    srcs = [rng.integers(0, 256, n, dtype=np.uint8) for n in (5, 0, 300)]
+    for i in range(2):
+        dsts = [np.zeros(a.size, np.uint8) for a in srcs]
+        before = _plans()
+        with warplab.record_variants() as ran:
+            warplab.copy_batched(srcs, dsts)
+        assert _plans() - before == (1 - i) and [r.variant for r in ran] == ["numpy"]
+        for s, d in zip(srcs, dsts):
+            np.testing.assert_array_equal(d, s)
+
+
+def test_concatenate_and_split_reuse_their_plans(gpu) -> None:
+    rng = np.random.default_rng(4)
+    hs = [rng.integers(0, 100, (3, k)).astype(np.int16) for k in (1, 0, 7, 300)]
+    for i in range(2):
+        before = _plans()
+        with warplab.record_variants() as ran:
+            got = warplab.concatenate([dev(h) for h in hs], axis=1)
+            pieces = warplab.split(got, [2, 5], axis=1, copy=True)
+        assert _plans() - before == 2 * (1 - i)
+        assert [r.variant for r in ran] == ["warp_tiers_windows"] * 2
+        want = np.concatenate(hs, axis=1)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        for g, w in zip(pieces, np.split(want, [2, 5], axis=1)):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    with pytest.raises(np.exceptions.AxisError):
+        warplab.concatenate([dev(h) for h in hs], axis=2)
+    with pytest.raises(np.exceptions.AxisError):  # never cached
+        warplab.concatenate([dev(h) for h in hs], axis=2)
+
+
+def test_pointer_form_plan_per_layout(gpu) -> None:
+    """Each dtype and layout of the arrays has its plan (int32 sizes: widened on every call);
+    a warm call of 8-byte sizes is the variant's two launches alone."""
+    srcs, dsts, src, dst = _pointers([64, 100, 3])
+    grown = []
+    for dtype in (np.int64, np.int64, np.int32, np.int32, np.int64):
+        n = dev(np.array([64, 100, 3], dtype))
+        for d in dsts:
+            d[...] = 0
+        before = _plans()
+        WORK.clear()
+        warplab.memcpy_batched(src, dst, n)
+        _same(srcs, dsts)
+        grown.append(_plans() - before)
+    assert grown == [1, 0, 1, 0, 0] and dict(WORK) == {"launch": 2}
+
+
+def test_bad_config_raises(gpu) -> None:
+    srcs, dsts = _buffers([8])
+    with pytest.raises(ValueError, match="table_buffers must be 0..32"):
+        api.copy_pairs(srcs, dsts, None, None, CopyConfig(table_buffers=33))
+
+
+def test_threads_share_plans(gpu) -> None:
+    """Threads calling with one key and with keys of their own copy their own bytes."""
+    def worker(i: int) -> None:
+        for k in range(20):
+            sizes = [64 * (1 + i)] * 4 if k % 2 else [1024] * 8
+            srcs, dsts = _buffers(sizes, seed=100 * i + k)
+            if k % 3 == 0:
+                api.copy_pairs(srcs, dsts, None, None, RING)
+            else:
+                warplab.copy_batched(srcs, dsts)
+            _same(srcs, dsts)
+
+    run_in_threads(worker, 4)
 
 
 def _brute(src: list[int], dst: list[int], sizes: list[int]) -> bool:

@@ -321,7 +321,7 @@ _COPY_SIZES = [[1024] * 8, [0, 1, 31, 32, 33, 1024, 8191, 8192], [8192, 8193, 0,
 @pytest.mark.parametrize("sizes", _COPY_SIZES, ids=["8x1k", "small", "wlev-edge", "blev"])
 @pytest.mark.parametrize("variant", [None, "size_classes_tuned", "size_classes",
                                      "loop_memcpy_async"])
-def test_copy_batched_short_path_copies(sizes, variant) -> None:
+def test_copy_batched_warm_calls_copy(sizes, variant) -> None:
     rng = np.random.default_rng(len(sizes))
     hs = [rng.integers(0, 256, n, dtype=np.uint8) for n in sizes]
     srcs = [cupy.asarray(h) for h in hs]
@@ -336,7 +336,7 @@ def test_copy_batched_short_path_copies(sizes, variant) -> None:
 
 
 @pytest.mark.parametrize("check", [False, True])
-def test_memcpy_batched_pointer_form_after_latency3(check) -> None:
+def test_memcpy_batched_pointer_form(check) -> None:
     sizes = [0, 33, 1024, 8192, 8193, 40000]
     srcs = [cupy.asarray(np.random.default_rng(n).integers(0, 256, n, dtype=np.uint8))
             for n in sizes]

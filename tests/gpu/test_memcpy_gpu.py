@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 import pytest
-from conftest import clear_ran, last_ran
+from conftest import clear_ran, last_ran, run_in_threads
 
 import warplab
 
@@ -262,6 +262,34 @@ def test_pointer_form_queue_across_calls_streams_and_threads() -> None:
     cupy.cuda.Device().synchronize()
     for sp, dp, n, src, dst in threaded:
         assert bool((dst == src).all())
+
+
+def test_copy_batched_plans_across_keys_threads_and_streams() -> None:
+    """Four host threads, each on a stream of its own, alternate keys (the address table,
+    the pinned ring through ``CopyConfig``, a named variant; sizes up to the BLEV class) and
+    each copies exactly its own buffers, call after call."""
+    from warplab.families.memcpy.api import copy_pairs
+    from warplab.families.memcpy.plan import CopyConfig
+
+    ring = CopyConfig(table_buffers=0)
+
+    def work(k: int) -> None:
+        rng = np.random.default_rng(k)
+        with cupy.cuda.Stream(non_blocking=True) as stream:
+            for i in range(30):
+                sizes = rng.integers(0, 20000 if i % 2 else 4096, size=int(rng.integers(1, 48)))
+                hs = [rng.integers(0, 256, int(n), dtype=np.uint8) for n in sizes]
+                srcs = [cupy.asarray(h) for h in hs]
+                dsts = [cupy.full(int(n), POISON, dtype=np.uint8) for n in sizes]
+                if i % 3 == 0:
+                    copy_pairs(srcs, dsts, None, None, ring)
+                else:
+                    warplab.copy_batched(srcs, dsts, variant=None if i % 3 == 1 else "warp_classes")
+                stream.synchronize()
+                for h, d in zip(hs, dsts):
+                    assert np.array_equal(d.get(), h)
+
+    run_in_threads(work, 4)
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1, None])

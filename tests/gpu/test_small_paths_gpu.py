@@ -20,7 +20,9 @@ if not warplab.cuda_available():
     pytest.skip("no usable CUDA GPU", allow_module_level=True)
 cupy = pytest.importorskip("cupy")
 from warplab.families.corr import small_cuda  # noqa: E402
-from warplab.families.memcpy import api as memcpy_api, table_cuda  # noqa: E402
+from warplab.families.memcpy import api as memcpy_api  # noqa: E402
+from warplab.families.memcpy import table_cuda
+from warplab.families.memcpy.plan import CopyConfig  # noqa: E402
 
 
 def _data(m: int, n: int, dtype, bad: bool, seed: int = 0) -> np.ndarray:
@@ -138,13 +140,11 @@ def test_copy_batched_table(sizes: list[int], src_off: int, dst_off: int) -> Non
     for ring in (False, True):
         srcs, dsts, dpool = _copy_case(sizes, src_off, dst_off)
         before = dpool.get()
-        old = memcpy_api.TABLE_BUFFERS
-        memcpy_api.TABLE_BUFFERS = 0 if ring else old
-        try:
-            with warplab.record_variants() as ran:
+        with warplab.record_variants() as ran:
+            if ring:  # the pinned ring and the registry's variant at every size
+                memcpy_api.copy_pairs(srcs, dsts, None, None, CopyConfig(table_buffers=0))
+            else:
                 warplab.copy_batched(srcs, dsts)
-        finally:
-            memcpy_api.TABLE_BUFFERS = old
         assert ([r.variant for r in ran] == ["args_table"]) == (table and not ring)
         for s, d in zip(srcs, dsts):
             assert (s == d).all()

@@ -14,39 +14,42 @@ buffer one aligned move cannot copy streamed),
 (the block-wide partition, tuned), ``size_classes`` (the batch-memcpy PR's design),
 ``warp_per_buffer``, ``block_per_buffer``, ``loop_memcpy_async`` (cuda, ``cuda.py``) and
 ``numpy`` (cpu, ``cpu.py``).
+
+Every call takes one path: its input normalised and checked, a key formed, the plan of the key
+looked up (``plan.py`` builds it on a miss: every check and decision, backend, variant, the
+``args_table`` launch) and run.
 """
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from warplab.core import fastpath, registry as _registry
+from warplab.core import registry as _registry
 from warplab.core.device import device_errors
-from warplab.families.memcpy import table_cuda
-from warplab.families.memcpy.cuda import DeviceBatch
-from warplab.families.memcpy.spec import MemcpyProblem, Plan, concat_plan, pairwise_plan, split_plan
-from warplab.families.memcpy.transfer import (check_overlap, device_pointers, host_pointers, require_contiguous,
-                       send_batch, side)
-
-FAMILY = "memcpy_batched"
-#: The cuda variant dispatch chooses per (problem, registry generation) on the short paths: a
-#: variant registered later is never missed.
-_CHOICES = fastpath.PlanCache("memcpy.choice")
-#: The address and size dtypes the kernels read as they are (the pointer form's short path).
-_WORDS = frozenset((np.dtype(np.uint64), np.dtype(np.int64)))
-
-
-def _choice(problem: MemcpyProblem) -> Any:
-    """``registry.choose`` of the cuda backend for ``problem``, cached."""
-    key = (problem, _registry.generation)
-    v = _CHOICES.get(key)
-    if v is None:
-        v = _CHOICES.put(key, _registry.choose(FAMILY, "cuda", problem))
-    return v
+from warplab.families.memcpy.plan import (
+    DEFAULT,
+    PLANS,
+    CopyConfig,
+    ShapedPlan,
+    decide,
+    decide_pointers,
+    run,
+    run_pointers,
+)
+from warplab.families.memcpy.spec import Plan as Layout
+from warplab.families.memcpy.spec import concat_plan, split_plan
+from warplab.families.memcpy.transfer import (
+    address,
+    check_overlap,
+    device_pointers,
+    host_pointers,
+    require_contiguous,
+    side,
+)
 
 
 def _as_list(x: Any, what: str) -> list[Any]:
@@ -55,66 +58,31 @@ def _as_list(x: Any, what: str) -> list[Any]:
     return list(x)
 
 
-def _backend(on_device: bool, variant: str | None, device: str | None) -> str:
-    """The arrays' side decides (host arrays: cpu, GPU arrays: cuda); ``device=`` and a named
-    variant must agree with it."""
-    backend = "cuda" if on_device else "cpu"
-    if variant is not None or device is not None:
-        backend = _registry.pick_backend(FAMILY, device, variant, on_device)
-    if on_device and backend == "cpu":
-        raise ValueError("the arrays are on the GPU: batched copies of device arrays run on "
-                         "the cuda backend (device='cuda' or a cuda variant)")
-    if not on_device and backend == "cuda":
-        raise ValueError("the arrays are NumPy arrays on the host: they run on the cpu backend "
-                         "(copy them to the GPU first to use a cuda variant)")
-    return backend
-
-
-def _execute(srcs: list[Any], dsts: list[Any], plan: Plan, on_device: bool,
-             variant: str | None, device: str | None, check: bool = True) -> None:
-    """Run a plan: choose the backend and variant, check for overlap, copy."""
-    for a in (*srcs, *dsts):
+def _no_objects(arrays: list[Any]) -> None:
+    for a in arrays:
         if np.dtype(a.dtype).hasobject:
             raise TypeError("object arrays hold references, not bytes: batched copies take "
                             "numeric, boolean or structured arrays of plain data")
-    backend = _backend(on_device, variant, device)
-    src, dst, sizes = host_pointers(srcs, dsts, plan)
-    if check:
-        check_overlap(src, dst, sizes)
-    problem = MemcpyProblem(plan.count, int(plan.size.sum()),
-                            int(plan.size.max()) if plan.count else 0, on_device)
-    v = _registry.choose(FAMILY, backend, problem, variant)
-    _registry.ran(v)
-    if plan.count == 0:
-        return
-    if backend == "cpu":
-        v.fn([a.reshape(-1).view(np.uint8) for a in srcs],
-             [a.reshape(-1).view(np.uint8) for a in dsts], plan)
-    else:
-        v.fn(send_batch(src, dst, sizes, problem.largest))
 
 
-#: Batches of at most this many buffers, none above ``table_cuda.MAX_BYTES``, go with their
-#: address table as the launch's parameter (``table_cuda``); 0 turns that path off (the ring).
-TABLE_BUFFERS = table_cuda.MAX_BUFFERS
-
-
-def _copy_on_device(src: list[int], dst: list[int], sizes: list[int]) -> None:
-    """The short path of ``copy_batched`` for CuPy arrays on the current device whose
-    addresses and sizes ``device_pointers`` read: the full path's overlap check (a sweep in
-    Python for few buffers), then for a few small buffers one launch with the table as its
-    parameter (``args_table``), else the dispatch (cached per problem) and one H2D copy of the
-    table; no plan, no NumPy address arithmetic, no per-array checks beyond that one pass."""
-    check_overlap(src, dst, sizes)
-    largest = max(sizes)
-    if len(sizes) <= TABLE_BUFFERS and table_cuda.fits(len(sizes), largest):
-        _registry.ran(table_cuda.ARGS_TABLE)
-        table_cuda.copy(src, dst, sizes)
-        return
-    problem = MemcpyProblem(len(sizes), sum(sizes), largest, True)
-    v = _choice(problem)
-    _registry.ran(v)
-    v.fn(send_batch(src, dst, sizes, problem.largest))
+def _pairs(srcs: list[Any], dsts: list[Any]) -> tuple[list[Any], list[Any], bool]:
+    """``copy_batched``'s arrays normalised (NumPy, or CuPy on the current device) and
+    checked: one side, C-contiguous, equal byte sizes, writable, plain data. Raises what the
+    call raises."""
+    srcs, on_src = side(srcs, "srcs")
+    dsts, on_dst = side(dsts, "dsts")
+    if on_src != on_dst:
+        raise ValueError("srcs and dsts must both be on the host or both on the GPU")
+    for i, (s, d) in enumerate(zip(srcs, dsts)):
+        require_contiguous(s, f"srcs[{i}]")
+        require_contiguous(d, f"dsts[{i}]")
+        if s.nbytes != d.nbytes:
+            raise ValueError(f"srcs[{i}] has {s.nbytes} bytes, dsts[{i}] has {d.nbytes}")
+        if not on_dst and not d.flags.writeable:
+            raise ValueError(f"dsts[{i}] is read-only")
+    _no_objects(srcs)
+    _no_objects(dsts)
+    return srcs, dsts, on_src
 
 
 @device_errors
@@ -139,55 +107,56 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
 
     Performance:
         Device: addresses and sizes read on the host in one pass (a few attribute reads per
-        array) and the overlap test; up to 32 buffers of at most 16 KiB (CuPy arrays, no
+        array), the plan looked up (key: side, buffer count, size classes, options, device:
+        ``plan.py``) and the overlap test; up to 32 buffers of at most 16 KiB (no
         ``variant``/``device``): one launch whose parameter is the address table
         (``args_table``, ``table_cuda.py``); otherwise one H2D copy of the table from pinned
         memory and the default variant's launches (one when no buffer exceeds 8 KiB, else
         two), which read 24 bytes per buffer and every byte once. No host synchronisation (a
         fifth call while four copies are still queued waits for the first).
     """
+    copy_pairs(srcs, dsts, variant, device, DEFAULT)
+
+
+def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
+               device: str | None, config: CopyConfig) -> None:
+    """:func:`copy_batched` with the plan configuration ``config`` (tuning runs pass another,
+    e.g. ``CopyConfig(table_buffers=0)`` for the pinned ring at every size): input read and
+    checked, key, plan (``plan.decide`` on a miss), overlap test, run."""
     srcs, dsts = _as_list(srcs, "srcs"), _as_list(dsts, "dsts")
     if len(srcs) != len(dsts):
         raise ValueError(f"srcs has {len(srcs)} arrays, dsts has {len(dsts)}")
     if not srcs:
         return
-    if variant is None and device is None:
-        table = device_pointers(srcs, dsts)
-        if table is not None:
-            return _copy_on_device(*table)
-    srcs, on_src = side(srcs, "srcs")
-    dsts, on_dst = side(dsts, "dsts")
-    if on_src != on_dst:
-        raise ValueError("srcs and dsts must both be on the host or both on the GPU")
-    nbytes = []
-    for i, (s, d) in enumerate(zip(srcs, dsts)):
-        require_contiguous(s, f"srcs[{i}]")
-        require_contiguous(d, f"dsts[{i}]")
-        n = s.nbytes
-        if n != d.nbytes:
-            raise ValueError(f"srcs[{i}] has {n} bytes, dsts[{i}] has {d.nbytes}")
-        if not on_dst and not d.flags.writeable:
-            raise ValueError(f"dsts[{i}] is read-only")
-        nbytes.append(n)
-    sizes = np.array(nbytes, dtype=np.int64)
-    _execute(srcs, dsts, pairwise_plan(sizes), on_src, variant, device)
+    read = device_pointers(srcs, dsts)  # CuPy arrays on the current device, in one pass
+    if read is None:
+        srcs, dsts, on_device = _pairs(srcs, dsts)
+        sp, dp = [address(a) for a in srcs], [address(a) for a in dsts]
+        sz = [a.nbytes for a in srcs]
+        where = _where(on_device)
+    else:
+        sp, dp, sz, where = read
+    largest, total = max(sz), sum(sz)
+    key = ("pairs", where, len(sz), (largest - 1).bit_length(), (total - 1).bit_length(),
+           variant, device, _registry.generation, config)
+    plan = PLANS.get(key)
+    if plan is None:
+        plan = PLANS.put(key, decide(where is not None, len(sz), total, largest, variant,
+                                     device, config))
+    check_overlap(sp, dp, sz)
+    run(plan, sp, dp, sz, largest, (srcs, dsts))
 
 
-def _pointers_short(src: Any, dst: Any, n: Any) -> bool:
-    """The short path of ``memcpy_batched`` (no ``check``, no ``variant``) for CuPy arrays:
-    the full path's checks as attribute reads (1-D, equal lengths, C-contiguous, 8-byte
-    integers: nothing to convert), the dispatch cached per count, then the variant's launches.
-    False where any check fails: the full path then converts, or raises what it raises."""
-    count = src.size
-    if not (src.ndim == 1 and dst.ndim == 1 and n.ndim == 1 and dst.size == count
-            and n.size == count and src._c_contiguous and dst._c_contiguous
-            and n._c_contiguous and src.dtype in _WORDS and dst.dtype in _WORDS
-            and n.dtype in _WORDS):
-        return False
-    v = _choice(MemcpyProblem(count, None, None, True))
-    _registry.ran(v)
-    v.fn(DeviceBatch(src, dst, n, count, None))
-    return True
+def _device_arrays(given: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+    """``memcpy_batched``'s arrays as CuPy arrays; ``TypeError`` for one that is not on a
+    device."""
+    for name, a in zip(("src_ptrs", "dst_ptrs", "sizes"), given):
+        if not hasattr(a, "__cuda_array_interface__"):
+            raise TypeError(f"{name} must be a device (CuPy) array, got {type(a).__name__}; "
+                            "for host arrays use warplab.copy_batched")
+    import cupy
+
+    return tuple(cupy.asarray(a) for a in given)
 
 
 @device_errors
@@ -219,53 +188,22 @@ def memcpy_batched(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *, variant: str | N
         No Python loop over buffers, no host synchronisation (without ``check``): the default
         variant's two launches read 24 bytes per buffer and every byte once (the BLEV queue
         is the stream's, zeroed by the kernels: no allocation up to 65,536 buffers, no
-        memset). CuPy arrays that need no conversion take a short path: a few attribute
-        reads and one cached dispatch decision before the launches.
+        memset). The decision (checks, variant, whether the arrays need converting) is a plan
+        per key (each array's dtype, shape and contiguity, ``variant``): a warm call on 1-D
+        C-contiguous CuPy arrays of 8-byte integers is the key, one lookup and the launches.
     """
     cp = sys.modules.get("cupy")
-    if (not check and variant is None and cp is not None and type(src_ptrs) is cp.ndarray
-            and type(dst_ptrs) is cp.ndarray and type(sizes) is cp.ndarray
-            and _pointers_short(src_ptrs, dst_ptrs, sizes)):
-        return
-    given = (("src_ptrs", src_ptrs), ("dst_ptrs", dst_ptrs), ("sizes", sizes))
-    for name, a in given:
-        if not hasattr(a, "__cuda_array_interface__"):
-            raise TypeError(f"{name} must be a device (CuPy) array, got {type(a).__name__}; "
-                            "for host arrays use warplab.copy_batched")
-    import cupy
-
-    arrays = []
-    for name, a in given:
-        a = cupy.asarray(a)
-        if a.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
-        arrays.append(a)
-    src, dst, n = arrays
-    if not src.size == dst.size == n.size:
-        raise ValueError(f"src_ptrs, dst_ptrs and sizes have {src.size}, {dst.size} and "
-                         f"{n.size} entries")
-    for name, a in (("src_ptrs", src), ("dst_ptrs", dst)):
-        if a.dtype.itemsize != 8:
-            raise TypeError(f"{name} must be uint64 or int64 addresses, got dtype {a.dtype}")
-    src = cupy.ascontiguousarray(src).view(np.uint64)
-    dst = cupy.ascontiguousarray(dst).view(np.uint64)
-    n = cupy.ascontiguousarray(n if n.dtype.itemsize == 8 else n.astype(np.int64))
-    backend = _registry.pick_backend(FAMILY, "cuda", variant, True)
-    host = None
-    data = largest = None
-    if check:
-        host = (src.get(), dst.get(), n.get())
-        if host[2].size and host[2].astype(np.int64).min() < 0:
-            raise ValueError("sizes holds a negative size; nothing was copied")
-        check_overlap(*host)
-        data = int(host[2].astype(np.int64).sum())
-        largest = int(host[2].astype(np.int64).max()) if host[2].size else 0
-    v = _registry.choose(FAMILY, backend, MemcpyProblem(int(src.size), data, largest, True),
-                         variant)
-    _registry.ran(v)
-    v.fn(DeviceBatch(src, dst, n, int(src.size), host, largest))
+    nd = cp.ndarray if cp is not None else None
+    if not (type(src_ptrs) is nd and type(dst_ptrs) is nd and type(sizes) is nd):
+        src_ptrs, dst_ptrs, sizes = _device_arrays((src_ptrs, dst_ptrs, sizes))
+        cp = sys.modules["cupy"]
+    s, d, n = src_ptrs, dst_ptrs, sizes
+    key = ("pointers", s.dtype, s.shape, s._c_contiguous, d.dtype, d.shape, d._c_contiguous,
+           n.dtype, n.shape, n._c_contiguous, variant, _registry.generation)
+    plan = PLANS.get(key)
+    if plan is None:
+        plan = PLANS.put(key, decide_pointers(s, d, n, variant))
+    run_pointers(plan, s, d, n, check, cp)
 
 
 def _homogeneous(arrays: list[Any], what: str) -> tuple[list[Any], bool, Any]:
@@ -304,6 +242,46 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, variant: str | N
     arrays, on_device, xp = _homogeneous(arrays, "arrays")
     if axis is None:
         arrays, axis = [a.reshape(-1) for a in arrays], 0
+    key = ("concatenate", _where(on_device), axis, tuple([(a.shape, a.dtype) for a in arrays]),
+           variant, device, _registry.generation)
+    plan = _planned(key, lambda: _concat_plan(arrays, axis, on_device, variant, device))
+    arrays = [xp.ascontiguousarray(a, dtype=plan.dtype) for a in arrays]
+    out = xp.empty(plan.shapes[0], dtype=plan.dtype)
+    src, dst, sizes = host_pointers(arrays, [out], plan.layout)
+    run(plan.copy, src, dst, sizes, plan.largest, (arrays, [out]), plan.layout)
+    return out
+
+
+def _where(on_device: bool) -> int | None:
+    """The current device (device arrays) or None (host arrays): a key's side."""
+    return sys.modules["cupy"].cuda.runtime.getDevice() if on_device else None
+
+
+def _planned(key: tuple, build: Callable[[], ShapedPlan]) -> ShapedPlan:
+    """The plan of ``key``, built on a miss; an option that cannot be a key (unhashable)
+    goes to ``build``, which raises what the call raises."""
+    try:
+        plan = PLANS.get(key)
+    except TypeError:
+        return build()
+    return plan if plan is not None else PLANS.put(key, build())
+
+
+def _shaped(layout: Layout, shapes: tuple[tuple[int, ...], ...], dtype: np.dtype,
+            on_device: bool, variant: str | None, device: str | None) -> ShapedPlan:
+    """The plan of ``concatenate`` or ``split``: plain data only, then the copy's decision."""
+    if dtype.hasobject:
+        raise TypeError("object arrays hold references, not bytes: batched copies take "
+                        "numeric, boolean or structured arrays of plain data")
+    count = layout.count
+    largest = int(layout.size.max()) if count else 0
+    copy = decide(on_device, count, int(layout.size.sum()), largest, variant, device, None)
+    return ShapedPlan(copy, layout, largest, shapes, dtype)
+
+
+def _concat_plan(arrays: list[Any], axis: Any, on_device: bool, variant: str | None,
+                 device: str | None) -> ShapedPlan:
+    """``concatenate``'s checks (NumPy's errors), result shape and dtype, buffers and copy."""
     if any(a.ndim == 0 for a in arrays):
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     ndim = arrays[0].ndim
@@ -319,13 +297,10 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, variant: str | N
                              f"axis must match exactly: arrays[0] has shape {shape0}, "
                              f"arrays[{i}] has {a.shape} (axis {axis})")
     dtype = np.result_type(*[a.dtype for a in arrays])
-    arrays = [xp.ascontiguousarray(a, dtype=dtype) for a in arrays]
     shape = list(shape0)
     shape[axis] = sum(a.shape[axis] for a in arrays)
-    out = xp.empty(tuple(shape), dtype=dtype)
-    plan = concat_plan([a.shape for a in arrays], axis, dtype.itemsize)
-    _execute(arrays, [out], plan, on_device, variant, device, check=False)
-    return out
+    layout = concat_plan([a.shape for a in arrays], axis, dtype.itemsize)
+    return _shaped(layout, (tuple(shape),), dtype, on_device, variant, device)
 
 
 @device_errors
@@ -350,13 +325,15 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0, *, copy: bool = Fal
         return xp.split(a, indices_or_sections, axis)
     (a,), on_device, xp = _homogeneous([ary], "ary")
     axis = normalize_axis_index(axis, a.ndim)
+    widths = tuple(len(p) for p in np.split(np.arange(a.shape[axis]), indices_or_sections))
+    key = ("split", _where(on_device), a.shape, a.dtype, axis, widths, variant, device,
+           _registry.generation)
+    plan = _planned(key, lambda: _shaped(
+        split_plan(a.shape, axis, list(widths), a.dtype.itemsize),
+        tuple(a.shape[:axis] + (w,) + a.shape[axis + 1:] for w in widths), a.dtype,
+        on_device, variant, device))
     a = xp.ascontiguousarray(a)
-    widths = [len(p) for p in np.split(np.arange(a.shape[axis]), indices_or_sections)]
-    shapes = [a.shape[:axis] + (w,) + a.shape[axis + 1:] for w in widths]
-    pieces = [xp.empty(s, dtype=a.dtype) for s in shapes]
-    plan = split_plan(a.shape, axis, widths, a.dtype.itemsize)
-    _execute([a], pieces, plan, on_device, variant, device, check=False)
+    pieces = [xp.empty(s, dtype=plan.dtype) for s in plan.shapes]
+    src, dst, sizes = host_pointers([a], pieces, plan.layout)
+    run(plan.copy, src, dst, sizes, plan.largest, ([a], pieces), plan.layout)
     return pieces
-
-
-

@@ -5,16 +5,16 @@ launch when it is queued.
 
 CuPy passes a NumPy array of one element by value (its bytes as the parameter), so the table
 is a one-element structured array of three ``MEMCPY_TABLE_MAX``-long uint64 rows, built per call
-(nothing shared between threads).
+(nothing shared between threads). The plan of a key that takes this path (``plan.py``) holds
+the launch (:func:`prepared`); :func:`copy` runs it.
 """
 from __future__ import annotations
 
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from warplab.core import fastpath
 from warplab.core.launch import Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import Variant
@@ -44,26 +44,26 @@ def _bytes(p: MemcpyProblem) -> int:
 ARGS_TABLE = Variant("memcpy_batched", "args_table", "cuda", lambda *a: None, _bytes)
 
 
-_KERNELS = fastpath.PlanCache("memcpy.table")
-
-
 def fits(count: int, largest: int) -> bool:
     """The table takes the batch: 1..``MAX_BUFFERS`` buffers, none above ``MAX_BYTES``."""
     return 0 < count <= MAX_BUFFERS and largest <= MAX_BYTES
 
 
-def copy(src: list[int], dst: list[int], sizes: list[int]) -> None:
+def prepared() -> Prepared:
+    """The table kernel's launch on the current device (compiled once per device: the
+    loader's cache)."""
+    kernel = get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES))
+    return Prepared(kernel, None, (DEFINES["MEMCPY_TABLE_BLOCK"],),
+                    (np.zeros(1, TABLE), np.int32(0)))
+
+
+def copy(go: Prepared, src: Sequence[int], dst: Sequence[int], sizes: Sequence[int]) -> None:
     """Copy ``sizes[i]`` bytes from ``src[i]`` to ``dst[i]`` (device addresses, :func:`fits`)
-    on the current stream: one launch, nothing else."""
+    on the current stream with the launch ``go`` of :func:`prepared`: one launch, nothing
+    else."""
     n = len(sizes)
     flat = np.empty(3 * _N, np.uint64)
     flat[:n] = src
     flat[_N:_N + n] = dst
     flat[2 * _N:2 * _N + n] = sizes
-    dev = sys.modules["cupy"].cuda.runtime.getDevice()
-    go = _KERNELS.get(dev)
-    if go is None:
-        kernel = get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES))
-        go = _KERNELS.put(dev, Prepared(kernel, None, (DEFINES["MEMCPY_TABLE_BLOCK"],),
-                                        (flat.view(TABLE), np.int32(0))))
     go.at((n,), flat.view(TABLE), np.int32(n))

@@ -69,11 +69,11 @@ def require_contiguous(a: Any, what: str) -> None:
 
 
 def device_pointers(srcs: list[Any], dsts: list[Any]
-                    ) -> tuple[list[int], list[int], list[int]] | None:
-    """(source addresses, destination addresses, byte sizes) of ``copy_batched``'s pairs, read
-    in one pass, when every array is a CuPy array on the current device, C-contiguous, and
-    each pair has equal byte sizes; None otherwise (the full path then checks everything and
-    raises what it raises)."""
+                    ) -> tuple[list[int], list[int], list[int], int] | None:
+    """(source addresses, destination addresses, byte sizes, the current device) of
+    ``copy_batched``'s pairs, read in one pass, when every array is a CuPy array on the
+    current device, C-contiguous, and each pair has equal byte sizes; None otherwise (the
+    call then normalises and checks each array, and raises what it raises)."""
     cupy = sys.modules.get("cupy")
     if cupy is None:
         return None
@@ -88,7 +88,7 @@ def device_pointers(srcs: list[Any], dsts: list[Any]
         sp.append(a.ptr)
         dp.append(b.ptr)
         sz.append(n)
-    return sp, dp, sz
+    return sp, dp, sz, dev
 
 
 def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan
