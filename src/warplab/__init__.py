@@ -28,9 +28,15 @@ from __future__ import annotations
 
 from warplab.core import registry as _registry
 from warplab.core.device import cuda_available, resolve_backend
-from warplab.core.errors import (DeviceOutOfMemoryError, DeviceUnavailableError,
-                                  InvalidTypeError, InvalidValueError, KernelCompileError,
-                                  UsageError, WarplabError)
+from warplab.core.errors import (
+    DeviceOutOfMemoryError,
+    DeviceUnavailableError,
+    InvalidTypeError,
+    InvalidValueError,
+    KernelCompileError,
+    UsageError,
+    WarplabError,
+)
 from warplab.core.registry import Ran, record_variants
 from warplab.families.corr import *  # noqa: F403
 from warplab.families.corr import __all__ as _corr_all

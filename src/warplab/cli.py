@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 import numpy as np
+
 from warplab.core.errors import InvalidValueError
 
 LAB_HINT = "pip install 'warplab[lab]'"

@@ -10,7 +10,8 @@ import contextlib
 import mmap
 import os
 import sys
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,12 +51,11 @@ def map_file(path: str | os.PathLike[str]) -> np.ndarray:
         FileNotFoundError / IsADirectoryError / PermissionError with the path in the message.
     """
     p = os.fspath(path)
-    with file_errors(p):
-        with open(p, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size == 0:
-                return np.zeros(0, dtype=np.uint8)
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    with file_errors(p), open(p, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return np.zeros(0, dtype=np.uint8)
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     return np.frombuffer(mm, dtype=np.uint8)
 
 

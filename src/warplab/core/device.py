@@ -6,10 +6,12 @@ variable ``WARPLAB_DEVICE``.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, InvalidValueError
 
@@ -134,7 +136,8 @@ def device_properties() -> dict[str, Any]:
     }
     if props["memory_clock_mhz"] and props["memory_bus_bits"]:
         # DDR: two transfers per clock.
-        props["datasheet_bw_gbps"] = 2 * props["memory_clock_mhz"] * 1e6 * props["memory_bus_bits"] / 8 / 1e9
+        props["datasheet_bw_gbps"] = (2 * props["memory_clock_mhz"] * 1e6
+                                      * props["memory_bus_bits"] / 8 / 1e9)
     return props
 
 
@@ -158,10 +161,8 @@ def cpu_properties() -> dict[str, Any]:
                     break
     except OSError:
         pass
-    mem = None
-    try:
+    mem: int | None = None
+    with contextlib.suppress(ValueError, OSError, AttributeError):
         mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        pass
     return {"backend": "cpu", "name": name, "cores": os.cpu_count(), "memory_bytes": mem,
             "cc": None, "sms": None}

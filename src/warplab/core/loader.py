@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from warplab.core import fastpath
 from warplab.core.errors import InvalidValueError, KernelCompileError
@@ -33,7 +34,7 @@ def _header_digest() -> str:
     return hashlib.sha256(HEADER.read_bytes()).hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def local_headers(folder: Path) -> tuple[str, ...]:
     """Options for the headers (``*.cuh``) beside a source: its folder on the include path and
     a hash of their text (so that CuPy's on-disk cache never serves a kernel built with older
@@ -45,13 +46,13 @@ def local_headers(folder: Path) -> tuple[str, ...]:
     return (f"-I{folder}", f"-DWARPLAB_LOCAL_HASH=0x{digest.hexdigest()[:16]}ULL")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _source(path: Path) -> tuple[str, str]:
     text = path.read_text()
     return text, hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module(path: Path, digest: str, options: tuple[str, ...], names: tuple[str, ...],
             device_id: int) -> Any:
     import cupy

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from warplab.core.errors import InvalidValueError
 
 
@@ -27,6 +28,6 @@ def check_out(out: Any, shape: tuple[int, ...], dtype: Any, on_device: bool, *,
         raise InvalidValueError(f"out must be {want} of shape {shape} and dtype {dtype}")
     if tuple(out.shape) != tuple(shape) or out.dtype != dtype:
         raise InvalidValueError(f"out must have shape {tuple(shape)} and dtype {dtype}, got shape "
-                         f"{tuple(out.shape)} and dtype {out.dtype}")
+                                f"{tuple(out.shape)} and dtype {out.dtype}")
     if not out.flags.c_contiguous:
         raise InvalidValueError("out must be C-contiguous")

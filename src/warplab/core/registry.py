@@ -7,17 +7,18 @@ and takes the first variant that supports the problem; ``variant=`` selects one 
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 from warplab.core.device import cuda_available, cuda_status, resolve_backend
 from warplab.core.errors import DeviceUnavailableError, InvalidValueError
 
-_REGISTRY: dict[str, dict[str, "Variant"]] = {}
+_REGISTRY: dict[str, dict[str, Variant]] = {}
 # variants() cache: (family, backend) -> (family dict identity and size, ordered list)
-_ORDERED: dict[tuple[str, str | None], tuple[tuple[int, int], list["Variant"]]] = {}
+_ORDERED: dict[tuple[str, str | None], tuple[tuple[int, int], list[Variant]]] = {}
 #: Bumped by every :func:`register`: a hot path that cached a dispatch decision compares it
 #: with the generation it decided at (one attribute read) instead of asking again.
 generation = 0
@@ -152,9 +153,10 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
         if v.backend != backend:
             valid = ", ".join(x.name for x in variants(family, backend))
             raise InvalidValueError(f"{family} variant {name!r} runs on the {v.backend} backend, "
-                             f"not {backend}; valid on {backend}: {valid}")
+                                    f"not {backend}; valid on {backend}: {valid}")
         if not v.supports(problem):
-            raise InvalidValueError(f"{family} variant {name!r} does not support this input ({problem})")
+            raise InvalidValueError(f"{family} variant {name!r} does not support this input "
+                                    f"({problem})")
         return v
     first = None
     for v in _ordered(family, backend):

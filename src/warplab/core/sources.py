@@ -21,7 +21,8 @@ from __future__ import annotations
 import io
 import os
 import stat
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class ArraySource:
             np.copyto(dst, a[start:start + n])
             return
         r0, r1 = start // self.unit, (start + n) // self.unit
-        np.copyto(dst.reshape((r1 - r0,) + a.shape[1:]), a[r0:r1])
+        np.copyto(dst.reshape((r1 - r0, *a.shape[1:])), a[r0:r1])
 
     def close(self) -> None:
         """Nothing to release."""
@@ -107,9 +108,9 @@ def _require_regular(st: os.stat_result, name: str) -> None:
         raise IsADirectoryError(f"is a directory, not a file: {name}")
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO (pipe)" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
-        raise InvalidValueError(f"{name} is {kind}: streaming reads regular files (their size plans "
-                         "the chunks); read it into memory first, e.g. "
-                         "np.frombuffer(f.read(), np.uint8)")
+        raise InvalidValueError(f"{name} is {kind}: streaming reads regular files (their size "
+                                "plans the chunks); read it into memory first, e.g. "
+                                "np.frombuffer(f.read(), np.uint8)")
 
 
 class FileSource:
@@ -220,7 +221,7 @@ def _read_exact(p: _Part, dst: np.ndarray, offset: int) -> None:
 
 
 def _pread_all(fd: int, dst: np.ndarray, offset: int, p: _Part) -> None:
-    view = memoryview(dst).cast("B")
+    view = dst.data.cast("B")
     got = 0
     while got < len(view):
         k = os.preadv(fd, [view[got:]], offset + got)
@@ -249,9 +250,10 @@ def check_raw_file(f: Any) -> None:
         raise InvalidTypeError("a file object must be opened in binary mode ('rb'), not text mode")
     if not isinstance(raw, io.FileIO) or not isinstance(f, (io.FileIO, io.BufferedReader,
                                                             io.BufferedRandom)):
-        raise InvalidTypeError(f"file objects are read from their file descriptor: pass open(path, "
-                        f"'rb') (got {type(f).__name__}; for compressed or wrapped streams pass "
-                        "the bytes, e.g. np.frombuffer(f.read(), np.uint8))")
+        raise InvalidTypeError(f"file objects are read from their file descriptor: pass "
+                               f"open(path, 'rb') (got {type(f).__name__}; for compressed or "
+                               "wrapped streams pass the bytes, e.g. "
+                               "np.frombuffer(f.read(), np.uint8))")
 
 
 def is_file_source(x: Any) -> bool:
@@ -273,7 +275,7 @@ def open_source(data: Any, direct: bool = False) -> ArraySource | FileSource:
     if is_file_source(data):
         return FileSource(data, direct=direct)
     raise InvalidTypeError(f"cannot stream a {type(data).__name__}: give a NumPy array, a path, an "
-                    "open binary file or a list of paths")
+                           "open binary file or a list of paths")
 
 
 def split(start: int, stop: int, parts: int, unit: int, align: int = 1) -> list[tuple[int, int]]:

@@ -29,16 +29,24 @@ import contextlib
 import os
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
-from warplab.core.sources import ArraySource, FileSource, open_source, split
-from warplab.core.staging import (chunk_bounds, executor, is_pinned, plan_chunk, staging_pool,
-                      stream_min_bytes, threads)
 from warplab.core.errors import InvalidValueError
+from warplab.core.sources import ArraySource, FileSource, open_source, split
+from warplab.core.staging import (
+    chunk_bounds,
+    executor,
+    is_pinned,
+    plan_chunk,
+    staging_pool,
+    stream_min_bytes,
+    threads,
+)
 
 RING = 4
 #: Smallest piece of a chunk one worker fills (smaller chunks take fewer workers).

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
-
-import numpy as np
+from typing import Any, cast
 
 import dask.array as da
+import numpy as np
 from dask.highlevelgraph import HighLevelGraph
+
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: Largest chunk :func:`plan` makes, per chunk kind (bytes).
@@ -34,7 +35,7 @@ def module_of(a: Any) -> str:
     if is_cupy(a):
         return "cupy"
     raise InvalidTypeError(f"warplab.dask: chunks must be NumPy or CuPy arrays, got "
-                    f"{type(a).__module__}.{type(a).__name__}")
+                           f"{type(a).__module__}.{type(a).__name__}")
 
 
 def is_cupy(a: Any) -> bool:
@@ -64,8 +65,8 @@ def check_chunk(block: Any, k: str) -> Any:
     got = module_of(block)
     if got != k:
         raise InvalidTypeError(f"warplab.dask: mixed chunk types: a {got} chunk in an array whose "
-                        f"meta says {k}; make every chunk one kind first, e.g. "
-                        f"x.map_blocks({k}.asarray)")
+                               f"meta says {k}; make every chunk one kind first, e.g. "
+                               f"x.map_blocks({k}.asarray)")
     return block
 
 
@@ -83,7 +84,7 @@ def require_known(x: da.Array, what: str, axes: Sequence[int] | None = None) -> 
     for ax in range(x.ndim) if axes is None else axes:
         if any(math.isnan(c) for c in x.chunks[ax]):
             raise InvalidValueError(f"{what}: the array has unknown chunk sizes along axis {ax} "
-                             f"(NaN); call x.compute_chunk_sizes() first")
+                                    f"(NaN); call x.compute_chunk_sizes() first")
 
 
 def n_workers() -> int:
@@ -142,7 +143,7 @@ def rechunk(x: Any, *, workers: int | None = None, max_chunk_bytes: int | None =
     p = plan(x.nbytes, workers=workers, chunk_kind=kind(x), max_chunk_bytes=max_chunk_bytes)
     row = max(1, x.nbytes // x.shape[0])
     rows = max(1, min(x.shape[0], p.chunk_bytes // row))
-    return x.rechunk({0: rows, **{ax: -1 for ax in range(1, x.ndim)}})
+    return x.rechunk({0: rows, **dict.fromkeys(range(1, x.ndim), -1)})
 
 
 def fan_in(nblocks: int, given: int | None = None) -> int:
@@ -173,13 +174,20 @@ def tree(name: str, leaves: list[tuple], fn: Callable[..., Any], fan_in: int
             return dsk, keys[0]
 
 
+def graph(name: str, dsk: Mapping[Any, Any], deps: Sequence[da.Array]) -> HighLevelGraph:
+    """``HighLevelGraph.from_collections``: the layer ``name`` of tasks ``dsk`` over the dask
+    arrays ``deps``."""
+    # dask's own ``DaskCollection`` protocol does not admit its ``Array`` (the protocol's
+    # ``__dask_scheduler__`` is a staticmethod), so the checker is not told the arrays' type
+    return HighLevelGraph.from_collections(name, dsk, dependencies=cast(Any, deps))
+
+
 def array_from_tree(name: str, dsk: dict, root: tuple, deps: list[da.Array], meta: Any,
                     ndim: int = 1) -> da.Array:
     """A dask array of one chunk of unknown length: the output of ``root`` in ``dsk``."""
     out = (name,) + (0,) * ndim
     dsk = {**dsk, out: root}
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)
-    return da.Array(graph, name, chunks=((math.nan,),) * ndim, meta=meta)
+    return da.Array(graph(name, dsk, deps), name, chunks=((math.nan,),) * ndim, meta=meta)
 
 
 def concat_nested(parts: Any, axes: Sequence[int], xp: Any) -> Any:

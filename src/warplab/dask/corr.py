@@ -17,20 +17,17 @@ import operator
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 import dask
 import dask.array as da
+import numpy as np
 from dask.array.utils import meta_from_array
-from dask.highlevelgraph import HighLevelGraph
 
 import warplab
+from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.dask.chunking import as_dask, check_chunk, graph, kind, require_known, xp_of
 from warplab.families.corr.pairs import CorrPairs, check_selection
 
-from warplab.dask.chunking import as_dask, check_chunk, kind, require_known, xp_of
-from warplab.core.errors import InvalidTypeError, InvalidValueError
-
-__all__ = ["corrcoef", "corr_pairs"]
+__all__ = ["corr_pairs", "corrcoef"]
 
 PRECISIONS = ("float64", "float32", "tf32")
 
@@ -115,7 +112,7 @@ def _graph(xs: da.Array, precision: str, name: str) -> tuple[da.Array, int, str]
     """The normalised rows (one chunk per block of series), the number of blocks, the kind."""
     k = kind(xs)
     zdt = np.float32 if k == "cupy" and precision != "float64" else np.float64
-    z = xs.map_blocks(_normalise, k=k, precision=precision, dtype=zdt,
+    z = da.map_blocks(_normalise, xs, k=k, precision=precision, dtype=zdt,
                       meta=meta_from_array(xs._meta, 2, zdt), name=f"{name}-z")
     return z, xs.numblocks[0], k
 
@@ -154,8 +151,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
                                              dtype=res), (z.name, i, 0), (z.name, j, 0))
             else:
                 dsk[(name, i, j)] = (_transpose, (name, j, i))
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[z])
-    return da.Array(graph, name, chunks=(xs.chunks[0], xs.chunks[0]),
+    return da.Array(graph(name, dsk, [z]), name, chunks=(xs.chunks[0], xs.chunks[0]),
                     meta=meta_from_array(xs._meta, 2, res))
 
 
@@ -261,7 +257,6 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
         for f, part in enumerate("ijr"):
             dsk[(f"{name}-{part}", i)] = (operator.getitem, (f"{name}-rows", i), f)
     chunks = ((math.nan,) * nb,)
-    return CorrPairs(*(da.Array(HighLevelGraph.from_collections(f"{name}-{part}", dsk,
-                                                                dependencies=[z]),
-                                f"{name}-{part}", chunks=chunks, meta=meta)
+    return CorrPairs(*(da.Array(graph(f"{name}-{part}", dsk, [z]), f"{name}-{part}",
+                                chunks=chunks, meta=meta)
                        for part, meta in zip("ijr", (meta_i, meta_i, meta_r))))

@@ -11,21 +11,19 @@ from __future__ import annotations
 import glob
 import os
 import stat
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, Sequence
-
-import numpy as np
+from typing import Any
 
 import dask
 import dask.array as da
-from dask.highlevelgraph import HighLevelGraph
+import numpy as np
 
 import warplab
-
-from warplab.dask.chunking import fan_in, plan
 from warplab.core.errors import InvalidValueError
+from warplab.dask.chunking import fan_in, graph, plan
 
-__all__ = ["histogram_files", "byte_ranges"]
+__all__ = ["byte_ranges", "histogram_files"]
 
 
 def _expand(paths_or_glob: Any) -> list[str]:
@@ -51,8 +49,8 @@ def _size(path: str) -> int:
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(f"is a directory: {path!r}")
     if not stat.S_ISREG(st.st_mode):
-        raise InvalidValueError(f"not a regular file (a FIFO, device or socket has no size to split): "
-                         f"{path!r}")
+        raise InvalidValueError(f"not a regular file (a FIFO, device or socket has no size to "
+                                f"split): {path!r}")
     if not os.access(path, os.R_OK):
         raise PermissionError(f"no read permission: {path!r}")
     return int(st.st_size)
@@ -110,12 +108,13 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
         chunk_bytes = plan(total, chunk_kind="numpy" if device == "cpu" else "cupy").chunk_bytes
     if int(chunk_bytes) < 1:
         raise InvalidValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
-    ranges = byte_ranges(paths, sizes, int(chunk_bytes)) or [(None, 0, 0)]
+    ranges: Sequence[tuple[str | None, int, int]] = (byte_ranges(paths, sizes, int(chunk_bytes))
+                                                      or [(None, 0, 0)])
     name = "wl-files-" + dask.base.tokenize(paths, sizes, bins, chunk_bytes, device)
     fn = partial(_count_range, bins=bins, device=device)
     dsk = {(name, i, 0): (fn, p, off, n) if p is not None else (np.zeros, (1, nbins), np.int64)
            for i, (p, off, n) in enumerate(ranges)}
-    parts = da.Array(HighLevelGraph.from_collections(name, dsk, dependencies=[]), name,
+    parts = da.Array(graph(name, dsk, []), name,
                      chunks=((1,) * len(ranges), (nbins,)), dtype=np.int64,
                      meta=np.empty((0, 0), np.int64))
     return parts.sum(axis=0, dtype=np.int64, split_every=fan_in(len(ranges), split_every))

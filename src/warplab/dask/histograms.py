@@ -11,21 +11,27 @@ import math
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 import dask
 import dask.array as da
-from dask.delayed import Delayed
+import numpy as np
 from dask.array.utils import meta_from_array
+from dask.delayed import Delayed
 
 import warplab
-
-from warplab.dask.chunking import array_from_tree, as_dask, check_chunk, fan_in, is_cupy, kind, tree, xp_of
-from warplab.dask.reductions import max as _max, min as _min
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.dask.chunking import (
+    array_from_tree,
+    as_dask,
+    check_chunk,
+    fan_in,
+    is_cupy,
+    kind,
+    tree,
+    xp_of,
+)
+from warplab.dask.reductions import max as _max, min as _min
 
-__all__ = ["byte_histogram", "histogram", "bincount"]
-
+__all__ = ["bincount", "byte_histogram", "histogram"]
 
 
 def _aligned(w: da.Array, x: da.Array, message: str) -> da.Array:
@@ -35,8 +41,8 @@ def _aligned(w: da.Array, x: da.Array, message: str) -> da.Array:
     each pair of chunks is checked by the chunk function (NumPy's error) when it runs."""
     if any(math.isnan(v) for v in (*w.shape, *x.shape)):
         if w.numblocks != x.numblocks:
-            raise InvalidValueError(f"{message} (unknown chunk sizes: the weights need as many chunks "
-                             f"as the data, {x.numblocks} against {w.numblocks})")
+            raise InvalidValueError(f"{message} (unknown chunk sizes: the weights need as many "
+                                    f"chunks as the data, {x.numblocks} against {w.numblocks})")
         return w
     if w.shape != x.shape:
         raise InvalidValueError(message)
@@ -47,7 +53,7 @@ def _per_block(x: da.Array, fn: Any, nbins: int, dtype: Any, *others: Any) -> da
     as an array of shape ``x.numblocks + (nbins,)`` (one partial per block). ``others``:
     dask arrays of ``x``'s chunks, or anything else (a delayed range) passed whole."""
     d = x.ndim
-    chunks = tuple((1,) * n for n in x.numblocks) + ((nbins,),)
+    chunks = (*((1,) * n for n in x.numblocks), (nbins,))
     return da.map_blocks(_lift, x, *others, fn=fn, d=d, new_axis=[d], chunks=chunks,
                          dtype=dtype, meta=meta_from_array(x._meta, d + 1, dtype))
 
@@ -138,7 +144,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     x = _flat(a)
     if isinstance(bins, str):
         raise InvalidValueError(f"bins={bins!r}: estimator bins need the whole data; pass a bin "
-                         f"count (with or without range) or an edges array")
+                                f"count (with or without range) or an edges array")
     if np.dtype(x.dtype).kind not in "biuf":
         raise InvalidTypeError(f"histogram takes booleans, integers or floats, got dtype {x.dtype}")
     k = kind(x)
@@ -214,7 +220,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
         raise InvalidValueError("'minlength' must not be negative")
     k = kind(a)
     others: list[da.Array] = []
-    dtype = np.dtype(np.int64)
+    dtype: np.dtype[Any] = np.dtype(np.int64)
     if weights is not None:
         w = as_dask(weights)
         others = [_aligned(w, a, "The weights and list don't have the same length.")]

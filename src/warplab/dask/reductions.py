@@ -23,22 +23,20 @@ import warnings
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 import dask.array as da
+import numpy as np
 from dask.array.utils import meta_from_array
 
 import warplab
-
-from warplab.dask.chunking import as_dask, check_chunk, concat_nested, fan_in, kind, xp_of
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.dask.chunking import as_dask, check_chunk, concat_nested, fan_in, kind, xp_of
 
 try:  # NumPy 2
     from numpy.lib.array_utils import normalize_axis_tuple
 except ImportError:  # pragma: no cover - NumPy 1.x
     from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
 
-__all__ = ["sum", "mean", "min", "max", "var", "std", "series_stats"]
+__all__ = ["max", "mean", "min", "series_stats", "std", "sum", "var"]
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -55,7 +53,7 @@ def _check_dtype(x: da.Array) -> None:
     dt = np.dtype(x.dtype)
     if dt.kind not in "biuf":
         raise InvalidTypeError(f"warplab.dask reductions take booleans, integers or floats, got "
-                        f"dtype {dt}")
+                               f"dtype {dt}")
 
 
 def _acc(dt: np.dtype) -> np.dtype:
@@ -152,7 +150,7 @@ def _extreme(a: Any, op: str, axis: Any, keepdims: bool, every: int | None) -> d
     if _reduced_size(x, axes) == 0:
         name = "minimum" if op == "min" else "maximum"
         raise InvalidValueError(f"zero-size array to reduction operation {name} which has no "
-                         f"identity")
+                                f"identity")
     k = kind(x)
     agg = partial(_extreme_agg, k=k, op=op)
     return _tree(x, partial(_extreme_chunk, k=k, op=op), agg, agg, axes, keepdims,
@@ -251,7 +249,7 @@ def _moments(a: Any, stat: str, axis: Any, dtype: Any, keepdims: bool, ddof: Any
     size = _reduced_size(x, axes)
     if stat != "mean" and not math.isnan(size) and ddof >= size:
         raise InvalidValueError(f"ddof ({ddof}) must be smaller than the number of elements "
-                         f"reduced ({size})")
+                                f"reduced ({size})")
     k = kind(x)
     cast = None if dtype is None else np.dtype(dtype)
     return _tree(x, partial(_moments_chunk, k=k, cast=cast), partial(_moments_combine, k=k),
@@ -292,14 +290,15 @@ def series_stats(x: Any, *, split_every: int | None = None) -> tuple[da.Array, d
     x = as_dask(x)
     if x.ndim != 2:
         raise InvalidValueError(f"series_stats needs a 2-D array (series x values), got "
-                         f"{x.ndim} dimensions")
+                                f"{x.ndim} dimensions")
     _check_dtype(x)
     out = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)
     k = kind(x)
+    f64 = np.dtype(np.float64)
     packed = _tree(x, partial(_moments_chunk, k=k, cast=None), partial(_moments_combine, k=k),
-                   partial(_moments_agg, k=k, stat="stats", ddof=0, out=np.float64), (1,),
-                   True, np.dtype(np.float64), split_every, False)
-    packed = packed.map_blocks(_same, chunks=(packed.chunks[0], (2,)), dtype=np.float64)
+                   partial(_moments_agg, k=k, stat="stats", ddof=0, out=f64), (1,),
+                   True, f64, split_every, False)
+    packed = da.map_blocks(_same, packed, chunks=(packed.chunks[0], (2,)), dtype=np.float64)
     return packed[:, 0].astype(out), packed[:, 1].astype(out)
 
 
