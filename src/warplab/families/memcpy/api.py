@@ -50,18 +50,19 @@ from warplab.families.memcpy.transfer import (
     require_contiguous,
     side,
 )
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 
 def _as_list(x: Any, what: str) -> list[Any]:
     if not isinstance(x, (list, tuple)):
-        raise TypeError(f"{what} must be a list or tuple of arrays, got {type(x).__name__}")
+        raise InvalidTypeError(f"{what} must be a list or tuple of arrays, got {type(x).__name__}")
     return list(x)
 
 
 def _no_objects(arrays: list[Any]) -> None:
     for a in arrays:
         if np.dtype(a.dtype).hasobject:
-            raise TypeError("object arrays hold references, not bytes: batched copies take "
+            raise InvalidTypeError("object arrays hold references, not bytes: batched copies take "
                             "numeric, boolean or structured arrays of plain data")
 
 
@@ -72,14 +73,14 @@ def _pairs(srcs: list[Any], dsts: list[Any]) -> tuple[list[Any], list[Any], bool
     srcs, on_src = side(srcs, "srcs")
     dsts, on_dst = side(dsts, "dsts")
     if on_src != on_dst:
-        raise ValueError("srcs and dsts must both be on the host or both on the GPU")
+        raise InvalidValueError("srcs and dsts must both be on the host or both on the GPU")
     for i, (s, d) in enumerate(zip(srcs, dsts)):
         require_contiguous(s, f"srcs[{i}]")
         require_contiguous(d, f"dsts[{i}]")
         if s.nbytes != d.nbytes:
-            raise ValueError(f"srcs[{i}] has {s.nbytes} bytes, dsts[{i}] has {d.nbytes}")
+            raise InvalidValueError(f"srcs[{i}] has {s.nbytes} bytes, dsts[{i}] has {d.nbytes}")
         if not on_dst and not d.flags.writeable:
-            raise ValueError(f"dsts[{i}] is read-only")
+            raise InvalidValueError(f"dsts[{i}] is read-only")
     _no_objects(srcs)
     _no_objects(dsts)
     return srcs, dsts, on_src
@@ -125,7 +126,7 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
     checked, key, plan (``plan.decide`` on a miss), overlap test, run."""
     srcs, dsts = _as_list(srcs, "srcs"), _as_list(dsts, "dsts")
     if len(srcs) != len(dsts):
-        raise ValueError(f"srcs has {len(srcs)} arrays, dsts has {len(dsts)}")
+        raise InvalidValueError(f"srcs has {len(srcs)} arrays, dsts has {len(dsts)}")
     if not srcs:
         return
     read = device_pointers(srcs, dsts)  # CuPy arrays on the current device, in one pass
@@ -152,7 +153,7 @@ def _device_arrays(given: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
     device."""
     for name, a in zip(("src_ptrs", "dst_ptrs", "sizes"), given):
         if not hasattr(a, "__cuda_array_interface__"):
-            raise TypeError(f"{name} must be a device (CuPy) array, got {type(a).__name__}; "
+            raise InvalidTypeError(f"{name} must be a device (CuPy) array, got {type(a).__name__}; "
                             "for host arrays use warplab.copy_batched")
     import cupy
 
@@ -238,7 +239,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, variant: str | N
     """
     arrays = _as_list(arrays, "arrays")
     if not arrays:
-        raise ValueError("need at least one array to concatenate")
+        raise InvalidValueError("need at least one array to concatenate")
     arrays, on_device, xp = _homogeneous(arrays, "arrays")
     if axis is None:
         arrays, axis = [a.reshape(-1) for a in arrays], 0
@@ -271,7 +272,7 @@ def _shaped(layout: Layout, shapes: tuple[tuple[int, ...], ...], dtype: np.dtype
             on_device: bool, variant: str | None, device: str | None) -> ShapedPlan:
     """The plan of ``concatenate`` or ``split``: plain data only, then the copy's decision."""
     if dtype.hasobject:
-        raise TypeError("object arrays hold references, not bytes: batched copies take "
+        raise InvalidTypeError("object arrays hold references, not bytes: batched copies take "
                         "numeric, boolean or structured arrays of plain data")
     count = layout.count
     largest = int(layout.size.max()) if count else 0
@@ -283,17 +284,17 @@ def _concat_plan(arrays: list[Any], axis: Any, on_device: bool, variant: str | N
                  device: str | None) -> ShapedPlan:
     """``concatenate``'s checks (NumPy's errors), result shape and dtype, buffers and copy."""
     if any(a.ndim == 0 for a in arrays):
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
+        raise InvalidValueError("zero-dimensional arrays cannot be concatenated")
     ndim = arrays[0].ndim
     for i, a in enumerate(arrays):
         if a.ndim != ndim:
-            raise ValueError(f"all the input arrays must have same number of dimensions: "
+            raise InvalidValueError(f"all the input arrays must have same number of dimensions: "
                              f"arrays[0] has {ndim}, arrays[{i}] has {a.ndim}")
     axis = normalize_axis_index(axis, ndim)
     shape0 = arrays[0].shape
     for i, a in enumerate(arrays):
         if a.shape[:axis] + a.shape[axis + 1:] != shape0[:axis] + shape0[axis + 1:]:
-            raise ValueError(f"all the input array dimensions except for the concatenation "
+            raise InvalidValueError(f"all the input array dimensions except for the concatenation "
                              f"axis must match exactly: arrays[0] has shape {shape0}, "
                              f"arrays[{i}] has {a.shape} (axis {axis})")
     dtype = np.result_type(*[a.dtype for a in arrays])

@@ -37,6 +37,7 @@ from warplab.families.memcpy.cuda import DeviceBatch
 from warplab.families.memcpy.spec import MemcpyProblem, pairwise_plan
 from warplab.families.memcpy.spec import Plan as Layout
 from warplab.families.memcpy.transfer import check_overlap, send_batch
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 FAMILY = "memcpy_batched"
 #: The plans of every public call, per key (the keys start with the call's form: ``"pairs"``,
@@ -98,10 +99,10 @@ def backend_of(on_device: bool, variant: str | None, device: str | None) -> str:
     if variant is not None or device is not None:
         backend = _registry.pick_backend(FAMILY, device, variant, on_device)
     if on_device and backend == "cpu":
-        raise ValueError("the arrays are on the GPU: batched copies of device arrays run on "
+        raise InvalidValueError("the arrays are on the GPU: batched copies of device arrays run on "
                          "the cuda backend (device='cuda' or a cuda variant)")
     if not on_device and backend == "cuda":
-        raise ValueError("the arrays are NumPy arrays on the host: they run on the cpu backend "
+        raise InvalidValueError("the arrays are NumPy arrays on the host: they run on the cpu backend "
                          "(copy them to the GPU first to use a cuda variant)")
     return backend
 
@@ -114,7 +115,7 @@ def decide(on_device: bool, count: int, data: int, largest: int, variant: str | 
     never), else the registry's variant for the problem. Raises what the call raises for
     a backend that does not match the arrays or a variant that does not take the problem."""
     if config is not None and not 0 <= config.table_buffers <= table_cuda.MAX_BUFFERS:
-        raise ValueError(f"table_buffers must be 0..{table_cuda.MAX_BUFFERS}, got "
+        raise InvalidValueError(f"table_buffers must be 0..{table_cuda.MAX_BUFFERS}, got "
                          f"{config.table_buffers}")
     backend = backend_of(on_device, variant, device)
     if (config is not None and on_device and variant is None and device is None
@@ -154,15 +155,15 @@ def decide_pointers(src: Any, dst: Any, n: Any, variant: str | None) -> PointerP
     the buffer count), whether the arrays need converting."""
     for name, a in (("src_ptrs", src), ("dst_ptrs", dst), ("sizes", n)):
         if a.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+            raise InvalidValueError(f"{name} must be 1-D, got shape {a.shape}")
         if a.dtype.kind not in "iu":
-            raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+            raise InvalidTypeError(f"{name} must hold integers, got dtype {a.dtype}")
     if not src.size == dst.size == n.size:
-        raise ValueError(f"src_ptrs, dst_ptrs and sizes have {src.size}, {dst.size} and "
+        raise InvalidValueError(f"src_ptrs, dst_ptrs and sizes have {src.size}, {dst.size} and "
                          f"{n.size} entries")
     for name, a in (("src_ptrs", src), ("dst_ptrs", dst)):
         if a.dtype.itemsize != 8:
-            raise TypeError(f"{name} must be uint64 or int64 addresses, got dtype {a.dtype}")
+            raise InvalidTypeError(f"{name} must be uint64 or int64 addresses, got dtype {a.dtype}")
     backend = _registry.pick_backend(FAMILY, "cuda", variant, True)
     v = _registry.choose(FAMILY, backend, MemcpyProblem(int(src.size), None, None, True),
                          variant)
@@ -185,7 +186,7 @@ def run_pointers(plan: PointerPlan, src: Any, dst: Any, n: Any, check: bool,
         host = (src.get(), dst.get(), n.get())
         sizes = host[2].astype(np.int64)
         if sizes.size and sizes.min() < 0:
-            raise ValueError("sizes holds a negative size; nothing was copied")
+            raise InvalidValueError("sizes holds a negative size; nothing was copied")
         check_overlap(*host)
         largest = int(sizes.max()) if sizes.size else 0
     _registry.ran(plan.variant)

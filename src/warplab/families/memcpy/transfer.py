@@ -11,6 +11,7 @@ import numpy as np
 
 from warplab.families.memcpy.cuda import DeviceBatch
 from warplab.families.memcpy.spec import Plan, overlaps
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
 
@@ -39,10 +40,10 @@ def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
         if type(a) is nd:  # the common case first: hasattr below would build the interface dict
             continue
         if is_host(a):
-            raise ValueError(f"{what}[{i}] is a host (NumPy) array but others are on the GPU: "
+            raise InvalidValueError(f"{what}[{i}] is a host (NumPy) array but others are on the GPU: "
                              "all arrays of a call must be on the host or all on one GPU")
         if not hasattr(a, "__cuda_array_interface__"):
-            raise TypeError(f"{what}[{i}] is a {type(a).__name__}, not a NumPy or GPU array")
+            raise InvalidTypeError(f"{what}[{i}] is a {type(a).__name__}, not a NumPy or GPU array")
         convert.append(i)
     import cupy
 
@@ -52,7 +53,7 @@ def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
     dev = cupy.cuda.runtime.getDevice()
     for i, a in enumerate(out):
         if a.data.device_id != dev:
-            raise ValueError(f"{what}[{i}] is on GPU {a.data.device_id}, the current device "
+            raise InvalidValueError(f"{what}[{i}] is on GPU {a.data.device_id}, the current device "
                              f"is GPU {dev}: every array of a call must be on the current device")
     return out, True
 
@@ -64,7 +65,7 @@ def address(a: Any) -> int:
 
 def require_contiguous(a: Any, what: str) -> None:
     if not a.flags.c_contiguous:
-        raise ValueError(f"{what} is not C-contiguous: batched copies take contiguous arrays "
+        raise InvalidValueError(f"{what} is not C-contiguous: batched copies take contiguous arrays "
                          "(make one with ascontiguousarray)")
 
 
@@ -105,7 +106,7 @@ def check_overlap(src: Sequence[int], dst: Sequence[int], sizes: Sequence[int]) 
     """``ValueError`` when a destination overlaps a source or another destination (address
     and size lists or uint64 arrays)."""
     if overlaps(src, dst, sizes):
-        raise ValueError("a destination overlaps a source or another destination; "
+        raise InvalidValueError("a destination overlaps a source or another destination; "
                          "nothing was copied")
 
 

@@ -45,6 +45,7 @@ from warplab.lab.campaigns.memcpy.comparators import MEMCPY_PROVIDERS
 from warplab.families.memcpy.cpu import numpy_copy
 from warplab.lab.campaigns.memcpy.plan import RUNS, WARMUP, PlannedCell, estimate_s, plan_cells
 from warplab.families.memcpy.spec import MemcpyProblem, Plan
+from warplab.core.errors import InvalidValueError
 
 #: Slow-per-buffer targets run only up to this many buffers (a driver call per buffer).
 PER_BUFFER_LIMIT = {"loop_memcpy_async": 20_000, "cudaMemcpyBatchAsync": 1_000_000}
@@ -293,7 +294,7 @@ def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
         notes.append("cpu backend: comparators (CUB, cudaMemcpyBatchAsync) need the GPU")
         wrong = [n for n in variant_names or [] if n != "numpy"]
         if wrong:
-            raise ValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
+            raise InvalidValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
                              "(valid on cpu: numpy)")
     grid_given = grid
     grid = grid if grid is not None else cases(c)

@@ -11,6 +11,7 @@ import numpy as np
 from warplab.lab.harness.measure import Settings
 from warplab.lab.harness.results import make_result
 from warplab.families.memcpy.spec import MemcpyProblem, bytes_moved, data_bytes
+from warplab.core.errors import InvalidValueError
 
 GUARD = 256
 POISON = 0xA5
@@ -59,11 +60,11 @@ def check_range(lo: int, hi: int, align: int, total: int) -> tuple[int, int]:
     """The multiples of ``align`` in [lo, hi] in units of ``align``; ``ValueError`` for a bad
     range or one without such a multiple."""
     if lo < 0 or hi < max(lo, 1) or align < 1 or total < 1:
-        raise ValueError(f"need 0 <= min <= max, max >= 1, align >= 1 and total >= 1, got "
+        raise InvalidValueError(f"need 0 <= min <= max, max >= 1, align >= 1 and total >= 1, got "
                          f"{lo}, {hi}, {align}, {total}")
     a_lo, a_hi = aligned_range(lo, hi, align)
     if a_hi < max(a_lo, 1):
-        raise ValueError(f"no multiple of {align} in [{lo}, {hi}]")
+        raise InvalidValueError(f"no multiple of {align} in [{lo}, {hi}]")
     return a_lo, a_hi
 
 
@@ -75,7 +76,7 @@ def offsets(sizes: np.ndarray, layout: str, seed: int = 2) -> np.ndarray:
     elif layout == "shuffle":
         order = np.random.default_rng(seed).permutation(sizes.size)
     else:
-        raise ValueError(f"unknown layout {layout!r}; valid: consecutive, shuffle")
+        raise InvalidValueError(f"unknown layout {layout!r}; valid: consecutive, shuffle")
     return pack(np, sizes, order)
 
 
@@ -102,7 +103,7 @@ def layout_offsets(xp: Any, sizes: Any, layout: str, seed: int) -> Any:
     if layout == "consecutive":
         return xp.cumsum(sizes) - sizes
     if layout != "shuffle":
-        raise ValueError(f"unknown layout {layout!r}; valid: consecutive, shuffle")
+        raise InvalidValueError(f"unknown layout {layout!r}; valid: consecutive, shuffle")
     return pack(xp, sizes, xp.random.RandomState(seed).permutation(int(sizes.size)))
 
 
