@@ -109,3 +109,9 @@ def plot_labels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(Axes, "plot", spy)
     return labels
+
+
+def builtin_kind(exc: BaseException) -> type:
+    """The built-in exception class an error is (``ValueError`` for warplab's
+    ``InvalidValueError``): what NumPy's semantics are compared by."""
+    return next(c for c in type(exc).__mro__ if c.__module__ == "builtins")

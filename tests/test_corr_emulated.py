@@ -109,6 +109,16 @@ def numpy_device(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cuda, "read_small", lambda *arrays: [np.asarray(a) for a in arrays])
     monkeypatch.setattr(gram, "gram", lambda a, b=None, *, precision="float64":
                         gram.gram_reference(a, b, precision))
+    # the per-series statistics of the "device" rows on the NumPy backend (the fake CuPy's
+    # arrays are NumPy's, which the reductions' plans would take for device arrays)
+    monkeypatch.setattr(cuda, "series_stats_rows", _series_stats)
+
+
+def _series_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``series_stats_rows`` in NumPy: per row the mean and the centred norm (float64)."""
+    x = np.asarray(x, np.float64)
+    mean = x.mean(axis=1)
+    return mean, np.sqrt(((x - mean[:, None]) ** 2).sum(axis=1))
 
 
 def _data(m: int, n: int, const: bool) -> np.ndarray:

@@ -13,7 +13,7 @@ import pytest
 import warplab
 from fake_cupy import WORK, Dev, count_launch, dev, install, poison_allocations
 from warplab.core import fastpath, registry, scalar
-from conftest import run_in_threads
+from conftest import builtin_kind, run_in_threads
 from warplab.families.histogram import api, bincount_plan, minmax_cuda, numeric_cuda
 
 
@@ -162,7 +162,7 @@ def test_threads_share_one_plan(gpu) -> None:
 def _raised(fn, *a, **k) -> tuple[type, str]:
     with pytest.raises(Exception) as info:  # noqa: PT011  (compared below)
         fn(*a, **k)
-    return type(info.value), str(info.value)
+    return builtin_kind(info.value), str(info.value)
 
 
 def test_errors_through_warm_plans(gpu) -> None:

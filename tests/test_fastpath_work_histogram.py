@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import warplab
-from conftest import run_in_threads
+from conftest import builtin_kind, run_in_threads
 from fake_cupy import WORK, Dev, count_launch, dev, install, poison_allocations
 from warplab.core import fastpath, scalar
 from warplab.families.histogram import api, numeric_cuda
@@ -61,7 +61,7 @@ def hist_gpu(monkeypatch: pytest.MonkeyPatch):
 def _raised(fn, *a, **k) -> tuple[type, str]:
     with pytest.raises(Exception) as info:  # noqa: PT011  (compared below)
         fn(*a, **k)
-    return type(info.value), str(info.value)
+    return builtin_kind(info.value), str(info.value)
 
 
 @pytest.mark.parametrize(("n", "dtype", "work", "kernel"), [

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
+from conftest import builtin_kind
 from fake_cupy import Dev
 from warplab.core import fastpath, registry
 from warplab.families.histogram import api, binning, minmax_cuda, numeric, numeric_cuda
@@ -211,7 +212,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch):
 
 
 def ran() -> list[tuple[str, str, str]]:
-    from conftest import _RAN
+    from conftest import _RAN, builtin_kind
 
     return [(r.family, r.variant, r.backend) for r in _RAN[0]]
 
@@ -222,7 +223,7 @@ def outcome(fn):
         try:
             return fn(), None, [(x.category, str(x.message)) for x in w]
         except Exception as e:  # compared with NumPy's
-            return None, (type(e), str(e)), [(x.category, str(x.message)) for x in w]
+            return None, (builtin_kind(e), str(e)), [(x.category, str(x.message)) for x in w]
 
 
 def same_as_numpy(fn_ours, fn_np, exact_sums: bool = True) -> bool:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import warplab
-from conftest import last_ran
+from conftest import builtin_kind, last_ran
 from warplab.families.histogram import binning, numeric, numeric_cuda, numeric_variants
 
 DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
@@ -31,7 +31,7 @@ def outcome(fn):
         try:
             return fn(), None, [x.category for x in w]
         except Exception as e:  # compared with NumPy's
-            return None, (type(e), str(e)), [x.category for x in w]
+            return None, (builtin_kind(e), str(e)), [x.category for x in w]
 
 
 def same(got, want) -> None:
