@@ -24,7 +24,8 @@ fi
 rounds=${ROUNDS:-2}
 if has latency; then
   for r in $(seq 1 "$rounds"); do
-    for tree in base new; do
+    order="base new"; [ $((r % 2)) -eq 0 ] && order="new base"  # alternate who goes first
+    for tree in $order; do
       log "latency $tree round $r"
       wl "$tree" latency --runs "${LAT_RUNS:-300}" --json "$OUT/$tree-latency-$r.json" \
         2>&1 | tail -n 30 | tee -a "$OUT/before_after.log"
