@@ -12,12 +12,18 @@ import numpy as np
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.scalar import RESULT_TYPES, empty
 from warplab.families.corr import small_cuda, tiles
 from warplab.families.corr.nan import pairwise_complete
-from warplab.families.corr.spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
+from warplab.families.corr.spec import (
+    NAN_POLICIES,
+    OUT_DTYPES,
+    CorrProblem,
+    check_precision,
+    work_itemsize,
+)
 from warplab.families.corr.tiles import full_matrix, warn_invalid
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 
 def series_layout(x: Any, y: Any, rowvar: bool) -> tuple[int, int, np.dtype]:
@@ -294,7 +300,7 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
     was given, or a host result cannot fit host memory."""
     # the block, its mirror temporaries and the cast result, next to the normalised rows
     need = m * m * (3 * 8 + res_dt.itemsize) + m * n * work_itemsize(precision)
-    if tiles.TILE_CAP is not None and tiles.TILE_CAP < m:
+    if tiles.TILE_CAP is not None and m > tiles.TILE_CAP:
         return False
     if backend == "cuda" and need <= tiles.TINY_BYTES:
         return True

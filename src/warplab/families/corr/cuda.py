@@ -16,10 +16,16 @@ import numpy as np
 from warplab.core.fastpath import read_small
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import register
-from warplab.families.reduce.axis import series_stats_rows
 from warplab.families.corr.slices import MAX_N as SLICES_MAX_N
-from warplab.families.corr.spec import CorrProblem, corr_flops, direct_bytes, gram_bytes, slices_bytes
+from warplab.families.corr.spec import (
+    CorrProblem,
+    corr_flops,
+    direct_bytes,
+    gram_bytes,
+    slices_bytes,
+)
 from warplab.families.corr.tiles import mirror_upper
+from warplab.families.reduce.axis import series_stats_rows
 
 SOURCE = Path(__file__).with_name("corr.cu")
 DEFINES = {"CORR_NORM_BLOCK": 256, "CORR_TILE": 16, "CORR_PAIR_BLOCK": 16}

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from warplab.core import fastpath
-from warplab.core.loader import defines, get_kernel
 from warplab.core.errors import InvalidValueError
+from warplab.core.loader import defines, get_kernel
 
 SOURCE = Path(__file__).with_name("gram.cu")
 MAX_BLOCKS = 2**31 - 1

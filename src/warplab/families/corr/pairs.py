@@ -15,11 +15,11 @@ import numpy as np
 from warplab.core import registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.families.corr import tiles
 from warplab.families.corr.api import stack_series
 from warplab.families.corr.spec import CorrProblem, check_precision, work_itemsize
 from warplab.families.corr.tiles import finish, upper_tiles, warn_invalid
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: Largest device tile side (bounds the latency and temporaries of one tile).
 MAX_DEVICE_TILE = 16384

@@ -49,6 +49,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from warplab.core.errors import InvalidValueError
 
 #: Digits of the full split (``Y = rint(y 2^56)``: 8 digits of 8 bits, the top one signed).

@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Hashable, NamedTuple
+from collections.abc import Callable, Hashable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import flat_contiguous, is_flat, to_host
 from warplab.core.device import resolve_backend
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.outputs import cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, zeros
 from warplab.families.histogram import byte_plan, minmax_cuda, numeric_cuda, numeric_variants
 from warplab.families.histogram.config import LaunchConfig
 from warplab.families.histogram.hist_plan import chunk_bytes, min_max
 from warplab.families.histogram.numeric import BINCOUNT, NumericJob, NumericProblem
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 _F64, _U64 = np.dtype(np.float64), np.dtype(np.uint64)
 _MAX_BINS_KEPT = 64

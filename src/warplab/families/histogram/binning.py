@@ -18,8 +18,9 @@ variants; the full account of what is replicated from NumPy is its docstring.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

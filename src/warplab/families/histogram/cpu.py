@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from warplab.families.histogram.spec import histogram_bytes_moved
 from warplab.core.registry import register
+from warplab.families.histogram.spec import histogram_bytes_moved
 
 CHUNK = 1 << 20
 

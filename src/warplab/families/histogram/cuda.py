@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from warplab.families.histogram.spec import MAP_LUT, Mapping, histogram_bytes_moved
 from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
-from warplab.core.registry import register
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.registry import register
+from warplab.families.histogram.spec import MAP_LUT, Mapping, histogram_bytes_moved
 
 SEED_BLOCK = 256          # the report's nThreadsPerBlock
 SEED_STRIDE_GRID = 1024   # the report's fixed grid of the stride kernels
@@ -49,7 +49,7 @@ class _Plan:
     (kernel expression, mapping, dynamic shared memory, device): the kernel, the device copy
     of the mapping's table, the bin count as the kernel takes it, the persistent grid."""
 
-    __slots__ = ("kernel", "lut", "nbins", "full", "smem", "go")
+    __slots__ = ("full", "go", "kernel", "lut", "nbins", "smem")
 
     def __init__(self, expr: str, mapping: Mapping, smem: int, device_id: int) -> None:
         import cupy

@@ -27,24 +27,34 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 
 from warplab.core import registry as _registry
 from warplab.core.arrays import flat_contiguous, is_flat, to_host
+from warplab.core.errors import InvalidValueError
 from warplab.core.outputs import cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, on, zeros
 from warplab.families.histogram import numeric_cuda, numeric_variants, streamed
 from warplab.families.histogram.binning import KERNEL_DTYPES, plan_edges, plan_even
 from warplab.families.histogram.byte_plan import byte_variant, explained_input
 from warplab.families.histogram.config import LaunchConfig
-from warplab.families.histogram.numeric import (BYTE_DTYPES, EDGES, EVEN, NumericJob,
-                                                NumericProblem, NumericResult, bool_as_uint8,
-                                                even_edges, host_range, outer_edges,
-                                                parse_bins)
+from warplab.families.histogram.numeric import (
+    BYTE_DTYPES,
+    EDGES,
+    EVEN,
+    NumericJob,
+    NumericProblem,
+    NumericResult,
+    bool_as_uint8,
+    even_edges,
+    host_range,
+    outer_edges,
+    parse_bins,
+)
 from warplab.families.histogram.spec import Mapping
-from warplab.core.errors import InvalidValueError
 
 _I64 = np.dtype(np.int64)
 
@@ -120,8 +130,19 @@ class Record:
     results' ``nbytes`` (the edges at ``offset``), ``template`` (None for the one-block form,
     else the device pointer of the results' initial bytes) and CuPy's ``alloc``."""
 
-    __slots__ = ("variant", "launch", "n", "rest", "shape", "e_shape", "e_dtype", "nbytes",
-                 "offset", "template", "alloc")
+    __slots__ = (
+        "alloc",
+        "e_dtype",
+        "e_shape",
+        "launch",
+        "n",
+        "nbytes",
+        "offset",
+        "rest",
+        "shape",
+        "template",
+        "variant",
+    )
 
     def __init__(self, variant: _registry.Variant, launch: Callable[[tuple], None], n: int,
                  rest: tuple, nbins: int, d_edges: Any, single: bool) -> None:
@@ -174,8 +195,24 @@ class Planned:
     the data, decided per run); ``byte_vs``: the byte path's variant per mapping (decided on
     its first run)."""
 
-    __slots__ = ("family", "backend", "variant", "bins", "spec", "range", "density", "as_uint8",
-                 "dtype", "wd", "byte_ok", "plan", "passes", "name", "cfg", "byte_vs")
+    __slots__ = (
+        "as_uint8",
+        "backend",
+        "bins",
+        "byte_ok",
+        "byte_vs",
+        "cfg",
+        "density",
+        "dtype",
+        "family",
+        "name",
+        "passes",
+        "plan",
+        "range",
+        "spec",
+        "variant",
+        "wd",
+    )
 
     def __init__(self, **fields: Any) -> None:
         for k in self.__slots__:

@@ -3,16 +3,19 @@
 ``minmax_atomic`` of ``numeric.cu`` (launched through ``numeric_cuda``'s kernel cache)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from warplab.core.fastpath import read_small
-from warplab.core.scalar import zeros
-from warplab.core.launch import by_args
-from warplab.families.histogram import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
-from warplab.families.histogram.config import DEFAULT, LaunchConfig
 from warplab.core.errors import InvalidValueError
+from warplab.core.fastpath import read_small
+from warplab.core.launch import by_args
+from warplab.core.scalar import zeros
+from warplab.families.histogram import (
+    numeric_cuda as nc,  # its kernel cache and launch shapes (looked up per call)
+)
+from warplab.families.histogram.config import DEFAULT, LaunchConfig
 
 
 def device_min_max(d_x: Any, cfg: LaunchConfig = DEFAULT) -> tuple[Any, Any]:

@@ -45,16 +45,17 @@ from __future__ import annotations
 
 import operator
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from warplab.core.arrays import to_host
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.registry import register
 from warplab.families.histogram.binning import KERNEL_DTYPES, scalar_key
 from warplab.families.histogram.config import DEFAULT, LaunchConfig
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 EVEN = "histogram_even"
 EDGES = "histogram_edges"

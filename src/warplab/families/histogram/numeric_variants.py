@@ -13,12 +13,22 @@ from typing import Any
 import numpy as np
 
 from warplab.core.arrays import to_host
-from warplab.core.scalar import zeros
 from warplab.core.registry import register
+from warplab.core.scalar import zeros
 from warplab.families.histogram import numeric_cuda as nc
 from warplab.families.histogram.binning import EdgesPlan, EvenPlan
-from warplab.families.histogram.numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, NumericJob, NumericProblem,
-                      NumericResult, byte_lut, fold_byte_counts, numeric_bytes_moved)
+from warplab.families.histogram.numeric import (
+    BINCOUNT,
+    EDGES,
+    EVEN,
+    WEIGHT_DTYPES,
+    NumericJob,
+    NumericProblem,
+    NumericResult,
+    byte_lut,
+    fold_byte_counts,
+    numeric_bytes_moved,
+)
 from warplab.families.histogram.numeric_fast import fast_constants
 from warplab.families.histogram.spec import MAP_LUT, Mapping, resolve
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 NAMED = ("bytes", "ascii128", "letters")

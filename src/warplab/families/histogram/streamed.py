@@ -9,8 +9,9 @@ counts are exact), min/max combine exactly.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -18,8 +19,8 @@ from warplab.core import registry as _registry
 from warplab.core.sources import open_source
 from warplab.core.streaming import stream, worth_streaming
 from warplab.families.histogram.binning import KERNEL_DTYPES
-from warplab.families.histogram.numeric import NumericJob, NumericResult
 from warplab.families.histogram.config import LaunchConfig
+from warplab.families.histogram.numeric import NumericJob, NumericResult
 from warplab.families.histogram.spec import Mapping
 
 

@@ -30,6 +30,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from warplab.core import registry as _registry
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.families.memcpy.plan import (
     DEFAULT,
     PLANS,
@@ -40,8 +41,7 @@ from warplab.families.memcpy.plan import (
     run,
     run_pointers,
 )
-from warplab.families.memcpy.spec import Plan as Layout
-from warplab.families.memcpy.spec import concat_plan, split_plan
+from warplab.families.memcpy.spec import Plan as Layout, concat_plan, split_plan
 from warplab.families.memcpy.transfer import (
     address,
     check_overlap,
@@ -50,7 +50,6 @@ from warplab.families.memcpy.transfer import (
     require_contiguous,
     side,
 )
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 
 def _as_list(x: Any, what: str) -> list[Any]:

@@ -29,15 +29,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import fastpath
-from warplab.core import registry as _registry
+from warplab.core import fastpath, registry as _registry
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.launch import Prepared
 from warplab.families.memcpy import table_cuda
 from warplab.families.memcpy.cuda import DeviceBatch
-from warplab.families.memcpy.spec import MemcpyProblem, pairwise_plan
-from warplab.families.memcpy.spec import Plan as Layout
+from warplab.families.memcpy.spec import MemcpyProblem, Plan as Layout, pairwise_plan
 from warplab.families.memcpy.transfer import check_overlap, send_batch
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 FAMILY = "memcpy_batched"
 #: The plans of every public call, per key (the keys start with the call's form: ``"pairs"``,

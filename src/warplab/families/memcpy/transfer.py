@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.families.memcpy.cuda import DeviceBatch
 from warplab.families.memcpy.spec import Plan, overlaps
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
 

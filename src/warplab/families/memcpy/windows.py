@@ -33,12 +33,12 @@ import numpy as np
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.registry import register
 from warplab.families.memcpy.cuda import (
+    _LAUNCHES,
     BLEV_BLOCKS_PER_SM,
     BLEV_THREADS,
     WARP_THREADS,
     DeviceBatch,
     _kernel_on,
-    _LAUNCHES,
     _queue_fits,
     _sms,
     _via_exprs,

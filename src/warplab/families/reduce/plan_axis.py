@@ -23,19 +23,31 @@ needs no import of the module that imports it.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from warplab.core import registry as _registry
 from warplab.core.arrays import to_device, to_host
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.scalar import as_scalar, halves
 from warplab.core.streaming import worth_streaming
 from warplab.families.reduce import axis_cuda, streamed
-from warplab.families.reduce.axis_spec import (F64, FAMILY, OPS, AxisJob, AxisProblem, check_ddof,
-                                               check_dtype, deliver, empty_result, normalize_axes,
-                                               plan_2d, result_dtype)
-from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.families.reduce.axis_spec import (
+    F64,
+    FAMILY,
+    OPS,
+    AxisJob,
+    AxisProblem,
+    check_ddof,
+    check_dtype,
+    deliver,
+    empty_result,
+    normalize_axes,
+    plan_2d,
+    result_dtype,
+)
 
 Plan = tuple  # (Variant | None, Callable[[Any], Any])
 
@@ -45,7 +57,7 @@ class Record:
     launch ``launch`` (``axis_cuda.Launch``) on the input; ``split`` > 0 for ``series_stats``
     (the result's means and norms at ``split``)."""
 
-    __slots__ = ("launch", "shape", "dtype", "split")
+    __slots__ = ("dtype", "launch", "shape", "split")
 
     def __init__(self, launch: axis_cuda.Launch, shape: tuple, dtype: np.dtype,
                  split: int = 0) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 OPS = ("sum", "min", "max", "mean")

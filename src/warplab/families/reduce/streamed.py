@@ -21,7 +21,8 @@ the layout, :func:`worth_streaming` for the size, per call); this module only st
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

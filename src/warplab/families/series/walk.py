@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from warplab.core import registry
-from warplab.core.registry import register
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.core.registry import register
 
 FAMILY = "random_walk"
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,12 +37,12 @@ EXPRESSIONS = tuple(f"{k}<{c}>" for k in ("walk_thread_per_series", "walk_scan_w
                     for c in C_TYPE.values()) + ("walk_seg_totals", "walk_seg_scan")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(expr: str, device_id: int) -> Any:
     return get_kernel(SOURCE, expr, all_expressions=EXPRESSIONS, options=defines(DEFINES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _resident_blocks(expr: str, device_id: int) -> int:
     """Blocks of WARPS warps of ``expr`` that fit on the whole device at once."""
     import cupy
@@ -56,7 +57,7 @@ def _launch(expr: str, device_id: int, tasks: int, args: tuple) -> None:
     _kernel(expr, device_id)((grid,), (WARPS * 32,), args)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _no_prefix(device_id: int) -> Any:
     import cupy
 
