@@ -103,7 +103,7 @@ def _launch_fixed_grid(kernel: str, data: Any, bins: Any, mapping: Mapping) -> N
             bins)
 
 
-_SEED = dict(backend="cuda", bytes_moved=histogram_bytes_moved, seed=True)
+_SEED: dict[str, Any] = {"backend": "cuda", "bytes_moved": histogram_bytes_moved, "seed": True}
 
 
 @register("histogram", "global", rank=40, **_SEED)
@@ -160,7 +160,7 @@ def _launch_vec(name: str, data: Any, bins: Any, mapping: Mapping) -> None:
     _launch(plan, max(1, min(plan.full, needed)), VEC_BLOCK, data, bins)
 
 
-_VEC = dict(backend="cuda", bytes_moved=histogram_bytes_moved)
+_VEC: dict[str, Any] = {"backend": "cuda", "bytes_moved": histogram_bytes_moved}
 
 
 @register("histogram", "lane_private_vec", rank=1, **_VEC)

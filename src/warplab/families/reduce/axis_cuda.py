@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -121,7 +121,7 @@ class _Tickets:
     launch leaves its counters back at 0: atomicInc wraps on the last ticket)."""
 
     def __init__(self) -> None:
-        self._by: dict[tuple[int, int], Any] = {}
+        self._by: dict[tuple[int, Hashable], Any] = {}
 
     def get(self, n: int) -> Any:
         cupy = sys.modules["cupy"]
@@ -182,6 +182,7 @@ def to_native(x2d: Any, op: str, dtype: np.dtype) -> tuple[Any, Callable[[Any], 
         if op in ("min", "max"):
             return (x2d.view(_I64) ^ _SIGN), lambda r: (r ^ _SIGN).view(np.uint64)
         return x2d.astype(_F64, order="C"), ident
+    t: np.dtype
     if dtype == np.uint32:
         t = _I64
     elif dtype == np.float16:  # "stats" returns float64 (series_stats_rows): a float64 kernel

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +105,7 @@ def _seed(kernel: str, per_block: int) -> Callable[[Any, ReduceSpec], Any]:
     return run
 
 
-_SEED = dict(backend="cuda", bytes_moved=reduce_bytes_moved, seed=True)
+_SEED: dict[str, Any] = {"backend": "cuda", "bytes_moved": reduce_bytes_moved, "seed": True}
 LECTURE_ORDER = LECTURE_ORDER_HINT[:8]
 _LECTURE = {  # variant -> (kernel, elements per block)
     "neighbored_gmem": ("reduce_neighbored_gmem", DIM),
@@ -140,7 +140,7 @@ class _StreamScratch:
     different streams never share them."""
 
     def __init__(self) -> None:
-        self._by_stream: dict[tuple[int, int], dict[Any, Any]] = {}
+        self._by_stream: dict[tuple[int, Hashable], dict[Any, Any]] = {}
 
     def get(self, dtype: np.dtype, size: int) -> tuple[Any, Any]:
         """(counter, partials of at least ``size`` elements of ``dtype``) for this stream."""
@@ -281,4 +281,4 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     return vec_plan(s)(x)
 
 
-persistent_vec.plan = vec_plan  # the prepared run of a spec on this device and stream (plan.py)
+persistent_vec.plan = vec_plan  # type: ignore[attr-defined]  # the prepared run of a spec on this device and stream (plan.py)

@@ -94,7 +94,7 @@ def rows(a: np.ndarray, axes: tuple[int, ...], keepdims: bool,
     shape = a.shape[:k] + ((1,) * len(tail) if keepdims else ())
 
     def chunk(d: Any, start: int) -> Any:
-        return reduce_chunk(d.reshape((-1,) + tail), chunk_axes)
+        return reduce_chunk(d.reshape((-1, *tail)), chunk_axes)
 
     def combine(parts: list) -> np.ndarray:
         import cupy

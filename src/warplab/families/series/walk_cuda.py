@@ -128,6 +128,11 @@ class ScanPlan(NamedTuple):
         return 32 >> self.log2w
 
 
+def _ceil_to(v: int, step: int) -> int:
+    """``v`` rounded up to a multiple of ``step``."""
+    return -(-v // step) * step
+
+
 def scan_plan(m: int, n: int, tasks: int = TASKS) -> ScanPlan:
     """Series of at most one tile share a warp (``32 / w`` of them, ``w`` the next power of two
     of ``ceil(n / K)``); longer ones get whole warps, and when there are fewer than ``tasks`` of
@@ -136,7 +141,7 @@ def scan_plan(m: int, n: int, tasks: int = TASKS) -> ScanPlan:
         log2w = (-(-n // K) - 1).bit_length()
         return ScanPlan(log2w, 1, n, -(-m // (32 >> log2w)))
     nseg = 1 if m >= tasks else min(-(-tasks // m), -(-n // TILE))
-    seg_len = -(-(-(-n // nseg)) // TILE) * TILE
+    seg_len = _ceil_to(-(-n // nseg), TILE)
     nseg = -(-n // seg_len)
     return ScanPlan(5, nseg, seg_len, m * nseg)
 
