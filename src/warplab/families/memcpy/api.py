@@ -279,7 +279,7 @@ def _shaped(layout: Layout, shapes: tuple[tuple[int, ...], ...], dtype: np.dtype
     return ShapedPlan(copy, layout, largest, shapes, dtype)
 
 
-def _concat_plan(arrays: list[Any], axis: Any, on_device: bool, variant: str | None,
+def _concat_plan(arrays: Sequence[Any], axis: Any, on_device: bool, variant: str | None,
                  device: str | None) -> ShapedPlan:
     """``concatenate``'s checks (NumPy's errors), result shape and dtype, buffers and copy."""
     if any(a.ndim == 0 for a in arrays):
@@ -330,7 +330,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0, *, copy: bool = Fal
            _registry.generation)
     plan = _planned(key, lambda: _shaped(
         split_plan(a.shape, axis, list(widths), a.dtype.itemsize),
-        tuple(a.shape[:axis] + (w,) + a.shape[axis + 1:] for w in widths), a.dtype,
+        tuple((*a.shape[:axis], w, *a.shape[axis + 1:]) for w in widths), a.dtype,
         on_device, variant, device))
     a = xp.ascontiguousarray(a)
     pieces = [xp.empty(s, dtype=plan.dtype) for s in plan.shapes]

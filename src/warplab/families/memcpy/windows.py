@@ -64,7 +64,7 @@ class _WindowLaunches(NamedTuple):
     kernels reading their arrays from the header, and the grids that do not depend on the
     batch."""
 
-    count: Prepared
+    count: Prepared  # type: ignore[assignment]  # a field named as tuple's method
     group: Prepared
     first: Prepared
     blev: Prepared

@@ -33,8 +33,8 @@ SOURCE = Path(__file__).with_name("walk.cu")
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
 DEFINES = {"WARPLAB_WALK_K": K, "WARPLAB_WALK_WARPS": WARPS, "WARPLAB_WALK_MINB": MIN_BLOCKS}
 C_TYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-EXPRESSIONS = tuple(f"{k}<{c}>" for k in ("walk_thread_per_series", "walk_scan_write")
-                    for c in C_TYPE.values()) + ("walk_seg_totals", "walk_seg_scan")
+EXPRESSIONS = (*(f"{k}<{c}>" for k in ("walk_thread_per_series", "walk_scan_write")
+                  for c in C_TYPE.values()), "walk_seg_totals", "walk_seg_scan")
 
 
 @functools.cache
@@ -178,7 +178,7 @@ def warp_scan(out: Any, params: WalkParams) -> Any:
     return out
 
 
-# ------------------------------------------------------------------------ the scan's order, in NumPy
+# ----------------------------------------------------------------------- the scan's order, in NumPy
 
 def emulate_warp_scan(factors: np.ndarray, plan: ScanPlan) -> np.ndarray:
     """The float64 values ``warp_scan`` computes (before rounding to the output dtype) for whole
