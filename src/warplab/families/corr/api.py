@@ -234,7 +234,8 @@ def _plan(x: Any, y: Any, rowvar: bool, dtype: Any, precision: str | None,
     backend, the variant, and ``fused_small``'s launch where it runs on x as it is."""
     precision = check_precision(precision)
     if nan_policy not in NAN_POLICIES:
-        raise InvalidValueError(f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
+        raise InvalidValueError(
+            f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
     on_device = _side(x) != "host" or (y is not None and _side(y) != "host")
     m, n, data_dt = series_layout(x, y, rowvar)
     res_dt = result_dtype(data_dt, dtype)
@@ -314,9 +315,10 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
     if need <= tiles.DEVICE_SHARE * tiles.free_device_bytes():
         return True
     if out is None and on_device:
-        raise InvalidValueError(f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
-                         f"of GPU memory (free: {tiles.free_device_bytes() / 1e9:.1f} GB); "
-                         f"pass out= a host array or numpy.memmap to write it tile by tile")
+        raise InvalidValueError(
+            f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
+            f"of GPU memory (free: {tiles.free_device_bytes() / 1e9:.1f} GB); "
+            f"pass out= a host array or numpy.memmap to write it tile by tile")
     return False
 
 

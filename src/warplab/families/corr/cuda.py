@@ -32,10 +32,10 @@ DEFINES = {"CORR_NORM_BLOCK": 256, "CORR_TILE": 16, "CORR_PAIR_BLOCK": 16}
 #: Rows a block may span: grid y of the 2-D kernels holds at most 65535 tiles of 16.
 MAX_BLOCK_ROWS = 65535 * 16
 _C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_EXPRESSIONS = tuple(f"corr_normalise_rows<{a}, {b}>" for a in ("float", "double")
-                     for b in ("float", "double")) + \
-    ("corr_tiled_smem<float>", "corr_tiled_smem<double>", "corr_pairwise_direct",
-     "corr_finish<float>", "corr_finish<double>")
+_EXPRESSIONS = (*(f"corr_normalise_rows<{a}, {b}>" for a in ("float", "double")
+                   for b in ("float", "double")),
+                "corr_tiled_smem<float>", "corr_tiled_smem<double>", "corr_pairwise_direct",
+                "corr_finish<float>", "corr_finish<double>")
 MAX_GRID_Y = 65535
 
 

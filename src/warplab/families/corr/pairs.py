@@ -8,7 +8,7 @@ few tiles, so M = 200,000 series of N = 256 (a 160 GB float32 matrix) runs on on
 from __future__ import annotations
 
 import numbers
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -101,7 +101,8 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     side = (tiles.cpu_tile(m) if backend == "cpu" else
             tiles.device_tile(m, n, work_itemsize(precision), tiles.free_device_bytes(),
                               MAX_DEVICE_TILE))
-    res = _above(eng, thr, side) if thr is not None else _top_k(eng, min(k, m - 1), side)
+    res = (_above(eng, thr, side) if thr is not None
+           else _top_k(eng, min(cast(int, k), m - 1), side))  # one of them is given
     return _deliver(res, inp.on_device)
 
 

@@ -1,8 +1,8 @@
 """Launch plans of the CUDA histogram variants (kernels in ``histogram.cu`` beside this file).
 
 Each variant takes a contiguous uint8 device array, the int64 device bins (added to, never
-cleared here) and the resolved :class:`~warplab.families.histogram.spec.Mapping`, and launches on the current
-stream without synchronising.
+cleared here) and the resolved :class:`~warplab.families.histogram.spec.Mapping`, and launches
+on the current stream without synchronising.
 """
 from __future__ import annotations
 

@@ -30,7 +30,8 @@ def device_min_max(d_x: Any, cfg: LaunchConfig = DEFAULT) -> tuple[Any, Any]:
     dt = np.dtype(d_x.dtype)
     n = int(d_x.size)
     if n == 0:
-        raise InvalidValueError("zero-size array to reduction operation minimum which has no identity")
+        raise InvalidValueError(
+            "zero-size array to reduction operation minimum which has no identity")
     if dt == np.bool_:
         d_x = d_x.view(np.uint8)
     if cfg.minmax == "atomic":

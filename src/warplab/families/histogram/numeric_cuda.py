@@ -23,7 +23,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -207,12 +207,14 @@ def even_launch(plan: EvenPlan, lay: Layout, w_dtype: Any, fast: bool, one_block
     that stores its bins and copies the edges out; its last two arguments the counts and the
     edges). Performance: host work, the edges table looked up (one H2D copy per new table)."""
     D, E, P = plan.dtype, plan.e_dtype, plan.p_dtype
-    consts = (bits(plan.keep[0], D), bits(plan.keep[1], D), bits(plan.first_e, E),
-              bits(plan.denom_p, P), bits(plan.rdenom_p, P),
-              np.int32(plan.rdenom_p is not None), bits(plan.n_p, P))
+    lo, hi = cast(tuple, plan.keep)  # a plan the kernels run: it keeps values
+    consts: tuple = (bits(lo, D), bits(hi, D), bits(plan.first_e, E),
+                     bits(plan.denom_p, P), bits(plan.rdenom_p, P),
+                     np.int32(plan.rdenom_p is not None), bits(plan.n_p, P))
     kernel = "hist_even"
     if fast:
-        kernel, consts = "hist_even_fast", consts + fast_constants(plan)
+        kernel = "hist_even_fast"
+        consts += cast(tuple, fast_constants(plan))  # the fast variant's supports= checked it
     if one_block:
         kernel += "_one_block"
     group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype), kernel)

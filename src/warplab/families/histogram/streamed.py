@@ -26,7 +26,9 @@ from warplab.families.histogram.spec import Mapping
 
 def _sum_counts(nbins: int) -> Any:
     def combine(parts: list) -> np.ndarray:
-        return np.sum(parts, axis=0, dtype=np.int64) if parts else np.zeros(nbins, np.int64)
+        if not parts:
+            return np.zeros(nbins, np.int64)
+        return np.sum(parts, axis=0, dtype=np.int64)  # type: ignore[return-value]  # stubs: an array
     return combine
 
 
@@ -88,7 +90,8 @@ def numeric_histogram(v: _registry.Variant, job: NumericJob) -> NumericResult:
     """Run ``histogram``'s cuda variant ``v`` on ``job``: large unweighted host data with a
     kernel plan (a given range, an edges array, or the range from :func:`host_min_max`) is
     streamed, the variant running on each device chunk and its counts added into one running
-    total on the device (memory: one histogram, whatever the chunk count); everything else runs as one job (the byte path streams inside ``count_bytes``)."""
+    total on the device (memory: one histogram, whatever the chunk count); everything else
+    runs as one job (the byte path streams inside ``count_bytes``)."""
     plan = job.plan
     if (job.on_device or job.weights is not None or plan is None
             or not getattr(plan, "kernel_ok", False) or v.name == "numpy_host"
