@@ -48,15 +48,16 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any
 
 import numpy as np
 
 #: Plans are published under this lock (lookups take none).
 LOCK = threading.Lock()
 
-_CACHES: list["PlanCache"] = []
+_CACHES: list[PlanCache] = []
 _STATE = {"enabled": os.environ.get("WARPLAB_FASTPATH", "1").strip() not in ("0", "off", "no")}
 
 

@@ -37,6 +37,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+
 from warplab.core.errors import InvalidTypeError
 
 #: The extension's import name.

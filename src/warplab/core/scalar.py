@@ -138,8 +138,8 @@ def _get(a: Any) -> Any:
     return host
 
 
-def _make(base: type) -> tuple[type, type]:
-    class DeviceArray(base):  # type: ignore[misc, valid-type]
+def _make(base: Any) -> tuple[type, type]:
+    class DeviceArray(base):
         """A ``cupy.ndarray`` whose ``get()`` copies through ``core/launch.c`` (module
         ``warplab.core.scalar``)."""
 

@@ -12,12 +12,18 @@ import numpy as np
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.scalar import RESULT_TYPES, empty
 from warplab.families.corr import small_cuda, tiles
 from warplab.families.corr.nan import pairwise_complete
-from warplab.families.corr.spec import NAN_POLICIES, OUT_DTYPES, CorrProblem, check_precision, work_itemsize
+from warplab.families.corr.spec import (
+    NAN_POLICIES,
+    OUT_DTYPES,
+    CorrProblem,
+    check_precision,
+    work_itemsize,
+)
 from warplab.families.corr.tiles import full_matrix, warn_invalid
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 
 def series_layout(x: Any, y: Any, rowvar: bool) -> tuple[int, int, np.dtype]:
@@ -228,7 +234,8 @@ def _plan(x: Any, y: Any, rowvar: bool, dtype: Any, precision: str | None,
     backend, the variant, and ``fused_small``'s launch where it runs on x as it is."""
     precision = check_precision(precision)
     if nan_policy not in NAN_POLICIES:
-        raise InvalidValueError(f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
+        raise InvalidValueError(
+            f"unknown nan_policy {nan_policy!r}; valid: {', '.join(NAN_POLICIES)}")
     on_device = _side(x) != "host" or (y is not None and _side(y) != "host")
     m, n, data_dt = series_layout(x, y, rowvar)
     res_dt = result_dtype(data_dt, dtype)
@@ -294,7 +301,7 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
     was given, or a host result cannot fit host memory."""
     # the block, its mirror temporaries and the cast result, next to the normalised rows
     need = m * m * (3 * 8 + res_dt.itemsize) + m * n * work_itemsize(precision)
-    if tiles.TILE_CAP is not None and tiles.TILE_CAP < m:
+    if tiles.TILE_CAP is not None and m > tiles.TILE_CAP:
         return False
     if backend == "cuda" and need <= tiles.TINY_BYTES:
         return True
@@ -308,9 +315,10 @@ def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
     if need <= tiles.DEVICE_SHARE * tiles.free_device_bytes():
         return True
     if out is None and on_device:
-        raise InvalidValueError(f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
-                         f"of GPU memory (free: {tiles.free_device_bytes() / 1e9:.1f} GB); "
-                         f"pass out= a host array or numpy.memmap to write it tile by tile")
+        raise InvalidValueError(
+            f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
+            f"of GPU memory (free: {tiles.free_device_bytes() / 1e9:.1f} GB); "
+            f"pass out= a host array or numpy.memmap to write it tile by tile")
     return False
 
 

@@ -16,20 +16,26 @@ import numpy as np
 from warplab.core.fastpath import read_small
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import register
-from warplab.families.reduce.axis import series_stats_rows
 from warplab.families.corr.slices import MAX_N as SLICES_MAX_N
-from warplab.families.corr.spec import CorrProblem, corr_flops, direct_bytes, gram_bytes, slices_bytes
+from warplab.families.corr.spec import (
+    CorrProblem,
+    corr_flops,
+    direct_bytes,
+    gram_bytes,
+    slices_bytes,
+)
 from warplab.families.corr.tiles import mirror_upper
+from warplab.families.reduce.axis import series_stats_rows
 
 SOURCE = Path(__file__).with_name("corr.cu")
 DEFINES = {"CORR_NORM_BLOCK": 256, "CORR_TILE": 16, "CORR_PAIR_BLOCK": 16}
 #: Rows a block may span: grid y of the 2-D kernels holds at most 65535 tiles of 16.
 MAX_BLOCK_ROWS = 65535 * 16
 _C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_EXPRESSIONS = tuple(f"corr_normalise_rows<{a}, {b}>" for a in ("float", "double")
-                     for b in ("float", "double")) + \
-    ("corr_tiled_smem<float>", "corr_tiled_smem<double>", "corr_pairwise_direct",
-     "corr_finish<float>", "corr_finish<double>")
+_EXPRESSIONS = (*(f"corr_normalise_rows<{a}, {b}>" for a in ("float", "double")
+                   for b in ("float", "double")),
+                "corr_tiled_smem<float>", "corr_tiled_smem<double>", "corr_pairwise_direct",
+                "corr_finish<float>", "corr_finish<double>")
 MAX_GRID_Y = 65535
 
 

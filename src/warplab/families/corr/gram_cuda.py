@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from warplab.core import fastpath
-from warplab.core.loader import defines, get_kernel
 from warplab.core.errors import InvalidValueError
+from warplab.core.loader import defines, get_kernel
 
 SOURCE = Path(__file__).with_name("gram.cu")
 MAX_BLOCKS = 2**31 - 1
@@ -91,7 +91,8 @@ class GramConfig:
         return stages * 2 * self.tile * self.row_stride(mode) * itemsize
 
 
-_PAIRED = {"f64_pad": 8, "min_cc": 90}  # m16n8kK: paired 16-byte fragment reads, Hopper DMMA
+# m16n8kK: paired 16-byte fragment reads, Hopper DMMA
+_PAIRED: dict[str, Any] = {"f64_pad": 8, "min_cc": 90}
 #: Named configurations (``gram(..., config=)``); ``"default"`` is the measured default. The
 #: others are candidates for the float64 mode (docs/gram.md, notes in benchmarks/NOTES.md):
 #: m16n8k8 / m16n8k16 DMMA on 64 x 32 warp tiles, m16n8k8 on 16 warps of 32 x 32 (at most 128
@@ -192,11 +193,13 @@ def _plan(precision: str, dt: np.dtype, ma: int, mb: int, n: int, sym: bool, ali
     if mode != 0 and dt != np.float32:
         raise InvalidValueError(f"gram precision {precision!r} reads float32 input, not {dt}")
     if cc < cfg.min_cc:
-        raise InvalidValueError(f"gram config {config!r} needs compute capability {cfg.min_cc / 10:.1f}"
-                         f" or newer, this device has {cc / 10:.1f}")
+        raise InvalidValueError(
+            f"gram config {config!r} needs compute capability {cfg.min_cc / 10:.1f}"
+            f" or newer, this device has {cc / 10:.1f}")
     blocks = block_count(ma, mb, sym, cfg.tile)
     if blocks > MAX_BLOCKS:
-        raise InvalidValueError(f"gram of {ma} x {mb} needs {blocks} blocks, more than {MAX_BLOCKS}")
+        raise InvalidValueError(
+            f"gram of {ma} x {mb} needs {blocks} blocks, more than {MAX_BLOCKS}")
     for stages in range(cfg.stages, 1, -1):
         smem = cfg.smem_bytes(mode, dt.itemsize, stages)
         if smem <= smem_limit:

@@ -8,18 +8,18 @@ few tiles, so M = 200,000 series of N = 256 (a 160 GB float32 matrix) runs on on
 from __future__ import annotations
 
 import numbers
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from warplab.core import registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.families.corr import tiles
 from warplab.families.corr.api import stack_series
 from warplab.families.corr.spec import CorrProblem, check_precision, work_itemsize
 from warplab.families.corr.tiles import finish, upper_tiles, warn_invalid
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: Largest device tile side (bounds the latency and temporaries of one tile).
 MAX_DEVICE_TILE = 16384
@@ -101,7 +101,8 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     side = (tiles.cpu_tile(m) if backend == "cpu" else
             tiles.device_tile(m, n, work_itemsize(precision), tiles.free_device_bytes(),
                               MAX_DEVICE_TILE))
-    res = _above(eng, thr, side) if thr is not None else _top_k(eng, min(k, m - 1), side)
+    res = (_above(eng, thr, side) if thr is not None
+           else _top_k(eng, min(cast(int, k), m - 1), side))  # one of them is given
     return _deliver(res, inp.on_device)
 
 

@@ -49,6 +49,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from warplab.core.errors import InvalidValueError
 
 #: Digits of the full split (``Y = rint(y 2^56)``: 8 digits of 8 bits, the top one signed).
@@ -100,7 +101,7 @@ def split_digits(z: np.ndarray, c: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         y = np.where(ok[:, None], z / np.where(ok, c, 1.0)[:, None], 0.0)
     h = np.rint(y * 2.0**SHIFT).astype(np.int64)
-    d = np.empty((DIGITS,) + z.shape, np.int8)
+    d = np.empty((DIGITS, *z.shape), np.int8)
     for t in range(DIGITS - 1, 0, -1):
         low = ((h + 128) & 255) - 128
         d[t] = low

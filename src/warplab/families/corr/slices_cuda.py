@@ -177,7 +177,7 @@ class Prepared:
         self.xp, self.events = cupy, None
         m, n = z.shape
         light = extent is not None and slices is None and precision not in STATS_FIRST
-        stats = None if light else row_stats(z, valid, extent)
+        stats: Any = None if light else row_stats(z, valid, extent)
         wait = read_async(column_maxima(extent if light else stats, valid))
         c = extent[:, 0] / TOP if light else cupy.ascontiguousarray(stats[:, STATS - 2])
         guess = SlicesPlan.of(m, n, slices or NOMINAL_SLICES[precision])

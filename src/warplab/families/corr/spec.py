@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warplab.families.corr.slices import NOMINAL_SLICES, TARGETS
 from warplab.core.errors import InvalidValueError
+from warplab.families.corr.slices import NOMINAL_SLICES, TARGETS
 
 #: ``precision=``: what the Gram products run in (see ``api.corrcoef``).
 PRECISIONS = ("float64", "float32", "tf32")

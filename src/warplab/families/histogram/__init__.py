@@ -7,4 +7,4 @@ from __future__ import annotations
 from warplab.families.histogram import cpu, cuda, numeric, numeric_variants  # noqa: F401  (register the variants)
 from warplab.families.histogram.api import bincount, byte_histogram, histogram
 
-__all__ = ["byte_histogram", "histogram", "bincount"]
+__all__ = ["bincount", "byte_histogram", "histogram"]

@@ -24,11 +24,11 @@ from typing import Any
 
 from warplab.core import fastpath
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.sources import is_file_source
 from warplab.families.histogram import bincount_plan, byte_plan, hist_plan
 from warplab.families.histogram.config import DEFAULT, LaunchConfig
 from warplab.families.histogram.spec import resolve
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 _BYTE_PLANS = fastpath.PlanCache("histogram.bytes")
 _HIST_PLANS = fastpath.PlanCache("histogram.plans")

@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Hashable, NamedTuple
+from collections.abc import Callable, Hashable
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import flat_contiguous, is_flat, to_host
 from warplab.core.device import resolve_backend
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.outputs import cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, zeros
 from warplab.families.histogram import byte_plan, minmax_cuda, numeric_cuda, numeric_variants
 from warplab.families.histogram.config import LaunchConfig
 from warplab.families.histogram.hist_plan import chunk_bytes, min_max
 from warplab.families.histogram.numeric import BINCOUNT, NumericJob, NumericProblem
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 _F64, _U64 = np.dtype(np.float64), np.dtype(np.uint64)
 _MAX_BINS_KEPT = 64
@@ -42,7 +43,7 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
         ) -> Hashable | None:
     """The plan key of a call (module docstring), or None for calls planned afresh each time
     (sequences, other array types)."""
-    cupy = sys.modules.get("cupy")
+    cupy: Any = sys.modules.get("cupy")
     tx = type(x)
     dev_x = cupy is not None and (tx is cupy.ndarray or tx in RESULT_TYPES)
     if (not dev_x and tx is not np.ndarray) or not (variant is None or type(variant) is str) \
@@ -148,7 +149,7 @@ class Weighted:
         self.bins: dict[int, _Bins] = {}
         if minmax is not None:
             self.mask, self.offset = int_decoder(dtype)
-            self.run = self._run_record  # type: ignore[method-assign]  (one frame per call)
+            self.run = self._run_record  # type: ignore[method-assign, assignment]  # one frame per call
 
     def run(self, x: Any, weights: Any, minlength: int) -> Any:
         """The result of the call (the general run: a job per call)."""
@@ -188,7 +189,8 @@ class Weighted:
     def _run_record(self, x: Any, w: Any, minlength: int) -> Any:
         """Flat device data and weights: the min/max launch, one pinned read, the binning."""
         d_res = zeros(3, _U64)
-        self.minmax((x, np.uint64(self.n), d_res))
+        minmax = cast(Callable[[tuple], None], self.minmax)  # set where this run is installed
+        minmax((x, np.uint64(self.n), d_res))
         k_lo, k_hi, _ = fastpath.read_small(d_res)[0].tolist()  # one pinned copy, one sync
         lo = (~k_lo & self.mask) - self.offset
         if lo < 0:

@@ -18,8 +18,9 @@ variants; the full account of what is replicated from NumPy is its docstring.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def keep_bounds(dtype: np.dtype, first: Any, last: Any) -> tuple | None:
             and first.dtype == dtype and last.dtype == dtype):
         # the data's own min and max (the automatic range): compared in the data's dtype,
         # they are the bounds themselves (no bisection: this key changes with every input)
-        return (first, last) if first <= last else None
+        return (first, last) if first <= last else None  # type: ignore[operator]  # stubs: generic has no <=
     return _keep_bounds(dtype, scalar_key(first), scalar_key(last))
 
 
@@ -148,8 +149,10 @@ def _plan_even(dtype: np.dtype, first_key: tuple, last_key: tuple, nbins: int,
                e_dtype: np.dtype, edges_bytes: bytes) -> EvenPlan:
     first, last = first_key[1], last_key[1]
     edges = np.frombuffer(edges_bytes, dtype=e_dtype)
-    base = dict(dtype=dtype, nbins=nbins, first=first, last=last, edges=edges, e_dtype=e_dtype)
-    none = dict(p_dtype=None, first_e=None, denom_p=None, rdenom_p=None, n_p=None)
+    base: dict[str, Any] = {"dtype": dtype, "nbins": nbins, "first": first, "last": last,
+                            "edges": edges, "e_dtype": e_dtype}
+    none: dict[str, Any] = {"p_dtype": None, "first_e": None, "denom_p": None, "rdenom_p": None,
+                            "n_p": None}
 
     def refuse(why: str, keep: tuple | None = None) -> EvenPlan:
         return EvenPlan(**base, keep=keep, **none, kernel_ok=False, why=why)
@@ -204,7 +207,7 @@ def even_bins_reference(x: np.ndarray, plan: EvenPlan) -> np.ndarray:
     lo, hi = plan.keep
     kept = (x >= lo) & (x <= hi)  # same dtype: a plain comparison
     xs = x[kept]
-    E, P = plan.e_dtype, plan.p_dtype
+    E, P = plan.e_dtype, cast(np.dtype, plan.p_dtype)  # set where the kernel counts
 
     def op(fn: Callable, a: np.ndarray, b: Any, t: np.dtype) -> np.ndarray:
         if t == np.float16:  # through float32, one rounding to float16
@@ -277,7 +280,7 @@ def plan_edges(dtype: Any, edges: np.ndarray) -> EdgesPlan:
 def edges_bins_reference(x: np.ndarray, plan: EdgesPlan) -> np.ndarray:
     """The edges kernel's rule in NumPy: bin of each element (-1: not counted)."""
     xt = np.asarray(x, dtype=plan.dtype).reshape(-1).astype(plan.t_dtype)
-    e = plan.edges_t
+    e = cast(np.ndarray, plan.edges_t)  # set where the kernel counts
     idx = np.searchsorted(e, xt, side="right") - 1
     idx = np.minimum(idx, plan.nbins - 1)
     bad = (xt < e[0]) | (xt > e[-1])

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 
 from warplab.core import registry as _registry
 from warplab.core.arrays import Input, as_input, flat_contiguous, is_flat, to_host
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.outputs import check_out, cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, zeros
 from warplab.families.histogram import streamed
 from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 FAMILY = "histogram"
 STR_IS_A_PATH = ("a str is taken as a file path; pass bytes (e.g. b'...' or s.encode()) to "
@@ -96,7 +97,7 @@ class BytePlan:
     the data is already flat uint8 (``direct``), int8/bool to view as uint8 (``view``) or to
     be made contiguous first; ``on_device``: device input."""
 
-    __slots__ = ("variant", "mapping", "on_device", "direct", "view")
+    __slots__ = ("direct", "mapping", "on_device", "variant", "view")
 
     def __init__(self, variant: _registry.Variant, mapping: Mapping, on_device: bool,
                  direct: bool, view: bool) -> None:

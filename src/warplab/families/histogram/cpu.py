@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from warplab.families.histogram.spec import histogram_bytes_moved
 from warplab.core.registry import register
+from warplab.families.histogram.spec import Mapping, histogram_bytes_moved
 
 CHUNK = 1 << 20
 
@@ -36,7 +36,7 @@ def byte_counts(data: np.ndarray, chunk: int = CHUNK) -> np.ndarray:
 
 
 @register("histogram", "numpy_chunked", backend="cpu", bytes_moved=histogram_bytes_moved, rank=0)
-def numpy_chunked(data: np.ndarray, out: np.ndarray, mapping) -> None:
+def numpy_chunked(data: np.ndarray, out: np.ndarray, mapping: Mapping) -> None:
     """NumPy: chunked ``np.bincount`` over the bytes, then the 256 counts folded into the bins.
 
     Adds into ``out`` (int64[nbins]).

@@ -1,8 +1,8 @@
 """Launch plans of the CUDA histogram variants (kernels in ``histogram.cu`` beside this file).
 
 Each variant takes a contiguous uint8 device array, the int64 device bins (added to, never
-cleared here) and the resolved :class:`~warplab.families.histogram.spec.Mapping`, and launches on the current
-stream without synchronising.
+cleared here) and the resolved :class:`~warplab.families.histogram.spec.Mapping`, and launches
+on the current stream without synchronising.
 """
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from warplab.families.histogram.spec import MAP_LUT, Mapping, histogram_bytes_moved
 from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
-from warplab.core.registry import register
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.registry import register
+from warplab.families.histogram.spec import MAP_LUT, Mapping, histogram_bytes_moved
 
 SEED_BLOCK = 256          # the report's nThreadsPerBlock
 SEED_STRIDE_GRID = 1024   # the report's fixed grid of the stride kernels
@@ -49,7 +49,7 @@ class _Plan:
     (kernel expression, mapping, dynamic shared memory, device): the kernel, the device copy
     of the mapping's table, the bin count as the kernel takes it, the persistent grid."""
 
-    __slots__ = ("kernel", "lut", "nbins", "full", "smem", "go")
+    __slots__ = ("full", "go", "kernel", "lut", "nbins", "smem")
 
     def __init__(self, expr: str, mapping: Mapping, smem: int, device_id: int) -> None:
         import cupy
@@ -103,7 +103,7 @@ def _launch_fixed_grid(kernel: str, data: Any, bins: Any, mapping: Mapping) -> N
             bins)
 
 
-_SEED = dict(backend="cuda", bytes_moved=histogram_bytes_moved, seed=True)
+_SEED: dict[str, Any] = {"backend": "cuda", "bytes_moved": histogram_bytes_moved, "seed": True}
 
 
 @register("histogram", "global", rank=40, **_SEED)
@@ -160,7 +160,7 @@ def _launch_vec(name: str, data: Any, bins: Any, mapping: Mapping) -> None:
     _launch(plan, max(1, min(plan.full, needed)), VEC_BLOCK, data, bins)
 
 
-_VEC = dict(backend="cuda", bytes_moved=histogram_bytes_moved)
+_VEC: dict[str, Any] = {"backend": "cuda", "bytes_moved": histogram_bytes_moved}
 
 
 @register("histogram", "lane_private_vec", rank=1, **_VEC)

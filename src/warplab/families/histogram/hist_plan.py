@@ -27,24 +27,41 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any, cast
 
 import numpy as np
 
 from warplab.core import registry as _registry
 from warplab.core.arrays import flat_contiguous, is_flat, to_host
+from warplab.core.errors import InvalidValueError
 from warplab.core.outputs import cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, on, zeros
 from warplab.families.histogram import numeric_cuda, numeric_variants, streamed
-from warplab.families.histogram.binning import KERNEL_DTYPES, plan_edges, plan_even
+from warplab.families.histogram.binning import (
+    KERNEL_DTYPES,
+    EdgesPlan,
+    EvenPlan,
+    plan_edges,
+    plan_even,
+)
 from warplab.families.histogram.byte_plan import byte_variant, explained_input
 from warplab.families.histogram.config import LaunchConfig
-from warplab.families.histogram.numeric import (BYTE_DTYPES, EDGES, EVEN, NumericJob,
-                                                NumericProblem, NumericResult, bool_as_uint8,
-                                                even_edges, host_range, outer_edges,
-                                                parse_bins)
+from warplab.families.histogram.numeric import (
+    BYTE_DTYPES,
+    EDGES,
+    EVEN,
+    Bins,
+    NumericJob,
+    NumericProblem,
+    NumericResult,
+    bool_as_uint8,
+    even_edges,
+    host_range,
+    outer_edges,
+    parse_bins,
+)
 from warplab.families.histogram.spec import Mapping
-from warplab.core.errors import InvalidValueError
 
 _I64 = np.dtype(np.int64)
 
@@ -82,7 +99,7 @@ def key(a: Any, bins: Any, rng: Any, density: Any, weights: Any, variant: Any, d
         config: LaunchConfig) -> Hashable | None:
     """The plan key of a call (module docstring), or None for calls planned afresh each time
     (other input kinds, bins or ranges that are not plain numbers or a NumPy array)."""
-    cupy = sys.modules.get("cupy")
+    cupy: Any = sys.modules.get("cupy")
     on_device = cupy is not None and (type(a) is cupy.ndarray or type(a) in RESULT_TYPES)
     if not on_device and type(a) is not np.ndarray:
         return None
@@ -120,8 +137,19 @@ class Record:
     results' ``nbytes`` (the edges at ``offset``), ``template`` (None for the one-block form,
     else the device pointer of the results' initial bytes) and CuPy's ``alloc``."""
 
-    __slots__ = ("variant", "launch", "n", "rest", "shape", "e_shape", "e_dtype", "nbytes",
-                 "offset", "template", "alloc")
+    __slots__ = (
+        "alloc",
+        "e_dtype",
+        "e_shape",
+        "launch",
+        "n",
+        "nbytes",
+        "offset",
+        "rest",
+        "shape",
+        "template",
+        "variant",
+    )
 
     def __init__(self, variant: _registry.Variant, launch: Callable[[tuple], None], n: int,
                  rest: tuple, nbins: int, d_edges: Any, single: bool) -> None:
@@ -174,8 +202,40 @@ class Planned:
     the data, decided per run); ``byte_vs``: the byte path's variant per mapping (decided on
     its first run)."""
 
-    __slots__ = ("family", "backend", "variant", "bins", "spec", "range", "density", "as_uint8",
-                 "dtype", "wd", "byte_ok", "plan", "passes", "name", "cfg", "byte_vs")
+    __slots__ = (
+        "as_uint8",
+        "backend",
+        "bins",
+        "byte_ok",
+        "byte_vs",
+        "cfg",
+        "density",
+        "dtype",
+        "family",
+        "name",
+        "passes",
+        "plan",
+        "range",
+        "spec",
+        "variant",
+        "wd",
+    )
+    as_uint8: bool
+    backend: str
+    bins: Any
+    byte_ok: bool
+    byte_vs: dict[tuple[int, str], _registry.Variant]
+    cfg: LaunchConfig
+    density: Any
+    dtype: np.dtype
+    family: str
+    name: str | None
+    passes: int
+    plan: EvenPlan | EdgesPlan | None
+    range: Any
+    spec: Bins
+    variant: Any  # a _registry.Variant, or None: decided per run (a range from the data)
+    wd: np.dtype | None
 
     def __init__(self, **fields: Any) -> None:
         for k in self.__slots__:
@@ -258,17 +318,18 @@ def build(a: Any, bins: Any, rng: Any, density: Any, weights: Any, variant: str 
     rng = host_range(rng)
     n = int(arr.size)
     byte_ok = dt in BYTE_DTYPES and wd is None and spec.kind != "estimator"
-    plan, passes = None, 1
+    plan: EvenPlan | EdgesPlan | None = None
+    passes = 1
     data_range = False
     if spec.kind != "estimator" and dt in KERNEL_DTYPES and not (
             byte_ok and variant in (None, "bytes")):
         if spec.kind == "count" and rng is None and n:
             data_range, passes = True, 2
         elif spec.kind == "count":
-            first, last = outer_edges(rng, n, lambda: None)
+            first, last = outer_edges(rng, n, lambda: min_max(arr, on_device, cfg))
             plan = plan_even(dt, first, last, spec.count, even_edges(first, last, spec.count, dt))
         else:
-            plan = plan_edges(dt, spec.edges)
+            plan = plan_edges(dt, cast(np.ndarray, spec.edges))  # set for "edges" bins
     v = None
     if not data_range:
         problem = NumericProblem(family, n, dt, spec.count, wd, on_device, passes, plan,

@@ -3,16 +3,19 @@
 ``minmax_atomic`` of ``numeric.cu`` (launched through ``numeric_cuda``'s kernel cache)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from warplab.core.fastpath import read_small
-from warplab.core.scalar import zeros
-from warplab.core.launch import by_args
-from warplab.families.histogram import numeric_cuda as nc  # its kernel cache and launch shapes (looked up per call)
-from warplab.families.histogram.config import DEFAULT, LaunchConfig
 from warplab.core.errors import InvalidValueError
+from warplab.core.fastpath import read_small
+from warplab.core.launch import by_args
+from warplab.core.scalar import zeros
+from warplab.families.histogram import (
+    numeric_cuda as nc,  # its kernel cache and launch shapes (looked up per call)
+)
+from warplab.families.histogram.config import DEFAULT, LaunchConfig
 
 
 def device_min_max(d_x: Any, cfg: LaunchConfig = DEFAULT) -> tuple[Any, Any]:
@@ -27,7 +30,8 @@ def device_min_max(d_x: Any, cfg: LaunchConfig = DEFAULT) -> tuple[Any, Any]:
     dt = np.dtype(d_x.dtype)
     n = int(d_x.size)
     if n == 0:
-        raise InvalidValueError("zero-size array to reduction operation minimum which has no identity")
+        raise InvalidValueError(
+            "zero-size array to reduction operation minimum which has no identity")
     if dt == np.bool_:
         d_x = d_x.view(np.uint8)
     if cfg.minmax == "atomic":

@@ -45,23 +45,24 @@ from __future__ import annotations
 
 import operator
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from warplab.core.arrays import to_host
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.registry import register
 from warplab.families.histogram.binning import KERNEL_DTYPES, scalar_key
 from warplab.families.histogram.config import DEFAULT, LaunchConfig
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 EVEN = "histogram_even"
 EDGES = "histogram_edges"
 BINCOUNT = "bincount"
 
 #: Real weight dtypes the kernels convert to float64 (complex weights: real and imaginary parts).
-WEIGHT_DTYPES = (np.dtype(np.bool_),) + KERNEL_DTYPES
+WEIGHT_DTYPES = (np.dtype(np.bool_), *KERNEL_DTYPES)
 BYTE_DTYPES = (np.dtype(np.uint8), np.dtype(np.int8))
 builtins_range = range  # ``range`` is NumPy's argument name in this module's functions
 
@@ -111,7 +112,7 @@ def parse_bins(bins: Any) -> Bins:
     raise InvalidValueError("`bins` must be 1d, when an array")
 
 
-def host_range(range: Any) -> Any:
+def host_range(range: Any) -> Any:  # noqa: A002
     """``range`` with device scalars (0-d CuPy arrays) brought to the host; else unchanged."""
     if range is None:
         return None
@@ -125,7 +126,7 @@ def host_range(range: Any) -> Any:
     return range
 
 
-def outer_edges(range: Any, size: int, min_max: Callable[[], tuple[Any, Any]]) -> tuple:
+def outer_edges(range: Any, size: int, min_max: Callable[[], tuple[Any, Any]]) -> tuple:  # noqa: A002
     """NumPy's ``_get_outer_edges``; ``min_max()`` gives the data's (min, max) as scalars of
     the data's dtype (called only when the range comes from the data)."""
     if range is not None:
@@ -179,7 +180,7 @@ def _bins_key(bins: Any) -> Any:
     return ("edges", a.dtype.str, a.shape, a.tobytes())
 
 
-def _range_key(range: Any) -> Any:
+def _range_key(range: Any) -> Any:  # noqa: A002
     if range is None:
         return None
     try:
@@ -188,7 +189,7 @@ def _range_key(range: Any) -> Any:
         return ("obj", scalar_key(range))
 
 
-def byte_lut(dtype: np.dtype, bins: Any, range: Any) -> tuple[np.ndarray, np.ndarray]:
+def byte_lut(dtype: np.dtype, bins: Any, range: Any) -> tuple[np.ndarray, np.ndarray]:  # noqa: A002
     """NumPy's bin of each of the 256 values of a 1-byte dtype for ``bins``/``range`` (a range
     that does not depend on the data): (int64[256] bin or -1 for values NumPy drops, edges).
 
@@ -213,7 +214,7 @@ def byte_lut(dtype: np.dtype, bins: Any, range: Any) -> tuple[np.ndarray, np.nda
 _BYTE_LUTS: dict = {}  # (dtype, bins, range) keys -> (lut, edges), oldest dropped first
 
 
-def _byte_lut(dtype: np.dtype, bins: Any, range: Any) -> tuple[np.ndarray, np.ndarray]:
+def _byte_lut(dtype: np.dtype, bins: Any, range: Any) -> tuple[np.ndarray, np.ndarray]:  # noqa: A002
     values = byte_values(dtype)
     lut = np.full(256, -1, dtype=np.int64)
     edges = None
@@ -230,7 +231,7 @@ def _byte_lut(dtype: np.dtype, bins: Any, range: Any) -> tuple[np.ndarray, np.nd
     return lut, np.asarray(edges)
 
 
-def fold_byte_counts(dtype: np.dtype, counts256: np.ndarray, bins: Any, range: Any
+def fold_byte_counts(dtype: np.dtype, counts256: np.ndarray, bins: Any, range: Any  # noqa: A002
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The histogram of 1-byte data from its 256 byte counts: ``np.histogram`` of the values
     present, weighted by their counts (exact: integer sums below 2^53), as int64 counts.

@@ -20,15 +20,16 @@ block), else they are read through L1.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, cast
 
 import numpy as np
 
-from warplab.core.scalar import zeros
 from warplab.core.launch import by_args
 from warplab.core.loader import get_kernel, occupancy_blocks_per_sm
+from warplab.core.scalar import zeros
 from warplab.families.histogram.binning import EvenPlan
 from warplab.families.histogram.config import DEFAULT, LaunchConfig  # noqa: F401  (re-export)
 from warplab.families.histogram.numeric import NumericJob
@@ -99,19 +100,19 @@ def _tf(b: bool) -> str:
     return "true" if b else "false"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _even_group(d: str, e: str, p: str, w: str, kernel: str = "hist_even") -> tuple[str, ...]:
     return tuple(f"{kernel}<{d}, {e}, {p}, {w}, {lay}, {_tf(es)}>"
                  for lay in (0, 1, 2) for es in (True, False))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _edges_group(d: str, t: str, w: str) -> tuple[str, ...]:
     return tuple(f"hist_edges<{d}, {t}, {w}, {lay}, {_tf(es)}>"
                  for lay in (0, 1, 2) for es in (True, False))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bincount_group(i: str, w: str, kernel: str = "bincount_w") -> tuple[str, ...]:
     return tuple(f"{kernel}<{i}, {w}, {lay}>" for lay in (0, 1, 2))
 
@@ -120,7 +121,7 @@ def _kernel(expr: str, group: tuple[str, ...], cfg: LaunchConfig) -> Any:
     return get_kernel(SOURCE, expr, all_expressions=group, options=cfg.options)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _resident(expr: str, group: tuple[str, ...], smem: int, device_id: int,
               cfg: LaunchConfig) -> int:
     import cupy
@@ -206,12 +207,14 @@ def even_launch(plan: EvenPlan, lay: Layout, w_dtype: Any, fast: bool, one_block
     that stores its bins and copies the edges out; its last two arguments the counts and the
     edges). Performance: host work, the edges table looked up (one H2D copy per new table)."""
     D, E, P = plan.dtype, plan.e_dtype, plan.p_dtype
-    consts = (bits(plan.keep[0], D), bits(plan.keep[1], D), bits(plan.first_e, E),
-              bits(plan.denom_p, P), bits(plan.rdenom_p, P),
-              np.int32(plan.rdenom_p is not None), bits(plan.n_p, P))
+    lo, hi = cast(tuple, plan.keep)  # a plan the kernels run: it keeps values
+    consts: tuple = (bits(lo, D), bits(hi, D), bits(plan.first_e, E),
+                     bits(plan.denom_p, P), bits(plan.rdenom_p, P),
+                     np.int32(plan.rdenom_p is not None), bits(plan.n_p, P))
     kernel = "hist_even"
     if fast:
-        kernel, consts = "hist_even_fast", consts + fast_constants(plan)
+        kernel = "hist_even_fast"
+        consts += cast(tuple, fast_constants(plan))  # the fast variant's supports= checked it
     if one_block:
         kernel += "_one_block"
     group = _even_group(c_type(D), c_type(E), c_type(P), c_type(w_dtype), kernel)

@@ -8,17 +8,29 @@ launches there).
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
 from warplab.core.arrays import to_host
-from warplab.core.scalar import zeros
 from warplab.core.registry import register
+from warplab.core.scalar import zeros
 from warplab.families.histogram import numeric_cuda as nc
 from warplab.families.histogram.binning import EdgesPlan, EvenPlan
-from warplab.families.histogram.numeric import (BINCOUNT, EDGES, EVEN, WEIGHT_DTYPES, NumericJob, NumericProblem,
-                      NumericResult, byte_lut, fold_byte_counts, numeric_bytes_moved)
+from warplab.families.histogram.numeric import (
+    BINCOUNT,
+    EDGES,
+    EVEN,
+    WEIGHT_DTYPES,
+    Bins,
+    NumericJob,
+    NumericProblem,
+    NumericResult,
+    byte_lut,
+    fold_byte_counts,
+    numeric_bytes_moved,
+)
 from warplab.families.histogram.numeric_fast import fast_constants
 from warplab.families.histogram.spec import MAP_LUT, Mapping, resolve
 
@@ -93,13 +105,15 @@ def _lut_mapping(lut: np.ndarray, nbins: int) -> Mapping | None:
 
 def _run_bytes(job: NumericJob) -> NumericResult:
     dtype = job.data.dtype
-    nbins = job.spec.count
-    if job.spec.kind == "edges" or job.range is not None:
+    spec = cast(Bins, job.spec)  # the byte path's jobs hold both
+    count_bytes = cast(Callable[[Any], Any], job.count_bytes)
+    nbins = spec.count
+    if spec.kind == "edges" or job.range is not None:
         lut, edges = byte_lut(dtype, job.bins, job.range)
         mapping = _lut_mapping(lut, nbins)
         if mapping is not None:
-            return NumericResult(job.count_bytes(mapping)[:nbins], edges)
-    counts256 = to_host(job.count_bytes(resolve("bytes")))
+            return NumericResult(count_bytes(mapping)[:nbins], edges)
+    counts256 = to_host(count_bytes(resolve("bytes")))
     hist, edges = fold_byte_counts(dtype, counts256, job.bins, job.range)
     return NumericResult(hist, edges)
 
@@ -166,7 +180,7 @@ def _run_edges(job: NumericJob, private: bool) -> NumericResult:
     D, T = plan.dtype, plan.t_dtype
     cfg = job.config
     lay = nc.layout_for(nbins, weighted, T.itemsize, cfg, private=private)
-    d_edges = nc._on_device(plan.edges_t)
+    d_edges = nc._on_device(cast(np.ndarray, plan.edges_t))  # a plan the kernels run
     for d_x, d_w in job.device_chunks():
         for part, out in zip(nc._real_parts(d_w), outs):
             w_dtype = None if part is None else part.dtype

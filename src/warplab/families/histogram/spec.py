@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 NAMED = ("bytes", "ascii128", "letters")
@@ -86,8 +87,8 @@ def resolve(bins: Any) -> Mapping:
     if lo < 0:
         raise InvalidValueError(f"lookup table values must be bin indices >= 0, found {lo}")
     if hi > 255:
-        raise InvalidValueError(f"lookup table value {hi} is beyond the bin count (at most 256 bins, "
-                         "indices 0..255)")
+        raise InvalidValueError(
+            f"lookup table value {hi} is beyond the bin count (at most 256 bins, indices 0..255)")
     lut = arr.astype(np.uint8)
     lut.flags.writeable = False
     return Mapping("lut", MAP_LUT, hi + 1, lut)

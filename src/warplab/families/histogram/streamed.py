@@ -9,8 +9,9 @@ counts are exact), min/max combine exactly.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -18,14 +19,16 @@ from warplab.core import registry as _registry
 from warplab.core.sources import open_source
 from warplab.core.streaming import stream, worth_streaming
 from warplab.families.histogram.binning import KERNEL_DTYPES
-from warplab.families.histogram.numeric import NumericJob, NumericResult
 from warplab.families.histogram.config import LaunchConfig
+from warplab.families.histogram.numeric import NumericJob, NumericResult
 from warplab.families.histogram.spec import Mapping
 
 
 def _sum_counts(nbins: int) -> Any:
     def combine(parts: list) -> np.ndarray:
-        return np.sum(parts, axis=0, dtype=np.int64) if parts else np.zeros(nbins, np.int64)
+        if not parts:
+            return np.zeros(nbins, np.int64)
+        return np.sum(parts, axis=0, dtype=np.int64)  # type: ignore[return-value]  # stubs: an array
     return combine
 
 
@@ -87,7 +90,8 @@ def numeric_histogram(v: _registry.Variant, job: NumericJob) -> NumericResult:
     """Run ``histogram``'s cuda variant ``v`` on ``job``: large unweighted host data with a
     kernel plan (a given range, an edges array, or the range from :func:`host_min_max`) is
     streamed, the variant running on each device chunk and its counts added into one running
-    total on the device (memory: one histogram, whatever the chunk count); everything else runs as one job (the byte path streams inside ``count_bytes``)."""
+    total on the device (memory: one histogram, whatever the chunk count); everything else
+    runs as one job (the byte path streams inside ``count_bytes``)."""
     plan = job.plan
     if (job.on_device or job.weights is not None or plan is None
             or not getattr(plan, "kernel_ok", False) or v.name == "numpy_host"

@@ -17,12 +17,12 @@ import numpy as np
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.launch import Prepared
 from warplab.core.outputs import check_out, cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, empty
 from warplab.families.matmul.cuda import REGTILES, prepared_regtile
 from warplab.families.matmul.spec import DTYPES, MatmulProblem
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 #: ``matmul``'s plans (:class:`Plan`) per key (:func:`matmul`'s, :func:`_key`'s).
 _PLANS = fastpath.PlanCache("matmul.plan")

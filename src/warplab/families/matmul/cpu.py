@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from warplab.families.matmul.spec import compulsory_bytes, matmul_flops
 from warplab.core.registry import register
+from warplab.families.matmul.spec import compulsory_bytes, matmul_flops
 
 
 @register("matmul", "numpy", backend="cpu", bytes_moved=compulsory_bytes, flops=matmul_flops,

@@ -6,17 +6,26 @@ and nothing synchronises.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from warplab.families.matmul.spec import (C_TYPE, DTYPES, LECTURE_TILE, MAX_DIM, MatmulProblem, matmul_flops,
-                           naive_bytes, tiled_bytes)
 from warplab.core.launch import ARRAY, Prepared
-from warplab.core.registry import register
 from warplab.core.loader import defines, get_kernel
+from warplab.core.registry import register
+from warplab.families.matmul.spec import (
+    C_TYPE,
+    DTYPES,
+    LECTURE_TILE,
+    MAX_DIM,
+    MatmulProblem,
+    matmul_flops,
+    naive_bytes,
+    tiled_bytes,
+)
 
 LANES_M, LANES_N = 4, 8   # a warp's lanes as a grid over its C tile
 GROUP_M = 8               # tile rows per group of the block order (L2 reuse)

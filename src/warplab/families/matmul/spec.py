@@ -19,6 +19,7 @@ its model; the models say what the code asks of memory, which is what tiling cha
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +67,7 @@ def naive_bytes(p: MatmulProblem) -> int:
     return _words_to_bytes(p, -(-mnk // LECTURE_TILE) + mnk + p.m * p.n)
 
 
-def tiled_bytes(bm: int, bn: int):
+def tiled_bytes(bm: int, bn: int) -> Callable[[MatmulProblem], int]:
     """Cost model of a ``bm x bn`` block tile: A read once per tile column, B once per tile
     row, C written once."""
 

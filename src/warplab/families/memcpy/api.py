@@ -30,6 +30,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from warplab.core import registry as _registry
 from warplab.core.device import device_errors
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.families.memcpy.plan import (
     DEFAULT,
     PLANS,
@@ -40,8 +41,7 @@ from warplab.families.memcpy.plan import (
     run,
     run_pointers,
 )
-from warplab.families.memcpy.spec import Plan as Layout
-from warplab.families.memcpy.spec import concat_plan, split_plan
+from warplab.families.memcpy.spec import Plan as Layout, concat_plan, split_plan
 from warplab.families.memcpy.transfer import (
     address,
     check_overlap,
@@ -50,7 +50,6 @@ from warplab.families.memcpy.transfer import (
     require_contiguous,
     side,
 )
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 
 def _as_list(x: Any, what: str) -> list[Any]:
@@ -280,7 +279,7 @@ def _shaped(layout: Layout, shapes: tuple[tuple[int, ...], ...], dtype: np.dtype
     return ShapedPlan(copy, layout, largest, shapes, dtype)
 
 
-def _concat_plan(arrays: list[Any], axis: Any, on_device: bool, variant: str | None,
+def _concat_plan(arrays: Sequence[Any], axis: Any, on_device: bool, variant: str | None,
                  device: str | None) -> ShapedPlan:
     """``concatenate``'s checks (NumPy's errors), result shape and dtype, buffers and copy."""
     if any(a.ndim == 0 for a in arrays):
@@ -331,7 +330,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0, *, copy: bool = Fal
            _registry.generation)
     plan = _planned(key, lambda: _shaped(
         split_plan(a.shape, axis, list(widths), a.dtype.itemsize),
-        tuple(a.shape[:axis] + (w,) + a.shape[axis + 1:] for w in widths), a.dtype,
+        tuple((*a.shape[:axis], w, *a.shape[axis + 1:]) for w in widths), a.dtype,
         on_device, variant, device))
     a = xp.ascontiguousarray(a)
     pieces = [xp.empty(s, dtype=plan.dtype) for s in plan.shapes]

@@ -63,7 +63,7 @@ class DeviceBatch(NamedTuple):
     src: Any
     dst: Any
     sizes: Any
-    count: int
+    count: int  # type: ignore[assignment]  # a field named as tuple's method
     host: tuple[Any, Any, Any] | None
     largest: int | None = None
 
@@ -115,7 +115,8 @@ def _expressions(loads: int) -> tuple[str, ...]:
         return ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
                 *(_tiles_expr(c) for c in (PR_CLASSES, TUNED_CLASSES)),
                 *(_warp_expr(c) for c in configs),
-                *sorted({_blev_expr(c.chunk) for c in (PR_CLASSES, TUNED_CLASSES, *configs)}),
+                *sorted({_blev_expr(chunk) for chunk in (PR_CLASSES.chunk, TUNED_CLASSES.chunk,
+                                                         *(c.chunk for c in configs))}),
                 *windows)
     return (*(_warp_expr(c) for c in configs), *sorted({_blev_expr(c.chunk) for c in configs}),
             *windows)
@@ -217,7 +218,8 @@ class _Queue:
 
         self.counter = cupy.zeros(2, dtype=np.uint64)
         self.counter_at = self.counter.data.ptr
-        self.capacity, self.slots = 0, None
+        self.capacity = 0
+        self.slots: Any = None
         self.lock = threading.Lock()
         #: destination windows (``memcpy_windows.cuh``, ``windows.py``): the header (5 words)
         #: then the tally (32-bit counters, zero between calls), made on the first such call

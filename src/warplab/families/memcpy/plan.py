@@ -24,20 +24,17 @@ raised by the builders and never cached.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from warplab.core import fastpath
-from warplab.core import registry as _registry
+from warplab.core import fastpath, registry as _registry
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.launch import Prepared
 from warplab.families.memcpy import table_cuda
 from warplab.families.memcpy.cuda import DeviceBatch
-from warplab.families.memcpy.spec import MemcpyProblem, pairwise_plan
-from warplab.families.memcpy.spec import Plan as Layout
+from warplab.families.memcpy.spec import Addresses, MemcpyProblem, Plan as Layout, pairwise_plan
 from warplab.families.memcpy.transfer import check_overlap, send_batch
-from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 FAMILY = "memcpy_batched"
 #: The plans of every public call, per key (the keys start with the call's form: ``"pairs"``,
@@ -102,8 +99,9 @@ def backend_of(on_device: bool, variant: str | None, device: str | None) -> str:
         raise InvalidValueError("the arrays are on the GPU: batched copies of device arrays run on "
                          "the cuda backend (device='cuda' or a cuda variant)")
     if not on_device and backend == "cuda":
-        raise InvalidValueError("the arrays are NumPy arrays on the host: they run on the cpu backend "
-                         "(copy them to the GPU first to use a cuda variant)")
+        raise InvalidValueError(
+            "the arrays are NumPy arrays on the host: they run on the cpu backend "
+            "(copy them to the GPU first to use a cuda variant)")
     return backend
 
 
@@ -125,8 +123,8 @@ def decide(on_device: bool, count: int, data: int, largest: int, variant: str | 
     return CopyPlan(_registry.choose(FAMILY, backend, problem, variant), backend)
 
 
-def run(plan: CopyPlan, src: Sequence[int], dst: Sequence[int], sizes: Sequence[int],
-        largest: int, arrays: tuple[list[Any], list[Any]] | None = None,
+def run(plan: CopyPlan, src: Addresses, dst: Addresses, sizes: Addresses, largest: int,
+        arrays: tuple[list[Any], list[Any]] | None = None,
         layout: Layout | None = None) -> None:
     """Run a list form's plan on the buffers at addresses ``src``/``dst`` of ``sizes`` bytes
     (lists of ints or uint64 arrays; ``largest`` the largest size): ``args_table``'s one
@@ -140,7 +138,7 @@ def run(plan: CopyPlan, src: Sequence[int], dst: Sequence[int], sizes: Sequence[
     if not len(sizes):
         return
     if plan.backend == "cpu":
-        srcs, dsts = arrays
+        srcs, dsts = cast(tuple[list[Any], list[Any]], arrays)  # given with the cpu backend
         if layout is None:
             layout = pairwise_plan(np.asarray(sizes, dtype=np.int64))
         plan.variant.fn([a.reshape(-1).view(np.uint8) for a in srcs],

@@ -14,9 +14,13 @@ and its source pointer, destination pointer and size (8 bytes each) are read onc
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple, TypeAlias
 
 import numpy as np
+
+#: Host addresses or sizes of buffers, one per buffer: a list of Python ints or a uint64 array.
+Addresses: TypeAlias = Sequence[int] | np.ndarray
 
 #: Bytes of metadata read per buffer: source address, destination address, size (uint64 each).
 META_BYTES = 24
@@ -201,7 +205,7 @@ class MemcpyProblem(NamedTuple):
     """One batched copy as dispatch sees it. ``data`` and ``largest`` are None when the sizes
     live on the device only (the pointer form): nothing is synchronised to learn them."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # a field named as tuple's method
     data: int | None
     largest: int | None
     on_device: bool
@@ -227,7 +231,7 @@ class Plan(NamedTuple):
     size: np.ndarray
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]  # the buffers, not tuple.count
         return int(self.size.size)
 
 
@@ -267,7 +271,7 @@ def concat_plan(shapes: list[tuple[int, ...]], axis: int, itemsize: int) -> Plan
 def split_plan(shape: tuple[int, ...], axis: int, widths: list[int], itemsize: int) -> Plan:
     """One C-contiguous array of ``shape`` cut along ``axis`` into pieces of ``widths``
     (summing to ``shape[axis]``), each piece its own C-contiguous array (``dst_index`` j)."""
-    shapes = [shape[:axis] + (w,) + shape[axis + 1:] for w in widths]
+    shapes = [(*shape[:axis], w, *shape[axis + 1:]) for w in widths]
     p = concat_plan(shapes, axis, itemsize)
     return Plan(p.dst_index, p.dst_offset, p.src_index, p.src_offset, p.size)
 

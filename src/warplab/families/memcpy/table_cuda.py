@@ -10,7 +10,6 @@ the launch (:func:`prepared`); :func:`copy` runs it.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ from warplab.core.launch import Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import Variant
 from warplab.families.memcpy.cuda import DEFINES as COPY_DEFINES
-from warplab.families.memcpy.spec import MemcpyProblem
+from warplab.families.memcpy.spec import Addresses, MemcpyProblem
 
 SOURCE = Path(__file__).with_name("table.cu")
 #: Buffers a table holds and threads per buffer (one block each); copy_bytes' unroll is the
@@ -57,7 +56,7 @@ def prepared() -> Prepared:
                     (np.zeros(1, TABLE), np.int32(0)))
 
 
-def copy(go: Prepared, src: Sequence[int], dst: Sequence[int], sizes: Sequence[int]) -> None:
+def copy(go: Prepared, src: Addresses, dst: Addresses, sizes: Addresses) -> None:
     """Copy ``sizes[i]`` bytes from ``src[i]`` to ``dst[i]`` (device addresses, :func:`fits`)
     on the current stream with the launch ``go`` of :func:`prepared`: one launch, nothing
     else."""

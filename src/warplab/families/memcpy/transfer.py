@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from warplab.families.memcpy.cuda import DeviceBatch
-from warplab.families.memcpy.spec import Plan, overlaps
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.families.memcpy.cuda import DeviceBatch
+from warplab.families.memcpy.spec import Addresses, Plan, overlaps
 
 RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
 
@@ -40,8 +39,9 @@ def side(arrays: list[Any], what: str) -> tuple[list[Any], bool]:
         if type(a) is nd:  # the common case first: hasattr below would build the interface dict
             continue
         if is_host(a):
-            raise InvalidValueError(f"{what}[{i}] is a host (NumPy) array but others are on the GPU: "
-                             "all arrays of a call must be on the host or all on one GPU")
+            raise InvalidValueError(
+                f"{what}[{i}] is a host (NumPy) array but others are on the GPU: "
+                "all arrays of a call must be on the host or all on one GPU")
         if not hasattr(a, "__cuda_array_interface__"):
             raise InvalidTypeError(f"{what}[{i}] is a {type(a).__name__}, not a NumPy or GPU array")
         convert.append(i)
@@ -65,8 +65,9 @@ def address(a: Any) -> int:
 
 def require_contiguous(a: Any, what: str) -> None:
     if not a.flags.c_contiguous:
-        raise InvalidValueError(f"{what} is not C-contiguous: batched copies take contiguous arrays "
-                         "(make one with ascontiguousarray)")
+        raise InvalidValueError(
+            f"{what} is not C-contiguous: batched copies take contiguous arrays "
+            "(make one with ascontiguousarray)")
 
 
 def device_pointers(srcs: list[Any], dsts: list[Any]
@@ -102,7 +103,7 @@ def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan
     return src, dst, plan.size.astype(np.uint64)
 
 
-def check_overlap(src: Sequence[int], dst: Sequence[int], sizes: Sequence[int]) -> None:
+def check_overlap(src: Addresses, dst: Addresses, sizes: Addresses) -> None:
     """``ValueError`` when a destination overlaps a source or another destination (address
     and size lists or uint64 arrays)."""
     if overlaps(src, dst, sizes):
@@ -119,7 +120,7 @@ class _Ring:
         self.slots: list[list[Any]] = [[None, None, 0] for _ in range(RING)]  # buffer, event, ptr
         self.next = 0
 
-    def send(self, rows: tuple[Sequence[int], ...]) -> Any:
+    def send(self, rows: tuple[Addresses, ...]) -> Any:
         """One H2D copy of the rows (equal length, uint64 values: lists or arrays) on the
         current stream; returns the device array (len(rows), n). Waits only when this slot's
         previous copy is pending."""
@@ -151,7 +152,7 @@ class _Ring:
 _RINGS: dict[int, _Ring] = {}
 
 
-def send_batch(src: Sequence[int], dst: Sequence[int], sizes: Sequence[int],
+def send_batch(src: Addresses, dst: Addresses, sizes: Addresses,
                largest: int | None = None) -> DeviceBatch:
     """The batch on the current device after one H2D copy (no synchronisation); ``largest``:
     the largest size when the caller knows it (and none is negative)."""

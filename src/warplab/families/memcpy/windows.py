@@ -33,12 +33,12 @@ import numpy as np
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.registry import register
 from warplab.families.memcpy.cuda import (
+    _LAUNCHES,
     BLEV_BLOCKS_PER_SM,
     BLEV_THREADS,
     WARP_THREADS,
     DeviceBatch,
     _kernel_on,
-    _LAUNCHES,
     _queue_fits,
     _sms,
     _via_exprs,
@@ -64,7 +64,7 @@ class _WindowLaunches(NamedTuple):
     kernels reading their arrays from the header, and the grids that do not depend on the
     batch."""
 
-    count: Prepared
+    count: Prepared  # type: ignore[assignment]  # a field named as tuple's method
     group: Prepared
     first: Prepared
     blev: Prepared

@@ -7,4 +7,4 @@ from __future__ import annotations
 from warplab.families.reduce import axis_cuda, axis_cuda_k2, cpu, cuda  # noqa: F401  (register the variants)
 from warplab.families.reduce.api import max, mean, min, reduce, std, sum, var  # noqa: A004 (NumPy's names, on purpose)
 
-__all__ = ["sum", "min", "max", "mean", "var", "std", "reduce"]
+__all__ = ["max", "mean", "min", "reduce", "std", "sum", "var"]

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from warplab.families.reduce.plan import call
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.families.reduce.plan import call
 
 
 def reduce(a: Any, op: str, *, axis: Any = None, dtype: Any = None, out: Any = None,

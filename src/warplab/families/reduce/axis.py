@@ -15,9 +15,21 @@ from __future__ import annotations
 from typing import Any
 
 from warplab.families.reduce import plan
-from warplab.families.reduce.axis_spec import (F64, FAMILY, OPS, AxisError, AxisJob,  # noqa: F401
-                                               AxisProblem, Plan2D, axis_bytes_moved, check_ddof,
-                                               check_dtype, normalize_axes, plan_2d, result_dtype)
+from warplab.families.reduce.axis_spec import (  # noqa: F401
+    F64,
+    FAMILY,
+    OPS,
+    AxisError,
+    AxisJob,
+    AxisProblem,
+    Plan2D,
+    axis_bytes_moved,
+    check_ddof,
+    check_dtype,
+    normalize_axes,
+    plan_2d,
+    result_dtype,
+)
 
 
 def reduce_axis(a: Any, op: str, axis: Any = None, *, dtype: Any = None, keepdims: bool = False,

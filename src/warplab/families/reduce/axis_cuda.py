@@ -20,20 +20,33 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from warplab.core import fastpath
+from warplab.core.errors import InvalidValueError
 from warplab.core.launch import ARRAY, Prepared
+from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from warplab.core.registry import register
 from warplab.core.scalar import empty
+from warplab.families.reduce.axis_plan import (  # noqa: F401
+    BLOCK,
+    COLS_BLOCK,
+    COLS_MIN_ROWS,
+    GROUPS,
+    PACKED_LANES,
+    UNROLL,
+    ColsPlan,
+    RowsPlan,
+    _pow2_ceil,
+    group_size,
+    plan_cols,
+    plan_rows,
+)
 from warplab.families.reduce.axis_spec import FAMILY, AxisJob, AxisProblem, Plan2D, axis_bytes_moved
-from warplab.families.reduce.axis_plan import (BLOCK, COLS_BLOCK, COLS_MIN_ROWS, GROUPS, PACKED_LANES, UNROLL,  # noqa: F401
-                        ColsPlan, RowsPlan, _pow2_ceil, group_size, plan_cols, plan_rows)
-from warplab.core.errors import InvalidValueError
 
 SOURCE = Path(__file__).with_name("axis.cu")
 K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
@@ -75,7 +88,7 @@ def targs(op: str, t: np.dtype) -> str:
     return f"{C_TYPE[t]}, {acc}, {C_TYPE[res]}, {KERNEL_OP[op]}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expressions(args: str) -> tuple[str, ...]:
     """One module per (T, op): every group size, both load paths, split and columns kernels."""
     out = [f"axis_rows_group<{args}, {g}, {v}>" for g in GROUPS for v in ("true", "false")]
@@ -85,17 +98,17 @@ def _expressions(args: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(expr: str, args: str, device_id: int) -> Any:
     return get_kernel(SOURCE, expr, all_expressions=_expressions(args), options=defines(DEFINES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _occupancy(expr: str, args: str, device_id: int, block: int) -> int:
     return occupancy_blocks_per_sm(_kernel(expr, args, device_id), block, 0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sm_count(device_id: int) -> int:
     """Streaming multiprocessors of a device. Performance: one device query, then cached."""
     import cupy
@@ -108,7 +121,7 @@ class _Tickets:
     launch leaves its counters back at 0: atomicInc wraps on the last ticket)."""
 
     def __init__(self) -> None:
-        self._by: dict[tuple[int, int], Any] = {}
+        self._by: dict[tuple[int, Hashable], Any] = {}
 
     def get(self, n: int) -> Any:
         cupy = sys.modules["cupy"]
@@ -169,6 +182,7 @@ def to_native(x2d: Any, op: str, dtype: np.dtype) -> tuple[Any, Callable[[Any], 
         if op in ("min", "max"):
             return (x2d.view(_I64) ^ _SIGN), lambda r: (r ^ _SIGN).view(np.uint64)
         return x2d.astype(_F64, order="C"), ident
+    t: np.dtype
     if dtype == np.uint32:
         t = _I64
     elif dtype == np.float16:  # "stats" returns float64 (series_stats_rows): a float64 kernel
@@ -194,7 +208,7 @@ def run(kernel_fn: Callable[[Any, AxisJob], Any], x: Any, plan: Plan2D, job: Axi
 
 
 def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: int = 100,
-                  seed: bool = False, launch: Callable[..., "Launch"] | None = None
+                  seed: bool = False, launch: Callable[..., Launch] | None = None
                   ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a kernel function ``fn(x2d, job)`` (a native-dtype 2-D device view) as cuda
     variant ``name`` of ``reduce_axis``: the registered callable is ``(x, plan, job)``, which

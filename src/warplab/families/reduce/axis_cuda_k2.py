@@ -16,9 +16,21 @@ from typing import Any
 import numpy as np
 
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.families.reduce import (
+    axis_cuda as _ac,  # buffers through _ac._empty (the GPU tests poison it)
+)
+from warplab.families.reduce.axis_cuda import (
+    C_TYPE,
+    DEFINES,
+    K2_BLOCK,
+    SOURCE,
+    TICKETS,
+    _ld,
+    _pow2_ceil,
+    register_cuda,
+    sm_count,
+)
 from warplab.families.reduce.axis_spec import AxisJob, AxisProblem
-from warplab.families.reduce import axis_cuda as _ac  # buffers through _ac._empty (the GPU tests poison it)
-from warplab.families.reduce.axis_cuda import register_cuda, C_TYPE, DEFINES, K2_BLOCK, SOURCE, TICKETS, _ld, _pow2_ceil, sm_count
 
 K2_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 K2_BLOCKS = (32, 64, 128, 256, 512, 1024)
@@ -31,7 +43,7 @@ def _supports(p: AxisProblem) -> bool:
             and p.rows <= MAX_GRID)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expressions(t: str, mean: str) -> tuple[str, ...]:
     out = [f"k2_prereduce<{t}>", f"k2_finish<{t}, {mean}>", f"k2_shared<{t}, {mean}>"]
     out += [f"k2_shared_unrolled<{t}, {mean}, {b}>" for b in K2_BLOCKS]
@@ -39,7 +51,7 @@ def _expressions(t: str, mean: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(name: str, t: str, mean: str, block: int | None, device_id: int) -> Any:
     if name == "k2_prereduce":
         expr = f"{name}<{t}>"
@@ -140,7 +152,7 @@ def k2_shared_unrolled(x2d: Any, job: AxisJob) -> Any:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _resident(t: str, mean: str, block: int, device_id: int) -> int:
     """Resident ``k2_multiblock`` blocks (SMs x occupancy), cached: the occupancy reads the
     device properties, a slow query, which a call must not repeat."""

@@ -20,6 +20,11 @@ def _pow2_ceil(v: int) -> int:
     return 1 << max(0, int(v) - 1).bit_length()
 
 
+def _ceil_to(v: int, step: int) -> int:
+    """``v`` rounded up to a multiple of ``step``."""
+    return -(-v // step) * step
+
+
 class RowsPlan(NamedTuple):
     """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, persistent grid),
     "packed" (``group`` = L lanes per row of back-to-back rows) or "split" (S blocks per row of
@@ -76,7 +81,7 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
         return RowsPlan("group", g, vec, max(1, min(resident_g, -(-warps * 32 // BLOCK))),
                         1, cols)
     s = max(1, min((sms * split_bps) // rows, -(-units // (BLOCK * UNROLL))))
-    chunk = -(-(-(-cols // s)) // per) * per
+    chunk = _ceil_to(-(-cols // s), per)
     s = -(-cols // chunk)
     return RowsPlan("split", 32, vec, rows * s, s, chunk)
 

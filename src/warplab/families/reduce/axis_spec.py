@@ -18,6 +18,7 @@ neither is copied first, transposed so the reduced axes come last.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import operator
@@ -141,7 +142,7 @@ def _run_stride(dims: list[tuple[int, int]]) -> int | None:
     one evenly strided run in C order with positive strides; None otherwise."""
     if not dims:
         return 0
-    for (n0, s0), (n1, s1) in zip(dims, dims[1:]):
+    for (_, s0), (n1, s1) in itertools.pairwise(dims):
         if s1 <= 0 or s0 != s1 * n1:
             return None
     return dims[-1][1] if dims[-1][1] > 0 else None

@@ -10,18 +10,27 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from warplab.families.reduce.spec import (C_OP, C_TYPE, DTYPES, LECTURE_ORDER_HINT, OPS, ReduceSpec,
-                           reduce_bytes_moved, spec)
 from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
-from warplab.core.scalar import scalar_type
-from warplab.core.registry import register
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.registry import register
+from warplab.core.scalar import scalar_type
+from warplab.families.reduce.spec import (
+    C_OP,
+    C_TYPE,
+    DTYPES,
+    LECTURE_ORDER_HINT,
+    OPS,
+    ReduceSpec,
+    reduce_bytes_moved,
+    spec,
+)
 
 DIM = 512       # the lecture's block size
 VEC_BS = 512    # persistent_vec's block size
@@ -51,7 +60,7 @@ def _expressions(kernel: str) -> tuple[str, ...]:
                  for s in SPECS)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(kernel: str, args: str) -> Any:
     exprs = _expressions(kernel)
     expr = f"{kernel}<{args}>"
@@ -96,7 +105,7 @@ def _seed(kernel: str, per_block: int) -> Callable[[Any, ReduceSpec], Any]:
     return run
 
 
-_SEED = dict(backend="cuda", bytes_moved=reduce_bytes_moved, seed=True)
+_SEED: dict[str, Any] = {"backend": "cuda", "bytes_moved": reduce_bytes_moved, "seed": True}
 LECTURE_ORDER = LECTURE_ORDER_HINT[:8]
 _LECTURE = {  # variant -> (kernel, elements per block)
     "neighbored_gmem": ("reduce_neighbored_gmem", DIM),
@@ -131,7 +140,7 @@ class _StreamScratch:
     different streams never share them."""
 
     def __init__(self) -> None:
-        self._by_stream: dict[tuple[int, int], dict[Any, Any]] = {}
+        self._by_stream: dict[tuple[int, Hashable], dict[Any, Any]] = {}
 
     def get(self, dtype: np.dtype, size: int) -> tuple[Any, Any]:
         """(counter, partials of at least ``size`` elements of ``dtype``) for this stream."""
@@ -198,8 +207,18 @@ class _VecPlan:
     C-contiguous array (the variant's body, and the run of the family's plans for
     C-contiguous device input, ``plan.py``)."""
 
-    __slots__ = ("kernel", "full", "per_block", "counter", "partials", "out", "block", "results",
-                 "go", "stream")
+    __slots__ = (
+        "block",
+        "counter",
+        "full",
+        "go",
+        "kernel",
+        "out",
+        "partials",
+        "per_block",
+        "results",
+        "stream",
+    )
 
     def __init__(self, s: ReduceSpec, device_id: int, stream: int) -> None:
         import cupy
@@ -262,4 +281,4 @@ def persistent_vec(x: Any, s: ReduceSpec) -> Any:
     return vec_plan(s)(x)
 
 
-persistent_vec.plan = vec_plan  # the prepared run of a spec on this device and stream (plan.py)
+persistent_vec.plan = vec_plan  # type: ignore[attr-defined]  # the prepared run of a spec on this device and stream (plan.py)

@@ -23,19 +23,31 @@ needs no import of the module that imports it.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
 from warplab.core import registry as _registry
 from warplab.core.arrays import to_device, to_host
+from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.scalar import as_scalar, halves
 from warplab.core.streaming import worth_streaming
 from warplab.families.reduce import axis_cuda, streamed
-from warplab.families.reduce.axis_spec import (F64, FAMILY, OPS, AxisJob, AxisProblem, check_ddof,
-                                               check_dtype, deliver, empty_result, normalize_axes,
-                                               plan_2d, result_dtype)
-from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.families.reduce.axis_spec import (
+    F64,
+    FAMILY,
+    OPS,
+    AxisJob,
+    AxisProblem,
+    check_ddof,
+    check_dtype,
+    deliver,
+    empty_result,
+    normalize_axes,
+    plan_2d,
+    result_dtype,
+)
 
 Plan = tuple  # (Variant | None, Callable[[Any], Any])
 
@@ -45,7 +57,7 @@ class Record:
     launch ``launch`` (``axis_cuda.Launch``) on the input; ``split`` > 0 for ``series_stats``
     (the result's means and norms at ``split``)."""
 
-    __slots__ = ("launch", "shape", "dtype", "split")
+    __slots__ = ("dtype", "launch", "shape", "split")
 
     def __init__(self, launch: axis_cuda.Launch, shape: tuple, dtype: np.dtype,
                  split: int = 0) -> None:
@@ -178,7 +190,8 @@ def build_stats(a: Any, on_device: bool, device: str | None, again: Callable[...
         ValueError: ``a`` is not 2-D.  TypeError: complex, object or string data.
     """
     if a.ndim != 2:
-        raise InvalidValueError(f"series_stats_rows takes a 2-D (series, values) array, got {a.ndim}-D")
+        raise InvalidValueError(
+            f"series_stats_rows takes a 2-D (series, values) array, got {a.ndim}-D")
     check_dtype(a.dtype)
     out = np.dtype(np.float32) if a.dtype == np.float32 else F64
     backend = _registry.pick_backend(FAMILY, device, None, on_device)
@@ -200,8 +213,8 @@ def build_stats(a: Any, on_device: bool, device: str | None, again: Callable[...
     v = _registry.get(FAMILY, "rows_adaptive" if plan.layout == "rows" else "columns")
     t, m = np.dtype(a.dtype), a.shape[0]
     if plan.view and t in axis_cuda.NATIVE and axis_cuda.kernel_dtypes("stats", t)[1] == out:
-        return v, Record(v.fn.launch(plan, a.data.ptr % 16 == 0, "stats", t, 0.0), (2 * m,),
-                         out, m)
+        launch = cast(Any, v.fn).launch  # the registered callable's attribute (axis_cuda)
+        return v, Record(launch(plan, a.data.ptr % 16 == 0, "stats", t, 0.0), (2 * m,), out, m)
     job = AxisJob("stats", t, out, 0.0, (1,), plan.layout)
     return v, lambda x: halves(v.fn(x, plan, job), m)
 
@@ -210,8 +223,8 @@ def _numpy_stats(x: Any, out: np.dtype, on_device: bool) -> tuple[Any, Any]:
     """``series_stats`` by NumPy in float64: the mean, then the root of the summed squared
     deviations (a row of no values: mean NaN with NumPy's warning, norm 0)."""
     xs = to_host(x)
-    mean = np.mean(xs, axis=1, dtype=F64)
+    mean = xs.mean(axis=1, dtype=F64)
     dev = xs - mean[:, None]
     norm = np.sqrt(np.einsum("ij,ij->i", dev, dev))
     res = (mean.astype(out), norm.astype(out))
-    return tuple(to_device(r) for r in res) if on_device else res  # type: ignore[return-value]
+    return tuple(to_device(r) for r in res) if on_device else res

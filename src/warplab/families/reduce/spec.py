@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 
 OPS = ("sum", "min", "max", "mean")
@@ -57,7 +58,8 @@ def spec(op: str, dtype: np.dtype) -> ReduceSpec:
         raise InvalidValueError(f"unknown reduction op {op!r}; valid: {', '.join(OPS)}")
     dt = np.dtype(dtype)
     if dt not in DTYPES:
-        raise InvalidTypeError(f"reductions support int32, int64, float32 and float64, got dtype {dt}")
+        raise InvalidTypeError(
+            f"reductions support int32, int64, float32 and float64, got dtype {dt}")
     if op in ("min", "max"):
         return ReduceSpec(op, dt, dt, dt)
     if op == "sum":

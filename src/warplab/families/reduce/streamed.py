@@ -21,7 +21,8 @@ the layout, :func:`worth_streaming` for the size, per call); this module only st
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ def rows(a: np.ndarray, axes: tuple[int, ...], keepdims: bool,
     shape = a.shape[:k] + ((1,) * len(tail) if keepdims else ())
 
     def chunk(d: Any, start: int) -> Any:
-        return reduce_chunk(d.reshape((-1,) + tail), chunk_axes)
+        return reduce_chunk(d.reshape((-1, *tail)), chunk_axes)
 
     def combine(parts: list) -> np.ndarray:
         import cupy

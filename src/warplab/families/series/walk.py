@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from warplab.core import registry
-from warplab.core.registry import register
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.core.registry import register
 
 FAMILY = "random_walk"
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -211,8 +211,9 @@ def random_walk(m: int, n: int, *, start: float = 100.0, eps: float = 1e-3, seed
     params = WalkParams(_seed(seed), _start(start, dt), _eps(eps))
     nbytes = m * n * dt.itemsize
     if nbytes > MAX_BYTES:
-        raise InvalidValueError(f"random_walk({m}, {n}) would write {nbytes} bytes ({dt}), more than "
-                         f"the 2**40-byte (1 TiB) limit; ask for fewer or shorter series")
+        raise InvalidValueError(
+            f"random_walk({m}, {n}) would write {nbytes} bytes ({dt}), more than "
+            f"the 2**40-byte (1 TiB) limit; ask for fewer or shorter series")
     backend = registry.pick_backend(FAMILY, device, variant, False)
     v = registry.choose(FAMILY, backend, WalkProblem(m, n, dt), variant)
     if backend == "cuda":
@@ -232,9 +233,10 @@ def _check_device_memory(m: int, n: int, dt: np.dtype, nbytes: int) -> None:
 
     free = cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
     if nbytes > free:
-        raise InvalidValueError(f"random_walk({m}, {n}) needs {nbytes / 2**30:.2f} GiB of GPU memory "
-                         f"for its {dt} output but only {free / 2**30:.2f} GiB is free on the "
-                         "device; ask for fewer or shorter series, or use device='cpu'")
+        raise InvalidValueError(
+            f"random_walk({m}, {n}) needs {nbytes / 2**30:.2f} GiB of GPU memory "
+            f"for its {dt} output but only {free / 2**30:.2f} GiB is free on the "
+            "device; ask for fewer or shorter series, or use device='cpu'")
 
 
 def _count(name: str, value: Any) -> int:
@@ -254,7 +256,8 @@ def _dtype(dtype: Any) -> np.dtype:
     try:
         dt = np.dtype(dtype)
     except TypeError:
-        raise InvalidTypeError(f"random_walk supports dtype float32 and float64, got {dtype!r}") from None
+        raise InvalidTypeError(
+            f"random_walk supports dtype float32 and float64, got {dtype!r}") from None
     if dt not in DTYPES:
         raise InvalidTypeError(f"random_walk supports dtype float32 and float64, got {dt}")
     return dt
@@ -262,7 +265,8 @@ def _dtype(dtype: Any) -> np.dtype:
 
 def _real(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+        raise InvalidValueError(
+            f"{name} must be a real number, got {value!r} ({type(value).__name__})")
     return float(value)
 
 

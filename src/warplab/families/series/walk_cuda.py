@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,16 +33,16 @@ SOURCE = Path(__file__).with_name("walk.cu")
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
 DEFINES = {"WARPLAB_WALK_K": K, "WARPLAB_WALK_WARPS": WARPS, "WARPLAB_WALK_MINB": MIN_BLOCKS}
 C_TYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-EXPRESSIONS = tuple(f"{k}<{c}>" for k in ("walk_thread_per_series", "walk_scan_write")
-                    for c in C_TYPE.values()) + ("walk_seg_totals", "walk_seg_scan")
+EXPRESSIONS = (*(f"{k}<{c}>" for k in ("walk_thread_per_series", "walk_scan_write")
+                  for c in C_TYPE.values()), "walk_seg_totals", "walk_seg_scan")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(expr: str, device_id: int) -> Any:
     return get_kernel(SOURCE, expr, all_expressions=EXPRESSIONS, options=defines(DEFINES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _resident_blocks(expr: str, device_id: int) -> int:
     """Blocks of WARPS warps of ``expr`` that fit on the whole device at once."""
     import cupy
@@ -56,7 +57,7 @@ def _launch(expr: str, device_id: int, tasks: int, args: tuple) -> None:
     _kernel(expr, device_id)((grid,), (WARPS * 32,), args)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _no_prefix(device_id: int) -> Any:
     import cupy
 
@@ -127,6 +128,11 @@ class ScanPlan(NamedTuple):
         return 32 >> self.log2w
 
 
+def _ceil_to(v: int, step: int) -> int:
+    """``v`` rounded up to a multiple of ``step``."""
+    return -(-v // step) * step
+
+
 def scan_plan(m: int, n: int, tasks: int = TASKS) -> ScanPlan:
     """Series of at most one tile share a warp (``32 / w`` of them, ``w`` the next power of two
     of ``ceil(n / K)``); longer ones get whole warps, and when there are fewer than ``tasks`` of
@@ -135,7 +141,7 @@ def scan_plan(m: int, n: int, tasks: int = TASKS) -> ScanPlan:
         log2w = (-(-n // K) - 1).bit_length()
         return ScanPlan(log2w, 1, n, -(-m // (32 >> log2w)))
     nseg = 1 if m >= tasks else min(-(-tasks // m), -(-n // TILE))
-    seg_len = -(-(-(-n // nseg)) // TILE) * TILE
+    seg_len = _ceil_to(-(-n // nseg), TILE)
     nseg = -(-n // seg_len)
     return ScanPlan(5, nseg, seg_len, m * nseg)
 
@@ -172,7 +178,7 @@ def warp_scan(out: Any, params: WalkParams) -> Any:
     return out
 
 
-# ------------------------------------------------------------------------ the scan's order, in NumPy
+# ----------------------------------------------------------------------- the scan's order, in NumPy
 
 def emulate_warp_scan(factors: np.ndarray, plan: ScanPlan) -> np.ndarray:
     """The float64 values ``warp_scan`` computes (before rounding to the output dtype) for whole
