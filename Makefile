@@ -27,6 +27,7 @@ run: $(BIN)/.installed
 ## tests on this machine (the CPU suite; GPU tests are deselected: run them with
 ## `make gpu-check` on the GPU machine) and the nvcc compile check
 test: $(BIN)/.installed
+	PY=$(BIN)/python bash scripts/check.sh
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	$(BIN)/python scripts/nvcc_check.py
 
