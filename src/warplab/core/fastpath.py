@@ -74,14 +74,13 @@ class PlanCache:
         self.name = name
         self.maxsize = maxsize
         self._plans: dict[Hashable, Any] = {}
+        #: ``get(key)``: the plan of ``key``, None when never built (or while bypassed): the
+        #: map's own ``get`` (one C call on a warm path), replaced while bypassed.
+        self.get: Callable[[Hashable], Any] = self._plans.get
         with LOCK:
             _CACHES.append(self)
-
-    def get(self, key: Hashable) -> Any:
-        """The plan of ``key``; None when never built or while bypassed."""
-        if not _STATE["enabled"]:
-            return None
-        return self._plans.get(key)
+            if not _STATE["enabled"]:
+                self.get = _none
 
     def put(self, key: Hashable, plan: Any) -> Any:
         """Publish ``plan`` unless another thread published one first; returns the plan to
@@ -133,11 +132,22 @@ def bypassed() -> Iterator[None]:
     """Run the block with every plan cache ignored: plans built per call, none stored.
     Process-wide: for tests and comparisons, not while other threads rely on the caches."""
     before = _STATE["enabled"]
-    _STATE["enabled"] = False
+    _set_enabled(False)
     try:
         yield
     finally:
-        _STATE["enabled"] = before
+        _set_enabled(before)
+
+
+def _none(key: Hashable) -> None:
+    return None
+
+
+def _set_enabled(on: bool) -> None:
+    with LOCK:
+        _STATE["enabled"] = on
+        for cache in _CACHES:
+            cache.get = cache._plans.get if on else _none
 
 
 def stats() -> dict[str, int]:

@@ -3,7 +3,7 @@ compile-time constants and the choices a tuning sweep varies. Every plan takes o
 argument and has it in its key; :data:`DEFAULT` is what the public calls pass."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from warplab.core.loader import defines
 
@@ -37,6 +37,16 @@ class LaunchConfig:
     minmax: str = "atomic"
     one_block: bool = True
     max_device_chunk: int | None = None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # hashed once: every warm call hashes its plan key, which holds the config
+        object.__setattr__(self, "_hash", hash((self.block, self.unroll, self.prefetch,
+                                                self.acc_budget, self.minmax, self.one_block,
+                                                self.max_device_chunk)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def smem_limit(self) -> int:

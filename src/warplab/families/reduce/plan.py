@@ -26,9 +26,11 @@ dtype conversions, copies of layouts the kernels cannot read, the host round tri
 of large host input (its size threshold read per call), warnings of empty slices.
 
 Performance (a warm call on device input): the key (a dozen fields, one device and one stream
-query), one dict lookup, then the run: a whole-array reduction takes a 0-d result from a slab
-and makes one prepared launch (``cuda._VecPlan``); an axis reduction or ``series_stats`` on a
-2-D view allocates its result and makes one prepared launch (``plan_axis``).
+query; for the whole of a C-contiguous array without options five: op, dtype, device, stream,
+the registry's generation, as the flat reduction reads any shape), one dict lookup, then the
+run: a whole-array reduction takes a 0-d result from a slab and makes one prepared launch
+(``cuda._VecPlan``); an axis reduction or ``series_stats`` on a 2-D view allocates its result
+and makes one prepared launch (``plan_axis``).
 """
 from __future__ import annotations
 
@@ -75,6 +77,22 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
         cupy = sys.modules.get("cupy")
         t = type(a)
         if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):
+            if axis is None and dtype is None and variant is None and device is None \
+                    and keepdims is False and ddof == 0 and family == "reduce" \
+                    and a._c_contiguous and a.size:
+                # the whole array of a C-contiguous device input: its plan depends on the
+                # op, dtype, device and stream only (the flat reduction reads any shape)
+                key: Any = (op, a.dtype, cupy.cuda.runtime.getDevice(),
+                            fastpath.current_stream()[1], _registry.generation)
+                plan = PLANS.get(key)
+                if plan is None:  # False: the default does not take every size, full key
+                    built = _registry.preferred_for_all("reduce", "cuda") and \
+                        build(a, True, family, op, None, None, False, 0, None, None)
+                    plan = PLANS.put(key, built or False)
+                if plan is not False:
+                    v, run = plan
+                    _registry.ran(v)
+                    return run(a)
             on_device = True
             where: Any = (a.data.ptr % 16 == 0, cupy.cuda.runtime.getDevice(),
                           fastpath.current_stream()[1])
