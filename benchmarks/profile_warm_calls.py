@@ -62,6 +62,21 @@ def host_us(fn: Callable[[], Any], burst: int = 1000, bursts: int = 9) -> float:
 
 def main(argv: list[str]) -> int:
     profile = "--profile" in argv
+    if "--count" in argv:  # Python-level calls per warm call (deterministic, unlike time)
+        table = cases()
+        for name in [a for a in argv[1:] if not a.startswith("-")] or list(table):
+            fn = table[name]
+            for _ in range(20):
+                fn()
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(100):
+                fn()
+            prof.disable()
+            st = pstats.Stats(prof)
+            print(f"{name}: {st.total_calls / 100:.1f} calls per warm call "
+                  f"({st.prim_calls / 100:.1f} primitive)")
+        return 0
     names = [a for a in argv[1:] if not a.startswith("-")]
     table = cases()
     for name in names or list(table):
