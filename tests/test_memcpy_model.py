@@ -199,13 +199,19 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
     assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
-    # the default's module also holds the destination windows' kernels (warp_tiers_windows)
-    windows = dict.fromkeys(e for w in (spec.WINDOWS, *spec.WINDOWS_SWEEP)
-                            for e in cuda.windows_exprs(w))
-    assert cuda._expressions(2) == (*exprs, blev, *cuda._via_exprs(WARP_TIERS_WORDS), *windows)
-    assert exprs[0] in cuda._expressions(0) and exprs[1] not in cuda._expressions(0)
+    # the default's module holds the registered variants' kernels only: the default, its
+    # BLEV kernel, its via copy and the destination windows' kernels (warp_tiers_windows)
+    assert cuda._expressions(2) == (exprs[0], blev, *cuda._via_exprs(WARP_TIERS_WORDS),
+                                    *cuda.windows_exprs(spec.WINDOWS))
+    # the tuning shapes compile into a module of their own, only when one is launched
+    sweep_windows = dict.fromkeys(e for w in spec.WINDOWS_SWEEP for e in cuda.windows_exprs(w))
+    assert cuda._expressions(2, sweep=True) == (*exprs[1:], blev, *sweep_windows)
+    assert exprs[0] not in cuda._expressions(0) and exprs[0] in cuda._expressions(0, sweep=True)
+    assert exprs[1] not in cuda._expressions(0, sweep=True)
     for k in (1, 3, 4, 6, 10, 18, 34, 50, 66):
-        assert cuda._expressions(k) == (exprs[0], blev)
+        assert cuda._expressions(k) == ()
+        policy = [cuda._warp_expr(c) for c in WARP_CLASSES_SWEEP if c.loads == k]
+        assert cuda._expressions(k, sweep=True) == (*policy, blev) and len(policy) == 1
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):

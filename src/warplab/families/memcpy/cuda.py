@@ -98,18 +98,28 @@ def windows_exprs(w: WindowsShape) -> tuple[str, str]:
             f"memcpy_windows_group<{w.bins}, {w.per}, {w.group_blocks}>")
 
 
-_WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS,
-                 *WARP_CLASSES_SWEEP)
+#: The warp configurations of the registered variants: the library's modules hold these.
+_WARP_CONFIGS = (WARP_CLASSES, WARP_CLASSES_STREAM, WARP_TIERS, WARP_TIERS_WORDS)
 
 
-def _expressions(loads: int) -> tuple[str, ...]:
-    """The instantiations of the module compiled with load policy ``loads``: the base
-    module's (``DEFINES``) holds every variant's kernels but the warp configurations of other
-    policies; another policy's module holds those configurations' first kernels and their
-    BLEV kernel (the default, ``WARP_TIERS_WORDS``, has policy 2)."""
+def _expressions(loads: int, sweep: bool = False) -> tuple[str, ...]:
+    """The instantiations of the module compiled with load policy ``loads``.
+
+    The library's modules (``sweep=False``) hold what the registered variants launch: the base
+    module's (``DEFINES``) every variant's kernels but the warp configurations of other
+    policies; another policy's module those configurations' first kernels and their BLEV
+    kernel (the default, ``WARP_TIERS_WORDS``, has policy 2, and its module also the
+    destination windows' kernels). The tuning shapes (``WARP_CLASSES_SWEEP``,
+    ``WINDOWS_SWEEP``) compile into modules of their own (``sweep=True``), only when an
+    explore script or a campaign launches one."""
+    if sweep:
+        configs = [c for c in WARP_CLASSES_SWEEP if c.loads == loads]
+        windows = (tuple(dict.fromkeys(e for w in WINDOWS_SWEEP for e in windows_exprs(w)))
+                   if loads == WARP_TIERS_WORDS.loads else ())
+        return (*(_warp_expr(c) for c in configs),
+                *sorted({_blev_expr(c.chunk) for c in configs}), *windows)
     configs = [c for c in _WARP_CONFIGS if c.loads == loads]
-    windows = ((*_via_exprs(WARP_TIERS_WORDS),
-                *dict.fromkeys(e for w in (WINDOWS, *WINDOWS_SWEEP) for e in windows_exprs(w)))
+    windows = ((*_via_exprs(WARP_TIERS_WORDS), *windows_exprs(WINDOWS))
                if loads == WARP_TIERS_WORDS.loads else ())
     if loads == DEFINES["WARPLAB_MEMCPY_LOADS"]:
         return ("memcpy_block_per_buffer", "memcpy_warp_per_buffer",
@@ -130,10 +140,15 @@ def _kernel(expr: str) -> Any:
 
 @functools.cache
 def _kernel_on(expr: str, device_id: int, loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> Any:
-    """The compiled kernel per device and load policy (``WARPLAB_MEMCPY_LOADS``; one NVRTC
-    module per policy, holding :func:`_expressions`)."""
+    """The compiled kernel per device and load policy (``WARPLAB_MEMCPY_LOADS``; the library's
+    NVRTC module per policy holds :func:`_expressions`, the tuning shapes' their own)."""
     options = defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": loads})
-    return get_kernel(SOURCE, expr, all_expressions=_expressions(loads), options=options)
+    exprs = _expressions(loads)
+    if expr not in exprs:  # a tuning shape: the sweep's module (or a module of its own)
+        exprs = _expressions(loads, sweep=True)
+        if expr not in exprs:
+            exprs = (expr,)
+    return get_kernel(SOURCE, expr, all_expressions=exprs, options=options)
 
 
 @functools.cache
