@@ -11,12 +11,12 @@ per-size figures skip this family (``groups.MEMCPY_FAMILIES``) and this module d
   SS), one line per variant and comparator, the measured copy ceiling as the roof and, where
   measured, each cell's ceiling (the lower of copy and scatter, ``memcpy_target``) dashed;
 - the grid table: per case the default's GB/s, CUB's, their ratio, % of the copy ceiling, the
-  cell's scatter ceiling (``memcpy_target``) and the default's % of it, and whether the issue's
+  cell's scatter ceiling (``memcpy_target``) and the default's % of it, and whether the speed
   target holds; every variant's GB/s (folded); the public call's time.
 
-GB/s counts *all* bytes, as the PR does (record ``gbps``: data read and written plus 24 bytes
-per buffer for its source pointer, destination pointer and size); ``data_gbps`` counts the data
-read and written only.
+GB/s counts *all* bytes, as the batch-memcpy PR does (record ``gbps``: data read and written
+plus 24 bytes per buffer for its source pointer, destination pointer and size); ``data_gbps``
+counts the data read and written only.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from warplab.lab.report.skips import SkippedFigure
 from warplab.lab.report.tables import Table
 from warplab.lab.report.units import fmt_bandwidth, fmt_pct
 
-DEFAULT = "warp_tiers_windows"   # the cuda default (rank 0 of memcpy_batched) since session 20
+DEFAULT = "warp_tiers_windows"   # the cuda default (rank 0 of memcpy_batched)
 #: The defaults before, newest first: what older runs measured as their default.
 EARLIER_DEFAULTS = ("warp_tiers_words", "warp_classes", "size_classes_tuned")
 LAYOUTS = ("consecutive", "shuffle")
