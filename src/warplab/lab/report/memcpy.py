@@ -1,7 +1,7 @@
 """Figures and tables of the batched-copy campaign (``lab/campaigns/memcpy/bench.py``).
 
-Its records are cells of the batch-memcpy PR's grid: a buffer-size class (uniform random sizes
-in ``[params.min, params.max]``; a fixed size where they are equal), the source and
+Its records are cells of CUB's DeviceBatchMemcpy benchmark grid: a buffer-size class (uniform
+random sizes in ``[params.min, params.max]``; a fixed size where they are equal), the source and
 destination layouts (``params.in`` / ``params.out``: consecutive or shuffled, C/S), the
 alignment of offsets and sizes (``params.align``), at a fixed total of data. So the generic
 per-size figures skip this family (``groups.MEMCPY_FAMILIES``) and this module draws:
@@ -14,9 +14,9 @@ per-size figures skip this family (``groups.MEMCPY_FAMILIES``) and this module d
   cell's scatter ceiling (``memcpy_target``) and the default's % of it, and whether the speed
   target holds; every variant's GB/s (folded); the public call's time.
 
-GB/s counts *all* bytes, as the batch-memcpy PR does (record ``gbps``: data read and written
-plus 24 bytes per buffer for its source pointer, destination pointer and size); ``data_gbps``
-counts the data read and written only.
+GB/s counts *all* bytes, as CUB's DeviceBatchMemcpy benchmarks do (record ``gbps``: data read
+and written plus 24 bytes per buffer for its source pointer, destination pointer and size);
+``data_gbps`` counts the data read and written only.
 """
 
 from __future__ import annotations
@@ -190,9 +190,9 @@ def grid_tables(results: Results) -> list[Table]:
                   [], "memcpy", "memcpy",
                   {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".3f", 9: ".1f",
                    10: ".1f", 11: ".1f"},
-                  note="GB/s counts all bytes as the batch-memcpy PR does: data read and "
-                       "written plus 24 bytes per buffer (source and destination pointers, "
-                       "size); data GB/s: the data read and written only; data (MiB): the "
+                  note="GB/s counts all bytes as CUB's DeviceBatchMemcpy benchmarks do: data "
+                       "read and written plus 24 bytes per buffer (source and destination "
+                       "pointers, size); data GB/s: the data read and written only; data (MiB): the "
                        "bytes copied in the case (the planned --full grid picks it per case "
                        "so that a launch lasts >= 100 us at the copy ceiling). % of copy: the "
                        "default's GB/s over the measured copy ceiling"
