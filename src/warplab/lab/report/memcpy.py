@@ -190,12 +190,12 @@ def grid_tables(results: Results) -> list[Table]:
                   [], "memcpy", "memcpy",
                   {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".3f", 9: ".1f",
                    10: ".1f", 11: ".1f"},
-                  note="GB/s counts all bytes as CUB's DeviceBatchMemcpy benchmarks do: data "
-                       "read and written plus 24 bytes per buffer (source and destination "
-                       "pointers, size); data GB/s: the data read and written only; data (MiB): the "
-                       "bytes copied in the case (the planned --full grid picks it per case "
-                       "so that a launch lasts >= 100 us at the copy ceiling). % of copy: the "
-                       "default's GB/s over the measured copy ceiling"
+                  note="GB/s counts all bytes as CUB's DeviceBatchMemcpy benchmarks do: data read "
+                       "and written plus 24 bytes per buffer (source and destination pointers, "
+                       "size); data GB/s: the data read and written only; data (MiB): the bytes "
+                       "copied in the case (the planned --full grid picks it per case so that a "
+                       "launch lasts >= 100 us at the copy ceiling). % of copy: the default's GB/s"
+                       " over the measured copy ceiling"
                        + (f" ({fmt_bandwidth(roof)})" if roof else " (not measured)")
                        + "; scatter GB/s: the case's scatter ceiling, counted with the same "
                        "bytes (empty where not measured), the default's % of it where it is "
