@@ -68,8 +68,8 @@ def test_real_campaigns_load_without_failures(path: Path) -> None:
     assert res.failed_rows == []
     assert failures_table(res) is None
     if path.name.startswith("latency"):
-        # 11 cases x 3 providers x 2 modes, plus the floors: CuPy's two (and, from session
-        # 19, warplab's own two) in both modes
+        # 11 cases x 3 providers x 2 modes, plus the floors: CuPy's two (and, in the newer
+        # files, warplab's own two) in both modes
         floors = {r.variant for r in res.rows if r.params["case"] == "floor"}
         assert floors in ({"floor", "floor_d2h"},
                           {"floor", "floor_d2h", "floor_launch", "floor_result"})
@@ -171,7 +171,7 @@ def test_real_page(tmp_path: Path) -> None:
                                    "84.2", "0.69"]
     assert call["rows"][0][6] == "yes"
     assert "latency: host time per call, µs (medians)" in tables
-    assert tables["latency: issue 15's targets"]["rows"][1] == [
+    assert tables["latency: targets"]["rows"][1] == [
         "host time per call <= 8 µs", "none", "0 of 11"]
     for case in CASES:
         assert f'src="latency_{case}.png"' in sec

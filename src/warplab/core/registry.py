@@ -169,7 +169,7 @@ def choose(family: str, backend: str, problem: Any, name: str | None = None) -> 
     raise InvalidValueError(f"no {family} variant on {backend} supports {problem}")
 
 
-# --- what ran: an opt-in, thread-safe record (replaces the old module-level ``last_variant``) ---
+# --- what ran: an opt-in, thread-safe record (a context variable, no module-global state) ---
 
 class Ran(NamedTuple):
     """One dispatch decision: which variant of which family ran (on its backend)."""

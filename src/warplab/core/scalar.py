@@ -4,7 +4,7 @@ and :class:`DeviceArray` (small arrays), and the allocation helpers that make th
 ``float(warplab.sum(x))`` is the call people make most. CuPy's ``float()`` of a 0-d array is
 ``float(a.get())``, and ``get()`` makes a NumPy array, switches to the array's device and back
 and copies with a synchronous ``cudaMemcpy`` into pageable memory: about 6 us more than the
-copy itself on the session-11 H100 host (benchmarks/NOTES.md), for a 64-element result as for
+copy itself on an H100 host (benchmarks/NOTES.md), for a 64-element result as for
 a scalar. So warplab's results on device input are CuPy arrays of two subclasses (CuPy
 supports subclassing) that differ from their base in a few methods only:
 

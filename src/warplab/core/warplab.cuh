@@ -32,7 +32,7 @@ template <class A> __device__ __forceinline__ bool is_nan(A x) { return x != x; 
 // A 16-byte read-only streaming load: not kept in L1, and (sm_80 and later) with the hint that
 // L2 fetch the whole 256-byte block around it from DRAM. On the H100 a warp reading whole
 // 512-byte segments this way reaches 98-99% of the 1 GiB read ceiling on a 128 MiB input,
-// against 90% with __ldg (benchmarks/explore_rows_short.py, NOTES "session 7").
+// against 90% with __ldg (benchmarks/explore_rows_short.py, benchmarks/NOTES.md).
 __device__ __forceinline__ uint4 ld_stream(const uint4* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     uint4 v;

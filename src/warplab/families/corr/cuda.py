@@ -248,7 +248,7 @@ def _slices_supports(p: CorrProblem) -> bool:
 
 
 #: int8_slices is the automatic choice from SLICES_PREFER_M series of SLICES_PREFER_N values
-#: up. Measured on the H100 (benchmarks/NOTES.md, session 9): it wins at 1024 x 8192 (0.68 vs
+#: up. Measured on the H100 (benchmarks/NOTES.md): it wins at 1024 x 8192 (0.68 vs
 #: 1.42 ms float64), 2048 x 8192 and 4096 x 4096, and loses to tc_gram on series of 1024
 #: values (2048 x 1024: 0.75 vs 0.47 ms; 4096 x 1024: 1.12 vs 0.94), where its fixed costs (a
 #: read-back, the split, a GEMM per level and panel) weigh more than the short products.

@@ -60,10 +60,10 @@ TOP = 127.0
 #: Columns of :func:`row_stats`: ``c |D_t|_2`` (8), ``c |T(r)|_2`` (8, r = 1..8), c, ``|z|_1``.
 STATS = 2 * DIGITS + 2
 #: Bound each precision's choice of s must meet (absolute error of every coefficient):
-#: float64 2^-33 (1.2e-10, the issue asks 1e-9); float32 2^-19.5 (1.4e-6: the issue's 2e-6 and
-#: within tc_gram's float32 bound 2^-19); tf32 2^-10 (what rounding both unit-norm rows to
-#: TF32's 11 significant bits alone can cost; tc_gram's one TF32 pass is bounded by 2^-9.7 at
-#: N = 8192).
+#: float64 2^-33 (1.2e-10, under the 1e-9 that float64 promises); float32 2^-19.5 (1.4e-6:
+#: under the 2e-6 that float32 promises and within tc_gram's float32 bound 2^-19); tf32 2^-10
+#: (what rounding both unit-norm rows to TF32's 11 significant bits alone can cost; tc_gram's
+#: one TF32 pass is bounded by 2^-9.7 at N = 8192).
 TARGETS = {"float64": 2.0**-33, "float32": 2.0**-19.5, "tf32": 2.0**-10}
 #: What random walks of 8192 values choose (the cost model's s; the call chooses per data).
 NOMINAL_SLICES = {"float64": 5, "float32": 3, "tf32": 2}

@@ -77,8 +77,8 @@ class RegTile:
 
 
 #: The default: 64 x 128 tiles, 8 x 8 per thread (128 threads), slices of 16, three blocks per
-#: SM. Tuning runs 1-2 (benchmarks/NOTES.md): 93% of cuBLAS at N = 8192, and twice the blocks
-#: of the 128 x 128 tiles tried there (since dropped), which keeps the SMs busy from N = 1024 on.
+#: SM. Measured on the H100 (benchmarks/NOTES.md): 93% of cuBLAS at N = 8192, and twice the
+#: blocks that 128 x 128 tiles give, which keeps the SMs busy from N = 1024 on.
 REGTILE_DEFAULT = RegTile(bk=16, warps_m=2, warps_n=2, sub_m=2, sub_n=2, min_blocks=3,
                           dtypes=(np.dtype(np.float32),))
 #: 64 x 64 tiles, 4 x 4 per thread: float64 (and float32).

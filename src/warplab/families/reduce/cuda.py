@@ -246,8 +246,9 @@ class _VecPlan:
 def vec_grid(n: int, per_block: int, full: int) -> int:
     """Blocks of a ``persistent_vec`` launch for ``n`` elements: one (no partials, no atomics,
     no last-block finish) while each thread has at most one round of ``VEC_ACC`` loads, i.e.
-    64 KiB (run 28: 0.5-0.9 us faster than 2+ blocks there); above, one block per block-wide
-    16-byte load (``per_block`` elements) up to the persistent grid of ``full`` blocks."""
+    64 KiB (H100, benchmarks/NOTES.md: 0.5-0.9 us faster than 2+ blocks there); above, one
+    block per block-wide 16-byte load (``per_block`` elements) up to the persistent grid of
+    ``full`` blocks."""
     return 1 if n <= VEC_ACC * per_block else min(full, -(-n // per_block))
 
 

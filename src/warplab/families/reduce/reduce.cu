@@ -250,7 +250,7 @@ __global__ void reduce_single_pass_fence(const T* __restrict__ in, u64 n, A* par
 // 16-byte read-only loads, independent accumulators per thread, warp shuffles for the block,
 // and a last-block finish that also reduces with shuffles: one launch, no host work. The sweep
 // runs tail first: whatever wrote the input last (a kernel, an H2D copy) left its end in L2.
-// Measured choices (benchmarks/NOTES.md, runs 15, 17 and 25): 8 accumulators x 2 blocks of 512
+// Measured choices (H100, benchmarks/NOTES.md): 8 accumulators x 2 blocks of 512
 // per SM; __ldg rather than evict-first __ldcs, which loses 2-4% when L2 holds dirty lines.
 // =============================================================================================
 

@@ -4,7 +4,7 @@ Its records are shapes (``params.m`` series of ``params.n`` values) measured per
 the error next to the time, so the generic per-size figures and tables skip these families
 (``groups.CORR_FAMILIES``):
 
-- ``corrcoef``: per shape and device the corr table (issue 12): every warplab variant x
+- ``corrcoef``: per shape and device the corr table: every warplab variant x
   precision and the comparators (cupy.corrcoef, torch.corrcoef, cuBLAS DSYRK / SGEMM on
   pre-centred rows), grouped by precision: time, effective TFLOP/s (``M (M + 1) / 2 * N``
   multiply-adds for everyone), % of the measured GEMM ceiling of the row's arithmetic (DGEMM

@@ -1,4 +1,4 @@
-"""The Dask campaign's table (``lab/campaigns/dask/bench.py``, issue 17).
+"""The Dask campaign's table (``lab/campaigns/dask/bench.py``).
 
 Its records are distributed calls timed end to end (``phases.total``): per workload
 (``variant``: corr_pairs, corrcoef, histogram_files, fixed_cost), ``params.mode`` ("direct":

@@ -15,8 +15,8 @@ per-size figures and tables, the summary's rate table and the roofline skip this
 - per mode the table ``warplab latency`` prints: warplab / cupy / torch medians (µs) and
   warplab ÷ torch, the median of the per-round ratios (the rounds interleave the
   implementations, so host drift cancels in each ratio; the ratio of the medians where the
-  rounds do not pair up), and whether the case meets issue 15's target;
-- the targets table: which cases meet issue 15's targets, call latency <= PyTorch's (CuPy's
+  rounds do not pair up), and whether the case meets the latency target;
+- the targets table: which cases meet the latency targets, call latency <= PyTorch's (CuPy's
   where PyTorch has no op) and host time per call <= 8 µs.
 
 Every number is a median of host-clock samples; a record that failed verification is never
@@ -105,7 +105,7 @@ def rival(cells: Cells, mode: str) -> Row | None:
 
 
 def target_met(cells: Cells, mode: str) -> bool | None:
-    """Issue 15's target for one case and mode: call latency <= PyTorch's (CuPy's where PyTorch
+    """The latency target for one case and mode: call latency <= PyTorch's (CuPy's where PyTorch
     has no verified record), by the paired ratio; host time per call <= 8 µs. None without
     warplab's record (or, for call latency, without a comparator)."""
     w = cells.get((mode, "warplab"))
@@ -204,12 +204,12 @@ def target_lines(results: Results) -> list[str]:
 
 
 def targets_table(results: Results) -> list[Table]:
-    """Issue 15's targets: which cases meet them (medians; call latency by the paired ratio)."""
+    """The latency targets: which cases meet them (medians; call latency by the paired ratio)."""
     ts = targets(results)
     if not ts:
         return []
     multi = len({t[0] for t in ts}) > 1
-    t = Table("latency: issue 15's targets", (["device"] if multi else [])
+    t = Table("latency: targets", (["device"] if multi else [])
               + ["target", "met by", "cases"], [], "latency", "latency",
               note="Medians of host-clock samples. Call latency is compared by the paired ratio "
                    "(the warplab ÷ torch column); host time per call includes the launch.")

@@ -1,7 +1,7 @@
 """Figures and tables of the batched-copy campaign (``lab/campaigns/memcpy/bench.py``).
 
-Its records are cells of the batch-memcpy PR's grid: a buffer-size class (uniform random sizes
-in ``[params.min, params.max]``; a fixed size where they are equal), the source and
+Its records are cells of CUB's DeviceBatchMemcpy benchmark grid: a buffer-size class (uniform
+random sizes in ``[params.min, params.max]``; a fixed size where they are equal), the source and
 destination layouts (``params.in`` / ``params.out``: consecutive or shuffled, C/S), the
 alignment of offsets and sizes (``params.align``), at a fixed total of data. So the generic
 per-size figures skip this family (``groups.MEMCPY_FAMILIES``) and this module draws:
@@ -11,12 +11,12 @@ per-size figures skip this family (``groups.MEMCPY_FAMILIES``) and this module d
   SS), one line per variant and comparator, the measured copy ceiling as the roof and, where
   measured, each cell's ceiling (the lower of copy and scatter, ``memcpy_target``) dashed;
 - the grid table: per case the default's GB/s, CUB's, their ratio, % of the copy ceiling, the
-  cell's scatter ceiling (``memcpy_target``) and the default's % of it, and whether the issue's
+  cell's scatter ceiling (``memcpy_target``) and the default's % of it, and whether the speed
   target holds; every variant's GB/s (folded); the public call's time.
 
-GB/s counts *all* bytes, as the PR does (record ``gbps``: data read and written plus 24 bytes
-per buffer for its source pointer, destination pointer and size); ``data_gbps`` counts the data
-read and written only.
+GB/s counts *all* bytes, as CUB's DeviceBatchMemcpy benchmarks do (record ``gbps``: data read
+and written plus 24 bytes per buffer for its source pointer, destination pointer and size);
+``data_gbps`` counts the data read and written only.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from warplab.lab.report.skips import SkippedFigure
 from warplab.lab.report.tables import Table
 from warplab.lab.report.units import fmt_bandwidth, fmt_pct
 
-DEFAULT = "warp_tiers_windows"   # the cuda default (rank 0 of memcpy_batched) since session 20
+DEFAULT = "warp_tiers_windows"   # the cuda default (rank 0 of memcpy_batched)
 #: The defaults before, newest first: what older runs measured as their default.
 EARLIER_DEFAULTS = ("warp_tiers_words", "warp_classes", "size_classes_tuned")
 LAYOUTS = ("consecutive", "shuffle")
@@ -190,12 +190,12 @@ def grid_tables(results: Results) -> list[Table]:
                   [], "memcpy", "memcpy",
                   {3: ",.0f", 4: ",.0f", 5: ".1f", 6: ".1f", 7: ".1f", 8: ".3f", 9: ".1f",
                    10: ".1f", 11: ".1f"},
-                  note="GB/s counts all bytes as the batch-memcpy PR does: data read and "
-                       "written plus 24 bytes per buffer (source and destination pointers, "
-                       "size); data GB/s: the data read and written only; data (MiB): the "
-                       "bytes copied in the case (the planned --full grid picks it per case "
-                       "so that a launch lasts >= 100 us at the copy ceiling). % of copy: the "
-                       "default's GB/s over the measured copy ceiling"
+                  note="GB/s counts all bytes as CUB's DeviceBatchMemcpy benchmarks do: data read "
+                       "and written plus 24 bytes per buffer (source and destination pointers, "
+                       "size); data GB/s: the data read and written only; data (MiB): the bytes "
+                       "copied in the case (the planned --full grid picks it per case so that a "
+                       "launch lasts >= 100 us at the copy ceiling). % of copy: the default's GB/s"
+                       " over the measured copy ceiling"
                        + (f" ({fmt_bandwidth(roof)})" if roof else " (not measured)")
                        + "; scatter GB/s: the case's scatter ceiling, counted with the same "
                        "bytes (empty where not measured), the default's % of it where it is "

@@ -1,5 +1,5 @@
-"""Issue 13's speed target for the batched copy, per grid case, and the cell's scatter ceiling
-it is judged against (records of ``lab/campaigns/memcpy/ceiling.py``).
+"""The batched copy's speed target, per grid case, and the cell's scatter ceiling it is
+judged against (records of ``lab/campaigns/memcpy/ceiling.py``).
 
 The rule: the default at >= 1.2x CUB; or, where 1.2x CUB is above the cell's ceiling, the
 default at >= 95% of that ceiling; cases whose buffers are all >= 1 KiB also at >= 85% of the
@@ -8,12 +8,13 @@ measured it and it is valid, the cell's scatter ceiling (``scatter_touch``: the 
 of that batch must touch, touched; ``params.mode`` ``"ceiling"``, provider ``"ceiling"``).
 Valid (:func:`valid_scatter`): at least as fast as every verified copy measured in the same
 cell of the same run, variants and comparators; a ceiling that a correct copy beats bounds
-nothing (round 1's touch kernel ran below CUB and the default in nine tiny-buffer cells), so
-such a cell is marked :data:`INVALID` and judged against the copy ceiling alone. Only the
-same run counts: another run drew other batches, and an explore run may have timed copies
-in a state no grid measures (session 17: right after kernels whose evict-last stores left
-persisting L2 lines). Ceiling records are no copy:
-:func:`is_ceiling` keeps them out of every variant, figure and "best" choice.
+nothing (a touch kernel issuing two byte requests per shared end sector runs below CUB and
+the default in nine tiny-buffer cells on the H100, benchmarks/NOTES.md), so such a cell is
+marked :data:`INVALID` and judged against the copy ceiling alone. Only the same run counts:
+another run drew other batches, and an explore run may have timed copies in a state no grid
+measures (e.g. right after kernels whose evict-last stores left persisting L2 lines,
+benchmarks/NOTES.md). Ceiling records are no copy: :func:`is_ceiling` keeps them out of
+every variant, figure and "best" choice.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def cell_ceiling(roof: float | None, scatter: float | None) -> float | None:
 
 def target_met(ratio: float | None, pct: float | None, cub: float | None, roof: float | None,
                lo: int, scatter: float | None = None) -> bool | None:
-    """Issue 13's target for one case (see the module docstring). ``ratio``: default / CUB;
+    """The speed target for one case (see the module docstring). ``ratio``: default / CUB;
     ``pct``: the default's % of the copy ceiling ``roof``; ``cub``, ``roof``, ``scatter``:
     GB/s (``scatter`` None where not measured: the copy ceiling alone); ``lo``: the smallest
     buffer. None when CUB or the copy ceiling is missing."""
@@ -117,7 +118,7 @@ def pct_of(gbps: float | None, ceiling: Scatter | None) -> float | None:
     return 100.0 * gbps / ceiling.gbps if gbps and ceiling is not None and ceiling.gbps else None
 
 
-NOTE = ("Target (issue 13): default >= 1.2x CUB, or >= 95% of the cell's ceiling where 1.2x "
+NOTE = ("Speed target: default >= 1.2x CUB, or >= 95% of the cell's ceiling where 1.2x "
         "CUB would be above it; the cell's ceiling is the lower of the copy ceiling and the "
         "scatter ceiling where that is valid (scatter_touch: per buffer its descriptor and "
         "each 32-byte sector holding an end touched once a side, the fastest of its launch "

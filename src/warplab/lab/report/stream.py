@@ -13,7 +13,7 @@ the bus, so the generic per-size figures and tables (kernel time, the record's k
 
 - GB/s end to end vs size, one panel per op, one line per source, the measured pinned H2D
   ceiling as the roof;
-- per op the end-to-end table (issue 16): per size and source the end-to-end time and GB/s, %
+- per op the end-to-end table: per size and source the end-to-end time and GB/s, %
   of the pinned H2D ceiling, the read, H2D and kernel medians inside it, and their overlap.
 
 ``oneshot`` (streaming off: the path before streaming) collects no phases: its read, H2D and

@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dask", help="warplab.dask on 1 and 2 workers: scaling, Dask's "
                        "overhead, the fixed cost of a compute()")
     p.add_argument("--campaign", choices=["quick", "table"], default="quick",
-                   help="sizes (quick: small, any machine; table: the issue's sizes)")
+                   help="sizes (quick: small, any machine; table: the GPU sizes of "
+                        "docs/dask.md)")
     p.add_argument("--workload", type=csv, default=None,
                    help="corr_pairs,corrcoef,histogram_files (default: all)")
     p.add_argument("--runs", type=int, default=None, help="timed runs per case")

@@ -120,7 +120,7 @@ def case_impls(case: Case, backend: str, with_comparators: bool
 def floor_impls() -> list[Impl]:
     """The bare launch with a synchronisation, and with a 4-byte copy to pinned memory (CuPy);
     the same kernel on warplab's launch path, alone and with a 0-d result read by ``int()``
-    (issue 15: what is left of a call's host time after the launch and the result object)."""
+    (what is left of a call's host time after the launch and the result object)."""
     f = Floor()
     ok = f.verified()
     own = OwnFloor(f)
