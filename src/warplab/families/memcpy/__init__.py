@@ -1,10 +1,10 @@
-"""Batched memcpy: N buffers of varying size copied in one launch (the batch-memcpy PR's
+"""Batched memcpy: N buffers of varying size copied in one launch (CUB's DeviceBatchMemcpy
 TLEV/WLEV/BLEV size classes and the obvious one-launch kernels: ``cuda.py``, ``memcpy.cu``;
 the default's destination windows: ``windows.py``, ``memcpy_windows.cuh``;
 NumPy slice copies: ``cpu.py``), the list form ``copy_batched``, CUB's pointer form
-``memcpy_batched``, and NumPy's ``concatenate`` / ``split`` on top of them (``api.py``); the
-PR's benchmark grid with CUB's ``DeviceMemcpy::Batched`` as comparator (``bench.py``,
-``comparators.py``, ``cub/``)."""
+``memcpy_batched``, and NumPy's ``concatenate`` / ``split`` on top of them (``api.py``); CUB's
+DeviceBatchMemcpy benchmark grid with CUB's ``DeviceMemcpy::Batched`` as comparator
+(``warplab.lab.campaigns.memcpy``: ``bench.py``, ``comparators.py``, ``cub/``)."""
 from __future__ import annotations
 
 from warplab.families.memcpy import cpu, cuda, windows  # noqa: F401  (register the variants)

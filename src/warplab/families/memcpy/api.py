@@ -11,7 +11,7 @@ byte stream per warp), ``warp_classes`` (size classes per warp, no block-wide pa
 ``warp_tiers`` (the same with a second group tier of whole warps up to 1 KiB and every tiny
 buffer one aligned move cannot copy streamed),
 ``size_classes_tuned``
-(the block-wide partition, tuned), ``size_classes`` (the batch-memcpy PR's design),
+(the block-wide partition, tuned), ``size_classes`` (CUB's DeviceBatchMemcpy design),
 ``warp_per_buffer``, ``block_per_buffer``, ``loop_memcpy_async`` (cuda, ``cuda.py``) and
 ``numpy`` (cpu, ``cpu.py``).
 

@@ -66,7 +66,7 @@ __device__ __forceinline__ void block_scan2(u64& a, u64& k, u64& ta, u64& tk) {
     __syncthreads();
 }
 
-// The batch-memcpy PR's design, first kernel: one tile of T x B buffers per block (thread t
+// CUB's DeviceBatchMemcpy design, first kernel: one tile of T x B buffers per block (thread t
 // holds buffers t*B .. t*B+B-1 of the tile). A 3-bin histogram of size classes and its
 // prefix sum partition the tile stably; TLEV buffers (<= TLEV_MAX bytes) are copied a byte
 // per thread by run-length decoding the tile's TLEV byte stream (neighbouring threads copy

@@ -19,8 +19,8 @@ typedef unsigned char u8;
 // source bytes of the thread-level copies only (buffers of up to 16 bytes, the warp's byte
 // stream, the scatter ceiling's touches), 8 those of the thread-level copies of warps whose
 // destinations are scattered (scattered_dst); 16, 32, 64 and 128: L2 eviction hints (below).
-// The default copy uses 2; the others were measured and not taken (benchmarks/NOTES.md,
-// sessions 14 and 17).
+// The default copy uses 2; the others are measured on the H100 and not taken
+// (benchmarks/NOTES.md).
 
 // L2 eviction hints (load policy bits 16, 32, 64 and 128; sm_80 and later, plain before):
 // 16 source bytes loaded L2 evict-first through the read-only path with L1 caching as usual
@@ -29,7 +29,7 @@ typedef unsigned char u8;
 // 64 both for the thread-level copies of warps whose destinations are scattered
 // (scattered_dst) and evict-normal elsewhere: the policy is a register, chosen per warp; 128
 // the loads of 64 alone (one load instruction where bit 8 selects between two; stores
-// plain: a line stored evict-last outlives its kernel, session 17).
+// plain: a line stored evict-last outlives its kernel, benchmarks/NOTES.md).
 #if (WARPLAB_MEMCPY_LOADS & 240) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define WARPLAB_MEMCPY_HINTS (WARPLAB_MEMCPY_LOADS & 240)
 #else

@@ -3,7 +3,7 @@
 // window of the destination range their destination falls into, so the copy (the warp
 // kernel through its header, memcpy_warp_classes_via) writes one L2-sized window at a time:
 // a destination sector's partial writes meet in L2 instead of going to DRAM several times
-// partly written (benchmarks/NOTES.md, session 20). Two kernels before the copy:
+// partly written (H100, benchmarks/NOTES.md). Two kernels before the copy:
 //
 // memcpy_windows_count: every block judges the batch from the same sample (SAMPLE pairs of
 //   neighbouring buffers spread over it; so every block reaches the same verdict): group when

@@ -1,5 +1,5 @@
-"""Destination windows, the launch plan of ``warp_tiers_windows`` (the default since session
-20; kernels in ``memcpy_windows.cuh``, the copy's in ``memcpy_warp.cuh`` and ``memcpy.cu``).
+"""Destination windows, the launch plan of ``warp_tiers_windows`` (the default; kernels in
+``memcpy_windows.cuh``, the copy's in ``memcpy_warp.cuh`` and ``memcpy.cu``).
 
 A batch of tiny buffers whose destinations are scattered over more than the L2 writes each
 32-byte destination sector partly, seven or so times, at random moments: copied in index
@@ -7,7 +7,7 @@ order, the sector goes back to DRAM partly written and comes back each time (the
 with a shuffled destination ran within 3-10% of a ceiling that touches the sectors in that
 order, and CUB no better). Grouped by destination window first, the copy writes one window
 at a time and the partial writes meet in L2: 1.6-3.0x ``warp_tiers_words`` in those cells
-for the copy alone (benchmarks/NOTES.md, session 20).
+for the copy alone (H100, benchmarks/NOTES.md).
 
 The call, for :data:`~.spec.WINDOWS_MIN_COUNT` to :data:`~.spec.WINDOWS_MAX_COUNT` buffers
 (others: ``warp_tiers_words`` itself), nothing read back:
@@ -163,23 +163,23 @@ def warp_tiers_windows(b: DeviceBatch) -> None:
     buffers whose destinations are scattered over more than the L2 is first grouped by the
     window of the destination span each buffer writes to (64 windows), so the copy writes one
     window at a time and the partly written destination sectors meet in L2 instead of going
-    to DRAM several times (session 20: copied in index order, every 1-8 B cell with a
-    shuffled destination stayed within 3-10% of a ceiling that touches the sectors in the
-    same order). The judgement is made on the device from a sample of 256 pairs of
-    neighbouring buffers, so nothing is read back; batches it does not group are copied by
-    ``warp_tiers_words`` through the header, two extra launches later.
+    to DRAM several times (on the H100, copied in index order, every 1-8 B cell with a
+    shuffled destination stays within 3-10% of a ceiling that touches the sectors in the
+    same order: benchmarks/NOTES.md). The judgement is made on the device from a sample of
+    256 pairs of neighbouring buffers, so nothing is read back; batches it does not group are
+    copied by ``warp_tiers_words`` through the header, two extra launches later.
 
-    The default since session 20: on the H100's full PR grid, in the same run as CUB and the
-    scatter ceiling, 140 of 140 cells at issue 13's target, every one at >= 1.2x CUB
-    (``warp_tiers_words``: 133 in the same run), geometric mean 1.672x CUB, slowest cell
-    1.222x (S_C 1-8 B a1, nothing grouped), S_S 1-8 B 1.69x CUB (``warp_tiers_words``:
-    1.06-1.10x) (``results/memcpy-full-h100-c949b5d.json.gz``).
+    The default: on the H100's full grid of CUB's DeviceBatchMemcpy benchmark, in the same
+    run as CUB and the scatter ceiling, 140 of 140 cells at the speed target (the report's
+    ``memcpy_target``), every one at >= 1.2x CUB (``warp_tiers_words``: 133 in the same
+    run), geometric mean 1.672x CUB, slowest cell 1.222x (S_C 1-8 B a1, nothing grouped),
+    S_S 1-8 B 1.69x CUB (``warp_tiers_words``: 1.06-1.10x)
+    (``benchmarks/results/memcpy-full-h100-c949b5d.json.gz``).
 
     Performance: grouping costs about 56 bytes of descriptor traffic a buffer (a count pass
     over the destinations, a read and a write of the three arrays; about 400 us for 14.9 M
     buffers on the H100) and 24 bytes a buffer of temporary memory; a batch not grouped pays
-    about 8 us for the two launches and 1-2% for the header's read; see benchmarks/NOTES.md,
-    session 20.
+    about 8 us for the two launches and 1-2% for the header's read (H100, benchmarks/NOTES.md).
     """
     run_windows(b)
 
