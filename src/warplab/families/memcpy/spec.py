@@ -8,7 +8,7 @@ array i to array i whole; ``concatenate`` and ``split`` copy one row block per (
 array) pair. The cuda backend turns a plan into three uint64 arrays (source address,
 destination address, size) sent to the GPU in one copy; the cpu backend runs it as slice copies.
 
-Cost model (the batch-memcpy PR's byte counting): every buffer's data is read and written once
+Cost model (the byte counting of CUB's DeviceBatchMemcpy benchmark): every buffer's data is read and written once
 and its source pointer, destination pointer and size (8 bytes each) are read once:
 ``bytes_moved = 2 * data + 24 * count``. ``data_bytes = 2 * data`` counts the copied bytes only.
 """
@@ -43,7 +43,7 @@ class SizeClasses(NamedTuple):
         return np.where(s <= self.tlev_max, 0, np.where(s <= self.wlev_max, 1, 2))
 
 
-#: The PR's thresholds (TLEV up to 32 bytes, WLEV up to 1 KiB, BLEV above) and CUB's tile of
+#: CUB's DeviceBatchMemcpy thresholds (TLEV up to 32 bytes, WLEV up to 1 KiB, BLEV above) and CUB's tile of
 #: 128 threads x 4 buffers.
 PR_CLASSES = SizeClasses(128, 4, 32, 1024, 8192)
 #: warplab's default: one buffer per thread in tiles of 256 (eight warps per tile, twice the
@@ -111,22 +111,22 @@ WARP_CLASSES = WarpClasses(16, 8, 256, 8192, 32768, 4)
 #: ``warp_classes_stream``: as ``WARP_CLASSES``, the misaligned thread-level buffers (those
 #: ``thread_copy`` would copy byte by byte) through the warp's byte stream.
 WARP_CLASSES_STREAM = WARP_CLASSES._replace(stream=1)
-#: ``warp_tiers``: each size range with the handling session 10 measured best for it (issue
-#: 13): thread-level buffers through the warp's byte stream except those one aligned move
+#: ``warp_tiers``: each size range with the handling measured best for it on the H100
+#: (benchmarks/NOTES.md): thread-level buffers through the warp's byte stream except those one aligned move
 #: copies (stream 3), groups of 8 lanes up to 256 bytes, a whole warp's group copy (every load
 #: before its stores) up to 1 KiB, the warp loop up to 8 KiB, BLEV above.
 WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: ``warp_tiers_words``: ``WARP_TIERS`` with the thread-level buffers whose addresses are both
 #: 4-byte aligned copied by their own lane in 4-, 8- or 16-byte words (as ``WARP_CLASSES``),
 #: the other ones one aligned move copies by their lane, only the rest streamed (stream 4;
-#: round 6: the round-5 tiers streamed 4- and 8-byte buffers at align 4 byte by byte), and
-#: every register array zeroed before its predicated loads (zeroed 3; session 12: without it
-#: ptxas spills the stream's bytes and the lanes' words at the 64-register cap, a spill store
-#: behind each load, so a round's loads are not all in flight; 1.08x the unzeroed kernel by
-#: geometric mean over 35 cells, no cell slower); since session 14 its descriptors are loaded
+#: ``WARP_TIERS`` streams 4- and 8-byte buffers at align 4 byte by byte), and every register
+#: array zeroed before its predicated loads (zeroed 3: without it ptxas spills the stream's
+#: bytes and the lanes' words at the 64-register cap, a spill store behind each load, so a
+#: round's loads are not all in flight; on the H100 1.08x the unzeroed kernel by geometric
+#: mean over 35 cells, no cell slower, benchmarks/NOTES.md); its descriptors loaded
 #: evict-first (load policy 2: they are most of the bytes read in the tiny-buffer cells, and
-#: their L2 lines are better left to the destination's partially written sectors); since
-#: session 16 4-byte words in neighbouring lanes (words 3): the groups of 8 lanes copy buffers
+#: their L2 lines are better left to the destination's partially written sectors); and
+#: 4-byte words in neighbouring lanes (words 3): the groups of 8 lanes copy buffers
 #: of 17-64 bytes (not both addresses 16-byte aligned) as words of the destination,
 #: funnel-shifted from aligned source words (one load and one store instruction per 32 bytes
 #: and one for the at most 6 edge bytes, instead of up to three 8-byte loads per 16-byte chunk
@@ -139,16 +139,16 @@ WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
 #: evict-last, 64 both for the thread-level copies of warps whose destinations are scattered;
-#: 128 64's loads alone; sums combine them; 0 none, the default until session 14).
+#: 128 64's loads alone; sums combine them; 0 none).
 LOAD_POLICIES = (0, 1, 3, 4, 6, 8, 10, 18, 34, 50, 66, 130)
 #: Other shapes of the same kernel, compiled beside it for benchmarks/explore_memcpy_small.py
 #: and explore_memcpy_cells.py: ``warp_tiers_words`` with its registers capped for 5, 6 and 8
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
-#: tiny-buffer cells, at the risk of spills; session 13: slower wherever the destination is
+#: tiny-buffer cells, at the risk of spills; on the H100 slower wherever the destination is
 #: shuffled), then with the other load policies (each its own NVRTC module), then with no
-#: words (session 14's default) and each half of them (words 1, 2). (Session 12's unzeroed
-#: shapes, session 11's tiers at three blocks, the mid stream, session 16's scatter-gated
-#: group words and older shapes: benchmarks/NOTES.md.)
+#: words and each half of them (words 1, 2). (The unzeroed shapes, the tiers at three
+#: blocks, the mid stream, the scatter-gated group words and older shapes:
+#: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
                       *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES),
                       *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2)))
@@ -172,7 +172,7 @@ class WindowsShape(NamedTuple):
     runs: int = 2
 
 
-#: ``warp_tiers_windows``'s shape (session 20, calls 5-10): 64 windows, tiles of 4 buffers a
+#: ``warp_tiers_windows``'s shape (H100, benchmarks/NOTES.md): 64 windows, tiles of 4 buffers a
 #: thread at four blocks an SM (grouping 2-3% faster than 8 at two), the count kernel at two
 #: blocks an SM (2.4 us cheaper where it does not group), copy blocks of two consecutive
 #: passes (half the blocks to launch: 1-8 B cells not grouped 1.5-5% faster, grouped 1-8 B
@@ -180,15 +180,15 @@ class WindowsShape(NamedTuple):
 #: grid's cells); the mean size grouped at most 48 bytes (the fixed 64 B cells lost 30% when
 #: grouped at up to 64).
 WINDOWS = WindowsShape()
-#: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: session 20's
-#: first shape (tiles of 8 a thread at two blocks an SM, the count kernel at eight), 32
-#: windows (1-2% faster at 1-8 B, 7% slower at 16 B), and runs of 1 and 4 passes a block.
-#: (Calls 6-9 timed the copy on a grid of one or two resident waves striding through the
-#: batch, and with block tickets: NOTES; their code is at e720e73.)
+#: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: tiles of 8 a
+#: thread at two blocks an SM with the count kernel at eight, 32 windows (1-2% faster at
+#: 1-8 B, 7% slower at 16 B), and runs of 1 and 4 passes a block. (A copy grid of one or two
+#: resident waves striding through the batch, and block tickets, are measured and not taken:
+#: benchmarks/NOTES.md.)
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
                  WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
-#: 10 us even where they do not group: several percent of such a copy, session 20); more
+#: 10 us even where they do not group: several percent of such a copy on the H100); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
 WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 27
 #: u64 words of a stream's window state: the header (5), then the tally (up to 64 windows and
@@ -212,7 +212,8 @@ class MemcpyProblem(NamedTuple):
 
 
 def bytes_moved(problem: MemcpyProblem) -> int:
-    """All bytes, as the PR counts them: data read + written, 24 bytes of metadata per buffer."""
+    """All bytes, as CUB's DeviceBatchMemcpy benchmark counts them: data read + written, 24
+    bytes of metadata per buffer."""
     return 2 * int(problem.data or 0) + META_BYTES * problem.count
 
 
