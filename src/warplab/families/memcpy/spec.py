@@ -8,9 +8,10 @@ array i to array i whole; ``concatenate`` and ``split`` copy one row block per (
 array) pair. The cuda backend turns a plan into three uint64 arrays (source address,
 destination address, size) sent to the GPU in one copy; the cpu backend runs it as slice copies.
 
-Cost model (the byte counting of CUB's DeviceBatchMemcpy benchmark): every buffer's data is read and written once
-and its source pointer, destination pointer and size (8 bytes each) are read once:
-``bytes_moved = 2 * data + 24 * count``. ``data_bytes = 2 * data`` counts the copied bytes only.
+Cost model (the byte counting of CUB's DeviceBatchMemcpy benchmark): every buffer's data is
+read and written once and its source pointer, destination pointer and size (8 bytes each) are
+read once: ``bytes_moved = 2 * data + 24 * count``. ``data_bytes = 2 * data`` counts the
+copied bytes only.
 """
 from __future__ import annotations
 
@@ -43,11 +44,11 @@ class SizeClasses(NamedTuple):
         return np.where(s <= self.tlev_max, 0, np.where(s <= self.wlev_max, 1, 2))
 
 
-#: CUB's DeviceBatchMemcpy thresholds (TLEV up to 32 bytes, WLEV up to 1 KiB, BLEV above) and CUB's tile of
-#: 128 threads x 4 buffers.
+#: CUB's DeviceBatchMemcpy thresholds (TLEV up to 32 bytes, WLEV up to 1 KiB, BLEV above) and
+#: its tile of 128 threads x 4 buffers.
 PR_CLASSES = SizeClasses(128, 4, 32, 1024, 8192)
-#: warplab's default: one buffer per thread in tiles of 256 (eight warps per tile, twice the
-#: warps in flight), warps take buffers up to 8 KiB (CUB queues 4 KiB buffers for a second
+#: ``size_classes_tuned``: one buffer per thread in tiles of 256 (eight warps per tile, twice
+#: the warps in flight), warps take buffers up to 8 KiB (CUB queues 4 KiB buffers for a second
 #: kernel: its weak spot), 32 KiB pieces for the large ones.
 TUNED_CLASSES = SizeClasses(256, 1, 32, 8192, 32768)
 
@@ -112,9 +113,9 @@ WARP_CLASSES = WarpClasses(16, 8, 256, 8192, 32768, 4)
 #: ``thread_copy`` would copy byte by byte) through the warp's byte stream.
 WARP_CLASSES_STREAM = WARP_CLASSES._replace(stream=1)
 #: ``warp_tiers``: each size range with the handling measured best for it on the H100
-#: (benchmarks/NOTES.md): thread-level buffers through the warp's byte stream except those one aligned move
-#: copies (stream 3), groups of 8 lanes up to 256 bytes, a whole warp's group copy (every load
-#: before its stores) up to 1 KiB, the warp loop up to 8 KiB, BLEV above.
+#: (benchmarks/NOTES.md): thread-level buffers through the warp's byte stream except those one
+#: aligned move copies (stream 3), groups of 8 lanes up to 256 bytes, a whole warp's group copy
+#: (every load before its stores) up to 1 KiB, the warp loop up to 8 KiB, BLEV above.
 WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: ``warp_tiers_words``: ``WARP_TIERS`` with the thread-level buffers whose addresses are both
 #: 4-byte aligned copied by their own lane in 4-, 8- or 16-byte words (as ``WARP_CLASSES``),

@@ -1,4 +1,4 @@
-"""The batch-memcpy PR's benchmark: uniform random sizes in [min, max] (multiples of the
+"""CUB's DeviceBatchMemcpy benchmark: uniform random sizes in [min, max] (multiples of the
 alignment), CONSECUTIVE or SHUFFLE offsets for input and output, GB/s counting all bytes
 (data read + written and 24 bytes of metadata per buffer) and data bytes only.
 
@@ -182,7 +182,8 @@ def measure_cpu(c: Case, settings: Settings, ceilings: dict) -> dict:
                      params_of(c, sizes.size, settings, len(samples["total"])))
 
 
-#: The PR's size ranges (min, max): ranges 1-8 .. 1-4096, fixed sizes, and 1-64 KiB.
+#: The size ranges (min, max) of CUB's DeviceBatchMemcpy benchmark: ranges 1-8 .. 1-4096, fixed
+#: sizes, and 1-64 KiB.
 PR_SIZES = ((1, 8), (1, 64), (1, 256), (1, 1024), (1, 4096), (16, 16), (64, 64), (256, 256),
             (1024, 1024), (4096, 4096), (65536, 65536), (1, 65536))
 
@@ -213,7 +214,7 @@ CPU_TOTAL = 1 << 20
 
 def cases(c: MemcpyCampaign, total: int | None = None) -> list[Case]:
     """The campaign's grid; cells whose range holds no multiple of the alignment are left
-    out (as the PR: sizes are multiples of the alignment)."""
+    out (as in CUB's DeviceBatchMemcpy benchmark: sizes are multiples of the alignment)."""
     out = []
     for lo, hi in c.sizes:
         for a in c.aligns:

@@ -1,5 +1,5 @@
-"""The scatter ceiling of a batched-copy cell (issue 13): how fast can any kernel touch the
-memory that a correct copy of this batch must touch?
+"""The scatter ceiling of a batched-copy cell (what the speed target is judged against): how
+fast can any kernel touch the memory that a correct copy of this batch must touch?
 
 ``scatter_touch`` (``ceiling.cu``, launched by ``ceiling_cuda.py``) reads every buffer's
 descriptor (source address, destination address, size: the arrays the variants read) and,
@@ -9,22 +9,23 @@ does the same with the last byte only where the last byte lies in another sector
 first on either side (:func:`last_touched`). A buffer of up to 33 bytes spans at most two
 sectors a side, so these one or two bytes reach every sector a correct copy must read and
 write, in the same order of buffers, plus the same descriptors, with one request per sector
-(round 1 loaded and stored both end bytes even within one sector: twice the requests of a
-copy for most 1-8 B buffers, and it ran below CUB and the default there). Its GB/s, counted
-with the cell's own bytes (``spec.bytes_moved``: 2 x data + 24 per buffer, as the variants'
-records), bounds a copy of that batch from above only as far as the sector count decides the
-time: a copy that fills a sector completely may be cheaper per sector than a touch that
-writes one byte of it. So it is used as a ceiling only where no verified copy of the cell
-ran faster (the validity guard, ``report.memcpy_target.valid_scatter``). For larger buffers
-it touches a subset of the sectors and its GB/s runs far above the copy ceiling: the target
-rule then takes the lower of the two.
+(a touch that loads and stores both end bytes even within one sector makes twice the
+requests of a copy for most 1-8 B buffers, and on the H100 runs below CUB and the default
+there: benchmarks/NOTES.md). Its GB/s, counted with the cell's own bytes
+(``spec.bytes_moved``: 2 x data + 24 per buffer, as the variants' records), bounds a copy of
+that batch from above only as far as the sector count decides the time: a copy that fills a
+sector completely may be cheaper per sector than a touch that writes one byte of it. So it
+is used as a ceiling only where no verified copy of the cell ran faster (the validity guard,
+``report.memcpy_target.valid_scatter``). For larger buffers it touches a subset of the
+sectors and its GB/s runs far above the copy ceiling: the target rule then takes the lower
+of the two.
 
 It is measured, not derived: several ways to touch (:data:`TOUCHES`: a thread per buffer,
 ``bBLOCKxPER_THREAD``, or a warp's pieces in lane order, ``wBLOCK``; a resident grid or a
 block per chunk; a load policy), each timed like a variant, and the cell's ceiling is the
-fastest one's median. It bounds a copy only as well as the fastest touch found: session 17
-found ways 1-5% faster than sessions 11-16's six in the tiny cells with a shuffled
-destination.
+fastest one's median. It bounds a copy only as well as the fastest touch found: on the H100
+the later ways of :data:`TOUCHES` are 1-5% faster than the first six in the tiny cells with a
+shuffled destination (benchmarks/NOTES.md).
 
 The destination is not a copy: only the first byte of each buffer and, where in another
 sector, its last byte are written (:func:`touch_check` checks exactly that, after a run into
@@ -73,13 +74,12 @@ class Touch(NamedTuple):
 
 
 #: The ceiling's ways to touch, each timed; the fastest is the record's. A ceiling is the
-#: fastest touch found, whatever load policy the default copy uses. Sessions 11-16 timed the
-#: first six (resident grids, the default copy's policy 2). Session 17 (benchmarks/NOTES.md)
-#: found a block per chunk, as the copies launch, 1-2% faster in the tiny cells with a
-#: shuffled destination (up to 10% where both sides are consecutive), and the warp kernel so
-#: 1-3% faster again at policy 10 (evict-first descriptors, and touches evict-first where the
-#: warp's destinations are scattered); 8 and 130 touch as the sweep's copies of those
-#: policies load.
+#: fastest touch found, whatever load policy the default copy uses. The first six: resident
+#: grids, the default copy's policy 2. On the H100 (benchmarks/NOTES.md) a block per chunk, as
+#: the copies launch, is 1-2% faster in the tiny cells with a shuffled destination (up to 10%
+#: where both sides are consecutive), and the warp kernel so 1-3% faster again at policy 10
+#: (evict-first descriptors, and touches evict-first where the warp's destinations are
+#: scattered); 8 and 130 touch as the sweep's copies of those policies load.
 TOUCHES = (Touch(256), Touch(256, 2), Touch(512), Touch(512, 2),
            Touch(256, warp=True), Touch(512, warp=True),
            Touch(256, grid=0), Touch(512, grid=0),

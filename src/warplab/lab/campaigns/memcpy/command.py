@@ -1,5 +1,5 @@
-"""``warplab memcpy`` (one cell of the batch-memcpy PR's grid: every variant and, with
-``--compare``, CUB) and the memcpy part of ``warplab bench`` (the PR's grid)."""
+"""``warplab memcpy`` (one cell of the grid of CUB's DeviceBatchMemcpy benchmark: every
+variant and, with ``--compare``, CUB) and the memcpy part of ``warplab bench`` (that grid)."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +25,8 @@ from warplab.lab.campaigns.memcpy.bench import LAYOUTS, MEMCPY_CAMPAIGNS, Case, 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``warplab memcpy``."""
-    m = sub.add_parser("memcpy", help="batched copies: one cell of the batch-memcpy PR's grid")
+    m = sub.add_parser("memcpy", help="batched copies: one cell of CUB's "
+                       "DeviceBatchMemcpy benchmark grid")
     m.add_argument("--min", type=parse_size, default=1, help="smallest buffer, bytes (1)")
     m.add_argument("--max", type=parse_size, default=64, help="largest buffer, bytes (64)")
     m.add_argument("--in", dest="src_layout", default="consecutive", choices=LAYOUTS,
@@ -122,7 +123,7 @@ def plan(args: argparse.Namespace, backend: str, campaign: str) -> None:
     """``warplab bench memcpy --full --dry-run``: the plan and its estimated seconds, on the
     CPU (nothing measured): per size range and alignment its data, buffers, the targets per
     layout and the seconds of its four cells. The copy ceiling is the stored one where the
-    GPU is in use and was measured, else the H100's of session 6."""
+    GPU is in use and was measured, else the H100's (``plan.COPY_GBPS_H100``)."""
     from warplab.lab.harness.ceilings import cached_ceilings
     from warplab.core.registry import variants
     from warplab.lab.campaigns.memcpy.ceiling import CEILING
@@ -142,7 +143,7 @@ def plan(args: argparse.Namespace, backend: str, campaign: str) -> None:
     cells = plan_of(campaign, _grid(args, campaign), names, copy,
                     settings(args, c) if args.runs or args.warmup else None)
     t = Table(title=f"memcpy --{campaign}: the plan at a copy ceiling of {copy:.0f} GB/s "
-                    f"({'stored' if stored else 'H100, session 6'})")
+                    f"({'stored' if stored else 'H100, measured'})")
     for col in ("sizes", "align", "data", "buffers", "targets", "est. s"):
         t.add_column(col, justify="left" if col == "sizes" else "right")
     rows: dict[tuple[int, int, int, int], list] = {}

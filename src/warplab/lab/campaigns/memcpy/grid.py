@@ -81,10 +81,10 @@ def fresh_l2(xp: Any) -> bool:
 
     Why: lines a kernel stores with an L2 evict-last hint (the sweep's load policies 32, 34,
     50, 64, 66) stay in L2 after it ends and speed up every later kernel on the same buffers:
-    in session 17 the default copy ran 4% faster by geometric mean over 17 cells (10% at
+    on the H100 the default copy runs 4% faster by geometric mean over 17 cells (10% at
     C_S 1-8 B) right after such kernels, and exactly as fast as before once reset
-    (``benchmarks/explore_memcpy_touch.py``). So each target is timed from the same L2 state,
-    whatever ran before it."""
+    (``benchmarks/explore_memcpy_touch.py``, benchmarks/NOTES.md). So each target is timed
+    from the same L2 state, whatever ran before it."""
     if getattr(xp, "cuda", None) is None:
         return False
     entry = _reset_entry()

@@ -1,12 +1,14 @@
 """The plan of a planned memcpy grid (``--full``), computed on the CPU before anything runs:
 per cell its data total, expected buffer count, targets and estimated seconds.
 
-Rules (issue 13: the whole PR grid with CUB in one GPU call of a few minutes):
+Rules (the whole grid of CUB's DeviceBatchMemcpy benchmark, with CUB, in one GPU command of
+a few minutes):
 
 - **Total per cell.** The smallest power of two from 16 MiB to 512 MiB whose expected bytes
-  (the PR's count, ``2 * data + 24 * buffers``) take at least :data:`MIN_LAUNCH_S` at the copy
-  ceiling: no variant can run a launch shorter than that, and the bytes are several times the
-  L2 (50 MiB on the H100), so back-to-back launches do not read each other's data from it.
+  (CUB's benchmark's count, ``2 * data + 24 * buffers``) take at least :data:`MIN_LAUNCH_S` at
+  the copy ceiling: no variant can run a launch shorter than that, and the bytes are several
+  times the L2 (50 MiB on the H100), so back-to-back launches do not read each other's data
+  from it.
   Small buffers carry more metadata per data byte, so their cells need less data.
 - **Targets.** Every cuda variant and comparator in every cell except the slow baselines
   (:data:`SLOW`), which run only in the :data:`WITNESS` cells (one of small, one of large
@@ -16,11 +18,12 @@ Rules (issue 13: the whole PR grid with CUB in one GPU call of a few minutes):
   (``bench.timing.back_to_back_samples``), one launch before for compilation and one after
   into a poisoned destination for the check.
 - **Estimate.** Per cell: a fixed cost, a cost per new set of sizes, per target a fixed cost
-  plus its launches at :func:`rate_gbps` (the slowest rate of any fast target in the H100's
-  session 6 table, per size range: conservative for the new variant and for a faster GPU);
-  the scatter ceiling (``ceiling.py``) times each of its shapes, at the same rate (it is
-  faster than any copy: conservative).
-  The constants are guesses from session 6's logs; the run prints its real time per cell.
+  plus its launches at :func:`rate_gbps` (the slowest rate of any fast target in an H100
+  table of the default and CUB, per size range: conservative for a new variant and for a
+  faster GPU; benchmarks/NOTES.md); the scatter ceiling (``ceiling.py``) times each of its
+  shapes, at the same rate (it is faster than any copy: conservative).
+  The constants are guesses from the logs of that H100 table; the run prints its real time
+  per cell.
 """
 from __future__ import annotations
 
@@ -31,7 +34,8 @@ from warplab.lab.campaigns.memcpy.ceiling import CEILING, SHAPE_NAMES
 from warplab.lab.campaigns.memcpy.cells import Case, aligned_range, buffer_count
 from warplab.families.memcpy.spec import META_BYTES
 
-#: The H100's measured copy ceiling (session 6), the plan's default where none is measured.
+#: The H100's measured copy ceiling (``benchmarks/results/memcpy-table-h100-7244eb0.json.gz``),
+#: the plan's default where none is measured.
 COPY_GBPS_H100 = 2957.0
 MIN_LAUNCH_S = 100e-6
 TOTALS = tuple(1 << k for k in range(24, 30))   # 16 MiB .. 512 MiB
@@ -44,10 +48,11 @@ WITNESS = ((1, 64, "consecutive", "consecutive", 1),
            (65536, 65536, "consecutive", "consecutive", 1))
 #: Targets that make a driver call per buffer: run only up to this many buffers.
 PER_BUFFER_LIMIT = {"loop_memcpy_async": 20_000, "cudaMemcpyBatchAsync": 20_000}
-#: Host seconds per buffer of the per-buffer targets (session 6: ~5.7 and ~4.9 us).
+#: Host seconds per buffer of the per-buffer targets (H100 host: ~5.7 and ~4.9 us).
 PER_BUFFER_S = {"loop_memcpy_async": 6e-6, "cudaMemcpyBatchAsync": 5e-6}
-#: Slowest GB/s (all bytes) of the fast targets per size range on the H100 (session 6, CC and
-#: SS, align 1); ranges not listed fall back to :data:`FALLBACK_GBPS`.
+#: Slowest GB/s (all bytes) of the fast targets per size range on the H100
+#: (``benchmarks/results/memcpy-table-h100-7244eb0.json.gz``, CC and SS, align 1); ranges not
+#: listed fall back to :data:`FALLBACK_GBPS`.
 SLOWEST_FAST_GBPS = {(1, 8): 267, (1, 64): 370, (1, 256): 672, (1, 1024): 1402,
                      (1, 4096): 716, (16, 16): 424, (64, 64): 619, (256, 256): 1731,
                      (1024, 1024): 1989, (4096, 4096): 885, (65536, 65536): 1810,
@@ -89,7 +94,8 @@ class PlannedCell:
 
 
 def expected_bytes(lo: int, hi: int, align: int, total: int) -> float:
-    """The PR's byte count of a cell, expected: twice the data plus 24 bytes per buffer."""
+    """The byte count of CUB's DeviceBatchMemcpy benchmark for a cell, expected: twice the
+    data plus 24 bytes per buffer."""
     a_lo, a_hi = aligned_range(lo, hi, align)
     n = buffer_count(lo, hi, align, total)
     return 2 * n * (a_lo + a_hi) / 2 * align + META_BYTES * n
