@@ -171,7 +171,7 @@ def test_choice_on_8192_random_walks() -> None:
     assert chosen == {"float64": 5, "float32": 3, "tf32": 2}
     assert slices.NOMINAL_SLICES == chosen
     assert slices_error_bound(5, 8192, mx) < 2.0**-34  # a margin over 2^-33
-    assert slices_error_bound(3, 8192, mx) <= 2e-6  # the issue's float32 bound, rigorously
+    assert slices_error_bound(3, 8192, mx) <= 2e-6  # float32's promised bound, rigorously
     assert slices_error_bound(2, 8192, mx) > TARGETS["float32"]
 
 

@@ -1,4 +1,4 @@
-"""The scatter ceiling of a batched-copy cell (issue 13; lab/campaigns/memcpy/ceiling.py) on the CPU:
+"""The scatter ceiling of a batched-copy cell (lab/campaigns/memcpy/ceiling.py) on the CPU:
 the target rule against it, its record through the planned grid's runner (host addresses,
 fake timer), its check after a poisoned run, its place in the plan and the report, and the
 kernel's compilation with nvcc."""
@@ -170,7 +170,7 @@ def _both_ends(b: Any) -> None:
 
 @pytest.mark.parametrize("broken, needle", [
     (_copy_all, "untouched bytes"), (_skip_last, "touched bytes"),
-    (_both_ends, "untouched bytes"),  # round 1's kernel: the last byte in the first's sector
+    (_both_ends, "untouched bytes"),  # both end bytes even where the last is in the first's sector
     (_past_the_end, "guard byte")])
 def test_ceiling_check_catches(broken: Any, needle: str) -> None:
     records, _, _ = run_planned(_cells(1, 64), _targets(broken), {}, xp=np, timer=_timer)

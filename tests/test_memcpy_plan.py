@@ -208,8 +208,8 @@ def test_runner_stops_at_the_deadline() -> None:
 def test_runner_resets_the_persisting_l2_lines_before_each_target(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Lines stored with an L2 evict-last hint outlive their kernel and speed up later ones
-    (session 17): the runner resets them before every target, and says so; where it cannot
-    (NumPy here) the note says that what ran before may speed a target up."""
+    (H100, benchmarks/NOTES.md): the runner resets them before every target, and says so;
+    where it cannot (NumPy here) the note says that what ran before may speed a target up."""
     from warplab.lab.campaigns.memcpy import grid as G
 
     assert G.fresh_l2(np) is False

@@ -35,7 +35,7 @@ if not cuda.slices_ok()[0]:
 cupy = pytest.importorskip("cupy")
 
 MS, NS = (1, 2, 3, 31, 1000), (1, 2, 15, 17, 4097)
-ISSUE = {"float64": 1e-9, "float32": 2e-6, "tf32": 1.2e-3}  # the issue's bounds (tf32: tc_gram's)
+ISSUE = {"float64": 1e-9, "float32": 2e-6, "tf32": 1.2e-3}  # promised bounds (tf32: tc_gram's)
 
 
 @functools.lru_cache(maxsize=64)
@@ -193,7 +193,7 @@ def test_out_poisoned_device_and_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_8192_random_walks() -> None:
-    """The benchmark's input: s = 5, 3, 2; errors within the issue's bounds (cupy float64
+    """The benchmark's input: s = 5, 3, 2; errors within the promised bounds (cupy float64
     reference)."""
     x = warplab.random_walk(8192, 8192, seed=1)
     ref = cupy.corrcoef(x.astype(np.float64))

@@ -119,7 +119,7 @@ def _check_within_bound(m: int, n: int, data: str, dtype: str, sym: bool, precis
 
 @pytest.mark.parametrize("precision", GRAM_PRECISIONS)
 def test_correlation_targets_at_8192(precision) -> None:
-    """The issue's accuracy targets on unit-norm random walks of 8192 samples (float32 input):
+    """The accuracy targets on unit-norm random walks of 8192 samples (float32 input):
     float64 1e-9, float32 2e-6; tf32 stays within its bound."""
     x = _host(300, 8192, "walk", "float32", 0)
     got = cupy.asnumpy(gram(cupy.asarray(x), precision=precision)).astype(np.float64)
@@ -131,7 +131,7 @@ def test_correlation_targets_at_8192(precision) -> None:
 @pytest.mark.parametrize("config", CONFIGS)
 def test_configs_meet_the_float64_target_at_8192(config) -> None:
     """float64 configurations on unit-norm random walks of 8192 samples, float32 and float64
-    rows: error <= 1e-9 (the issue's target), and no worse than the default by more than the
+    rows: error <= 1e-9 (float64's target), and no worse than the default by more than the
     bound allows."""
     _needs(config)
     for dtype in ("float32", "float64"):

@@ -1,6 +1,6 @@
-"""The small-call paths of issue 15 part B on the GPU (``pytest -m gpu``): ``corrcoef``'s
-``fused_small`` (one launch, the validity word in pinned memory) against NumPy and the
-``tc_gram``/``tiled_smem`` full paths around its thresholds, for float32/float64, layouts,
+"""The small-call variants on the GPU (``pytest -m gpu``): ``corrcoef``'s ``fused_small``
+(one launch, the validity word in pinned memory) against NumPy and the ``tc_gram`` and
+``tiled_smem`` variants around its thresholds, for float32/float64, layouts,
 constant, NaN and inf series, the one warning, threads and a non-default stream;
 ``copy_batched``'s ``args_table`` (the address table as the launch parameter) against the
 sources' bytes for sizes and alignments at its limits, and against the ring path."""

@@ -1,4 +1,4 @@
-"""Report for the Dask campaign (issue 17): its end-to-end records (``phases.total`` only) load
+"""Report for the Dask campaign: its end-to-end records (``phases.total`` only) load
 as well formed, one table lists them with the campaign's derived columns, and the generic
 per-size tables leave the family out (no GPU, no Dask needed)."""
 

@@ -30,7 +30,7 @@ COPY = 3000.0
 PR_SIZES = ((1, 8), (1, 64), (1, 256), (1, 1024), (1, 4096), (16, 16), (64, 64), (256, 256),
             (1024, 1024), (4096, 4096), (65536, 65536), (1, 65536))
 LAYOUTS = {"C": "consecutive", "S": "shuffle"}
-# CUB's GB/s (all bytes, CC) per class: the issue's H100 numbers where it gives them
+# CUB's GB/s (all bytes, CC) per class: figures of the H100's size for the synthetic records
 CUB = {(1, 8): 927, (1, 64): 1300, (1, 256): 1700, (1, 1024): 2100, (1, 4096): 1900,
        (16, 16): 1021, (64, 64): 1400, (256, 256): 1897, (1024, 1024): 2411,
        (4096, 4096): 1527, (65536, 65536): 2000, (1, 65536): 2200}
@@ -381,7 +381,7 @@ def test_default_is_the_registry_default() -> None:
 
 
 def test_runs_from_before_a_switch_keep_their_default() -> None:
-    """A run of sessions 10-19 measured ``warp_tiers_words`` as its default, one of session 9
+    """An older run measured ``warp_tiers_words`` as its default, an older one still
     ``warp_classes``: the tables call those the default where the current one is absent."""
     from types import SimpleNamespace
 

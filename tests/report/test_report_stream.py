@@ -1,4 +1,4 @@
-"""Report for the stream campaign (issue 16): the real H100 campaign's end-to-end table per op
+"""Report for the stream campaign: the real H100 campaign's end-to-end table per op
 splits each call into read, H2D and kernel with their overlap, its figure draws GB/s end to end
 vs size with the pinned H2D roof, the summary gives a line (no comparator), and the generic
 per-size figures and tables leave the family out (no GPU)."""
