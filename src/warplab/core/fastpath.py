@@ -1,33 +1,45 @@
-"""The small-call fast path's caches: what a public call on small device input computes once
-and then only looks up, how those caches are keyed, and how to clear or bypass them.
+"""The plan caches: every public call's one planned path (key -> plan -> run) keeps its plans
+here, and so do the launch records and kernels the plans use; how they are keyed, cleared and
+bypassed; and the small-result read.
 
-What is cached (each in a named :class:`PlanCache`; :func:`stats` lists them):
+A public call normalises its input, forms a key (shape, dtype, layout, device, stream and the
+options as given: a call with ``variant=`` or ``device=`` is another key, not another path),
+looks the key's plan up and runs it. On a miss the plan is built: every check and decision the
+call makes once (backend, variant, launch shape, workspace, prepared launch); a build that
+raises stores nothing, so errors and their messages are those of every call. Inputs a key
+cannot describe (files, Python sequences, options of unusual types) are planned per call,
+nothing stored.
 
+:class:`PlanCache` is one such ``key -> plan`` map, bounded and thread-safe; its ``get`` is the
+map's own ``dict.get`` (one C call on a warm path). The caches (:func:`stats` lists them with
+their sizes; docs/latency.md lists their keys):
+
+* the families' plans: ``reduce.plan`` (every reduction and ``series_stats`` call),
+  ``histogram.bytes`` (``byte_histogram``), ``histogram.plans`` (``histogram``),
+  ``bincount.plans`` (``bincount``), ``memcpy.plan`` (``copy_batched``, ``memcpy_batched``,
+  ``concatenate``, ``split``), ``corr.plan`` (``corrcoef``), ``matmul.plan`` (``matmul``);
+* what the plans launch with: ``reduce.persistent_vec`` (kernel, persistent grid, per-stream
+  scratch, result slab per reduction spec, device, stream), ``histogram.launch`` (kernel, the
+  mapping's device table, persistent grid), ``memcpy.launches`` (a size-class design's two
+  prepared launches), ``memcpy.queue`` (a stream's BLEV queue), ``gram.smem`` (Gram kernels
+  whose shared-memory opt-in is set);
 * ``kernels`` (``loader.get_kernel``): the launchable kernel per (source file, template
-  expression, ``-D`` options, the module's expressions, device id). A hit is one dict lookup
-  instead of CuPy's ``RawModule.get_function`` (a new ``RawKernel`` and a driver
-  ``cuModuleGetFunction`` per call); ``defines``: the ``-D`` options per constants dict.
-* the families' launch plans: ``reduce.short`` (the whole-array short path's variant and
-  runner per op, dtype, device, stream and registry generation), ``reduce.persistent_vec``
-  (kernel, persistent grid, scratch, result slab per reduction spec, device, stream),
-  ``histogram.launch`` (kernel, device lookup table, persistent grid per kernel, mapping,
-  device), ``histogram.named`` (the named byte mappings of the short path), and the launch
-  records of axis reductions, ``histogram`` with a range, weighted ``bincount``
-  (``reduce.axis``, ``histogram.even``, ``bincount.weighted``, ``bincount.bins``),
-  ``copy_batched``'s variant (``memcpy.choice``),
-  the Gram kernels' shared-memory opt-in (``gram.smem``); docs/latency.md lists their keys.
-* ``pinned`` (:func:`read_small`): a page-locked host buffer per device that small results are
-  copied through (one asynchronous copy per array and one synchronisation, instead of a
-  pageable copy and a synchronisation per array).
+  expression, ``-D`` options, the module's expressions, device id), a dict lookup instead of
+  CuPy's ``RawModule.get_function``; ``defines``: the ``-D`` options per constants dict;
+* ``pinned`` (:func:`read_small`): a page-locked host buffer per device;
 * ``scalar.reader`` (``core/scalar.py``): the C read and copy of ``DeviceScalar`` and
-  ``DeviceArray`` results, looked up once (the lookup asks the C extension for them).
+  ``DeviceArray`` results, looked up once.
 
-Keys never hold data values. Every plan a device decides has the device id in its key
-(``cupy.cuda.runtime.getDevice()``), so after ``cupy.cuda.Device(1).use()`` a call builds its
-own; dtype, op, bins and kernel (hence variant) are in the keys of the plans that depend on
-them. The one environment override dispatch reads, ``WARPLAB_DEVICE``, decides the backend of
-host input only and is read on every such call (device input runs on cuda whatever it says):
-no cached plan depends on it.
+Keys never hold data values. Every plan a device decides has the device id in its key, so
+after ``cupy.cuda.Device(1).use()`` a call builds its own; plans of per-stream scratch have the
+stream in their key (:func:`stream_key`; :func:`current_stream` gives the handle with it). The
+one environment override dispatch reads, ``WARPLAB_DEVICE``, decides the backend of host input
+only: it is in the keys of the host-input plans that read it, and no plan of device input
+depends on it.
+
+:func:`read_small` copies small results (a 0-d result, a few partials, validity words) to the
+host through the device's pinned buffer: one asynchronous copy per array and one
+synchronisation, instead of a pageable copy and a synchronisation per array.
 
 Thread safety: a lookup is one ``dict.get`` (atomic in CPython); a miss builds the plan
 outside any lock and publishes it with ``setdefault`` under :data:`LOCK`, so two threads that
