@@ -1,14 +1,14 @@
-"""The plan caches: every public call's one planned path (key -> plan -> run) keeps its plans
-here, and so do the launch records and kernels the plans use; how they are keyed, cleared and
-bypassed; and the small-result read.
+"""The plan caches of the one planned path every public call takes (key -> plan -> run), and
+of the launch records and kernels those plans use: how they are keyed, cleared and bypassed;
+and the small-result read.
 
 A public call normalises its input, forms a key (shape, dtype, layout, device, stream and the
 options as given: a call with ``variant=`` or ``device=`` is another key, not another path),
 looks the key's plan up and runs it. On a miss the plan is built: every check and decision the
 call makes once (backend, variant, launch shape, workspace, prepared launch); a build that
 raises stores nothing, so errors and their messages are those of every call. Inputs a key
-cannot describe (files, Python sequences, options of unusual types) are planned per call,
-nothing stored.
+cannot describe (``byte_histogram``'s files and sequences, options of types a key does not
+hold) are planned per call, nothing stored.
 
 :class:`PlanCache` is one such ``key -> plan`` map, bounded and thread-safe; its ``get`` is the
 map's own ``dict.get`` (one C call on a warm path). The caches (:func:`stats` lists them with
