@@ -4,9 +4,10 @@ and the small-result read.
 
 A public call normalises its input, forms a key (shape, dtype, layout, device, stream and the
 options as given: a call with ``variant=`` or ``device=`` is another key, not another path),
-looks the key's plan up and runs it. On a miss the plan is built: every check and decision the
-call makes once (backend, variant, launch shape, workspace, prepared launch); a build that
-raises stores nothing, so errors and their messages are those of every call. Inputs a key
+looks the key's plan up and runs it. On a miss the plan is built: every check and decision
+that depends on the key alone (backend, variant, launch shape, workspace, prepared launch;
+checks of values run on every call); a build that raises stores nothing, so errors and their
+messages are those of every call. Inputs a key
 cannot describe (``byte_histogram``'s files and sequences, options of types a key does not
 hold) are planned per call, nothing stored.
 
