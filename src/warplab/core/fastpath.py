@@ -7,9 +7,8 @@ options as given: a call with ``variant=`` or ``device=`` is another key, not an
 looks the key's plan up and runs it. On a miss the plan is built: every check and decision
 that depends on the key alone (backend, variant, launch shape, workspace, prepared launch;
 checks of values run on every call); a build that raises stores nothing, so errors and their
-messages are those of every call. Inputs a key
-cannot describe (``byte_histogram``'s files and sequences, options of types a key does not
-hold) are planned per call, nothing stored.
+messages are those of every call. Inputs a key cannot describe (``byte_histogram``'s files and
+sequences, options of types a key does not hold) are planned per call, nothing stored.
 
 :class:`PlanCache` is one such ``key -> plan`` map, bounded and thread-safe; its ``get`` is the
 map's own ``dict.get`` (one C call on a warm path). The caches (:func:`stats` lists them with
