@@ -104,20 +104,6 @@ class PlanCache:
                 self._plans.clear()
             return self._plans.setdefault(key, plan)
 
-    def record(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        """A short path's launch record of ``key``: :meth:`get`, else ``build()`` published
-        with :meth:`put`. ``build`` returns the record, False for calls the full path always
-        runs (cached, so later calls skip the checks), or None when the call's checks raise
-        (not cached: the full path raises what it always raised). Returns the record, or None
-        for the full path."""
-        rec = self.get(key)
-        if rec is None:
-            rec = build()
-            if rec is None:
-                return None
-            rec = self.put(key, rec)
-        return None if rec is False else rec
-
     def __len__(self) -> int:
         return len(self._plans)
 
