@@ -6,8 +6,7 @@ Two numbers per implementation of each case (``cases.py``), both on the host clo
 * **call latency** (``params.mode = "call_latency"``): the call, then its result usable on the
   host (``float(...)`` of a scalar, ``.get()`` of an array, a stream synchronisation after a
   copy); one sample per call. The implementations of a case take turns in rounds of
-  ``calls`` calls each, so that drift of the host's state touches them alike (as
-  ``benchmarks/explore_reduce_latency.py`` does).
+  ``calls`` calls each, so that drift of the host's state touches them alike.
 * **host time per call** (``"host_per_call"``): ``burst`` calls back to back without waiting
   for the device, the elapsed time divided by ``burst``; one sample per burst, the stream
   synchronised outside the timing. A call that synchronises inside (a result size that needs
