@@ -66,7 +66,10 @@ def _defines_of(cu: Path) -> list[str]:
         module = import_module(dotted)
     except ModuleNotFoundError:
         return []
-    return list(defines(getattr(module, "DEFINES", {})))
+    if hasattr(module, "DEFINES"):
+        return list(defines(module.DEFINES))
+    config = getattr(module, "DEFAULT", None)  # a launch configuration object: its options
+    return list(getattr(config, "options", ()))
 
 
 def jobs() -> list[Job]:

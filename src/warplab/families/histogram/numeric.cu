@@ -35,13 +35,13 @@ struct f16 {
 struct NoWeights {};
 
 #ifndef WARPLAB_NUM_BLOCK
-#error "WARPLAB_NUM_BLOCK is passed by the launch plan (-DWARPLAB_NUM_BLOCK=..., numeric_cuda.py DEFINES)"
+#error "WARPLAB_NUM_BLOCK is passed by the launch plan (-DWARPLAB_NUM_BLOCK=..., config.py: LaunchConfig.options)"
 #endif
 #ifndef WARPLAB_NUM_UNROLL
-#error "WARPLAB_NUM_UNROLL is passed by the launch plan (-DWARPLAB_NUM_UNROLL=..., numeric_cuda.py DEFINES)"
+#error "WARPLAB_NUM_UNROLL is passed by the launch plan (-DWARPLAB_NUM_UNROLL=..., config.py: LaunchConfig.options)"
 #endif
 #ifndef WARPLAB_NUM_PREFETCH
-#error "WARPLAB_NUM_PREFETCH is passed by the launch plan (-DWARPLAB_NUM_PREFETCH=..., numeric_cuda.py DEFINES)"
+#error "WARPLAB_NUM_PREFETCH is passed by the launch plan (-DWARPLAB_NUM_PREFETCH=..., config.py: LaunchConfig.options)"
 #endif
 constexpr int NUM_BLOCK = WARPLAB_NUM_BLOCK;    // threads per block of every kernel here
 constexpr int NUM_UNROLL = WARPLAB_NUM_UNROLL;  // 16-byte loads in flight per thread
