@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warplab.core import launch
+from warplab.core import extensions, launch
 
 BUILT = importlib.util.find_spec(launch.EXTENSION) is not None
 
@@ -269,7 +269,7 @@ def test_status_says_why_there_is_no_c_launch(monkeypatch: pytest.MonkeyPatch) -
     def absent(name: str) -> None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
-    monkeypatch.setattr(launch.importlib, "import_module", absent)
+    monkeypatch.setattr(extensions.importlib, "import_module", absent)
     ext, why = launch._import()
     assert ext is None and "is not built" in why and "compiler" in why
     monkeypatch.setattr(launch, "_ext", None)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warplab.core import ntcopy, sources
+from warplab.core import extensions, ntcopy, sources
 
 BUILT = importlib.util.find_spec(ntcopy.EXTENSION) is not None
 
@@ -103,13 +103,13 @@ def test_why_the_extension_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     def absent(name: str) -> None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
-    monkeypatch.setattr(ntcopy.importlib, "import_module", absent)
+    monkeypatch.setattr(extensions.importlib, "import_module", absent)
     ext, why = ntcopy._import()
     assert ext is None and "is not built" in why
     monkeypatch.setattr(ntcopy, "_ext", None)
     monkeypatch.setattr(ntcopy, "_WHY", why)
     assert ntcopy.status() == f"np.copyto (fallback): {why}"
-    monkeypatch.setattr(ntcopy.importlib, "import_module", lambda name: type("M", (), {
+    monkeypatch.setattr(extensions.importlib, "import_module", lambda name: type("M", (), {
         "STREAMING": 0}))  # built for an architecture without SSE2
     assert ntcopy._import() == (None, "no SSE2 streaming stores on this architecture")
     monkeypatch.setenv("WARPLAB_NT_COPY", "0")  # the debugging switch, read at import

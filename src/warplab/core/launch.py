@@ -29,8 +29,6 @@ The driver's errors arrive as the extension's ``DriverError``, a ``RuntimeError`
 """
 from __future__ import annotations
 
-import importlib
-import os
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -39,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from warplab.core.errors import InvalidTypeError
+from warplab.core.extensions import load
 
 #: The extension's import name.
 EXTENSION = "warplab.core._launch"
@@ -46,18 +45,7 @@ EXTENSION = "warplab.core._launch"
 
 def _import() -> tuple[ModuleType | None, str]:
     """The extension (None where it is off or absent) and, where it is None, why."""
-    if os.environ.get("WARPLAB_C_LAUNCH", "1").strip().lower() in ("0", "off", "no"):
-        return None, "WARPLAB_C_LAUNCH=0"
-    try:
-        return importlib.import_module(EXTENSION), ""
-    except ModuleNotFoundError as e:
-        if e.name != EXTENSION:
-            raise
-        return None, (f"the extension {EXTENSION} is not built (no C compiler or Python "
-                      "headers at install time; in a source tree, run "
-                      "`python3 setup.py build_ext --inplace`)")
-    except ImportError as e:
-        return None, f"the extension {EXTENSION} does not import: {e}"
+    return load(EXTENSION, "WARPLAB_C_LAUNCH")
 
 
 #: The extension module, or None where the records launch through CuPy; read once, at import

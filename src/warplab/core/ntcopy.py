@@ -18,11 +18,11 @@ an architecture without SSE2 streaming stores (the module's ``STREAMING`` is 0),
 """
 from __future__ import annotations
 
-import importlib
-import os
 from types import ModuleType
 
 import numpy as np
+
+from warplab.core.extensions import load
 
 #: The extension's import name.
 EXTENSION = "warplab.core._ntcopy"
@@ -33,21 +33,10 @@ MIN_BYTES = 1 << 20
 def _import() -> tuple[ModuleType | None, str]:
     """The extension (None where it is off, absent or has no streaming stores) and, where it
     is None, why."""
-    if os.environ.get("WARPLAB_NT_COPY", "1").strip().lower() in ("0", "off", "no"):
-        return None, "WARPLAB_NT_COPY=0"
-    try:
-        ext = importlib.import_module(EXTENSION)
-    except ModuleNotFoundError as e:
-        if e.name != EXTENSION:
-            raise
-        return None, (f"the extension {EXTENSION} is not built (no C compiler or Python "
-                      "headers at install time; in a source tree, run "
-                      "`python3 setup.py build_ext --inplace`)")
-    except ImportError as e:
-        return None, f"the extension {EXTENSION} does not import: {e}"
-    if not ext.STREAMING:
+    ext, why = load(EXTENSION, "WARPLAB_NT_COPY")
+    if ext is not None and not ext.STREAMING:
         return None, "no SSE2 streaming stores on this architecture"
-    return ext, ""
+    return ext, why
 
 
 #: The extension module, or None where copies are ``np.copyto``; read once, at import (tests
