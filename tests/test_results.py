@@ -279,7 +279,7 @@ def test_time_runs_phases_and_total() -> None:
         with rec.phase("h2d"):
             time.sleep(0.002)
         with rec.phase("kernel"):
-            time.sleep(0.004)
+            time.sleep(0.030)  # far longer than h2d: the order holds on a loaded host
 
     s = timing.time_runs(run, warmup=2, runs=4, cuda=False)
     assert len(calls) == 6
@@ -287,7 +287,7 @@ def test_time_runs_phases_and_total() -> None:
     assert all(len(v) == 4 for v in s.values())
     for h, k, t in zip(s["h2d"], s["kernel"], s["total"]):
         assert t == pytest.approx(h + k)
-        assert h >= 1.9 and k >= 3.9  # milliseconds
+        assert h >= 1.9 and k >= 29.9  # milliseconds
         assert k > h
 
 
