@@ -103,3 +103,14 @@ def test_plain_histogram_user_error_is_one_line(tmp_path: Path) -> None:
     assert p.returncode == 2
     err = p.stderr.decode().strip()
     assert err.startswith("warplab: error:") and "\n" not in err
+
+
+def test_plain_histogram_negative_top_is_one_line(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_bytes(b"ab")
+    p = _child("import sys; from warplab.cli import main; sys.exit(main(sys.argv[1:]))",
+               "histogram", str(f), "--top", "-1")
+    assert p.returncode == 2
+    err = p.stderr.decode().strip()
+    assert err == "warplab: error: --top must be 0 (all bins) or more, got -1"
+    assert p.stdout == b""
