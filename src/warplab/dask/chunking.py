@@ -11,6 +11,7 @@ partials, as Dask places a combine next to most of its inputs), then the workers
 """
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -43,6 +44,41 @@ def is_cupy(a: Any) -> bool:
     recognised by the class, not the type's module name."""
     cupy = sys.modules.get("cupy")
     return cupy is not None and isinstance(a, cupy.ndarray)
+
+
+def holds_device_array(out: Any) -> Any:
+    """The first CuPy array in a task's output (an array, or tuples, lists and dicts of them),
+    else None."""
+    if is_cupy(out):
+        return out
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, (tuple, list)) \
+        else ()
+    for item in items:
+        found = holds_device_array(item)
+        if found is not None:
+            return found
+    return None
+
+
+TaskFn = Callable[..., Any]
+
+
+def completed(fn: TaskFn) -> TaskFn:
+    """A task function that returns only when its GPU work is done: when its output holds a
+    CuPy array, that array's device is synchronised before the output is handed to Dask. A
+    CuPy call returns once its kernels are queued; without this, Dask would mark the task
+    done (and ``persist()``/``wait()``/``compute()`` and Dask's task timings would end) while
+    the GPU still works. Costs one device synchronisation per GPU task."""
+
+    @functools.wraps(fn)
+    def task(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        dev = holds_device_array(out)
+        if dev is not None:
+            dev.device.synchronize()
+        return out
+
+    return task
 
 
 def kind(x: da.Array) -> str:
