@@ -1,20 +1,20 @@
-"""``corrcoef`` and ``corr_pairs`` of dask arrays, by blocks of series.
+"""``corrcoef`` and ``corr_pairs`` of dask arrays: the single-GPU engines on every worker.
 
-The row chunks of the data are the blocks. Every block of rows is centred and scaled to unit
-norm once (float64; float32 for ``precision="float32"``/``"tf32"`` on CuPy chunks), then each
-pair of blocks ``(I, J)`` with ``I <= J`` is one task: the Gram product ``z_I @ z_J.T``
-(warplab's tensor-core ``gram`` on CuPy chunks of sm_80+ GPUs, the diagonal blocks on their
-upper triangle only; NumPy's BLAS on NumPy chunks), clipped to [-1, 1] with the diagonal 1.
-``corrcoef`` places the transpose of block ``(I, J)`` at ``(J, I)`` (a view, no second
-product); ``corr_pairs`` reduces each block at once (to the pairs above the threshold, or to
-each row's and column's k strongest) and gathers them per block of rows, so no task holds
-more than one block of coefficients.
+Each worker of the current client builds one replica of the prepared series (the engine
+``warplab.corrcoef`` builds: normalised rows and their validity) from the input's row chunks,
+fetching each remote chunk once; the coefficient work is then dealt to the workers in equal
+shares and runs from the local replica (``placement.py``). ``corrcoef``'s blocks are the row
+chunks' block pairs ``(I, J)``, ``I <= J`` (``(J, I)`` is the transpose, a view);
+``corr_pairs`` cuts the series into ranges of rows and reduces each range's coefficients at
+once (to the pairs above the threshold, or to each row's k strongest), so no task holds more
+than a strip of coefficients. Every task returns when its GPU work is done.
 """
 from __future__ import annotations
 
 import math
 import operator
 from functools import partial
+from itertools import pairwise
 from typing import Any
 
 import dask
@@ -23,13 +23,20 @@ import numpy as np
 from dask.array.utils import meta_from_array
 
 import warplab
+from warplab.core import registry as _registry
 from warplab.core.errors import InvalidTypeError, InvalidValueError
-from warplab.dask.chunking import as_dask, check_chunk, graph, kind, require_known, xp_of
+from warplab.dask.chunking import as_dask, check_chunk, completed, kind, require_known, xp_of
+from warplab.dask.placement import deal, equal_work_rows, pinned_graph, worker_addresses
+from warplab.families.corr import tiles
 from warplab.families.corr.pairs import CorrPairs, check_selection
+from warplab.families.corr.spec import CorrProblem
+from warplab.families.corr.tiles import finish
 
 __all__ = ["corr_pairs", "corrcoef"]
 
 PRECISIONS = ("float64", "float32", "tf32")
+#: Side of the device tiles of a ``top_k`` task (a float64 tile and its merge temporaries).
+TOP_SIDE = 8192
 
 
 def _series(x: Any, y: Any, rowvar: bool) -> da.Array:
@@ -59,44 +66,42 @@ def _precision(precision: str | None) -> str:
     return p
 
 
-def _normalise(b: Any, k: str, precision: str) -> Any:
-    """Rows centred (values minus the row's first value, then the mean: exact for float32)
-    and divided by their centred norm, in float64; rows of zero or non-finite norm are NaN."""
-    check_chunk(b, k)
-    xp = xp_of(k)
-    x64 = b.astype(np.float64, copy=False)
-    d = x64 - x64[:, :1]
-    c = d - d.mean(axis=1, keepdims=True)
-    norm = xp.sqrt((c * c).sum(axis=1))
-    valid = xp.isfinite(norm) & (norm > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = c / xp.where(valid, norm, np.nan)[:, None]
-    if k == "cupy" and precision != "float64":
-        z = z.astype(np.float32)
-    return xp.ascontiguousarray(z)
+class Replica:
+    """One worker's prepared series: the engine the single-GPU call builds (normalised rows
+    and their validity) over every series. Its size is the data's, so Dask's cost model never
+    finds it cheap to move."""
+
+    def __init__(self, eng: Any, nbytes: int) -> None:
+        self.eng, self.nbytes = eng, int(nbytes)
+
+    def __sizeof__(self) -> int:
+        return self.nbytes
 
 
-def _product(zi: Any, zj: Any, diag: bool, k: str, precision: str) -> Any:
-    """The finished coefficients of two blocks of normalised rows (float64 or float32)."""
+def _replica(k: str, precision: str, *blocks: Any) -> Replica:
+    """The engine over all the rows (the blocks stacked in order), built on this worker; its
+    GPU work done before it returns."""
+    for b in blocks:
+        check_chunk(b, k)
     xp = xp_of(k)
+    data = xp.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    backend = "cuda" if k == "cupy" else "cpu"
+    m, n = (int(s) for s in data.shape)
+    v = _registry.choose("corrcoef", backend, CorrProblem(m, n, np.dtype(data.dtype),
+                                                          precision, k == "cupy"))
+    _registry.ran(v)
+    eng = v.fn(data, precision)
     if k == "cupy":
-        from warplab.families.corr.gram import gram, gram_available
-
-        if gram_available():
-            b = gram(zi, precision=precision) if diag else gram(zi, zj, precision=precision)
-        else:
-            b = zi @ zj.T
-    else:
-        b = zi @ zj.T
-    xp.clip(b, -1, 1, out=b)
-    if diag:
-        d = xp.arange(b.shape[0])
-        b[d, d] = xp.where(xp.isnan(b[d, d]), np.nan, 1.0)
-    return b
+        data.device.synchronize()
+    return Replica(eng, data.nbytes * 2)
 
 
-def _block(zi: Any, zj: Any, diag: bool, k: str, precision: str, dtype: np.dtype) -> Any:
-    return _product(zi, zj, diag, k, precision).astype(dtype, copy=False)
+@completed
+def _coefficients(rep: Replica, r0: int, r1: int, c0: int, c1: int, dtype: np.dtype) -> Any:
+    """The finished block of rows ``r0:r1`` against ``c0:c1`` (a diagonal block whole, or
+    one strictly above the diagonal)."""
+    eng = rep.eng
+    return finish(eng.block(r0, r1, c0, c1), r0, c0, eng).astype(dtype, copy=False)
 
 
 def _transpose(b: Any) -> Any:
@@ -108,13 +113,11 @@ def _whole(xs: Any, dtype: np.dtype) -> Any:
     return warplab.corrcoef(xs, dtype=dtype)
 
 
-def _graph(xs: da.Array, precision: str, name: str) -> tuple[da.Array, int, str]:
-    """The normalised rows (one chunk per block of series), the number of blocks, the kind."""
-    k = kind(xs)
-    zdt = np.float32 if k == "cupy" and precision != "float64" else np.float64
-    z = da.map_blocks(_normalise, xs, k=k, precision=precision, dtype=zdt,
-                      meta=meta_from_array(xs._meta, 2, zdt), name=f"{name}-z")
-    return z, xs.numblocks[0], k
+def _replicas(xs: da.Array, k: str, precision: str, name: str, groups: int) -> dict:
+    """One replica task per group, each over every block of ``xs``."""
+    blocks = [(xs.name, i, 0) for i in range(xs.numblocks[0])]
+    fn = partial(_replica, k, precision)
+    return {(f"{name}-rep", g): (fn, *blocks) for g in range(groups)}
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
@@ -122,10 +125,15 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     """``numpy.corrcoef`` of dask arrays, lazily: an ``(M, M)`` dask array whose blocks are
     the row chunks of the data (series per row; ``rowvar=False``: per column; ``y`` stacked
     under ``x``). A series whose values span several chunks is rechunked whole along axis 1
-    first. Only blocks ``(I, J)`` with ``I <= J`` are computed; ``(J, I)`` is the transpose
-    (a view). ``dtype``: the result's (float64 by default); ``precision``: as
-    ``warplab.corrcoef`` on CuPy chunks (NumPy chunks compute in float64). Persist it to
-    keep the blocks on the workers: ``r = corrcoef(x).persist()``.
+    first. ``dtype``: the result's (float64 by default); ``precision``: as
+    ``warplab.corrcoef`` (the same engine runs on each worker). Persist it to keep the blocks
+    on the workers: ``r = corrcoef(x).persist()``.
+
+    Placement (``placement.py``): each worker of the current client builds one replica of the
+    prepared series (fetching each remote input block once); the blocks ``(I, J)``,
+    ``I <= J``, are dealt to the workers in equal shares of multiply-adds and computed from
+    the local replica; ``(J, I)`` is the transpose (a view). Every task returns when its GPU
+    work is done.
 
     Constant or non-finite series give NaN rows and columns as the single-machine function,
     but without its ``RuntimeWarning`` (it would be raised on a worker). Unknown chunk sizes:
@@ -141,91 +149,95 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
         d = dask.delayed(_whole)(xs, res)
         return da.from_delayed(d, shape=shape, dtype=res,
                                meta=meta_from_array(xs._meta, len(shape), res))
+    k = kind(xs)
     name = "wl-corrcoef-" + dask.base.tokenize(xs, precision, res)
-    z, nb, k = _graph(xs, precision, name)
-    dsk: dict = {}
-    for i in range(nb):
-        for j in range(nb):
-            if i <= j:
-                dsk[(name, i, j)] = (partial(_block, diag=i == j, k=k, precision=precision,
-                                             dtype=res), (z.name, i, 0), (z.name, j, 0))
-            else:
-                dsk[(name, i, j)] = (_transpose, (name, j, i))
-    return da.Array(graph(name, dsk, [z]), name, chunks=(xs.chunks[0], xs.chunks[0]),
-                    meta=meta_from_array(xs._meta, 2, res))
+    workers = worker_addresses()
+    groups = max(1, len(workers))
+    dsk = _replicas(xs, k, precision, name, groups)
+    starts = [0, *np.cumsum(xs.chunks[0]).tolist()]
+    nb = xs.numblocks[0]
+    upper = [(i, j) for i in range(nb) for j in range(i, nb)]
+    rows = xs.chunks[0]
+    costs = [rows[i] * rows[j] * (0.5 if i == j else 1.0) for i, j in upper]
+    group = dict(zip(upper, deal(costs, groups)))
+    where: dict = {}
+    for (i, j), g in group.items():
+        dsk[(name, i, j)] = (partial(_coefficients, dtype=res), (f"{name}-rep", g),
+                             starts[i], starts[i + 1], starts[j], starts[j + 1])
+        if i != j:
+            dsk[(name, j, i)] = (_transpose, (name, i, j))
+            where[(name, j, i)] = g
+        where[(name, i, j)] = g
+    where.update({(f"{name}-rep", g): g for g in range(groups)})
+    pins = {key: workers[g] for key, g in where.items()} if workers else {}
+    return da.Array(pinned_graph(name, dsk, [xs], pins), name,
+                    chunks=(xs.chunks[0], xs.chunks[0]), meta=meta_from_array(xs._meta, 2, res))
 
 
 # ---------------------------------------------------------------------------------------------
 # corr_pairs
 # ---------------------------------------------------------------------------------------------
 
-def _above(zi: Any, zj: Any, r0: int, c0: int, diag: bool, k: str, precision: str,
-           thr: float) -> tuple:
-    """Pairs ``i < j`` of one block with ``|r| >= thr``: global (i, j, r)."""
-    xp = xp_of(k)
-    b = _product(zi, zj, diag, k, precision)
-    hit = xp.abs(b) >= thr
-    if diag:
-        hit = xp.triu(hit, 1)
-    ii, jj = xp.nonzero(hit)
-    return ii.astype(np.int64) + r0, jj.astype(np.int64) + c0, b[ii, jj].astype(np.float64)
+@completed
+def _pairs_rows(rep: Replica, r0: int, r1: int, thr: float) -> tuple:
+    """Every pair ``i < j`` with ``r0 <= i < r1`` and ``|r| >= thr``, in ``(i, j)`` order:
+    the single-GPU call's strips."""
+    from warplab.families.corr.pairs import stream_above, strip_bytes_for
+
+    eng = rep.eng
+    xp = eng.xp
+    parts = list(stream_above(eng, thr, r0, r1, strip_bytes_for(eng)))
+    if not parts:
+        return (xp.zeros(0, np.int64), xp.zeros(0, np.int64), xp.zeros(0, np.float64))
+    return tuple(xp.concatenate([p[f] for p in parts]) for f in range(3))
 
 
-def _best(b: Any, c0: int, kk: int, xp: Any) -> tuple:
-    """Per row of ``b`` (columns from ``c0``) its ``kk`` largest ``|r|``: (key, col, r)."""
-    key = xp.abs(b).astype(np.float64)
-    key[xp.isnan(key)] = -np.inf
-    kk = min(kk, b.shape[1])
-    pick = xp.argsort(-key, axis=1)[:, :kk]
-    return (xp.take_along_axis(key, pick, axis=1), pick.astype(np.int64) + c0,
-            xp.take_along_axis(b, pick, axis=1).astype(np.float64))
+@completed
+def _top_rows(rep: Replica, r0: int, r1: int, kk: int, side: int) -> tuple:
+    """Each series ``r0 <= i < r1``: its ``kk`` strongest partners over every column, grouped
+    by ``i``, strongest first. Rows and columns are cut on one lattice (multiples of
+    ``side``, and ``r0``, ``r1``), so each piece is a diagonal block, a block above the
+    diagonal, or the transpose of one (what the engines compute)."""
+    from warplab.families.corr.pairs import _TopK as TopK
 
-
-def _top(zi: Any, zj: Any, r0: int, c0: int, diag: bool, k: str, precision: str, kk: int
-         ) -> tuple:
-    """One block's candidates: for its rows, and (above the diagonal) for its columns."""
-    xp = xp_of(k)
-    b = _product(zi, zj, diag, k, precision)
-    if diag:
-        d = xp.arange(b.shape[0])
-        b[d, d] = np.nan  # no self pairs
-        return _best(b, c0, kk, xp), None
-    return _best(b, c0, kk, xp), _best(xp.ascontiguousarray(b.T), r0, kk, xp)
-
-
-def _gather_above(m: int, k: str, *parts: tuple) -> tuple:
-    xp = xp_of(k)
-    i, j, r = (xp.concatenate([p[f] for p in parts]) for f in range(3))
-    order = xp.argsort(i * m + j)
-    return i[order], j[order], r[order]
-
-
-def _gather_top(r0: int, kk: int, k: str, *cands: tuple) -> tuple:
-    """Merge a block of rows' candidates into each row's ``kk`` best, strongest first, then
-    the single-machine layout: grouped by row, rows with fewer partners shorter."""
-    xp = xp_of(k)
-    key, idx, val = (xp.concatenate([c[f] for c in cands], axis=1) for f in range(3))
-    pick = xp.argsort(-key, axis=1)[:, :kk]
-    key, idx, val = (xp.take_along_axis(a, pick, axis=1) for a in (key, idx, val))
-    keep = key > -np.inf
-    rows = xp.broadcast_to(xp.arange(r0, r0 + key.shape[0], dtype=np.int64)[:, None],
-                           key.shape)
-    return rows[keep], idx[keep], val[keep]
+    eng = rep.eng
+    xp, m = eng.xp, eng.m
+    cuts = sorted({*range(0, m, side), r0, r1, m})
+    best = TopK(xp, r1 - r0, kk)
+    for a, b in pairwise(cuts):
+        if a < r0 or b > r1:
+            continue
+        for c, d in pairwise(cuts):
+            if c == a:
+                blk = finish(eng.block(a, b, a, b), a, a, eng)
+                ix = xp.arange(b - a)
+                blk[ix, ix] = np.nan  # no self pairs
+            elif c > a:
+                blk = finish(eng.block(a, b, c, d), a, c, eng)
+            else:
+                blk = xp.ascontiguousarray(finish(eng.block(c, d, a, b), c, a, eng).T)
+            best.merge(a - r0, c, blk)
+    i, j, r = best.result()
+    return i + r0, j, r
 
 
 def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = None,
                rowvar: bool = True, precision: str | None = None) -> CorrPairs:
     """``warplab.corr_pairs`` of a dask array, lazily, never holding the M x M matrix:
-    ``CorrPairs(i, j, r)``, three 1-D dask arrays of unknown length (one chunk per block of
+    ``CorrPairs(i, j, r)``, three 1-D dask arrays of unknown length (one chunk per range of
     rows; compute them together: ``dask.compute(*pairs)``), equal to the single-machine
     result: with ``threshold`` every pair ``i < j`` with ``|r| >= threshold`` sorted by
     ``(i, j)``; with ``top_k`` each series' ``k`` strongest partners, grouped by ``i``,
     strongest first.
 
-    Blocks are the row chunks (axis 1 rechunked whole where split); each block pair
-    ``(I, J)``, ``I <= J``, is one task that computes its coefficients and reduces them at
-    once (threshold: its hits; top_k: the k best of each of its rows and columns); one task
-    per block of rows gathers and orders them."""
+    Placement (``placement.py``): each worker of the current client builds one replica of the
+    prepared series; the series are cut into ranges of rows, one or more per worker, each
+    task computing its rows' pairs from the local replica: with ``threshold`` the rows
+    against the columns after them, the ranges cut so that each holds an equal number of
+    pairs (the single-GPU call's strips, in ``(i, j)`` order, no sort); with ``top_k`` the
+    rows against every column (twice the multiply-adds of the triangle, but no exchange of
+    candidates between workers), ranges of equal rows. Pairs stay on the worker that found
+    them (CuPy for CuPy chunks) until computed or persisted."""
     thr, top = check_selection(threshold, top_k)
     precision = _precision(precision)
     xs = _series(x, None, rowvar)
@@ -236,27 +248,30 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     if m < 2 or n < 2:
         return CorrPairs(*(da.from_array(meta, chunks=(0,), asarray=False) for meta in
                            (meta_i, meta_i, meta_r)))
-    z, nb, k = _graph(xs, precision, name)
-    starts = [0, *np.cumsum(xs.chunks[0]).tolist()]
+    k = kind(xs)
+    workers = worker_addresses()
+    groups = max(1, len(workers))
+    dsk = _replicas(xs, k, precision, name, groups)
+    parts = groups * max(1, -(-xs.numblocks[0] // groups))
+    if thr is not None:
+        bounds = equal_work_rows(m, parts)
+    else:
+        step = -(-m // min(parts, m))
+        bounds = [*range(0, m, step), m]
+    where: dict = {(f"{name}-rep", g): g for g in range(groups)}
     kk = min(top or 1, m - 1)
-    dsk: dict = {}
-    for i in range(nb):
-        for j in range(i, nb):
-            fn = partial(_above, thr=thr) if thr is not None else partial(_top, kk=kk)
-            dsk[(f"{name}-b", i, j)] = (partial(fn, r0=starts[i], c0=starts[j], diag=i == j,
-                                                k=k, precision=precision),
-                                        (z.name, i, 0), (z.name, j, 0))
-    for i in range(nb):
-        if thr is not None:
-            parts = [(f"{name}-b", i, j) for j in range(i, nb)]
-            dsk[(f"{name}-rows", i)] = (partial(_gather_above, m, k), *parts)
-        else:
-            cands = [(operator.getitem, (f"{name}-b", i, j), 0) for j in range(i, nb)] + \
-                [(operator.getitem, (f"{name}-b", j, i), 1) for j in range(i)]
-            dsk[(f"{name}-rows", i)] = (partial(_gather_top, starts[i], kk, k), *cands)
+    side = tiles.cpu_tile(m) if k == "numpy" else TOP_SIDE
+    for t, (r0, r1) in enumerate(pairwise(bounds)):
+        g = t % groups
+        rep = (f"{name}-rep", g)
+        dsk[(f"{name}-rows", t)] = ((_pairs_rows, rep, r0, r1, thr) if thr is not None else
+                                    (_top_rows, rep, r0, r1, kk, side))
+        where[(f"{name}-rows", t)] = g
         for f, part in enumerate("ijr"):
-            dsk[(f"{name}-{part}", i)] = (operator.getitem, (f"{name}-rows", i), f)
-    chunks = ((math.nan,) * nb,)
-    return CorrPairs(*(da.Array(graph(f"{name}-{part}", dsk, [z]), f"{name}-{part}",
-                                chunks=chunks, meta=meta)
+            dsk[(f"{name}-{part}", t)] = (operator.getitem, (f"{name}-rows", t), f)
+            where[(f"{name}-{part}", t)] = g
+    pins = {key: workers[g] for key, g in where.items()} if workers else {}
+    chunks = ((math.nan,) * (len(bounds) - 1),)
+    return CorrPairs(*(da.Array(pinned_graph(f"{name}-{part}", dsk, [xs], pins),
+                                f"{name}-{part}", chunks=chunks, meta=meta)
                        for part, meta in zip("ijr", (meta_i, meta_i, meta_r))))

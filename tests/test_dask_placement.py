@@ -1,0 +1,109 @@
+"""The placement plan of ``warplab.dask.corrcoef``/``corr_pairs``: equal shares of work per
+worker, one replica of the series per worker, each task where its replica is, and results equal
+to the single-machine call on clusters of 1, 2 and 3 workers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import dask  # noqa: E402
+
+import warplab  # noqa: E402
+import warplab.dask as wd  # noqa: E402
+from warplab.dask.placement import deal, equal_work_rows  # noqa: E402
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.mark.parametrize("groups", [1, 2, 3, 4, 7])
+def test_deal_balances_within_the_largest_item(groups):
+    costs = list(RNG.uniform(0.1, 5.0, size=37))
+    g = deal(costs, groups)
+    load = [sum(c for c, gi in zip(costs, g) if gi == k) for k in range(groups)]
+    assert sorted(set(g)) == list(range(min(groups, len(costs))))
+    assert max(load) - min(load) <= max(costs) + 1e-12
+
+
+@pytest.mark.parametrize("m,parts", [(2, 1), (2, 5), (10, 3), (1000, 4), (400_000, 8),
+                                     (33, 33)])
+def test_equal_work_rows_cut_the_triangle_evenly(m, parts):
+    b = equal_work_rows(m, parts)
+    assert b[0] == 0 and b[-1] == m and all(x < y for x, y in zip(b, b[1:]))
+    assert len(b) - 1 <= min(parts, m)
+    work = [sum(m - 1 - i for i in range(lo, hi)) if m < 5000 else
+            (hi - lo) * (m - 1) - (hi * (hi - 1) - lo * (lo - 1)) // 2
+            for lo, hi in zip(b, b[1:])]
+    assert sum(work) == m * (m - 1) // 2
+    if len(work) > 1:  # one row more or less per cut
+        assert max(work) - min(work) <= 2 * m
+
+
+@pytest.fixture(scope="module", params=[1, 2, 3])
+def client(request):
+    with distributed.LocalCluster(n_workers=request.param, processes=False,
+                                  threads_per_worker=1, dashboard_address=None) as c, \
+            distributed.Client(c) as cl:  # the default client: the functions plan for it
+        yield cl
+
+
+def _who(client, arr):
+    """The worker holding each chunk of a persisted dask array (exactly one each)."""
+    has = client.who_has(distributed.futures_of(arr))
+    assert all(len(w) == 1 for w in has.values())
+    return {k: next(iter(w)) for k, w in has.items()}
+
+
+def test_corrcoef_blocks_are_shared_evenly_and_exact(client):
+    s = RNG.normal(size=(61, 19))
+    x = da.from_array(s, chunks=((13, 9, 20, 0, 19), (19,)))
+    r = wd.corrcoef(x).persist()
+    distributed.wait(r)
+    where = _who(client, r)  # before compute(), which copies every block to one worker
+    np.testing.assert_allclose(r.compute(), warplab.corrcoef(s), rtol=1e-12, atol=1e-13)
+    workers = sorted(client.scheduler_info()["workers"])
+    # a block above the diagonal and its transpose live on one worker
+    for (name, i, j), w in where.items():
+        assert where[(name, j, i)] == w
+    used = set(where.values())
+    assert used <= set(workers)
+    if len(workers) > 1:
+        assert len(used) > 1  # the work is spread, not all on one worker
+
+
+def test_corr_pairs_on_every_worker_count_equal_the_single_call(client):
+    s = np.cumsum(RNG.normal(size=(70, 24)), axis=1)
+    s[5] = 3.0  # a constant series pairs with nothing
+    x = da.from_array(s, chunks=((30, 40), (24,)))
+    for kw in ({"threshold": 0.5}, {"threshold": 0.0}, {"threshold": 1.0}, {"top_k": 4},
+               {"top_k": 100}):
+        with np.errstate(invalid="ignore", divide="ignore"), \
+                pytest.warns(RuntimeWarning) if kw == {"top_k": 4} else _nothing():
+            exp = warplab.corr_pairs(s, **kw)
+        got = dask.compute(*wd.corr_pairs(x, **kw))
+        for g, e in zip(got, exp):
+            np.testing.assert_array_equal(g[:0].dtype, e[:0].dtype)
+        np.testing.assert_array_equal(got[0], exp[0])
+        np.testing.assert_array_equal(got[1], exp[1])
+        np.testing.assert_allclose(got[2], exp[2], rtol=1e-12)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_threshold_pairs_are_spread_over_the_workers(client):
+    s = np.cumsum(RNG.normal(size=(200, 16)), axis=1)
+    x = da.from_array(s, chunks=50)
+    i, j, r = (a.persist() for a in wd.corr_pairs(x, threshold=0.2))
+    distributed.wait([i, j, r])
+    where = _who(client, i)
+    n = len(client.scheduler_info()["workers"])
+    assert len(set(where.values())) == n
+    assert len(where) % n == 0  # whole shares per worker
