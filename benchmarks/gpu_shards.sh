@@ -17,7 +17,7 @@ if [ -f setup.py ]; then  # the C helpers are built with the package
 fi
 g=tests/gpu
 if [ $# -eq 0 ]; then  # every GPU test file, in six shards of similar length
-  set -- "$g/test_histogram_gpu.py $g/test_histogram_one_block_gpu.py" \
+  set -- "$g/test_histogram_gpu.py $g/test_histogram_one_block_gpu.py $g/test_file_ranges_gpu.py" \
     "$g/test_histogram_numeric_gpu.py $g/test_matmul_gpu.py" \
     "$g/test_reduce_axis_gpu.py $g/test_reduce_gpu.py $g/test_reduce_plan_gpu.py $g/test_random_walk_gpu.py $g/test_ceilings_gpu.py" \
     "$g/test_memcpy_gpu.py $g/test_memcpy_windows_gpu.py $g/test_memcpy_ceiling_gpu.py" \

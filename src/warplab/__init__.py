@@ -38,6 +38,7 @@ from warplab.core.errors import (
     WarplabError,
 )
 from warplab.core.registry import Ran, record_variants
+from warplab.core.sources import FileRange
 from warplab.families.corr import *  # noqa: F403
 from warplab.families.corr import __all__ as _corr_all
 from warplab.families.histogram import *  # noqa: F403  (each family's __all__)
@@ -62,6 +63,7 @@ __all__ = [
     *_memcpy_all,
     *_corr_all,
     "variants",
+    "FileRange",
     "record_variants",
     "Ran",
     "backend",

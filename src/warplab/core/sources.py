@@ -9,7 +9,8 @@ of it) and ``fill(dst, start)``, which writes elements ``[start, start + len(dst
   (``view`` gives zero-copy slices); any other layout is gathered row by row of its first axis
   (``unit`` = one such row), a correct copy path, never an error.
 * :class:`FileSource`: regular files (a path, an open binary file object from its current
-  position, or a list of paths read as one concatenated byte stream), read with ``os.preadv``
+  position, or a list of paths and :class:`FileRange` byte ranges read as one concatenated
+  byte stream), read with ``os.preadv``
   straight into the buffer; ``O_DIRECT`` on request for the aligned middle of each piece.
 
 Errors are raised when a source is opened (before anything is streamed) or while it is read:
@@ -22,7 +23,7 @@ import io
 import os
 import stat
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -77,6 +78,15 @@ class ArraySource:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class FileRange(NamedTuple):
+    """Bytes ``[offset, offset + length)`` of the file at ``path``: an item of a list of files
+    given to ``warplab.byte_histogram`` (or streamed), read as if it were a file of its own."""
+
+    path: str | os.PathLike
+    offset: int
+    length: int
 
 
 class _Part:
@@ -135,15 +145,28 @@ class FileSource:
             if is_file_object(files):
                 self._open_object(files)
             else:
-                for p in ([files] if isinstance(files, (str, os.PathLike)) else files):
-                    name = os.fspath(p)
-                    fd, size = _open_regular(name)
-                    self._add(_Part(name, fd, 0, size, self.size_so_far(), True))
+                single = isinstance(files, (str, os.PathLike, FileRange))
+                for p in ([files] if single else files):
+                    self._add(self._open_item(p))
             self.direct = bool(direct) and self._open_direct()
         except BaseException:
             self.close()
             raise
         self.size = self.size_so_far()
+
+    def _open_item(self, item: Any) -> _Part:
+        """A path (the whole file) or a :class:`FileRange` (its bytes, which must exist)."""
+        rng = item if isinstance(item, FileRange) else None
+        name = os.fspath(rng.path if rng else item)
+        fd, size = _open_regular(name)
+        if rng is None:
+            return _Part(name, fd, 0, size, self.size_so_far(), True)
+        off, length = int(rng.offset), int(rng.length)
+        if off < 0 or length < 0 or off + length > size:
+            os.close(fd)
+            raise InvalidValueError(f"{name}: the range of {length} bytes at offset {off} "
+                                    f"is not inside the file ({size} bytes)")
+        return _Part(name, fd, off, length, self.size_so_far(), True)
 
     def size_so_far(self) -> int:
         return sum(p.size for p in self.parts)
@@ -257,16 +280,18 @@ def check_raw_file(f: Any) -> None:
 
 
 def is_file_source(x: Any) -> bool:
-    """True for what :class:`FileSource` takes: a path, a file object, a list of paths."""
-    if isinstance(x, (str, os.PathLike)) or is_file_object(x):
+    """True for what :class:`FileSource` takes: a path, a file object, a :class:`FileRange`,
+    a list of paths and file ranges."""
+    if isinstance(x, (str, os.PathLike, FileRange)) or is_file_object(x):
         return True
     return isinstance(x, (list, tuple)) and len(x) > 0 and all(
-        isinstance(p, (str, os.PathLike)) for p in x)
+        isinstance(p, (str, os.PathLike, FileRange)) for p in x)
 
 
 def open_source(data: Any, direct: bool = False) -> ArraySource | FileSource:
-    """The source of ``data``: a NumPy array, a path, a file object or a list of paths
-    (``direct``, or ``WARPLAB_STREAM_DIRECT=1``: files through ``O_DIRECT`` too)."""
+    """The source of ``data``: a NumPy array, a path, a file object, a :class:`FileRange` or a
+    list of paths and file ranges (``direct``, or ``WARPLAB_STREAM_DIRECT=1``: files through
+    ``O_DIRECT`` too)."""
     direct = direct or os.environ.get("WARPLAB_STREAM_DIRECT", "").strip() == "1"
     if isinstance(data, np.ndarray):
         return ArraySource(data)

@@ -44,8 +44,10 @@ def byte_histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None
     Args:
         data: uint8 (or int8) NumPy/CuPy array of any shape, anything with
             ``__cuda_array_interface__`` or DLPack (a torch tensor), ``bytes``/``bytearray``/
-            ``memoryview``, or a path to a file (memory-mapped, read in chunks). A ``str`` is
-            always a path: to count a string's bytes pass ``s.encode()``.
+            ``memoryview``, a path to a file, an open binary file (from its position), or a
+            list of paths and ``warplab.FileRange(path, offset, length)`` byte ranges (read
+            in chunks as one stream). A ``str`` is always a path: to count a string's bytes
+            pass ``s.encode()``.
         bins: ``"bytes"`` (256), ``"ascii128"`` (128, codes 1..128), ``"letters"`` (27) or a
             256-entry integer lookup table byte -> bin.
         variant: a registered variant name (``warplab.variants("histogram")``); default: the
@@ -64,7 +66,7 @@ def byte_histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None
     k = byte_plan.key(data, bins, variant, device, out is not None, accumulate)
     plan = None if k is None else _BYTE_PLANS.get(k)
     if plan is None:
-        if k is None and is_file_source(data):  # a path, a binary file, a list of paths
+        if k is None and is_file_source(data):  # a path, a binary file, a list of paths/ranges
             mapping = resolve(bins)
             byte_plan.check_accumulate(out, accumulate, mapping, False)
             counts = byte_plan.count_files(data, mapping, variant, device)
