@@ -67,10 +67,13 @@ _CUPY_ASKED = re.compile(r"allocating ([\d,]+) bytes")
 
 
 def gb(nbytes: float) -> str:
-    """``nbytes`` for a message: ``"34.4 GB"`` (``"2.1 MB"`` below 0.1 GB)."""
-    if nbytes < 1e8:
+    """``nbytes`` for a message: ``"34.4 GB"``, ``"2.1 MB"`` below 0.1 GB, ``"4,096 bytes"``
+    below 0.1 MB."""
+    if nbytes >= 1e8:
+        return f"{nbytes / 1e9:.1f} GB"
+    if nbytes >= 1e5:
         return f"{nbytes / 1e6:.1f} MB"
-    return f"{nbytes / 1e9:.1f} GB"
+    return f"{int(nbytes):,} bytes"
 
 
 def _free_device() -> int | None:
