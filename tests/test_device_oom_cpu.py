@@ -42,7 +42,7 @@ def _raise(exc: BaseException) -> Callable[[], None]:
 
 @pytest.fixture(autouse=True)
 def free_5gb(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(device, "_free_device", lambda: 5_000_000_000)
+    monkeypatch.setattr(device, "_free_device", lambda: gb(5_000_000_000))
 
 
 def test_cupy_oom_names_the_call_and_the_bytes() -> None:
@@ -142,3 +142,48 @@ def test_public_calls_convert(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_gb() -> None:
     assert gb(34_359_738_368) == "34.4 GB" and gb(2_097_152) == "2.1 MB"
     assert gb(4096) == "4,096 bytes"
+
+
+def test_nested_public_calls_name_the_outer_one() -> None:
+    exc = _kind("OutOfMemoryError", "cupy.cuda.memory", MemoryError)(
+        "Out of memory allocating 18,000,384 bytes (allocated so far: 0 bytes).")
+
+    @device_errors
+    def gram() -> None:  # a public call that another public call runs
+        raise exc
+
+    with pytest.raises(DeviceOutOfMemoryError) as inner:
+        gram()
+    assert "in warplab.gram (18.0 MB asked)" in str(inner.value)
+    with pytest.raises(DeviceOutOfMemoryError) as outer:
+        corr_pairs(gram)
+    assert str(outer.value).startswith("GPU out of memory in warplab.corr_pairs (18.0 MB")
+    assert outer.value.__cause__ is exc and outer.value.origin is exc
+    assert outer.value.call == "corr_pairs"
+    thrust = MemoryError("std::bad_alloc")
+
+    @device_errors
+    def gram2() -> None:
+        _through_cupy(thrust)()
+
+    with pytest.raises(DeviceOutOfMemoryError, match=r"in warplab\.corr_pairs: a Thrust") as t:
+        corr_pairs(gram2)
+    assert t.value.__cause__ is thrust
+
+
+def test_free_device_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    from types import SimpleNamespace
+
+    limit = [0]
+    fake = SimpleNamespace(
+        cuda=SimpleNamespace(runtime=SimpleNamespace(memGetInfo=lambda: (4 * 10**9, 8 * 10**9))),
+        get_default_memory_pool=lambda: SimpleNamespace(free_bytes=lambda: 10**9,
+                                                        get_limit=lambda: limit[0]))
+    monkeypatch.undo()  # the real _free_device
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    assert device._free_device() == "5.0 GB"
+    limit[0] = 2 * 10**9
+    assert device._free_device() == "5.0 GB (CuPy's pool limit: 2.0 GB)"
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace())
+    assert device._free_device() is None

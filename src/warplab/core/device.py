@@ -76,15 +76,19 @@ def gb(nbytes: float) -> str:
     return f"{int(nbytes):,} bytes"
 
 
-def _free_device() -> int | None:
-    """Free GPU memory plus what CuPy's pool holds unused (None when it cannot be asked)."""
+def _free_device() -> str | None:
+    """Free GPU memory plus what CuPy's pool holds unused, and the pool's limit where one is
+    set, for a message (None when the device cannot be asked)."""
     try:
         import cupy
 
         free, _ = cupy.cuda.runtime.memGetInfo()
-        return int(free + cupy.get_default_memory_pool().free_bytes())
+        pool = cupy.get_default_memory_pool()
+        limit = int(pool.get_limit())
+        text = gb(int(free + pool.free_bytes()))
     except Exception:
         return None
+    return f"{text} (CuPy's pool limit: {gb(limit)})" if limit else text
 
 
 def _through_cupy(exc: BaseException) -> bool:
@@ -110,7 +114,12 @@ def device_oom(exc: BaseException, call: str) -> DeviceOutOfMemoryError | None:
     allocation failures of the CUDA libraries, the runtime and the driver (:data:`OOM_CODES`).
     A host ``MemoryError`` (NumPy's ``Unable to allocate ...``) and warplab's own errors are
     not device errors (None). Where the bytes asked are not known, the message gives the
-    free device memory instead."""
+    free device memory instead. An error converted by a public call that ``call`` called
+    (``corr_pairs`` running ``gram``) is converted again from its origin, naming ``call``.
+    The error's ``call`` and ``origin`` attributes hold the call's name and ``exc``."""
+    if isinstance(exc, DeviceOutOfMemoryError) and exc.origin is not None \
+            and exc.call != call:
+        return device_oom(exc.origin, call)
     if isinstance(exc, WarplabError):
         return None
     text, kind = str(exc), type(exc)
@@ -118,7 +127,7 @@ def device_oom(exc: BaseException, call: str) -> DeviceOutOfMemoryError | None:
     if isinstance(exc, MemoryError) and kind.__module__.startswith("cupy"):
         asked = _CUPY_ASKED.search(text)
         what = f" ({gb(int(asked.group(1).replace(',', '')))} asked)" if asked else ""
-        return DeviceOutOfMemoryError(f"{head}{what}: {text}")
+        return _converted(f"{head}{what}: {text}", call, exc)
     if kind is MemoryError and "bad_alloc" in text and _through_cupy(exc):
         what = "a Thrust algorithm (sort, scan) could not allocate its temporary storage"
     elif isinstance(exc, (RuntimeError, MemoryError)) and not kind.__module__.startswith(
@@ -127,16 +136,23 @@ def device_oom(exc: BaseException, call: str) -> DeviceOutOfMemoryError | None:
     else:
         return None
     free = _free_device()
-    room = "" if free is None else f"; free GPU memory now: {gb(free)}"
-    return DeviceOutOfMemoryError(f"{head}: {what} ({kind.__name__}: {text}){room}")
+    room = "" if free is None else f"; free GPU memory now: {free}"
+    return _converted(f"{head}: {what} ({kind.__name__}: {text}){room}", call, exc)
+
+
+def _converted(message: str, call: str, origin: BaseException) -> DeviceOutOfMemoryError:
+    err = DeviceOutOfMemoryError(message)
+    err.call, err.origin = call, origin
+    return err
 
 
 def device_errors(fn: F) -> F:
     """Decorator for public functions: an out-of-memory error of the GPU (CuPy's, Thrust's,
     a CUDA library's or the driver's: :func:`device_oom`) becomes
-    :class:`~warplab.core.errors.DeviceOutOfMemoryError` naming the call (the original
-    chained as its cause); everything else, host ``MemoryError`` included, passes unchanged.
-    Costs one extra Python call frame."""
+    :class:`~warplab.core.errors.DeviceOutOfMemoryError` naming the call (the outermost
+    public call, where one calls another; the original chained as its cause); everything
+    else, host ``MemoryError`` included, passes unchanged. Costs one extra Python call frame.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -146,7 +162,7 @@ def device_errors(fn: F) -> F:
             err = device_oom(exc, fn.__name__)
             if err is None:
                 raise
-            raise err from exc
+            raise err from err.origin
 
     return wrapper  # type: ignore[return-value]
 

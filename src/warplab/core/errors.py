@@ -42,7 +42,11 @@ class DeviceOutOfMemoryError(WarplabError, MemoryError):
     """The GPU ran out of memory (CuPy's ``OutOfMemoryError`` or a driver's out-of-memory code,
     translated by :func:`warplab.core.device.device_errors`), or a result that warplab
     accumulates on the GPU would not fit there; the message says what was asked and what to
-    change."""
+    change. ``call`` and ``origin``: the public call that converted it and the original error
+    (None for warplab's own)."""
+
+    call: str | None = None
+    origin: BaseException | None = None
 
 
 class HostOutOfMemoryError(WarplabError, MemoryError):

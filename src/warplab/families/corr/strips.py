@@ -30,7 +30,7 @@ from warplab.families.corr.tiles import finish
 #: positions and values of one part (16).
 PAIR_BYTES = 48
 #: Bytes per coefficient of one part while it is reduced: the block (at most float64), |b|,
-#: the hit masks, ``nonzero``'s scan and the per-row counts.
+#: the hit masks and ``nonzero``'s scan.
 PART_BYTES = 40
 #: Share of free device memory one strip may use (the rest holds the rows, and the pairs
 #: where they stay on the GPU).
@@ -75,8 +75,8 @@ def stream_above(eng: Any, thr: float, r0: int, r1: int, strip_bytes: int
     Coefficients are finished as ``corrcoef``'s (clipped to [-1, 1]; NaN, which pairs with
     nothing, for constant or non-finite series). Performance: per strip one block per part
     (the diagonal block and ``ceil((M - b) / part_cols)`` parts right of it), per part one
-    compare, a row sum and a compaction (``nonzero``: one synchronisation); one scatter per
-    field when the strip has more than one part.
+    compare and a compaction (``nonzero``: one synchronisation), the hits counted per row;
+    one scatter per field when the strip has more than one part.
     """
     for _a, _b, i, j, r in strips_above(eng, thr, r0, r1, strip_bytes):
         yield i, j, r
@@ -99,8 +99,8 @@ def _strip(eng: Any, thr: float, a: int, b: int, cols: int) -> tuple[Any, Any, A
         hit = xp.abs(blk) >= thr  # NaN compares False
         if c0 == a:
             hit = xp.triu(hit, 1)
-        counts.append(hit.sum(axis=1, dtype=np.int64))
         ii, jj = xp.nonzero(hit)
+        counts.append(xp.bincount(ii, minlength=b - a))  # per-row hits, from the hits alone
         parts.append((ii, jj + c0, blk[ii, jj].astype(np.float64)))
         del blk, hit
     if len(parts) == 1:

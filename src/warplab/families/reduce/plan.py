@@ -130,7 +130,7 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
         err = device_oom(exc, "series_stats" if family == "stats" else "reduce")
         if err is None:
             raise
-        raise err from exc
+        raise err from err.origin
 
 
 def build(a: Any, on_device: bool, family: str, op: Any, axis: Any, dtype: Any, keepdims: Any,
