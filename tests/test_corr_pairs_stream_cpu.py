@@ -132,6 +132,7 @@ def test_strip_shape_from_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     assert strip_shape(1000, 0, 1000, _budget(1000, 10))[0] == 10
     assert strip_shape(1000, 500, 1000, _budget(1000, 10))[0] == 20  # fewer columns: taller
     assert strip_shape(1000, 990, 1000, 1 << 40)[0] == 10  # never past r1
+    assert strip_shape(100_000, 0, 100_000, _budget(100_000, 300))[0] == 256  # 128s
     rows, cols = strip_shape(1000, 0, 1000, 1 << 24)
     assert rows * 1000 * PAIR_BYTES <= (1 << 23) and rows * cols * strips.PART_BYTES <= 1 << 23
     monkeypatch.setattr(tiles, "TILE_CAP", 3)

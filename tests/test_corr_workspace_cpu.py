@@ -137,7 +137,7 @@ def device_ops(gpu):  # noqa: F811
     cp = sys.modules["cupy"]
     wrap = lambda f: lambda *a, **k: f(*a, **k).view(Dev)  # noqa: E731
     cp.abs, cp.stack, cp.cumsum = wrap(np.abs), wrap(np.stack), wrap(np.cumsum)
-    cp.full, cp.bincount = wrap(np.full), wrap(np.bincount)
+    cp.full, cp.searchsorted, cp.diff = wrap(np.full), wrap(np.searchsorted), wrap(np.diff)
     return gpu
 
 

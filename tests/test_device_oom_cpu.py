@@ -176,14 +176,18 @@ def test_free_device_message(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
     limit = [0]
+    pool = SimpleNamespace(free_bytes=lambda: 10**9, get_limit=lambda: limit[0])
     fake = SimpleNamespace(
-        cuda=SimpleNamespace(runtime=SimpleNamespace(memGetInfo=lambda: (4 * 10**9, 8 * 10**9))),
-        get_default_memory_pool=lambda: SimpleNamespace(free_bytes=lambda: 10**9,
-                                                        get_limit=lambda: limit[0]))
+        cuda=SimpleNamespace(runtime=SimpleNamespace(memGetInfo=lambda: (4 * 10**9, 8 * 10**9)),
+                             get_allocator=lambda: print),  # not a pool's method
+        get_default_memory_pool=lambda: pool)
     monkeypatch.undo()  # the real _free_device
     monkeypatch.setitem(sys.modules, "cupy", fake)
     assert device._free_device() == "5.0 GB"
     limit[0] = 2 * 10**9
     assert device._free_device() == "5.0 GB (CuPy's pool limit: 2.0 GB)"
+    other = SimpleNamespace(free_bytes=lambda: 0, get_limit=lambda: 10**8)
+    fake.cuda.get_allocator = lambda: SimpleNamespace(__self__=other)  # another pool in use
+    assert device._free_device() == "4.0 GB (CuPy's pool limit: 0.1 GB)"
     monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace())
     assert device._free_device() is None

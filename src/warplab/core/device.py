@@ -83,7 +83,9 @@ def _free_device() -> str | None:
         import cupy
 
         free, _ = cupy.cuda.runtime.memGetInfo()
-        pool = cupy.get_default_memory_pool()
+        pool = getattr(cupy.cuda.get_allocator(), "__self__", None)  # the pool in use
+        if not hasattr(pool, "get_limit"):
+            pool = cupy.get_default_memory_pool()
         limit = int(pool.get_limit())
         text = gb(int(free + pool.free_bytes()))
     except Exception:

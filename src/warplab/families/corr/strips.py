@@ -25,16 +25,19 @@ import numpy as np
 from warplab.families.corr import tiles
 from warplab.families.corr.tiles import finish
 
-#: Bytes per pair held while a strip is assembled: i, j and r of the parts' hits (24), one
-#: field of the ordered copy (8; the fields are scattered one at a time) and the scatter's
-#: positions and values of one part (16).
+#: Bytes per pair held while a strip is assembled: i, j and r of the parts' hits (24), their
+#: final positions (8), one field of the ordered copy (8; the fields are scattered one at a
+#: time) and one part's shifted rows (8).
 PAIR_BYTES = 48
 #: Bytes per coefficient of one part while it is reduced: the block (at most float64), |b|,
 #: the hit masks and ``nonzero``'s scan.
 PART_BYTES = 40
-#: Share of free device memory one strip may use (the rest holds the rows, and the pairs
-#: where they stay on the GPU).
-DEVICE_STRIP_SHARE = 0.15
+#: Share of free device memory one strip may use (the rest holds the pairs where they stay
+#: on the GPU).
+DEVICE_STRIP_SHARE = 0.25
+#: Strip heights and part widths from this size up are multiples of it: the tile edge of the
+#: Gram kernel (``gram_cuda.GramConfig.tile``), so no block ends in a mostly empty tile row.
+ALIGN = 128
 
 
 def strip_bytes_for(eng: Any) -> int:
@@ -50,11 +53,17 @@ def strip_shape(m: int, a: int, r1: int, strip_bytes: int) -> tuple[int, int]:
     """``(rows, part_cols)`` of the strip starting at row ``a`` (rows ``a:r1`` left; columns
     ``a:m``): as many rows as half of ``strip_bytes`` holds when every coefficient of the strip
     is a pair, at least 1; the parts right of the diagonal block as wide as the other half
-    holds at that height. Both limited by ``tiles.TILE_CAP`` (tests)."""
+    holds at that height; from 128 up, multiples of 128 (:data:`ALIGN`). Both limited by
+    ``tiles.TILE_CAP`` (tests)."""
     half = max(0, int(strip_bytes)) // 2
-    rows = tiles.capped(max(1, min(r1 - a, half // (PAIR_BYTES * max(1, m - a)))))
-    cols = tiles.capped(max(1, half // (PART_BYTES * rows)))
+    rows = tiles.capped(max(1, min(r1 - a, _aligned(half // (PAIR_BYTES * max(1, m - a))))))
+    cols = tiles.capped(max(1, _aligned(half // (PART_BYTES * rows))))
     return rows, cols
+
+
+def _aligned(n: int) -> int:
+    """``n`` rounded down to a multiple of :data:`ALIGN` from ``ALIGN`` up."""
+    return n - n % ALIGN if n >= ALIGN else n
 
 
 def strip_bounds(m: int, r0: int, r1: int, strip_bytes: int) -> Iterator[tuple[int, int, int]]:
@@ -100,7 +109,8 @@ def _strip(eng: Any, thr: float, a: int, b: int, cols: int) -> tuple[Any, Any, A
         if c0 == a:
             hit = xp.triu(hit, 1)
         ii, jj = xp.nonzero(hit)
-        counts.append(xp.bincount(ii, minlength=b - a))  # per-row hits, from the hits alone
+        ends = xp.searchsorted(ii, xp.arange(1, b - a + 1), side="left")  # ii is sorted
+        counts.append(xp.diff(ends, prepend=0))  # per-row hits, from the hits alone
         parts.append((ii, jj + c0, blk[ii, jj].astype(np.float64)))
         del blk, hit
     if len(parts) == 1:
@@ -114,21 +124,21 @@ def _ordered(xp: Any, a: int, parts: list[tuple[Any, Any, Any]], counts: Any
     """The parts' hits (each row-major; local rows) in ``(i, j)`` order: hit ``e`` of part
     ``k`` in row ``i`` goes to ``start[i, k] + e - first[i, k]``, where ``start`` is the
     exclusive cumulative sum of ``counts`` (rows x parts) in row-major order and ``first`` the
-    exclusive cumulative sum of part ``k``'s counts over the rows. One field at a time (j, r,
-    then i), each part's copy of it dropped once scattered."""
+    exclusive cumulative sum of part ``k``'s counts over the rows. The positions once per part,
+    then one field at a time (j, r, then i), each part's copy of it dropped once scattered."""
     flat = counts.ravel()
     start = (xp.cumsum(flat) - flat).reshape(counts.shape)
     shift = start - (xp.cumsum(counts, axis=0) - counts)  # final minus in-part position
     total = sum(int(p[0].size) for p in parts)
     held = [list(p) for p in parts]
+    pos = [xp.arange(p[0].size, dtype=np.int64) + shift[p[0], k] if p[0].size else None
+           for k, p in enumerate(parts)]
     fields: dict[int, Any] = {}
     for f, dt in ((1, np.int64), (2, np.float64), (0, np.int64)):
         out = xp.empty(total, dt)
         for k, p in enumerate(held):
-            ii = p[0]
-            if ii.size:
-                out[xp.arange(ii.size, dtype=np.int64) + shift[ii, k]] = (
-                    ii + a if f == 0 else p[f])
+            if pos[k] is not None:
+                out[pos[k]] = p[0] + a if f == 0 else p[f]
             p[f] = None
         fields[f] = out
     return fields[0], fields[1], fields[2]
