@@ -83,7 +83,7 @@ def _free_device() -> str | None:
         import cupy
 
         free, _ = cupy.cuda.runtime.memGetInfo()
-        pool = getattr(cupy.cuda.get_allocator(), "__self__", None)  # the pool in use
+        pool: Any = getattr(cupy.cuda.get_allocator(), "__self__", None)  # the pool in use
         if not hasattr(pool, "get_limit"):
             pool = cupy.get_default_memory_pool()
         limit = int(pool.get_limit())
