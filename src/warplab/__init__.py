@@ -31,6 +31,7 @@ from warplab.core.device import cuda_available, resolve_backend
 from warplab.core.errors import (
     DeviceOutOfMemoryError,
     DeviceUnavailableError,
+    HostOutOfMemoryError,
     InvalidTypeError,
     InvalidValueError,
     KernelCompileError,
@@ -74,6 +75,7 @@ __all__ = [
     "InvalidTypeError",
     "DeviceUnavailableError",
     "DeviceOutOfMemoryError",
+    "HostOutOfMemoryError",
     "KernelCompileError",
 ]
 

@@ -9,11 +9,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from warplab.core.errors import DeviceOutOfMemoryError, DeviceUnavailableError, InvalidValueError
+from warplab.core.errors import (
+    DeviceOutOfMemoryError,
+    DeviceUnavailableError,
+    InvalidValueError,
+    WarplabError,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,22 +57,133 @@ def cuda_available() -> bool:
     return cuda_status()[0]
 
 
+#: What a CUDA library or the runtime says when it could not allocate device memory: cuBLAS,
+#: cuSOLVER, cuSPARSE, cuTENSOR (``*_STATUS_ALLOC_FAILED``), cuFFT (``CUFFT_ALLOC_FAILED``),
+#: cuRAND (``CURAND_STATUS_ALLOCATION_FAILED``), the runtime (``cudaErrorMemoryAllocation``)
+#: and the driver (``CUDA_ERROR_OUT_OF_MEMORY``, also from warplab's C launch path).
+OOM_CODES = ("ALLOC_FAILED", "ALLOCATION_FAILED", "cudaErrorMemoryAllocation",
+             "CUDA_ERROR_OUT_OF_MEMORY")
+_CUPY_ASKED = re.compile(r"allocating ([\d,]+) bytes")
+
+
+def gb(nbytes: float) -> str:
+    """``nbytes`` for a message: ``"34.4 GB"``, ``"2.1 MB"`` below 0.1 GB, ``"4,096 bytes"``
+    below 0.1 MB."""
+    if nbytes >= 1e8:
+        return f"{nbytes / 1e9:.1f} GB"
+    if nbytes >= 1e5:
+        return f"{nbytes / 1e6:.1f} MB"
+    return f"{int(nbytes):,} bytes"
+
+
+def _free_device() -> str | None:
+    """Free GPU memory plus what CuPy's pool holds unused, and the pool's limit where one is
+    set, for a message (None when the device cannot be asked)."""
+    try:
+        import cupy
+
+        free, _ = cupy.cuda.runtime.memGetInfo()
+        pool: Any = getattr(cupy.cuda.get_allocator(), "__self__", None)  # the pool in use
+        if not hasattr(pool, "get_limit"):
+            pool = cupy.get_default_memory_pool()
+        limit = int(pool.get_limit())
+        text = gb(int(free + pool.free_bytes()))
+    except Exception:
+        return None
+    return f"{text} (CuPy's pool limit: {gb(limit)})" if limit else text
+
+
+def _through_cupy(exc: BaseException) -> bool:
+    """The exception passed through CuPy's code (its Cython modules add their frames to the
+    traceback): the failing call ran on the device."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        where = f"{frame.f_globals.get('__name__', '')} {frame.f_code.co_filename}"
+        if "cupy" in where:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def device_oom(exc: BaseException, call: str) -> DeviceOutOfMemoryError | None:
+    """``exc`` as :class:`~warplab.core.errors.DeviceOutOfMemoryError` when it says the GPU
+    ran out of memory, else None. ``call``: the public function's name (``"corr_pairs"``).
+
+    Recognised: CuPy's ``OutOfMemoryError`` (its message has the bytes asked); Thrust's
+    ``std::bad_alloc``, which CuPy's Thrust bindings raise as a plain ``MemoryError`` (told
+    from a host one by its message and by its traceback passing through CuPy); the
+    allocation failures of the CUDA libraries, the runtime and the driver (:data:`OOM_CODES`).
+    A host ``MemoryError`` (NumPy's ``Unable to allocate ...``) and warplab's own errors are
+    not device errors (None). Where the bytes asked are not known, the message gives the
+    free device memory instead. An error converted by a public call that ``call`` called
+    (``corr_pairs`` running ``gram``) is converted again from its origin, naming ``call``.
+    The error's ``call`` and ``origin`` attributes hold the call's name and ``exc``."""
+    if isinstance(exc, DeviceOutOfMemoryError) and exc.origin is not None \
+            and exc.call != call:
+        return device_oom(exc.origin, call)
+    if isinstance(exc, WarplabError):
+        return None
+    text, kind = str(exc), type(exc)
+    head = f"GPU out of memory in warplab.{call}"
+    if isinstance(exc, MemoryError) and kind.__module__.startswith("cupy"):
+        asked = _CUPY_ASKED.search(text)
+        what = f" ({gb(int(asked.group(1).replace(',', '')))} asked)" if asked else ""
+        return _converted(f"{head}{what}: {text}", call, exc)
+    if kind is MemoryError and "bad_alloc" in text and _through_cupy(exc):
+        what = "a Thrust algorithm (sort, scan) could not allocate its temporary storage"
+    elif isinstance(exc, (RuntimeError, MemoryError)) and not kind.__module__.startswith(
+            "numpy") and any(code in text for code in OOM_CODES):
+        what = "a CUDA library could not allocate device memory"
+    else:
+        return None
+    free = _free_device()
+    room = "" if free is None else f"; free GPU memory now: {free}"
+    return _converted(f"{head}: {what} ({kind.__name__}: {text}){room}", call, exc)
+
+
+def _converted(message: str, call: str, origin: BaseException) -> DeviceOutOfMemoryError:
+    err = DeviceOutOfMemoryError(message)
+    err.call, err.origin = call, origin
+    return err
+
+
 def device_errors(fn: F) -> F:
-    """Decorator for public functions: CuPy's out-of-memory error becomes
-    :class:`~warplab.core.errors.DeviceOutOfMemoryError` (the original chained as its cause);
-    everything else passes unchanged. Costs one extra Python call frame."""
+    """Decorator for public functions: an out-of-memory error of the GPU (CuPy's, Thrust's,
+    a CUDA library's or the driver's: :func:`device_oom`) becomes
+    :class:`~warplab.core.errors.DeviceOutOfMemoryError` naming the call (the outermost
+    public call, where one calls another; the original chained as its cause); everything
+    else, host ``MemoryError`` included, passes unchanged. Costs one extra Python call frame.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except MemoryError as exc:
-            if not type(exc).__module__.startswith("cupy"):
+        except (MemoryError, RuntimeError) as exc:
+            err = device_oom(exc, fn.__name__)
+            if err is None:
                 raise
-            raise DeviceOutOfMemoryError(f"GPU out of memory in warplab.{fn.__name__}: {exc}"
-                                         ) from exc
+            raise err from err.origin
 
     return wrapper  # type: ignore[return-value]
+
+
+def host_memory_available() -> int | None:
+    """Bytes of host memory available to new allocations: ``MemAvailable`` of
+    ``/proc/meminfo`` (Linux), else the free physical pages (``os.sysconf``); None when
+    neither can be read."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def resolve_backend(device: str | None = None) -> str:

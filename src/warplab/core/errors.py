@@ -8,6 +8,7 @@ what was asked for from a device problem and from a bug without reading messages
 ``InvalidTypeError``           a wrong type or dtype (also a ``TypeError``)
 ``DeviceUnavailableError``     the cuda backend was asked for and no GPU or CuPy is usable
 ``DeviceOutOfMemoryError``     the GPU ran out of memory (also a ``MemoryError``)
+``HostOutOfMemoryError``       a result would not fit host memory (also a ``MemoryError``)
 ``KernelCompileError``         NVRTC could not compile a kernel: a bug, never the caller's
 =============================  ==================================================================
 
@@ -39,7 +40,19 @@ class DeviceUnavailableError(WarplabError, RuntimeError):
 
 class DeviceOutOfMemoryError(WarplabError, MemoryError):
     """The GPU ran out of memory (CuPy's ``OutOfMemoryError`` or a driver's out-of-memory code,
-    translated by :func:`warplab.core.device.device_errors`)."""
+    translated by :func:`warplab.core.device.device_errors`), or a result that warplab
+    accumulates on the GPU would not fit there; the message says what was asked and what to
+    change. ``call`` and ``origin``: the public call that converted it and the original error
+    (None for warplab's own)."""
+
+    call: str | None = None
+    origin: BaseException | None = None
+
+
+class HostOutOfMemoryError(WarplabError, MemoryError):
+    """A result would not fit the host's available memory (checked before it is assembled);
+    the message says how large it is and what to change. NumPy's own failed allocations stay
+    NumPy's ``MemoryError``."""
 
 
 class KernelCompileError(WarplabError, RuntimeError):

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
-from warplab.core.device import device_errors
+from warplab.core.device import device_errors, gb
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.scalar import RESULT_TYPES, empty
 from warplab.families.corr import small_cuda, tiles
@@ -134,7 +135,9 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
             cpu backend.
         out: an ``(M, M)`` array of the result dtype (any layout): CuPy, NumPy or a NumPy
             memory map (also for device input: a result larger than GPU memory is written
-            tile by tile). Returned.
+            tile by tile). Returned. Without it, a device result whose whole-matrix working
+            set does not fit free GPU memory is allocated on the GPU and filled tile by tile
+            (:func:`plan_workspace`).
         nan_policy: ``"propagate"`` (NumPy: a series holding NaN gives NaN in its row and
             column) or ``"pairwise"`` (pandas' ``DataFrame.corr``: each pair over the
             observations where both are finite; about 4x the flops, float64, whole matrix).
@@ -150,7 +153,9 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     Raises:
         ValueError: more than 2-D, ``y`` of another series length, bad ``out``, unknown
         precision, variant or nan_policy, a device result that does not fit GPU memory
-        without ``out=``.  TypeError: complex or non-numeric data, a non-float ``dtype``.
+        even tile by tile (the result, the normalised rows and one smallest tile) without
+        ``out=``.  TypeError: complex or non-numeric data, a non-float ``dtype``.
+        DeviceOutOfMemoryError: the GPU ran out of memory all the same.
 
     Performance:
         ``M (M + 1) / 2 * N`` multiply-adds (upper triangle only, mirrored); one normalisation
@@ -280,46 +285,85 @@ def _run(plan: Plan, x: Any, y: Any, rowvar: bool, out: Any) -> Any:
     if plan.pairwise:
         r = pairwise_complete(data)
         return _deliver(r.astype(res_dt, copy=False), out, on_device)
-    whole = _fits_whole(m, n, res_dt, precision, backend, on_device, out)
+    ws = plan_workspace(m, n, res_dt, precision, backend, on_device, out)
     eng = v.fn(data, precision)
-    if whole:  # the validity is read after the launches: one synchronisation at the end
+    if ws.whole:  # the validity is read after the launches: one synchronisation at the end
         r = full_matrix(eng)
         warn_invalid(eng.all_valid, 1)
         return _deliver(r.astype(res_dt, copy=False), out, on_device)
     warn_invalid(eng.all_valid, 1)
-    if out is None:  # host input: a host result; device input (small tiles forced): CuPy
+    if out is None:  # host input: a host result; device input: a CuPy result
         out = _empty(on_device, (m, m), res_dt)
-    tile = (tiles.device_tile(m, n, 8, tiles.free_device_bytes()) if backend == "cuda"
-            else tiles.cpu_tile(m))
-    return tiles.fill_tiled(eng, out, tile)
+    return tiles.fill_tiled(eng, out, ws.tile)
 
 
-def _fits_whole(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
-                on_device: bool, out: Any) -> bool:
-    """True when the whole matrix is computed at once; False: tile by tile into ``out`` (or a
-    host array). ``ValueError`` when a device result cannot fit GPU memory and no host ``out``
-    was given, or a host result cannot fit host memory."""
-    # the block, its mirror temporaries and the cast result, next to the normalised rows
-    need = m * m * (3 * 8 + res_dt.itemsize) + m * n * work_itemsize(precision)
-    if tiles.TILE_CAP is not None and m > tiles.TILE_CAP:
-        return False
-    if backend == "cuda" and need <= tiles.TINY_BYTES:
-        return True
+class Workspace(NamedTuple):
+    """How a call computes its matrix (:func:`plan_workspace`): ``whole`` (one block), else
+    tile by tile of side ``tile`` into ``out``, or, without ``out``, into a new result array
+    on the input's side (a host array for host input, a CuPy array for device input)."""
+
+    whole: bool
+    tile: int = 0
+
+
+#: Bytes per element of a square tile's temporaries while it is written: about four float64
+#: tile-sized arrays (``tiles.device_tile``'s model).
+TILE_ELEMENT_BYTES = 32
+#: The smallest device tile side ``tiles.device_tile`` chooses.
+MIN_DEVICE_TILE = 256
+
+
+def plan_workspace(m: int, n: int, res_dt: np.dtype, precision: str, backend: str,
+                   on_device: bool, out: Any,
+                   free: Callable[[], int] | None = None,
+                   host: Callable[[], int | None] | None = None) -> Workspace:
+    """The memory plan of a corrcoef call, decided once per call against the memory free now
+    (``free``: what returns the free GPU memory, ``tiles.free_device_bytes`` by default, asked
+    only where the working set is not tiny; ``host``: the host's memory, ``_host_memory`` by
+    default, for the cpu backend).
+
+    - whole, when the whole-matrix working set fits: three float64 M x M temporaries (the
+      block, its mirror, the cast) and the result next to the normalised rows, within
+      ``tiles.DEVICE_SHARE`` of free GPU memory (``tiles.CPU_TILE_BYTES`` on the cpu backend,
+      where ``out`` always means tiles);
+    - else tile by tile: into ``out``, a host result (host input) or, for device input
+      without ``out``, an M x M result allocated on the GPU, the tile side from the memory
+      left after the result and the rows (``tiles.device_tile``).
+
+    ``tiles.TILE_CAP`` (tests) forces tiles where ``M`` exceeds it. ``ValueError`` when a
+    device result cannot fit even tile by tile (the result, the normalised rows and one
+    smallest tile's temporaries above free GPU memory), or a cpu-backend result without
+    ``out`` cannot fit the host's memory."""
+    rows = m * n * work_itemsize(precision)
+    result = m * m * res_dt.itemsize
+    need = m * m * 3 * 8 + result + rows
+    forced = tiles.TILE_CAP is not None and m > tiles.TILE_CAP
     if backend == "cpu":
-        host = _host_memory()
-        if out is None and host is not None and m * m * res_dt.itemsize > host:
+        mem = (host or _host_memory)()
+        if out is None and mem is not None and result > mem:
             raise InvalidValueError(f"corrcoef: the {m} x {m} {res_dt} result needs "
-                             f"{m * m * res_dt.itemsize / 1e9:.1f} GB, more than this host's "
-                             f"memory; pass out=numpy.memmap(...)")
-        return out is None and need <= tiles.CPU_TILE_BYTES
-    if need <= tiles.DEVICE_SHARE * tiles.free_device_bytes():
-        return True
-    if out is None and on_device:
+                                    f"{gb(result)}, more than this host's memory; pass "
+                                    f"out=numpy.memmap(...)")
+        if out is None and need <= tiles.CPU_TILE_BYTES and not forced:
+            return Workspace(True)
+        return Workspace(False, tiles.cpu_tile(m))
+    if need <= tiles.TINY_BYTES and not forced:
+        return Workspace(True)
+    room = (free or tiles.free_device_bytes)()
+    if need <= tiles.DEVICE_SHARE * room and not forced:
+        return Workspace(True)
+    if out is not None or not on_device:
+        return Workspace(False, tiles.device_tile(m, n, 8, room))
+    least = min(m, MIN_DEVICE_TILE)
+    tiled = result + rows + TILE_ELEMENT_BYTES * least * least
+    if tiled > room:
         raise InvalidValueError(
-            f"corrcoef: the {m} x {m} {res_dt} result needs {need / 1e9:.1f} GB "
-            f"of GPU memory (free: {tiles.free_device_bytes() / 1e9:.1f} GB); "
-            f"pass out= a host array or numpy.memmap to write it tile by tile")
-    return False
+            f"corrcoef: the {m} x {m} {res_dt} result needs {gb(tiled)} of GPU memory even "
+            f"tile by tile (the result {gb(result)}, the normalised rows {gb(rows)}, one "
+            f"{least} x {least} tile's temporaries {gb(TILE_ELEMENT_BYTES * least * least)}; "
+            f"free: {gb(room)}); pass out= a host array or numpy.memmap to write it tile by "
+            f"tile")
+    return Workspace(False, tiles.device_tile(m, n, 8, room - result))
 
 
 def _empty(on_device: bool, shape: tuple[int, ...], dtype: np.dtype) -> Any:

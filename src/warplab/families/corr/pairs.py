@@ -1,25 +1,33 @@
 """``corr_pairs``: the strongest correlations of M series without the M x M matrix.
 
-The coefficients are computed tile by tile (the same engines and finishing as ``corrcoef``;
-tiles above the diagonal only) and each tile is reduced at once: to the pairs above a threshold,
-or merged into a running top-k per series. Peak memory is the normalised rows (M N values) plus a
-few tiles, so M = 200,000 series of N = 256 (a 160 GB float32 matrix) runs on one GPU.
+The coefficients are computed block by block (the same engines and finishing as ``corrcoef``;
+the upper triangle only) and each block is reduced at once. Threshold: row strips
+(``strips.py``), each ordered by ``(i, j)`` without a sort, so that the pairs leave for their
+sink (``sinks.py``: the GPU, host memory or a ``.npy`` file; ``out=``) strip by strip, sorted.
+top_k: square tiles merged into a running top-k per series. Peak memory is the normalised rows
+(M N values) plus one strip or a few tiles (and the pairs where they are kept), so M = 200,000
+series of N = 256 (a 160 GB float32 matrix) runs on one GPU.
 """
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from warplab.core import registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
-from warplab.core.device import device_errors
+from warplab.core.device import device_errors, host_memory_available
 from warplab.core.errors import InvalidTypeError, InvalidValueError
-from warplab.families.corr import tiles
+from warplab.families.corr import sinks, tiles
 from warplab.families.corr.api import stack_series
+from warplab.families.corr.sinks import triangle_share
 from warplab.families.corr.spec import CorrProblem, check_precision, work_itemsize
+from warplab.families.corr.strips import stream_above, strip_bytes_for, strips_above
 from warplab.families.corr.tiles import finish, upper_tiles, warn_invalid
+
+__all__ = ["CorrPairs", "check_selection", "corr_pairs", "stream_above", "strip_bytes_for"]
 
 #: Largest device tile side (bounds the latency and temporaries of one tile).
 MAX_DEVICE_TILE = 16384
@@ -54,7 +62,8 @@ def check_selection(threshold: Any, top_k: Any) -> tuple[float | None, int | Non
 @device_errors
 def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = None,
                rowvar: bool = True, precision: str | None = None, variant: str | None = None,
-               device: str | None = None) -> CorrPairs:
+               device: str | None = None, out: str | os.PathLike[str] | None = None
+               ) -> CorrPairs:
     """The pairs of series whose Pearson coefficient is strong, never holding the M x M matrix.
 
     Args:
@@ -68,23 +77,39 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
         precision, variant, device: as :func:`corrcoef` (``"float64"`` by default; the
             ``float32`` and ``tf32`` precisions can move pairs within their error of the
             threshold across it).
+        out: where the pairs go. None: NumPy for host input (moved to host memory strip by
+            strip as they are found), CuPy for device input (kept on the GPU). ``"host"``:
+            NumPy, moved to host memory as found, also for device input. A path (``str`` or
+            ``os.PathLike``): written to that ``.npy`` file as found, records of
+            ``[("i", "<i8"), ("j", "<i8"), ("r", "<f8")]`` (``numpy.load(path,
+            mmap_mode="r")`` gives them); the result is read-only ``numpy.memmap`` views of
+            the file's fields. With ``top_k`` the same (the result moved or written at the
+            end).
 
     Returns:
-        ``CorrPairs(i, j, r)``: int64, int64 and float64 arrays, NumPy for host input, CuPy
-        for device input. Constant or non-finite series (NaN coefficients) pair with nothing.
+        ``CorrPairs(i, j, r)``: int64, int64 and float64 arrays (see ``out``). Constant or
+        non-finite series (NaN coefficients) pair with nothing.
 
     Raises:
         ValueError: not exactly one of threshold / top_k, threshold outside [0, 1],
         top_k <= 0, more than 2-D data, unknown precision or variant.  TypeError: a
-        non-numeric threshold or top_k, complex data.
+        non-numeric threshold or top_k, complex data, an ``out`` that is not None, "host" or
+        a path.  DeviceOutOfMemoryError: pairs kept on the GPU would not fit there (the
+        message gives the pairs found, the expected total and what to pass instead), or the
+        GPU ran out of memory.  HostOutOfMemoryError: pairs bound for host memory would not
+        fit the memory available (the same details).  OSError: the file cannot be written.
 
     Performance:
-        ``M (M + 1) / 2 * N`` multiply-adds in tiles of the upper triangle (side chosen from
-        free memory, at most 16384); per tile one reduction (threshold: a compare and a
-        compaction, one sync; top_k: a partial sort of k + tile columns per row).
+        ``M (M + 1) / 2 * N`` multiply-adds. Threshold: the upper triangle in row strips
+        (``strips.stream_above``; height from a byte budget, ``strips.strip_bytes_for``), each
+        reduced at once and ordered without a sort; one synchronisation per block of a strip
+        (the compaction), one D2H copy per strip where the pairs leave the GPU. top_k: square
+        tiles (side from free memory, at most 16384), per tile a partial sort of k + tile
+        columns per row.
     """
     thr, k = check_selection(threshold, top_k)
     precision = check_precision(precision)
+    path = check_out(out)
     inp = as_input(x)
     xs = stack_series(inp.array, None, rowvar, inp.on_device)
     m, n = (int(s) for s in xs.shape)
@@ -92,43 +117,72 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     xp = np if backend == "cpu" else __import__("cupy")
     if m < 2 or n < 2:
         empty = CorrPairs(xp.zeros(0, np.int64), xp.zeros(0, np.int64), xp.zeros(0, np.float64))
-        return _deliver(empty, inp.on_device)
+        return _deliver(empty, inp.on_device) if out is None else _written(path, empty)
     v = _registry.choose("corrcoef", backend, CorrProblem(m, n, np.dtype(xs.dtype), precision,
                                                           inp.on_device), variant)
     _registry.ran(v)
     eng = v.fn(to_host(xs) if backend == "cpu" else to_device(xs), precision)
     warn_invalid(eng.all_valid)
-    side = (tiles.cpu_tile(m) if backend == "cpu" else
-            tiles.device_tile(m, n, work_itemsize(precision), tiles.free_device_bytes(),
-                              MAX_DEVICE_TILE))
-    res = (_above(eng, thr, side) if thr is not None
-           else _top_k(eng, min(cast(int, k), m - 1), side))  # one of them is given
-    return _deliver(res, inp.on_device)
+    if thr is None:
+        side = (tiles.cpu_tile(m) if backend == "cpu" else
+                tiles.device_tile(m, n, work_itemsize(precision), tiles.free_device_bytes(),
+                                  MAX_DEVICE_TILE))
+        res = _top_k(eng, min(cast(int, k), m - 1), side)  # one of them is given
+        return _deliver(res, inp.on_device) if out is None else _written(path, res)
+    budget = strip_bytes_for(eng)
+    sink = _sink(out, path, inp.on_device, xp, m, budget)
+    try:
+        for _a, b, i, j, r in strips_above(eng, thr, 0, m, budget):
+            sink.add(i, j, r, triangle_share(m, b))
+        res = CorrPairs(*sink.result())
+    except BaseException:
+        sink.abort()
+        raise
+    return _deliver(res, inp.on_device) if out is None else res
+
+
+def check_out(out: Any) -> str | None:
+    """``out=`` of ``corr_pairs`` checked: the file path it names (a str); None for None and
+    ``"host"``. ``TypeError`` for anything else, ``ValueError`` for an empty path."""
+    if out is None or (isinstance(out, str) and out == "host"):
+        return None
+    path = os.fspath(out) if isinstance(out, (str, os.PathLike)) else None
+    if not isinstance(path, str):
+        raise InvalidTypeError(f"corr_pairs out= must be None, 'host' or a file path (str or "
+                               f"os.PathLike), got {out!r}")
+    if not path:
+        raise InvalidValueError("corr_pairs out= must not be an empty path")
+    return path
+
+
+def _sink(out: Any, path: str | None, on_device: bool, xp: Any, m: int, budget: int
+          ) -> sinks.DeviceSink | sinks.HostSink | sinks.FileSink:
+    """Where the pairs go: a file (``out`` a path), the GPU (``out=None``, device input, cuda
+    backend) or host memory (``out="host"``, host input, or the cpu backend)."""
+    if path is not None:
+        return sinks.FileSink(path)
+    if out is None and on_device and xp is not np:
+        return sinks.DeviceSink(xp, m, tiles.free_device_bytes(), budget)
+    return sinks.HostSink(m, host_memory_available(), budget)
+
+
+def _written(path: str | None, res: CorrPairs) -> CorrPairs:
+    """A finished result (top_k, or no pair possible) where ``out=`` asks: host memory
+    (``path`` None: ``out="host"``) or the file."""
+    if path is None:
+        return CorrPairs(*(to_host(a) for a in res))
+    sink = sinks.FileSink(path)
+    try:
+        sink.add(res.i, res.j, res.r, 1.0)
+        return CorrPairs(*sink.result())
+    except BaseException:
+        sink.abort()
+        raise
 
 
 def _deliver(res: CorrPairs, on_device: bool) -> CorrPairs:
     move = to_device if on_device else to_host
     return CorrPairs(*(move(a) for a in res))
-
-
-def _above(eng: Any, thr: float, side: int) -> CorrPairs:
-    """Pairs ``i < j`` with ``|r| >= thr``, tile by tile, sorted by ``(i, j)``."""
-    xp = eng.xp
-    found: list[tuple[Any, Any, Any]] = []
-    for r0, r1, c0, c1 in upper_tiles(eng.m, side):
-        b = finish(eng.block(r0, r1, c0, c1), r0, c0, eng)
-        hit = xp.abs(b) >= thr  # NaN compares False
-        if r0 == c0:
-            hit = xp.triu(hit, 1)
-        ii, jj = xp.nonzero(hit)
-        if ii.size:
-            found.append((ii + r0, jj + c0, b[ii, jj].astype(np.float64)))
-    if not found:
-        return CorrPairs(xp.zeros(0, np.int64), xp.zeros(0, np.int64), xp.zeros(0, np.float64))
-    i, j, r = (xp.concatenate(parts).astype(dt) for parts, dt in
-               zip(zip(*found), (np.int64, np.int64, np.float64)))
-    order = xp.argsort(i * eng.m + j)
-    return CorrPairs(i[order], j[order], r[order])
 
 
 class _TopK:

@@ -44,7 +44,8 @@ import numpy as np
 
 from warplab.core import fastpath, registry as _registry
 from warplab.core.arrays import as_input, flat_contiguous, to_device, to_host
-from warplab.core.errors import DeviceOutOfMemoryError, InvalidValueError
+from warplab.core.device import device_oom
+from warplab.core.errors import InvalidValueError
 from warplab.core.scalar import RESULT_TYPES, as_scalar
 from warplab.families.reduce import plan_axis, streamed
 from warplab.families.reduce.axis_spec import FAMILY as AXIS
@@ -71,7 +72,8 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
             ``"axis"`` (the ``reduce_axis`` variants only) or ``"stats"``.
 
     Raises:
-        What :func:`build` raises; ``DeviceOutOfMemoryError`` for CuPy's out-of-memory error.
+        What :func:`build` raises; ``DeviceOutOfMemoryError`` for the GPU's out-of-memory errors
+        (``device.device_oom``).
     """
     try:
         cupy = sys.modules.get("cupy")
@@ -124,11 +126,11 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
         if v is not None:
             _registry.ran(v)
         return run(a)
-    except MemoryError as exc:
-        if not type(exc).__module__.startswith("cupy"):
+    except (MemoryError, RuntimeError) as exc:
+        err = device_oom(exc, "series_stats" if family == "stats" else "reduce")
+        if err is None:
             raise
-        name = "series_stats" if family == "stats" else "reduce"
-        raise DeviceOutOfMemoryError(f"GPU out of memory in warplab.{name}: {exc}") from exc
+        raise err from err.origin
 
 
 def build(a: Any, on_device: bool, family: str, op: Any, axis: Any, dtype: Any, keepdims: Any,
