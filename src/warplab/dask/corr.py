@@ -28,8 +28,9 @@ from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.dask.chunking import as_dask, check_chunk, completed, kind, require_known, xp_of
 from warplab.dask.placement import deal, equal_work_rows, pinned_graph, worker_addresses
 from warplab.families.corr import tiles
-from warplab.families.corr.pairs import CorrPairs, check_selection
+from warplab.families.corr.pairs import CorrPairs, TopK, check_selection
 from warplab.families.corr.spec import CorrProblem
+from warplab.families.corr.strips import stream_above, strip_bytes_for
 from warplab.families.corr.tiles import finish
 
 __all__ = ["corr_pairs", "corrcoef"]
@@ -182,8 +183,6 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
 def _pairs_rows(rep: Replica, r0: int, r1: int, thr: float) -> tuple:
     """Every pair ``i < j`` with ``r0 <= i < r1`` and ``|r| >= thr``, in ``(i, j)`` order:
     the single-GPU call's strips."""
-    from warplab.families.corr.pairs import stream_above, strip_bytes_for
-
     eng = rep.eng
     xp = eng.xp
     parts = list(stream_above(eng, thr, r0, r1, strip_bytes_for(eng)))
@@ -198,8 +197,6 @@ def _top_rows(rep: Replica, r0: int, r1: int, kk: int, side: int) -> tuple:
     by ``i``, strongest first. Rows and columns are cut on one lattice (multiples of
     ``side``, and ``r0``, ``r1``), so each piece is a diagonal block, a block above the
     diagonal, or the transpose of one (what the engines compute)."""
-    from warplab.families.corr.pairs import _TopK as TopK
-
     eng = rep.eng
     xp, m = eng.xp, eng.m
     cuts = sorted({*range(0, m, side), r0, r1, m})

@@ -185,7 +185,7 @@ def _deliver(res: CorrPairs, on_device: bool) -> CorrPairs:
     return CorrPairs(*(move(a) for a in res))
 
 
-class _TopK:
+class TopK:
     """Per series the k best partners so far: |r| (``-inf`` when none), partner, r."""
 
     def __init__(self, xp: Any, m: int, k: int) -> None:
@@ -224,7 +224,7 @@ class _TopK:
 def _top_k(eng: Any, k: int, side: int) -> CorrPairs:
     """The ``k`` strongest partners of every series, tile by tile (each tile above the
     diagonal offered to its rows and, transposed, to its columns)."""
-    best = _TopK(eng.xp, eng.m, k)
+    best = TopK(eng.xp, eng.m, k)
     for r0, r1, c0, c1 in upper_tiles(eng.m, side):
         b = finish(eng.block(r0, r1, c0, c1), r0, c0, eng)
         if r0 == c0:
