@@ -181,7 +181,8 @@ def _stop(pc: ProcessCluster, timeout: float) -> None:
 
 @contextlib.contextmanager
 def process_cluster(*, workers: int | None = None, threads: int = 1, cuda: bool = False,
-                    protocol: str = "tcp", timeout: float = 90.0, stop_timeout: float = 30.0,
+                    protocol: str = "tcp", worker_args: tuple[str, ...] = (),
+                    timeout: float = 90.0, stop_timeout: float = 30.0,
                     folder: str | Path | None = None) -> Iterator[ProcessCluster]:
     """A scheduler and workers in separate processes, started by Dask's CLI (module
     docstring); yields the :class:`ProcessCluster` once every worker is connected.
@@ -192,6 +193,7 @@ def process_cluster(*, workers: int | None = None, threads: int = 1, cuda: bool 
         threads: threads per worker (``--nthreads``).
         cuda: ``dask cuda worker`` instead of ``dask worker``.
         protocol: the scheduler's (``tcp``; ``ucx`` where distributed-ucxx is installed).
+        worker_args: more options of the worker command (e.g. ``("--memory-limit", "0")``).
         timeout: seconds for the scheduler and the workers to come up.
         stop_timeout: seconds for the teardown.
         folder: where the scheduler file, the logs and the workers' scratch space go
@@ -225,7 +227,8 @@ def process_cluster(*, workers: int | None = None, threads: int = 1, cuda: bool 
                                    pc.logs[-1], env, root))
             pc.address = _wait_for_file(pc, deadline)
             common = ["--scheduler-file", str(pc.scheduler_file), "--nthreads", str(threads),
-                      "--no-dashboard", "--local-directory", str(root / "scratch")]
+                      "--no-dashboard", "--local-directory", str(root / "scratch"),
+                      *worker_args]
             cmd = [*cli, "cuda", "worker", *common] if cuda else \
                 [*cli, "worker", *common, "--nworkers", str(workers)]
             pc.logs.append(root / "workers.log")
