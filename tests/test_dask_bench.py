@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from warplab.lab.campaigns.dask import limits, workloads as wl  # noqa: E402
-from warplab.lab.campaigns.dask.command import print_tables  # noqa: E402
-from warplab.lab.campaigns.dask.processes import dask_cli  # noqa: E402
-from warplab.lab.cli import main  # noqa: E402
-from warplab.lab.console import console  # noqa: E402
-from warplab.lab.harness.results import validate  # noqa: E402
+from warplab.lab.campaigns.dask import limits, workloads as wl
+from warplab.lab.campaigns.dask.command import print_tables
+from warplab.lab.campaigns.dask.processes import dask_cli
+from warplab.lab.cli import main
+from warplab.lab.console import console
+from warplab.lab.harness.results import validate
 
 SERIES = ("corr_pairs_0.9", "corr_pairs_0.99", "corrcoef")
 FILES = ("histogram_files", "histogram_files_cold")

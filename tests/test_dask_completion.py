@@ -12,7 +12,8 @@ unfinished work where nothing waits.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -130,5 +131,5 @@ def test_the_check_sees_tasks_that_do_not_wait(way: str, monkeypatch: pytest.Mon
     for lazy in ([x.map_blocks(_scaled)], [x.sum(axis=0)]):
         _, left = _ready(way, lazy, request)
         assert left > 0, f"{way}: a task that does not wait left no work queued"
-    out, left = _ready(way, [x.map_blocks(completed(_scaled))], request)
+    _, left = _ready(way, [x.map_blocks(completed(_scaled))], request)
     assert left == 0

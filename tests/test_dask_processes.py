@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,7 +54,7 @@ def test_separate_processes_over_tcp(tmp_path):
                 got = dask.compute(*lazy, scheduler=client.get)
                 exp = [np.sum(s, axis=0), np.mean(s, axis=1), *np.histogram(s, bins=12),
                        np.bincount(h, minlength=256),
-                       np.bincount(np.frombuffer(b"".join(open(p, "rb").read() for p in paths),
+                       np.bincount(np.frombuffer(b"".join(Path(p).read_bytes() for p in paths),
                                                  np.uint8), minlength=256),
                        np.corrcoef(s), *warplab.corr_pairs(s, threshold=0.8)]
         for g, e in zip(got, exp):

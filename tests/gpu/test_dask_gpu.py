@@ -5,6 +5,7 @@ chunks raise. Run with ``pytest -m gpu`` on the GPU machine."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,7 +171,7 @@ def test_separate_processes_with_dask_cuda_worker(tmp_path):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 got = dask.compute(*lazy, scheduler=client.get)
         got = [cupy.asnumpy(g) if isinstance(g, cupy.ndarray) else np.asarray(g) for g in got]
-        allb = b"".join(open(p, "rb").read() for p in paths)
+        allb = b"".join(Path(p).read_bytes() for p in paths)
         exp = [np.sum(s, axis=0), np.mean(s, axis=1), *np.histogram(s, bins=50),
                np.bincount(h, minlength=256), np.bincount(np.frombuffer(allb, np.uint8),
                                                           minlength=256), np.corrcoef(s)]

@@ -25,8 +25,9 @@ and page-cached files, threads = cores) beside the file workloads.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from warplab.core.errors import InvalidValueError
 from warplab.lab.campaigns.dask import limits, modes as md, workloads as wl
@@ -174,9 +175,7 @@ def _scaling(records: list[dict]) -> None:
     """``speedup``/``efficiency`` against the one-worker cluster of the same protocol,
     ``overhead_pct`` of each one-worker cluster over the direct call."""
     for r in records:
-        r.setdefault("speedup", None)
-        r.setdefault("efficiency", None)
-        r.setdefault("overhead_pct", None)
+        r["speedup"] = r["efficiency"] = r["overhead_pct"] = None
         p = r["params"]
         if r["variant"] in ("fixed_cost", "host_read") or not r.get("time_s") \
                 or not r["verified"] or p["mode"] == "direct":
@@ -268,11 +267,25 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
                         md.release(client, run.held)  # type: ignore[attr-defined]
                     add(_fixed_cost(client, mode, kind, backend, ceilings))
             except Exception as exc:  # the cluster did not start (or stop): one record each
+                done = {r["variant"] for r in records if r["params"].get("mode") == mode.kind
+                        and r["params"].get("workers") == mode.workers
+                        and r["params"].get("protocol") == mode.protocol}
                 for w in ws:
-                    add(_record(w, mode, backend, ceilings, [],
-                                f"cluster: {type(exc).__name__}: {exc}", {}))
+                    if w.name not in done:
+                        add(_record(w, mode, backend, ceilings, [],
+                                    f"cluster: {type(exc).__name__}: {exc}", {}))
+            if json_path is not None:  # what is measured so far survives a cut-off run
+                _finish(backend, ceilings, peaks_by_mode, page_cache, notes, campaign, records,
+                        json_path)
+    return _finish(backend, ceilings, peaks_by_mode, page_cache, notes, campaign, records,
+                   json_path)
+
+
+def _finish(backend: str, ceilings: dict, peaks: dict, page_cache: float | None,
+            notes: list[str], campaign: str, records: list[dict], json_path: Path | None
+            ) -> dict:
     _scaling(records)
-    meta_ceilings = {**ceilings, "dask": {"peaks": peaks_by_mode, "page_cache_gbps": page_cache,
+    meta_ceilings = {**ceilings, "dask": {"peaks": peaks, "page_cache_gbps": page_cache,
                                           "margin": limits.MARGIN, "late_ms": limits.LATE_MS}}
     return finish_campaign(backend, meta_ceilings, list(dict.fromkeys(notes)), campaign,
                            records, json_path)

@@ -130,8 +130,8 @@ def judge(record: dict, rate: float | None, unit: str, ceiling: float | None, ho
     if rate and ceiling and rate > ceiling * MARGIN:
         record["verified"] = False
         record["error"] = (f"rate {rate:,.4g} {unit} exceeds its ceiling {ceiling:,.4g} {unit} "
-                           f"({how}): not a result (a task reported done before its work had finished, "
-                           f"or the work counted is not the work done)")
+                           f"({how}): not a result (a task reported done before its work "
+                           f"had finished, or the work counted is not the work done)")
         for key in ("tflops", "e2e_gbps", "gbps", "pct_of_copy_bw"):
             if key in record:
                 record[key] = None

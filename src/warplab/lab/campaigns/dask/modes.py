@@ -21,10 +21,10 @@ import importlib.util
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from warplab.lab.campaigns.dask.processes import process_cluster
 from warplab.lab.harness.stats import summarize
