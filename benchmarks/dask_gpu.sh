@@ -13,7 +13,8 @@
 #   BUDGET_S   seconds for the whole script (default 560: under the 10-minute command limit);
 #              the campaign gets what the tests left and writes its JSON after every mode, so
 #              a run cut short keeps what it measured
-#   TESTS=0    skip the tests (a second call that runs more workloads)
+#   TESTS=0    skip the tests (a second call that runs more workloads); TEST_FILES: other
+#              test files (default tests/gpu/test_dask_gpu.py tests/gpu/test_corr_gpu.py)
 #   CAMPAIGN   table (default) or quick; RUNS, WARMUP override the campaign's
 #   FILES_DIR  where histogram_files' 4 x 8 GiB are written once and kept between calls
 #              (default /tmp/warplab-dask-files)
@@ -42,7 +43,8 @@ python3 -c "import dask, distributed, dask_cuda; print('dask', dask.__version__,
 'distributed', distributed.__version__, 'dask_cuda', dask_cuda.__version__)" 2>&1 | tail -n 1
 rc=0
 if [ "${TESTS:-1}" != 0 ]; then
-  timeout 300 python3 -m pytest -m gpu tests/gpu/test_dask_gpu.py tests/gpu/test_corr_gpu.py \
+  # shellcheck disable=SC2086
+  timeout 300 python3 -m pytest -m gpu ${TEST_FILES:-tests/gpu/test_dask_gpu.py tests/gpu/test_corr_gpu.py} \
     -q -rfEs -p no:cacheprovider --tb=short --durations=10 > "$OUT/pytest-dask-$tag.log" 2>&1 \
     || rc=$?
   echo "== pytest: $(grep -E '[0-9]+ (passed|failed|error)' "$OUT/pytest-dask-$tag.log" | tail -n 1)"
