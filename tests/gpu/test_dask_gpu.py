@@ -128,17 +128,11 @@ def test_mixed_numpy_cupy_chunks_raise():
             lazy.compute(scheduler="sync")
 
 
-def _first_visible_gpu() -> str:
-    """The GPU a ``dask cuda worker`` process runs on (its CUDA_VISIBLE_DEVICES' first)."""
-    import os
-
-    return os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0]
-
-
 def test_separate_processes_with_dask_cuda_worker(tmp_path):
     """``dask scheduler`` and ``dask cuda worker`` (one worker per GPU of the machine) as
     separate processes over TCP: CuPy chunks made on the workers, results equal to NumPy's;
     no process is left after the teardown."""
+    import os
     import time
 
     from warplab.lab.campaigns.dask.processes import dask_cli, process_cluster
@@ -156,8 +150,11 @@ def test_separate_processes_with_dask_cuda_worker(tmp_path):
         paths.append(str(p))
     with process_cluster(cuda=True, folder=tmp_path / "cluster") as pc:
         with pc.client() as client:
-            devices = client.run(_first_visible_gpu)
-            assert len(devices) == gpus and len(set(devices.values())) == gpus, devices
+            # each worker's CUDA_VISIBLE_DEVICES starts with its own GPU (os.getenv pickles
+            # by reference: it runs on the worker)
+            visible = client.run(os.getenv, "CUDA_VISIBLE_DEVICES")
+            first = {v.split(",")[0] for v in visible.values()}
+            assert len(visible) == gpus and len(first) == gpus, visible
             # host blocks go to the workers, which make them CuPy arrays there
             x = da.from_array(s, chunks=(1000, 256)).map_blocks(cupy.asarray)
             xb = da.from_array(h, chunks=1 << 20).map_blocks(cupy.asarray)

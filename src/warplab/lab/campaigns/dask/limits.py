@@ -77,8 +77,7 @@ def device_peaks(backend: str, precisions: tuple[str, ...]) -> dict[str, Any]:
         return {"device": cpu_properties().get("name"), "dgemm_gflops": g, "tf32gemm_gflops": g,
                 "h2d_pinned_gbps": None}
     props = device_properties()
-    out: dict[str, Any] = {"device": props.get("name"), "pci_bus_id": props.get("pci_bus_id"),
-                           **hc.datasheet(props)}
+    out: dict[str, Any] = {"device": props.get("name"), **hc.datasheet(props)}
     if "float64" in precisions:
         out["dgemm_gflops"] = hc.gemm_rate("cuda", "float64")["dgemm_gflops"]
     if {"float32", "tf32"} & set(precisions):
