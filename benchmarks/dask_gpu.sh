@@ -18,9 +18,12 @@
 #   CAMPAIGN   table (default) or quick; RUNS, WARMUP override the campaign's
 #   FILES_DIR  where histogram_files' 4 x 8 GiB are written once and kept between calls
 #              (default /tmp/warplab-dask-files)
-# A 4 x H100 table campaign of every workload takes about 8 minutes; split it in two calls,
-# e.g. `TESTS=0 benchmarks/dask_gpu.sh corr_pairs_0.9,corr_pairs_0.99` and
-# `TESTS=0 benchmarks/dask_gpu.sh corrcoef,corrcoef_large,histogram_files,histogram_files_cold`.
+# Every workload in every mode does not fit one 10-minute command on 4 H100s (a cold read of
+# the 32 GiB alone is about 22 s per run from the machine's disk, one run per mode); three
+# calls of 3 to 5 minutes each:
+#   benchmarks/dask_gpu.sh corrcoef,corrcoef_large                       (with the tests)
+#   TESTS=0 benchmarks/dask_gpu.sh corr_pairs_0.9,corr_pairs_0.99
+#   TESTS=0 benchmarks/dask_gpu.sh histogram_files,histogram_files_cold
 set -u -o pipefail
 start=$(date +%s)
 OUT=${OUT:-/tmp/warplab-out}
