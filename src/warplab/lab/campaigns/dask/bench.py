@@ -130,10 +130,10 @@ def _direct_runner(w: Workload, backend: str, paths: list[str]) -> Runner:
     return run
 
 
-def _cluster_runner(w: Workload, client: Any, backend: str, paths: list[str], kind: str
-                    ) -> Runner:
-    held: list = []
-
+def _cluster_runner(w: Workload, client: Any, backend: str, paths: list[str], kind: str,
+                    held: list) -> Runner:
+    """Runs on the cluster; ``held`` keeps the last run's persisted data and result (the
+    caller releases them after the last run)."""
     def run(seed: int) -> tuple[Any, float, float, dict]:
         md.release(client, held)  # the previous run's data and result first
         info = {"cluster": kind, **_cold(w, paths)}
@@ -142,7 +142,6 @@ def _cluster_runner(w: Workload, client: Any, backend: str, paths: list[str], ki
         del data
         lag = md.completion_lag_ms(client)
         return wl.cluster_summary(w, out, client), sec, lag, info
-    run.held = held  # type: ignore[attr-defined]
     return run
 
 
@@ -261,10 +260,11 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
                     peaks = list(client.run(limits.device_peaks, backend, precisions).values())
                     peaks_by_mode[mode.label] = peaks
                     for w in ws:
-                        run = _cluster_runner(w, client, backend, paths, kind)
+                        held: list = []
+                        run = _cluster_runner(w, client, backend, paths, kind, held)
                         add(_run_mode(w, mode, backend, ceilings, run, refs,
                                       _bound(w, peaks, backend, page_cache)))
-                        md.release(client, run.held)  # type: ignore[attr-defined]
+                        md.release(client, held)
                     add(_fixed_cost(client, mode, kind, backend, ceilings))
             except Exception as exc:  # the cluster did not start (or stop): one record each
                 done = {r["variant"] for r in records if r["params"].get("mode") == mode.kind

@@ -26,6 +26,7 @@ import ctypes
 import mmap
 import os
 import statistics
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -112,9 +113,9 @@ def byte_ceiling(peaks: list[dict], page_cache_gbps: float | None, backend: str
     """(GB/s, how) for reading files into the workers: the lower of the workers' summed
     pinned H2D rates (cuda) and the host's page-cache read rate."""
     bounds = []
-    h2d = [p.get("h2d_pinned_gbps") for p in peaks]
+    h2d = [float(p.get("h2d_pinned_gbps") or 0.0) for p in peaks]
     if backend == "cuda" and h2d and all(h2d):
-        bounds.append((float(sum(h2d)), f"{len(h2d)} x H2D pinned {min(h2d):.1f} GB/s"))
+        bounds.append((sum(h2d), f"{len(h2d)} x H2D pinned {min(h2d):.1f} GB/s"))
     if page_cache_gbps:
         bounds.append((page_cache_gbps, f"host page-cache read {page_cache_gbps:.1f} GB/s"))
     if not bounds:
@@ -172,14 +173,19 @@ def page_cache_read_gbps(paths: list[str], threads: int, runs: int = 3,
     ``chunk`` bytes (the files are in the page cache after the first pass), median."""
     ranges = [(p, off, min(chunk, os.path.getsize(p) - off)) for p in paths
               for off in range(0, os.path.getsize(p), chunk)]
-    bufs = [bytearray(chunk) for _ in range(threads)]
+    local = threading.local()  # one buffer per thread
+
+    def read(job: tuple[str, int, int]) -> int:
+        if not hasattr(local, "buf"):
+            local.buf = bytearray(chunk)
+        return _read_range(job[0], job[1], job[2], local.buf)
+
     total = sum(r[2] for r in ranges)
     ms = []
     with ThreadPoolExecutor(threads) as ex:
         for i in range(runs + 1):
             t0 = time.perf_counter()
-            list(ex.map(lambda job: _read_range(*job[1], bufs[job[0] % threads]),
-                        enumerate(ranges)))
+            list(ex.map(read, ranges))
             if i:
                 ms.append(time.perf_counter() - t0)
     return total / statistics.median(ms) / 1e9
@@ -224,7 +230,7 @@ def resident_share(paths: list[str]) -> float | None:
                 vec = (ctypes.c_ubyte * n)()
                 if libc.mincore(addr, size, vec) != 0:
                     return None
-                resident += int(np.frombuffer(vec, np.uint8).__and__(1).sum())
+                resident += int((np.ctypeslib.as_array(vec) & 1).sum())
                 pages += n
             finally:
                 libc.munmap(addr, size)
