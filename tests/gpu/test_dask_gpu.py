@@ -5,6 +5,7 @@ chunks raise. Run with ``pytest -m gpu`` on the GPU machine."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,3 +126,57 @@ def test_mixed_numpy_cupy_chunks_raise():
     for lazy in (wd.byte_histogram(x), wd.sum(x)):
         with pytest.raises(TypeError, match="mixed chunk types"):
             lazy.compute(scheduler="sync")
+
+
+def test_separate_processes_with_dask_cuda_worker(tmp_path):
+    """``dask scheduler`` and ``dask cuda worker`` (one worker per GPU of the machine) as
+    separate processes over TCP: CuPy chunks made on the workers, results equal to NumPy's;
+    no process is left after the teardown."""
+    import os
+    import time
+
+    from warplab.lab.campaigns.dask.processes import dask_cli, process_cluster
+
+    if dask_cli(cuda=True) is None:
+        pytest.skip("Dask's CLI with dask-cuda (dask cuda worker) is missing")
+    gpus = cupy.cuda.runtime.getDeviceCount()
+    start = time.monotonic()
+    s = RNG.normal(size=(4000, 256)).cumsum(axis=1)
+    h = RNG.integers(0, 256, 3 << 20, dtype=np.uint8)
+    paths = []
+    for i, size in enumerate((0, 5 << 20, 12345)):
+        p = tmp_path / f"p{i}.bin"
+        p.write_bytes(RNG.integers(0, 256, size, dtype=np.uint8).tobytes())
+        paths.append(str(p))
+    with process_cluster(cuda=True, folder=tmp_path / "cluster") as pc:
+        with pc.client() as client:
+            # each worker's CUDA_VISIBLE_DEVICES starts with its own GPU (os.getenv pickles
+            # by reference: it runs on the worker)
+            visible = client.run(os.getenv, "CUDA_VISIBLE_DEVICES")
+            first = {v.split(",")[0] for v in visible.values()}
+            assert len(visible) == gpus and len(first) == gpus, visible
+            # host blocks go to the workers, which make them CuPy arrays there
+            x = da.from_array(s, chunks=(1000, 256)).map_blocks(cupy.asarray)
+            xb = da.from_array(h, chunks=1 << 20).map_blocks(cupy.asarray)
+            x, xb = client.persist([x, xb])
+            hist, edges = wd.histogram(x, bins=50)
+            lazy = [wd.sum(x, axis=0), wd.mean(x, axis=1), hist, edges,
+                    wd.byte_histogram(xb),
+                    wd.histogram_files(paths, chunk_bytes=1 << 20, device="cuda"),
+                    wd.corrcoef(x), *wd.corr_pairs(x, threshold=0.9)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                got = dask.compute(*lazy, scheduler=client.get)
+        got = [cupy.asnumpy(g) if isinstance(g, cupy.ndarray) else np.asarray(g) for g in got]
+        allb = b"".join(Path(p).read_bytes() for p in paths)
+        exp = [np.sum(s, axis=0), np.mean(s, axis=1), *np.histogram(s, bins=50),
+               np.bincount(h, minlength=256), np.bincount(np.frombuffer(allb, np.uint8),
+                                                          minlength=256), np.corrcoef(s)]
+        for g, e in zip(got, exp):
+            np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-9)
+        r = np.corrcoef(s)
+        i, j = np.nonzero(np.triu(np.abs(r) >= 0.9, 1))
+        far = np.abs(np.abs(r[i, j]) - 0.9) > 1e-9  # pairs at the threshold may fall either way
+        assert abs(len(got[-3]) - len(i)) <= (~far).sum()
+    assert pc.alive() == [], f"processes left after the teardown: {pc.alive()}"
+    assert time.monotonic() - start < 240

@@ -21,7 +21,7 @@ import numpy as np
 
 import warplab
 from warplab.core.errors import InvalidValueError
-from warplab.dask.chunking import fan_in, graph, plan
+from warplab.dask.chunking import completed, fan_in, graph, plan
 
 __all__ = ["byte_ranges", "histogram_files"]
 
@@ -64,9 +64,12 @@ def byte_ranges(paths: Sequence[str], sizes: Sequence[int], chunk_bytes: int
             for p, size in zip(paths, sizes) for off in range(0, size, chunk_bytes)]
 
 
+@completed
 def _count_range(path: str, offset: int, length: int, bins: Any, device: str | None
                  ) -> np.ndarray:
-    """The counts of bytes ``[offset, offset + length)`` of ``path`` (runs on a worker)."""
+    """The counts of bytes ``[offset, offset + length)`` of ``path`` (runs on a worker).
+    Host input gives host counts, so the GPU's work has finished when they are returned;
+    ``completed`` keeps that true should the counts ever stay on the device."""
     have = os.stat(path).st_size
     if have < offset + length:
         raise OSError(f"{path!r} is {have} bytes, shorter than when the ranges were cut "

@@ -3,7 +3,9 @@
 Every chunk is counted by warplab's function (the byte kernels, or the numeric histogram
 kernels, on the GPU for CuPy chunks) into a partial of the full length; the partials add in
 Dask's tree (int64 counts, float64 sums of float weights), so the result equals the
-single-machine call exactly for counts.
+single-machine call exactly for counts. Every task function is
+:func:`~warplab.dask.chunking.completed` (it returns once its GPU work has finished), the
+tree that adds the partials included.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from warplab.dask.chunking import (
     array_from_tree,
     as_dask,
     check_chunk,
+    completed,
     fan_in,
     is_cupy,
     kind,
@@ -58,14 +61,33 @@ def _per_block(x: da.Array, fn: Any, nbins: int, dtype: Any, *others: Any) -> da
                          dtype=dtype, meta=meta_from_array(x._meta, d + 1, dtype))
 
 
+@completed
 def _lift(b: Any, *others: Any, fn: Any, d: int) -> Any:
     return fn(b, *others).reshape((1,) * d + (-1,))
 
 
-def _tree_sum(parts: da.Array, every: int | None) -> da.Array:
+@completed
+def _keep(b: Any, axis: tuple, keepdims: bool) -> Any:
+    """A block's partial as it is (the tree's chunk step)."""
+    return b
+
+
+@completed
+def _add(p: Any, axis: tuple, keepdims: bool, to: Any = None) -> Any:
+    """Partials added along ``axis`` in their dtype, then cast to ``to`` (the last step)."""
+    xp = xp_of("cupy") if is_cupy(p) else np
+    s = xp.sum(p, axis=axis, dtype=p.dtype, keepdims=keepdims)
+    return s if to is None else s.astype(to, copy=False)
+
+
+def _tree_sum(parts: da.Array, every: int | None, to: Any = None) -> da.Array:
+    """The partials of ``parts`` (one per block, laid out by :func:`_per_block`) added in a
+    tree of completed tasks (Dask's own ``sum`` would not wait for the GPU), as ``to``."""
     axes = tuple(range(parts.ndim - 1))
-    return parts.sum(axis=axes, split_every=fan_in(math.prod(parts.numblocks), every),
-                     dtype=parts.dtype)
+    out = np.dtype(to or parts.dtype)
+    return da.reduction(parts, _keep, partial(_add, to=out), combine=_add, axis=axes,
+                        dtype=out, split_every=fan_in(math.prod(parts.numblocks), every),
+                        concatenate=True, meta=meta_from_array(parts._meta, 1, out))
 
 
 def _flat(a: Any) -> da.Array:
@@ -115,10 +137,12 @@ def _auto_range(mn: Any, mx: Any) -> tuple[Any, Any]:
     return lo, hi
 
 
+@completed
 def _edges(rng: Any, bins: Any, dtype: np.dtype, k: str) -> Any:
     return warplab.histogram(xp_of(k).zeros(0, dtype), bins, range=rng)[1]
 
 
+@completed
 def _density(hist: Any, edges: Any) -> Any:
     xp = xp_of("cupy") if is_cupy(hist) else np
     db = xp.asarray(xp.diff(edges), dtype=np.float64)
@@ -173,7 +197,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     hist_dt = np.dtype(np.int64) if wd is None else wd
     fn = partial(_numeric_chunk, k=k, bins=bins, acc=acc)
     parts = _per_block(x, fn, nbins, acc or np.int64, *others, rng)
-    hist = _tree_sum(parts, split_every).astype(hist_dt)
+    hist = _tree_sum(parts, split_every, hist_dt)
     edges = da.from_delayed(dask.delayed(_edges)(rng, bins, np.dtype(x.dtype), k),
                             shape=(nbins + 1,), dtype=edge_dt,
                             meta=meta_from_array(x._meta, 1, edge_dt))
@@ -186,12 +210,14 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
 # bincount
 # ---------------------------------------------------------------------------------------------
 
+@completed
 def _bincount_chunk(b: Any, *w: Any, k: str, minlength: int) -> Any:
     check_chunk(b, k)
     weights = None if not w else w[0].astype(np.float64, copy=False)
     return warplab.bincount(b, weights, minlength)
 
 
+@completed
 def _add_padded(*parts: Any) -> Any:
     """Counts of different lengths added (the shorter ones padded with zeros)."""
     first = parts[0]

@@ -15,6 +15,10 @@ Partials (one per chunk, the reduced axes kept with length one):
   ``m2 = sum m2_i + sum n_i (mean_i - mean)^2`` (their pairwise update, ``k`` at a time);
   ``var = m2 / (n - ddof)``. Every step is in float64, so the result equals the
   single-machine call to rounding, whatever the chunking.
+
+Every task function (chunk, combine, aggregate) is :func:`~warplab.dask.chunking.completed`:
+on CuPy chunks it returns once its kernels have finished, so a task Dask reports done has
+its result on the device (docs/dask.md, "Completion").
 """
 from __future__ import annotations
 
@@ -29,7 +33,15 @@ from dask.array.utils import meta_from_array
 
 import warplab
 from warplab.core.errors import InvalidTypeError, InvalidValueError
-from warplab.dask.chunking import as_dask, check_chunk, concat_nested, fan_in, kind, xp_of
+from warplab.dask.chunking import (
+    as_dask,
+    check_chunk,
+    completed,
+    concat_nested,
+    fan_in,
+    kind,
+    xp_of,
+)
 
 try:  # NumPy 2
     from numpy.lib.array_utils import normalize_axis_tuple
@@ -79,6 +91,7 @@ def _tree(x: da.Array, chunk: Any, combine: Any, agg: Any, axes: tuple[int, ...]
 # sum, min, max
 # ---------------------------------------------------------------------------------------------
 
+@completed
 def _sum_chunk(b: Any, axis: tuple, keepdims: bool, k: str, cast: Any,
                computing_meta: bool = False) -> Any:
     if computing_meta:
@@ -92,6 +105,7 @@ def _sum_chunk(b: Any, axis: tuple, keepdims: bool, k: str, cast: Any,
     return warplab.sum(b, axis=axis, dtype=widen, keepdims=True).astype(acc, copy=False)
 
 
+@completed
 def _sum_agg(p: Any, axis: tuple, keepdims: bool, k: str, out: np.dtype | None = None) -> Any:
     s = xp_of(k).sum(p, axis=axis, dtype=p.dtype, keepdims=keepdims)
     return s if out is None else s.astype(out, copy=False)
@@ -125,6 +139,7 @@ def _identity(dt: np.dtype, op: str) -> Any:
     return info.max if op == "min" else info.min
 
 
+@completed
 def _extreme_chunk(b: Any, axis: tuple, keepdims: bool, k: str, op: str,
                    computing_meta: bool = False) -> Any:
     if computing_meta:
@@ -139,6 +154,7 @@ def _extreme_chunk(b: Any, axis: tuple, keepdims: bool, k: str, op: str,
     return getattr(warplab, op)(b, axis=axis, keepdims=True)
 
 
+@completed
 def _extreme_agg(p: Any, axis: tuple, keepdims: bool, k: str, op: str) -> Any:
     return getattr(xp_of(k), op)(p, axis=axis, keepdims=keepdims)
 
@@ -176,6 +192,7 @@ def max(a: Any, axis: Any = None, keepdims: bool = False, *,  # noqa: A001
 # moments: mean, var, std, series_stats
 # ---------------------------------------------------------------------------------------------
 
+@completed
 def _moments_chunk(b: Any, axis: tuple, keepdims: bool, k: str, cast: Any,
                    computing_meta: bool = False) -> Any:
     if computing_meta:
@@ -216,10 +233,12 @@ def _field(parts: Any, f: str) -> Any:
     return parts[f]
 
 
+@completed
 def _moments_combine(parts: Any, axis: tuple, keepdims: bool, k: str) -> dict:
     return _chan(parts, axis, k)
 
 
+@completed
 def _moments_agg(parts: Any, axis: tuple, keepdims: bool, k: str, stat: str, ddof: Any,
                  out: np.dtype) -> Any:
     m = _chan(parts, axis, k, keepdims)
@@ -298,9 +317,14 @@ def series_stats(x: Any, *, split_every: int | None = None) -> tuple[da.Array, d
     packed = _tree(x, partial(_moments_chunk, k=k, cast=None), partial(_moments_combine, k=k),
                    partial(_moments_agg, k=k, stat="stats", ddof=0, out=f64), (1,),
                    True, f64, split_every, False)
-    packed = da.map_blocks(_same, packed, chunks=(packed.chunks[0], (2,)), dtype=np.float64)
-    return packed[:, 0].astype(out), packed[:, 1].astype(out)
+    meta = meta_from_array(x._meta, 1, out)
+    mean_, norm = (da.map_blocks(_column, packed, col=c, to=out, dtype=out, drop_axis=1,
+                                 meta=meta) for c in (0, 1))
+    return mean_, norm
 
 
-def _same(b: Any) -> Any:
-    return b
+@completed
+def _column(b: Any, col: int, to: np.dtype) -> Any:
+    """Column ``col`` of a block of packed ``(mean, norm)`` rows, as ``to`` (the cast is a
+    kernel on CuPy blocks: done in this task, which waits for it)."""
+    return b[:, col].astype(to)

@@ -1,8 +1,9 @@
 """The Dask campaign's table (``lab/campaigns/dask/bench.py``).
 
 Its records are distributed calls timed end to end (``phases.total``): per workload
-(``variant``: corr_pairs, corrcoef, histogram_files, fixed_cost), ``params.mode`` ("direct":
-the single-machine call; "cluster": Dask on ``params.workers`` workers) and cluster type, with
+(``variant``: corr_pairs_0.9, corrcoef, histogram_files..., fixed_cost), ``params.mode``
+("direct": the single-machine call; "cluster" or "processes": Dask on ``params.workers``
+workers, with its ``params.protocol``) and cluster type, with
 the campaign's derived numbers (``e2e_gbps``, ``tflops``, ``speedup`` over one worker,
 ``efficiency``, ``overhead_pct`` of a one-worker cluster over the direct call). They have no
 kernel phase and no size axis, so the generic figures and tables skip the family
@@ -29,21 +30,28 @@ def _cell(r: Row, key: str) -> float | None:
     return num(r.extra.get(key))
 
 
+def _mode(r: Row) -> str:
+    """The mode with its protocol where it has one (``cluster tcp``, ``processes tcp``)."""
+    proto = r.params.get("protocol")
+    return str(r.params.get("mode", "-")) + (f" {proto}" if proto else "")
+
+
 def dask_tables(results: Results) -> list[Table]:
     """One table per device of the dask records that verified (median end-to-end ms and the
     campaign's derived columns; "-" where a column does not apply)."""
-    rows = [r for r in results.rows if r.family in DASK_FAMILIES and r.ok]
+    rows = [r for r in results.rows if r.family in DASK_FAMILIES and r.ok
+            and r.variant != "host_read"]  # the host's read bandwidth: no call, no mode
     out: list[Table] = []
     by_device = group_by(rows, lambda r: r.device)
     for device, drows in sorted(by_device.items()):
-        at = latest(drows, lambda r: (r.variant, str(r.params.get("mode")),
+        at = latest(drows, lambda r: (r.variant, _mode(r),
                                       r.params.get("workers"), str(r.params.get("cluster")),
                                       _shape(r)))
         body = []
-        for r in sorted(at.values(), key=lambda r: (r.variant, str(r.params.get("mode")),
+        for r in sorted(at.values(), key=lambda r: (r.variant, _mode(r),
                                                     int(r.params.get("workers") or 0))):
             total = r.phases.get("total")
-            body.append([r.variant, str(r.params.get("mode", "-")),
+            body.append([r.variant, _mode(r),
                          r.params.get("workers", "-"), str(r.params.get("cluster") or "-"),
                          _shape(r), total["median"] if total else None,
                          _cell(r, "e2e_gbps"), _cell(r, "tflops"), _cell(r, "speedup"),
@@ -53,9 +61,9 @@ def dask_tables(results: Results) -> list[Table]:
         out.append(Table(title=title, columns=list(COLUMNS), rows=body, kind="dask",
                          family="dask", formats={5: ".2f", 6: ".1f", 7: ".3f", 8: ".2f",
                                                  9: ".2f", 10: ".1f"},
-                         note="medians of the whole call (cluster: persist and wait, or "
-                              "compute); speedup and efficiency against one worker; overhead: "
-                              "a one-worker cluster over the direct call"))
+                         note="medians of the whole call (cluster: persist and wait); speedup "
+                              "and efficiency against one worker of the same protocol; "
+                              "overhead: a one-worker cluster over the direct call"))
     return out
 
 

@@ -1,323 +1,311 @@
-"""The Dask campaign: strong scaling of ``warplab.dask`` on 1 and 2 workers, Dask's overhead
-against the direct single-machine call, and the fixed cost of one ``compute()``.
+"""The Dask campaign: strong scaling of ``warplab.dask`` from one GPU to a cluster of
+separate processes, Dask's overhead over the direct call, and no figure above its ceiling.
 
-Workloads (``variant``):
+Workloads (``workloads.py``, ``variant``): ``corr_pairs_0.9`` and ``corr_pairs_0.99``
+(400,000 x 512 float32 random walks), ``corrcoef`` (65,536 x 4,096, float64 products, the
+result blocks persisted on the workers), ``corrcoef_large`` (131,072 x 4,096, only with 4 or
+more GPUs, cluster modes only), ``histogram_files`` (4 x 8 GiB of files in the page cache)
+and ``histogram_files_cold`` (evicted before each run). Modes (``modes.py``): ``direct``,
+``cluster`` with 1, 2 and 4 workers over ``tcp`` (and ``ucx`` where it imports), and
+``processes`` (Dask's CLI, every GPU).
 
-* ``corr_pairs``: random-walk series generated on the workers (``warplab.random_walk`` per
-  block, persisted before timing), ``corr_pairs(threshold=0.9)``; the pairs are persisted on
-  the workers (their count is read afterwards, untimed); TFLOP/s from ``M (M + 1) / 2 * N``
-  multiply-adds.
-* ``corrcoef``: the same kind of series, ``corrcoef(x).persist()``: the M x M blocks stay on
-  the workers; TFLOP/s likewise.
-* ``histogram_files``: ``histogram_files`` over files written first (in the page cache);
-  GB/s = bytes / time.
-
-Per workload: ``mode="direct"`` (the single-machine call in this process: the GPU's or
-NumPy's), then ``mode="cluster"`` with 1 and 2 workers (``dask_cuda.LocalCUDACluster`` on
-cuda, one GPU each; ``distributed.LocalCluster`` processes on cpu). Records carry
-``speedup`` and ``efficiency`` against the one-worker cluster and ``overhead_pct`` of the
-one-worker cluster over the direct call. ``variant="fixed_cost"``: one ``compute()`` of a
-two-chunk sum per cluster. Verification: counts exactly, coefficients within 1e-9 (float64)
-on a checked block, the pair count within 1e-6 of the direct call's (pairs within rounding
-of the threshold may fall either way).
+Every run makes its own data (a seed per run, persisted on the workers and waited for before
+the clock starts, the previous run's data and result released first), then times the call
+with its result persisted until ``wait()`` returns; afterwards (untimed) every worker
+synchronises its device and the record carries the longest such synchronisation
+(``completion_lag_ms``; above ``limits.LATE_MS`` it is flagged ``completion_late``). A run's
+result is checked against the direct run of the same seed (or, where the direct call failed,
+the first mode that succeeded: ``params.reference``). A record whose rate is above the
+ceiling of its devices is failed (``limits.judge``). Records carry ``speedup`` and
+``efficiency`` against the one-worker cluster of the same protocol (``processes``: tcp) and,
+on one-worker clusters, ``overhead_pct`` over the direct call. ``fixed_cost``: one
+``compute()`` of a tiny graph per cluster; ``host_read``: the host's read bandwidth (memory
+and page-cached files, threads = cores) beside the file workloads.
 """
 from __future__ import annotations
 
 import tempfile
-import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
-
+from warplab.core.errors import InvalidValueError
+from warplab.lab.campaigns.dask import limits, modes as md, workloads as wl
+from warplab.lab.campaigns.dask.modes import Mode
+from warplab.lab.campaigns.dask.workloads import WORKLOADS, Workload
 from warplab.lab.harness.campaign import finish_campaign
 from warplab.lab.harness.ceilings import measure_all
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
-from warplab.core.errors import InvalidValueError
 
-WORKLOADS = ("corr_pairs", "corrcoef", "histogram_files")
-MiB, GiB = 1 << 20, 1 << 30
+__all__ = ["MODE_KINDS", "WORKLOADS", "run_dask"]
 
-
-@dataclass(frozen=True)
-class DaskCampaign:
-    pairs: tuple[int, int]      # (M, N) of corr_pairs
-    corr: tuple[int, int]       # (M, N) of corrcoef
-    files: tuple[int, int]      # (count, bytes each) of histogram_files
-    blocks: int                 # blocks of series (row chunks)
-    runs: int
-    warmup: int
-    workers: tuple[int, ...] = (1, 2)
-    threshold: float = 0.9
+MODE_KINDS = ("direct", "cluster", "processes")
+SEED0 = 1000
+Runner = Callable[[int], tuple[Any, float, float, dict]]  # seed -> (summary, s, lag ms, info)
 
 
-CAMPAIGNS = {
-    "quick": DaskCampaign((2000, 64), (512, 128), (4, 4 * MiB), blocks=4, runs=3, warmup=1),
-    "table": DaskCampaign((400_000, 512), (65_536, 4096), (4, 8 * GiB), blocks=8, runs=3,
-                          warmup=1),
-}
-CAMPAIGNS["full"] = CAMPAIGNS["table"]
-
-
-def _walk_block(m: int, n: int, blocks: int, device: str, block_info: Any = None) -> Any:
-    import warplab
-
-    i = block_info[None]["chunk-location"][0] if block_info else 0
-    rows = -(-m // blocks)
-    return warplab.random_walk(min(rows, m - i * rows), n, seed=1000 + i, device=device)
-
-
-def _series(m: int, n: int, blocks: int, backend: str) -> Any:
-    """Lazy (M, N) float32 random walks, one block of rows per task, made on the workers."""
-    import dask.array as da
-
-    rows = -(-m // blocks)
-    chunks = (tuple(min(rows, m - s) for s in range(0, m, rows)), (n,))
-    meta = _meta(backend)
-    return da.map_blocks(_walk_block, m, n, len(chunks[0]), backend, chunks=chunks,
-                         dtype=np.float32, meta=meta)
-
-
-def _meta(backend: str) -> Any:
-    if backend == "cuda":
-        import cupy
-
-        return cupy.empty((0, 0), np.float32)
-    return np.empty((0, 0), np.float32)
-
-
-def _sync(backend: str) -> None:
-    if backend == "cuda":
-        import cupy
-
-        cupy.cuda.get_current_stream().synchronize()
-
-
-def _times(fn: Callable[[], Any], s: DaskCampaign) -> tuple[Any, list[float]]:
-    out, ms = None, []
-    for i in range(s.warmup + s.runs):
-        t0 = time.perf_counter()
-        out = fn()
-        if i >= s.warmup:
-            ms.append(1e3 * (time.perf_counter() - t0))
-    return out, ms
-
-
-def _cluster(backend: str, workers: int, notes: list[str]) -> Any:
-    from distributed import LocalCluster
-
-    if backend == "cuda":
-        import cupy
-
-        gpus = cupy.cuda.runtime.getDeviceCount()
-        try:
-            from dask_cuda import LocalCUDACluster
-        except ImportError:
-            LocalCUDACluster = None
-            notes.append("dask_cuda not importable: workers are LocalCluster processes on GPU 0")
-        if LocalCUDACluster is not None and workers <= gpus:
-            return LocalCUDACluster(n_workers=workers, dashboard_address=None,
-                                    CUDA_VISIBLE_DEVICES=",".join(map(str, range(workers))))
-        if workers > gpus:
-            notes.append(f"{workers} workers on {gpus} GPU(s): they share GPU 0")
-    return LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
-                        dashboard_address=None)
-
-
-def _direct(workload: str, s: DaskCampaign, backend: str, paths: list[str]) -> tuple:
-    """The single-machine call on the whole data in this process: (result, samples)."""
-    import warplab
-
-    if workload == "histogram_files":
-        return _times(lambda: warplab.byte_histogram(paths, device=backend), s)
-    m, n = s.pairs if workload == "corr_pairs" else s.corr
-    x = _series(m, n, s.blocks, backend).compute(scheduler="sync")
-    if workload == "corr_pairs":
-        def call() -> Any:
-            p = warplab.corr_pairs(x, threshold=s.threshold, device=backend)
-            _sync(backend)
-            return int(p.i.size)
-        return _times(call, s)
-    # a device result of M = 65,536 (34 GB) is computed tile by tile into a preallocated out
-    out = __import__("cupy").empty((m, m)) if backend == "cuda" else None
-
-    def corr() -> Any:
-        r = warplab.corrcoef(x, device=backend, out=out)
-        _sync(backend)
-        return r
-    r, ms = _times(corr, s)
-    b = min(1024, m)
-    corner = r[:b, -b:].copy()  # what _verify checks; the rest is freed before the clusters
-    del r, out
-    return corner, ms
-
-
-def _on_cluster(workload: str, s: DaskCampaign, backend: str, client: Any,
-                paths: list[str]) -> tuple:
-    import dask
-    import warplab.dask as wd
-    from distributed import wait
-
-    if workload == "histogram_files":
-        return _times(lambda: wd.histogram_files(paths, device=backend).compute(
-            scheduler=client.get), s)
-    m, n = s.pairs if workload == "corr_pairs" else s.corr
-    x = client.persist(_series(m, n, s.blocks, backend))
-    wait(x)
-    if workload == "corr_pairs":
-        def call() -> Any:
-            ps = client.persist(list(wd.corr_pairs(x, threshold=s.threshold)))
-            wait(ps)
-            return ps
-        ps, ms = _times(call, s)
-        lens = [dask.delayed(len)(d) for d in ps[0].to_delayed().ravel()]
-        return int(sum(dask.compute(*lens, scheduler=client.get))), ms
-
-    def persist() -> Any:
-        r = client.persist(wd.corrcoef(x))
-        wait(r)
-        return r
-    return _times(persist, s)
-
-
-def _verify(workload: str, got: Any, ref: Any, s: DaskCampaign, client: Any) -> str | None:
-    """None when the cluster's result matches the direct call's, else what differs."""
-    from warplab.core.arrays import to_host
-
-    if workload == "histogram_files":
-        ok = np.array_equal(to_host(got), to_host(ref))
-    elif workload == "corr_pairs":
-        ok = abs(got - ref) <= 1e-6 * max(ref, 1)
+def _params(w: Workload, mode: Mode, extra: dict) -> dict:
+    size, _ = w.work()
+    p: dict[str, Any] = {"size": size, "mode": mode.kind, "workers": mode.workers,
+                         "protocol": mode.protocol, "runs": w.runs, "warmup": w.warmup}
+    if w.op == "files":
+        p.update(files=w.files[0], file_bytes=w.files[1], cold=w.cold)
     else:
-        b = min(1024, s.corr[0])
-        block = to_host(got[:b, -b:].compute(scheduler=client.get))
-        ok = np.allclose(block, to_host(ref), atol=1e-9, equal_nan=True)
-    return None if ok else f"{workload}: the cluster's result differs from the direct call's"
+        p.update(m=w.m, n=w.n, blocks=w.blocks, precision=w.precision)
+        if w.op == "pairs":
+            p["threshold"] = w.threshold
+    return {**p, **extra}
 
 
-def _work(workload: str, s: DaskCampaign) -> tuple[int, float]:
-    """(bytes of input, flops) of a workload."""
-    if workload == "histogram_files":
-        return s.files[0] * s.files[1], 0.0
-    m, n = s.pairs if workload == "corr_pairs" else s.corr
-    return m * n * 4, m * (m + 1) / 2 * n * 2
-
-
-def _record(workload: str, mode: str, workers: int, s: DaskCampaign, backend: str,
-            ceilings: dict, ms: list[float], error: str | None, extra: dict) -> dict:
-    size, flops = _work(workload, s)
-    m, n = (s.pairs if workload == "corr_pairs" else s.corr) \
-        if workload != "histogram_files" else s.files
-    params = {"size": size, "m": m, "n": n, "mode": mode, "workers": workers,
-              "blocks": s.blocks, **extra}
-    st = summarize(ms) if ms else None
-    r = make_result(family="dask", variant=workload, provider="warplab", backend=backend,
-                    params=params, phases={"total": st}, bytes_moved=size, ceilings=ceilings,
-                    verified=error is None and st is not None, error=error)
+def _record(w: Workload, mode: Mode, backend: str, ceilings: dict, secs: list[float],
+            error: str | None, extra: dict) -> dict:
+    size, flops = w.work()
+    st = summarize([1e3 * s for s in secs]) if secs else None
+    ok = error is None and st is not None
+    r = make_result(family="dask", variant=w.name, provider="warplab", backend=backend,
+                    params=_params(w, mode, extra), phases={"total": st}, bytes_moved=size,
+                    ceilings=ceilings, verified=ok, error=error if st or error else "no run")
     sec = st["median"] * 1e-3 if st else None
     r["time_s"] = sec
-    r["tflops"] = flops / sec / 1e12 if sec and flops and r["verified"] else None
-    r["e2e_gbps"] = size / sec / 1e9 if sec and not flops and r["verified"] else None
+    r["tflops"] = flops / sec / 1e12 if sec and flops and ok else None
+    r["e2e_gbps"] = size / sec / 1e9 if sec and not flops and ok else None
     return r
 
 
-def _write_files(d: Path, count: int, each: int) -> list[str]:
-    block = np.random.default_rng(3).integers(0, 256, min(each, 64 * MiB), dtype=np.uint8)
-    paths = []
-    for i in range(count):
-        p = d / f"part{i}.bin"
-        with open(p, "wb") as f:
-            for off in range(0, each, block.size):
-                f.write(block[:min(block.size, each - off)].tobytes())
-        paths.append(str(p))
-    return paths
+def _run_mode(w: Workload, mode: Mode, backend: str, ceilings: dict, run: Runner,
+              refs: dict, bound: tuple[float | None, str]) -> dict:
+    """``w.warmup + w.runs`` runs of ``run`` (seeds SEED0...), checked against ``refs``."""
+    secs: list[float] = []
+    lags: list[float] = []
+    infos: list[dict] = []
+    error = reference = None
+    for i in range(w.warmup + w.runs):
+        seed = SEED0 + i
+        try:
+            summary, sec, lag, info = run(seed)
+        except Exception as exc:  # a record with the error, never a crash
+            error = f"{type(exc).__name__}: {exc}"
+            break
+        lags.append(lag)
+        infos.append(info)
+        if i >= w.warmup:
+            secs.append(sec)
+        ref = refs.setdefault((w.name, seed), (summary, mode.label))
+        reference = ref[1]
+        if ref[1] != mode.label:
+            bad = wl.differs(w, summary, ref[0])
+            if bad:
+                error = f"seed {seed}: {bad} ({ref[1]})"
+        if isinstance(summary, int):
+            infos[-1]["pairs"] = summary
+    extra: dict[str, Any] = {"seeds": [SEED0 + i for i in range(len(lags))],
+                             "reference": reference}
+    for key in ("pairs", "resident_after_evict", "cluster"):
+        vals = [x[key] for x in infos if key in x]
+        if vals:
+            extra[key] = vals[-1] if key == "cluster" else vals
+    if w.cold and "resident_after_evict" in extra:
+        extra["evicted"] = max(extra["resident_after_evict"]) < 0.05
+    r = _record(w, mode, backend, ceilings, secs if error is None else [], error, extra)
+    r["completion_lag_ms"] = max(lags, default=None)
+    r["completion_late"] = bool(lags) and max(lags) > limits.LATE_MS
+    rate = r["tflops"] if w.op != "files" else r["e2e_gbps"]
+    limits.judge(r, rate, "TFLOP/s" if w.op != "files" else "GB/s", *bound)
+    return r
 
 
-def _fixed_cost(client: Any, workers: int, backend: str, ceilings: dict, runs: int) -> dict:
-    import dask
-    import dask.array as da
+def _cold(w: Workload, paths: list[str]) -> dict:
+    if not w.cold:
+        return {}
+    limits.evict(paths)
+    return {"resident_after_evict": limits.resident_share(paths)}
 
-    tiny = da.ones(10, chunks=5).sum()
-    dask.compute(tiny, scheduler=client.get)
-    ms = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        dask.compute(tiny, scheduler=client.get)
-        ms.append(1e3 * (time.perf_counter() - t0))
-    return make_result(family="dask", variant="fixed_cost", provider="warplab",
-                       backend=backend, params={"size": 80, "workers": workers,
-                                                "mode": "cluster"},
-                       phases={"total": summarize(ms)}, bytes_moved=80, ceilings=ceilings,
-                       verified=True)
+
+def _direct_runner(w: Workload, backend: str, paths: list[str]) -> Runner:
+    def run(seed: int) -> tuple[Any, float, float, dict]:
+        info = _cold(w, paths)
+        summary, sec = wl.direct(w, paths, backend, seed)
+        return summary, sec, md.completion_lag_ms(None), info
+    return run
+
+
+def _cluster_runner(w: Workload, client: Any, backend: str, paths: list[str], kind: str,
+                    held: list) -> Runner:
+    """Runs on the cluster; ``held`` keeps the last run's persisted data and result (the
+    caller releases them after the last run)."""
+    def run(seed: int) -> tuple[Any, float, float, dict]:
+        md.release(client, held)  # the previous run's data and result first
+        info = {"cluster": kind, **_cold(w, paths)}
+        data, out, sec = wl.on_cluster(w, client, paths, backend, seed)
+        held.extend([*data, *out])
+        del data
+        lag = md.completion_lag_ms(client)
+        return wl.cluster_summary(w, out, client), sec, lag, info
+    return run
+
+
+def _bound(w: Workload, peaks: list[dict], backend: str, page_cache: float | None
+           ) -> tuple[float | None, str]:
+    if w.op == "files":
+        return limits.byte_ceiling(peaks, page_cache, backend)
+    return limits.flop_ceiling(peaks, w.precision, backend)
+
+
+def _host_reads(paths: list[str], backend: str, ceilings: dict, quick: bool) -> list[dict]:
+    threads = md.cores()
+    mem = limits.host_read_gbps((64 << 20) if quick else (4 << 30), threads)
+    cache = limits.page_cache_read_gbps(paths, threads)
+    out = []
+    for source, gbps, size in (("memory", mem, (64 << 20) if quick else (4 << 30)),
+                               ("page_cache", cache, sum(Path(p).stat().st_size
+                                                         for p in paths))):
+        r = make_result(family="dask", variant="host_read", provider="host", backend=backend,
+                        params={"size": size, "source": source, "threads": threads,
+                                "mode": "host", "workers": 0},
+                        phases={"total": None}, bytes_moved=size, ceilings=ceilings,
+                        verified=True)
+        r.update(time_s=size / gbps / 1e9, tflops=None, e2e_gbps=gbps)
+        out.append(r)
+    return out
 
 
 def _scaling(records: list[dict]) -> None:
-    """``speedup``/``efficiency`` against one worker, ``overhead_pct`` against direct."""
+    """``speedup``/``efficiency`` against the one-worker cluster of the same protocol,
+    ``overhead_pct`` of each one-worker cluster over the direct call."""
     for r in records:
-        if r["variant"] == "fixed_cost":
+        r["speedup"] = r["efficiency"] = r["overhead_pct"] = None
+        p = r["params"]
+        if r["variant"] in ("fixed_cost", "host_read") or not r.get("time_s") \
+                or not r["verified"] or p["mode"] == "direct":
             continue
-        same = [q for q in records if q["variant"] == r["variant"] and q["time_s"]]
+        proto = p["protocol"] or "tcp"
+        same = [q for q in records if q["variant"] == r["variant"] and q.get("time_s")
+                and q["verified"]]
         one = next((q for q in same if q["params"]["mode"] == "cluster"
-                    and q["params"]["workers"] == 1), None)
+                    and q["params"]["workers"] == 1 and q["params"]["protocol"] == proto), None)
         direct = next((q for q in same if q["params"]["mode"] == "direct"), None)
-        w = r["params"]["workers"]
-        ok = r["time_s"] and one and r["params"]["mode"] == "cluster"
-        r["speedup"] = one["time_s"] / r["time_s"] if ok else None
-        r["efficiency"] = r["speedup"] / w if r["speedup"] else None
-        r["overhead_pct"] = (100 * (one["time_s"] / direct["time_s"] - 1)
-                             if r is one and direct else None)
+        if one is not None:
+            r["speedup"] = one["time_s"] / r["time_s"]
+            r["efficiency"] = r["speedup"] / p["workers"]
+        if r is one and direct is not None:
+            r["overhead_pct"] = 100 * (r["time_s"] / direct["time_s"] - 1)
 
 
 def run_dask(*, campaign: str, backend: str, json_path: Path | None,
              workloads: list[str] | None = None, runs: int | None = None,
              warmup: int | None = None, tmp_dir: str | None = None,
+             files_dir: str | None = None, mode_kinds: list[str] | None = None,
              progress: Callable[[int, int, dict], None] | None = None) -> dict:
-    """Run the campaign; returns (and writes to ``json_path``) the results document."""
-    from distributed import Client
-
-    s = CAMPAIGNS[campaign]
-    s = replace(s, runs=s.runs if runs is None else max(1, runs),
-                warmup=s.warmup if warmup is None else max(0, warmup))
-    chosen = list(workloads or WORKLOADS)
-    bad = [w for w in chosen if w not in WORKLOADS]
+    """Run the campaign; returns (and writes to ``json_path``) the results document.
+    ``files_dir``: where the files of the file workloads are written, and kept (default: a
+    temporary folder); ``mode_kinds``: some of ``MODE_KINDS`` (default all)."""
+    bad = [w for w in workloads or [] if w not in WORKLOADS]
+    bad += [k for k in mode_kinds or [] if k not in MODE_KINDS]
     if bad:
-        raise InvalidValueError(f"unknown dask workload(s) {bad}; valid: {', '.join(WORKLOADS)}")
+        raise InvalidValueError(f"unknown dask workload(s) or mode(s) {bad}; valid: "
+                                f"{', '.join(WORKLOADS)}; modes {', '.join(MODE_KINDS)}")
+    gpus, cores = md.gpu_count(backend), md.cores()
+    notes = ["time: the call with its result persisted, until wait(); data made with a new "
+             "seed per run and persisted on the workers before the clock starts",
+             "overhead_pct: the one-worker cluster over the direct call; speedup against the "
+             "one-worker cluster of the same protocol"]
+    ws = []
+    for w in wl.chosen(campaign, workloads, runs, warmup):
+        if w.min_gpus and (backend != "cuda" or gpus < w.min_gpus):
+            notes.append(f"{w.name} skipped: it needs {w.min_gpus} GPUs ({gpus} here)")
+        else:
+            ws.append(w)
+    ucx = md.ucx_available()
+    if backend == "cuda" and not ucx:
+        notes.append("ucx not run: distributed_ucxx (dask-cuda's UCX transport) is missing")
+    mode_list = [m for m in md.plan_modes(backend, gpus, cores, ucx)
+                 if mode_kinds is None or m.kind in mode_kinds]
     ceilings = measure_all(backend)
-    notes = ["time: the public call end to end (cluster: persist + wait, or compute); "
-             "series generated and persisted on the workers before timing",
-             "overhead_pct: the one-worker cluster over the direct single-machine call"]
+    precisions = tuple(sorted({w.precision for w in ws if w.op != "files"}))
     records: list[dict] = []
-    total = len(chosen) * (1 + len(s.workers)) + len(s.workers)
+    total = sum(len([w for w in ws if w.direct or m.kind != "direct"]) + (m.kind != "direct")
+                for m in mode_list)
 
     def add(r: dict) -> None:
         records.append(r)
         if progress is not None:
-            progress(len(records), total, r)
+            progress(len(records), max(total, len(records)), r)
 
+    refs: dict = {}
+    peaks_by_mode: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory(dir=tmp_dir) as d:
-        paths = _write_files(Path(d), *s.files) if "histogram_files" in chosen else []
-        refs = {}
-        for w in chosen:
-            refs[w], ms = _direct(w, s, backend, paths)
-            add(_record(w, "direct", 1, s, backend, ceilings, ms, None, {}))
-        if backend == "cuda":  # the workers on GPU 0 get the memory the direct calls cached
-            __import__("cupy").get_default_memory_pool().free_all_blocks()
-        for workers in s.workers:
-            cluster = _cluster(backend, workers, notes)
-            with cluster, Client(cluster) as client:
-                kind = type(cluster).__name__
-                for w in chosen:
-                    error, ms = None, []
-                    try:
-                        got, ms = _on_cluster(w, s, backend, client, paths)
-                        error = _verify(w, got, refs[w], s, client)
-                    except Exception as exc:  # a record with the error, never a crash
-                        error = f"{type(exc).__name__}: {exc}"
-                    add(_record(w, "cluster", workers, s, backend, ceilings, ms, error,
-                                {"cluster": kind}))
-                add(_fixed_cost(client, workers, backend, ceilings, 20))
+        files = next((w.files for w in ws if w.op == "files"), None)
+        folder = Path(files_dir or d)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = wl.write_files(folder, *files) if files else []
+        page_cache = None
+        if paths:
+            for r in _host_reads(paths, backend, ceilings, campaign == "quick"):
+                records.append(r)
+            page_cache = records[-1]["e2e_gbps"]
+        for mode in mode_list:
+            if mode.kind == "direct":
+                peaks = [limits.device_peaks(backend, precisions)]
+                peaks_by_mode[mode.label] = peaks
+                for w in ws:
+                    if w.direct:
+                        add(_run_mode(w, mode, backend, ceilings,
+                                      _direct_runner(w, backend, paths), refs,
+                                      _bound(w, peaks, backend, page_cache)))
+                _free_device(backend)
+                continue
+            try:
+                with md.open_cluster(mode, backend, Path(d) / "cluster") as (client, kind):
+                    peaks = list(client.run(limits.device_peaks, backend, precisions).values())
+                    peaks_by_mode[mode.label] = peaks
+                    for w in ws:
+                        held: list = []
+                        run = _cluster_runner(w, client, backend, paths, kind, held)
+                        add(_run_mode(w, mode, backend, ceilings, run, refs,
+                                      _bound(w, peaks, backend, page_cache)))
+                        md.release(client, held)
+                    add(_fixed_cost(client, mode, kind, backend, ceilings))
+            except Exception as exc:  # the cluster did not start (or stop): one record each
+                done = {r["variant"] for r in records if r["params"].get("mode") == mode.kind
+                        and r["params"].get("workers") == mode.workers
+                        and r["params"].get("protocol") == mode.protocol}
+                for w in ws:
+                    if w.name not in done:
+                        add(_record(w, mode, backend, ceilings, [],
+                                    f"cluster: {type(exc).__name__}: {exc}", {}))
+            if json_path is not None:  # what is measured so far survives a cut-off run
+                _finish(backend, ceilings, peaks_by_mode, page_cache, notes, campaign, records,
+                        json_path)
+    return _finish(backend, ceilings, peaks_by_mode, page_cache, notes, campaign, records,
+                   json_path)
+
+
+def _finish(backend: str, ceilings: dict, peaks: dict, page_cache: float | None,
+            notes: list[str], campaign: str, records: list[dict], json_path: Path | None
+            ) -> dict:
     _scaling(records)
-    return finish_campaign(backend, ceilings, list(dict.fromkeys(notes)), campaign, records,
-                           json_path)
+    meta_ceilings = {**ceilings, "dask": {"peaks": peaks, "page_cache_gbps": page_cache,
+                                          "margin": limits.MARGIN, "late_ms": limits.LATE_MS}}
+    return finish_campaign(backend, meta_ceilings, list(dict.fromkeys(notes)), campaign,
+                           records, json_path)
+
+
+def _fixed_cost(client: Any, mode: Mode, kind: str, backend: str, ceilings: dict) -> dict:
+    r = make_result(family="dask", variant="fixed_cost", provider="warplab", backend=backend,
+                    params={"size": 80, "mode": mode.kind, "workers": mode.workers,
+                            "protocol": mode.protocol, "cluster": kind},
+                    phases={"total": md.fixed_cost(client)}, bytes_moved=80,
+                    ceilings=ceilings, verified=True)
+    r.update(time_s=r["phases"]["total"]["median"] * 1e-3, tflops=None, e2e_gbps=None)
+    return r
+
+
+def _free_device(backend: str) -> None:
+    """Give this process's cached device memory back before the clusters start (their
+    workers share GPU 0 with it)."""
+    if backend == "cuda":
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()

@@ -1,0 +1,239 @@
+"""What bounds a record of the Dask campaign, measured by the campaign itself, and the rule
+that no record is above its ceiling.
+
+* Device peaks (:func:`device_peaks`, run in this process and on every worker): cuBLAS GEMM
+  of the precision a workload runs (float64: DGEMM, on Hopper's FP64 tensor cores; float32
+  and tf32: cuBLAS with TF32 tensor cores, the most a 3xTF32 or TF32 product can reach) and
+  the host-to-device pinned copy rate; next to the datasheet figure where there is one (the
+  FP64 tensor-core peak from the SM count and clock: 66.9 TFLOP/s on an H100 SXM). A FLOP/s
+  ceiling is the sum over the workers' devices of the larger of measured and datasheet, so a
+  kernel that beats cuBLAS is not rejected. On the cpu backend every worker shares the host:
+  the ceiling is the host's measured ``np.matmul`` rate, not a multiple of it.
+* Host reads (:func:`host_read_gbps`, :func:`page_cache_read_gbps`): a large host array and
+  the page-cached files read by as many threads as the host has cores.
+* Cold files: :func:`evict` drops the files from the page cache (``fsync``, then
+  ``posix_fadvise(POSIX_FADV_DONTNEED)``) and :func:`resident_share` says how much of them is
+  still cached (``mincore``), so a record says whether the eviction worked.
+
+:func:`judge` marks a record failed (verified False, the error naming the ceiling) where its
+rate exceeds its ceiling by more than :data:`MARGIN` (the ceilings are medians of a few
+runs). :data:`LATE_MS`: a device synchronisation after ``wait()`` that takes longer means a
+task returned before its GPU work was done; the record is flagged.
+"""
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+MARGIN = 1.05
+LATE_MS = 5.0
+#: Which cuBLAS rate and datasheet key bound a Gram product of each precision.
+GEMM_OF = {"float64": ("dgemm", "datasheet_fp64_tensor_gflops"),
+           "float32": ("tf32gemm", None), "tf32": ("tf32gemm", None)}
+
+
+def _tf32_gemm_gflops(n: int = 8192, runs: int = 10) -> float:
+    """cuBLAS float32 GEMM with TF32 tensor cores (CuPy's compute type set to TF32 for it)."""
+    import cupy
+    from cupy._core import _routines_linalg as linalg
+
+    a, b = (cupy.random.random((n, n), dtype=np.float32) for _ in range(2))
+    c = cupy.empty((n, n), np.float32)
+    before = linalg.get_compute_type(np.float32)
+    linalg.set_compute_type(np.float32, linalg.COMPUTE_TYPE_TF32)
+    try:
+        ms = []
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        for i in range(runs + 2):
+            start.record()
+            cupy.matmul(a, b, out=c)
+            stop.record()
+            stop.synchronize()
+            if i >= 2:
+                ms.append(cupy.cuda.get_elapsed_time(start, stop))
+    finally:
+        linalg.set_compute_type(np.float32, before)
+    del a, b, c
+    cupy.get_default_memory_pool().free_all_blocks()
+    return 2 * n ** 3 / (statistics.median(ms) * 1e-3) / 1e9
+
+
+def device_peaks(backend: str, precisions: tuple[str, ...]) -> dict[str, Any]:
+    """This process's device: measured GEMM GFLOP/s for ``precisions``, the datasheet peaks,
+    and the pinned H2D GB/s (None on the cpu backend). Runs on the workers by
+    ``client.run`` too, so each worker measures its own GPU."""
+    from warplab.core.device import cpu_properties, device_properties
+    from warplab.lab.harness import ceilings as hc
+
+    if backend != "cuda":
+        g = hc.gemm_rate("cpu", "float64")["dgemm_gflops"]
+        return {"device": cpu_properties().get("name"), "dgemm_gflops": g, "tf32gemm_gflops": g,
+                "h2d_pinned_gbps": None}
+    props = device_properties()
+    out: dict[str, Any] = {"device": props.get("name"), **hc.datasheet(props)}
+    if "float64" in precisions:
+        out["dgemm_gflops"] = hc.gemm_rate("cuda", "float64")["dgemm_gflops"]
+    if {"float32", "tf32"} & set(precisions):
+        out["tf32gemm_gflops"] = _tf32_gemm_gflops()
+    out["h2d_pinned_gbps"] = hc.host_transfer("cuda", "h2d", True)["h2d_pinned_gbps"]
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def flop_ceiling(peaks: list[dict], precision: str, backend: str) -> tuple[float | None, str]:
+    """(TFLOP/s, how it is made) of a Gram product of ``precision`` on the devices
+    ``peaks`` (one dict per worker)."""
+    name, sheet = GEMM_OF[precision]
+    per = [max(p.get(f"{name}_gflops") or 0.0, (p.get(sheet) or 0.0) if sheet else 0.0)
+           for p in peaks]
+    if not per or not all(per):
+        return None, f"no {name} rate measured"
+    if backend != "cuda":
+        return max(per) / 1e3, f"host np.matmul float64, {max(per):.0f} GFLOP/s (shared)"
+    measured = [p.get(f"{name}_gflops") or 0.0 for p in peaks]
+    sheet_v = [(p.get(sheet) or 0.0) if sheet else 0.0 for p in peaks]
+    how = (f"{len(per)} x max(measured {name} {min(measured):.0f}, datasheet "
+           f"{max(sheet_v):.0f}) GFLOP/s" if sheet else
+           f"{len(per)} x measured {name} {min(measured):.0f} GFLOP/s")
+    return sum(per) / 1e3, how
+
+
+def byte_ceiling(peaks: list[dict], page_cache_gbps: float | None, backend: str
+                 ) -> tuple[float | None, str]:
+    """(GB/s, how) for reading files into the workers: the lower of the workers' summed
+    pinned H2D rates (cuda) and the host's page-cache read rate."""
+    bounds = []
+    h2d = [float(p.get("h2d_pinned_gbps") or 0.0) for p in peaks]
+    if backend == "cuda" and h2d and all(h2d):
+        bounds.append((sum(h2d), f"{len(h2d)} x H2D pinned {min(h2d):.1f} GB/s"))
+    if page_cache_gbps:
+        bounds.append((page_cache_gbps, f"host page-cache read {page_cache_gbps:.1f} GB/s"))
+    if not bounds:
+        return None, "no ceiling measured"
+    return min(bounds)
+
+
+def judge(record: dict, rate: float | None, unit: str, ceiling: float | None, how: str) -> None:
+    """Attach ``ceiling`` to ``record``; a rate above it (beyond MARGIN) fails the record."""
+    record["ceiling"] = {"value": ceiling, "unit": unit, "by": how, "margin": MARGIN}
+    record["pct_of_ceiling"] = 100.0 * rate / ceiling if rate and ceiling else None
+    if rate and ceiling and rate > ceiling * MARGIN:
+        record["verified"] = False
+        record["error"] = (f"rate {rate:,.4g} {unit} exceeds its ceiling {ceiling:,.4g} {unit} "
+                           f"({how}): not a result (a task reported done before its work "
+                           f"had finished, or the work counted is not the work done)")
+        for key in ("tflops", "e2e_gbps", "gbps", "pct_of_copy_bw"):
+            if key in record:
+                record[key] = None
+
+
+def host_read_gbps(nbytes: int, threads: int, runs: int = 3) -> float:
+    """Bytes per second of ``threads`` threads each summing a slice of one host array of
+    ``nbytes`` (NumPy's reductions release the GIL), median of ``runs``."""
+    a = np.ones(max(threads, nbytes // 8), np.uint64)
+    parts = np.array_split(a, threads)
+    ms = []
+    with ThreadPoolExecutor(threads) as ex:
+        for i in range(runs + 1):
+            t0 = time.perf_counter()
+            list(ex.map(np.add.reduce, parts))
+            if i:
+                ms.append(time.perf_counter() - t0)
+    return a.nbytes / statistics.median(ms) / 1e9
+
+
+def _read_range(path: str, offset: int, length: int, buf: bytearray) -> int:
+    got = 0
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        view = memoryview(buf)
+        while got < length:
+            n = os.preadv(fd, [view[:min(len(buf), length - got)]], offset + got)
+            if n <= 0:
+                break
+            got += n
+    finally:
+        os.close(fd)
+    return got
+
+
+def page_cache_read_gbps(paths: list[str], threads: int, runs: int = 3,
+                         chunk: int = 64 << 20) -> float:
+    """Bytes per second of ``threads`` threads reading the files with ``preadv`` in ranges of
+    ``chunk`` bytes (the files are in the page cache after the first pass), median."""
+    ranges = [(p, off, min(chunk, os.path.getsize(p) - off)) for p in paths
+              for off in range(0, os.path.getsize(p), chunk)]
+    local = threading.local()  # one buffer per thread
+
+    def read(job: tuple[str, int, int]) -> int:
+        if not hasattr(local, "buf"):
+            local.buf = bytearray(chunk)
+        return _read_range(job[0], job[1], job[2], local.buf)
+
+    total = sum(r[2] for r in ranges)
+    ms = []
+    with ThreadPoolExecutor(threads) as ex:
+        for i in range(runs + 1):
+            t0 = time.perf_counter()
+            list(ex.map(read, ranges))
+            if i:
+                ms.append(time.perf_counter() - t0)
+    return total / statistics.median(ms) / 1e9
+
+
+def evict(paths: list[str]) -> None:
+    """Drop the files' pages from the page cache (written back first)."""
+    for p in paths:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def resident_share(paths: list[str]) -> float | None:
+    """The share of the files' pages in the page cache (``mincore``), or None where it cannot
+    be asked (no libc)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    page = mmap.PAGESIZE
+    resident = pages = 0
+    for p in paths:
+        size = os.path.getsize(p)
+        if size == 0:
+            continue
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+            if addr in (None, ctypes.c_void_p(-1).value):
+                return None
+            try:
+                n = -(-size // page)
+                vec = (ctypes.c_ubyte * n)()
+                if libc.mincore(addr, size, vec) != 0:
+                    return None
+                resident += int((np.ctypeslib.as_array(vec) & 1).sum())
+                pages += n
+            finally:
+                libc.munmap(addr, size)
+        finally:
+            os.close(fd)
+    return resident / pages if pages else None
