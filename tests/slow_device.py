@@ -1,9 +1,10 @@
 """A fake CuPy whose device is slow: every operation on a "device" array (:class:`Dev`, NumPy
-memory) computes at once but counts as queued device work that finishes :data:`DELAY`
-seconds after it was queued, as a real GPU's kernels finish after the call that launched
-them returns. ``Dev.device.synchronize()`` waits until every piece of work queued before it
-has finished (``cudaDeviceSynchronize``); reading a value on the host (``get``, ``bool``,
-``float``) does too. :func:`unfinished` lists the work not finished yet, so a test can ask
+memory) computes at once but counts as queued device work that stays unfinished until the
+device is synchronised, as a real GPU's kernels finish after the call that launched them
+returns (this device is slow without end: no amount of waiting finishes its work, so a check
+cannot pass by luck on a loaded host). ``Dev.device.synchronize()`` finishes every piece of
+work queued (``cudaDeviceSynchronize``); reading a value on the host (``get``, ``bool``,
+``float``) does too. :func:`unfinished` counts the work not finished yet, so a test can ask
 whether something that reported "done" really was.
 
 What counts as work: NumPy ufuncs and functions on ``Dev`` arrays (arithmetic, reductions,
@@ -14,50 +15,42 @@ backend, their results ``Dev``). Views (indexing, ``reshape``) are not work.
 from __future__ import annotations
 
 import threading
-import time
 import types
 from typing import Any
 
 import numpy as np
 
-#: Seconds from queueing a piece of work to its end.
-DELAY = 0.1
-
 _LOCK = threading.Lock()
-_QUEUED: list[float] = []  # the end time of every piece of work queued
+_COUNTS = {"queued": 0, "finished": 0}  # pieces of work queued, and finished by a sync
 
 
 def queue_work() -> None:
-    """Queue one piece of device work (it ends DELAY seconds from now)."""
+    """Queue one piece of device work (unfinished until the next synchronisation)."""
     with _LOCK:
-        _QUEUED.append(time.monotonic() + DELAY)
+        _COUNTS["queued"] += 1
 
 
 def unfinished() -> int:
     """How many queued pieces of work have not finished yet."""
-    now = time.monotonic()
     with _LOCK:
-        return sum(end > now for end in _QUEUED)
+        return _COUNTS["queued"] - _COUNTS["finished"]
 
 
 def queued() -> int:
     """How many pieces of work were queued since :func:`reset`."""
     with _LOCK:
-        return len(_QUEUED)
+        return _COUNTS["queued"]
 
 
 def reset() -> None:
     with _LOCK:
-        _QUEUED.clear()
+        _COUNTS.update(queued=0, finished=0)
 
 
 def synchronize() -> None:
-    """Wait for every piece of work queued so far (later work is not waited for)."""
+    """Finish every piece of work queued so far."""
     with _LOCK:
-        last = max(_QUEUED, default=0.0)
-    delay = last - time.monotonic()
-    if delay > 0:
-        time.sleep(delay)
+        _COUNTS["finished"] = _COUNTS["queued"]
 
 
 class _Device:
