@@ -3,7 +3,8 @@
 # the table campaign (`warplab dask --campaign table`), its JSON and printed tables in $OUT,
 # and everything under $OUT packed into one file at the end (the device tool returns few
 # files). Runs from the repository root; wheels in .whl/ (dask, distributed, dask-cuda and
-# their dependencies) are installed into /tmp/site as benchmarks/gpu_shards.sh does.
+# their dependencies) are installed into /tmp/site as benchmarks/gpu_shards.sh does, and
+# .whl/ucx/ucxsite.tar.xz (UCX for dask-cuda, CONTRIBUTING.md) unpacked beside them.
 #
 # Usage: benchmarks/dask_gpu.sh [WORKLOADS [MODES]]
 #   WORKLOADS  comma-separated names (default: all): corr_pairs_0.9, corr_pairs_0.99,
@@ -14,7 +15,7 @@
 #              the campaign gets what the tests left and writes its JSON after every mode, so
 #              a run cut short keeps what it measured
 #   TESTS=0    skip the tests (a second call that runs more workloads); TEST_FILES: other
-#              test files (default tests/gpu/test_dask_gpu.py tests/gpu/test_corr_gpu.py)
+#              test files (default: the dask, dask corr placement and corr GPU tests)
 #   CAMPAIGN   table (default) or quick; RUNS, WARMUP override the campaign's
 #   FILES_DIR  where histogram_files' 4 x 8 GiB are written once and kept between calls
 #              (default /tmp/warplab-dask-files)
@@ -38,6 +39,16 @@ if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
     --target /tmp/site .whl/*.whl > "$OUT/pip.log" 2>&1 || echo "pip install failed (see pip.log)"
   export PYTHONPATH=$PYTHONPATH:/tmp/site PATH=/tmp/site/bin:$PATH
 fi
+if [ -f .whl/ucx/ucxsite.tar.xz ]; then  # UCX (distributed-ucxx, ucxx, rmm), unpacked site tree
+  mkdir -p /tmp/ucx-site && tar -xJf .whl/ucx/ucxsite.tar.xz -C /tmp/ucx-site
+  for sub in bindings core pathfinder; do  # the machine's own cuda.* win (CONTRIBUTING.md)
+    python3 -c "import importlib.util as u, sys; sys.exit(u.find_spec('cuda.$sub') is None)" \
+      2>/dev/null && rm -rf "/tmp/ucx-site/cuda/$sub" /tmp/ucx-site/cuda_"$sub"-*.dist-info
+  done
+  export PYTHONPATH=$PYTHONPATH:/tmp/ucx-site
+  python3 -c "import distributed_ucxx, ucxx; print('ucx: distributed_ucxx', ucxx.__version__)" \
+    2>&1 | tail -n 1
+fi
 if [ -f setup.py ]; then  # the C helpers are built with the package
   python3 setup.py -q build_ext --inplace > "$OUT/build_ext.log" 2>&1 || echo "build_ext failed"
 fi
@@ -47,7 +58,7 @@ python3 -c "import dask, distributed, dask_cuda; print('dask', dask.__version__,
 rc=0
 if [ "${TESTS:-1}" != 0 ]; then
   # shellcheck disable=SC2086
-  timeout 300 python3 -m pytest -m gpu ${TEST_FILES:-tests/gpu/test_dask_gpu.py tests/gpu/test_corr_gpu.py} \
+  timeout 300 python3 -m pytest -m gpu ${TEST_FILES:-tests/gpu/test_dask_gpu.py tests/gpu/test_dask_corr_gpu.py tests/gpu/test_corr_gpu.py tests/gpu/test_corr_pairs_stream_gpu.py} \
     -q -rfEs -p no:cacheprovider --tb=short --durations=10 > "$OUT/pytest-dask-$tag.log" 2>&1 \
     || rc=$?
   echo "== pytest: $(grep -E '[0-9]+ (passed|failed|error)' "$OUT/pytest-dask-$tag.log" | tail -n 1)"
