@@ -48,3 +48,35 @@ def test_a_range_outside_the_file_is_refused(files, offset, length):
 def test_a_missing_file_in_a_range_names_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope"):
         warplab.byte_histogram([FileRange(str(tmp_path / "nope"), 0, 1)], device="cpu")
+
+
+@pytest.mark.parametrize("share", [1, 2, 4097, 50_000, 10**9])
+def test_file_shares_cover_the_stream_in_order(files, share):
+    pytest.importorskip("dask")
+    from warplab.dask.files import file_shares
+
+    paths, data = files
+    sizes = [d.size for d in data]
+    shares = file_shares(paths, sizes, share)
+    assert all(0 < sum(r.length for r in s) <= share for s in shares)
+    assert all(sum(r.length for r in s) == share for s in shares[:-1])
+    flat = [r for s in shares for r in s]
+    stream = np.concatenate([np.fromfile(r.path, np.uint8)[r.offset:r.offset + r.length]
+                             for r in flat])
+    np.testing.assert_array_equal(stream, np.concatenate(data))
+    total = sum(sizes)
+    assert len(shares) == -(-total // share)
+
+
+def test_histogram_files_of_a_file_that_shrank(files, tmp_path):
+    pytest.importorskip("dask")
+    import dask
+
+    import warplab.dask as wd
+
+    paths, data = files
+    lazy = wd.histogram_files(paths, chunk_bytes=30_000)
+    with open(paths[3], "r+b") as f:
+        f.truncate(10)
+    with pytest.raises(ValueError, match="not inside the file"):
+        dask.compute(lazy, scheduler="sync")

@@ -1,10 +1,11 @@
 """``histogram_files``: one byte histogram over many files, read by the workers themselves.
 
-The client only lists the files and their sizes (``os.stat``) and cuts them into byte ranges;
-each task opens its file, maps its range (``numpy.memmap``) and counts it with
-``warplab.byte_histogram`` (on the worker's GPU: the family's streaming pipeline, pinned
-staging by worker threads and H2D copies overlapped with the kernels). No byte of data passes
-through the client; the per-range counts add in Dask's tree.
+The client only lists the files and their sizes (``os.stat``) and cuts their bytes, read as
+one stream, into consecutive shares (one per worker by default); each task counts its share
+with ``warplab.byte_histogram`` over a list of :class:`warplab.FileRange`, the same reader
+the single-machine call uses: ``preadv`` straight into pinned staging buffers by worker
+threads, H2D copies overlapped with the kernels (docs/streaming.md). No byte of data passes
+through the client; the per-share counts add in Dask's tree.
 """
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ import numpy as np
 
 import warplab
 from warplab.core.errors import InvalidValueError
-from warplab.dask.chunking import completed, fan_in, graph, plan
+from warplab.core.sources import FileRange
+from warplab.dask.chunking import completed, fan_in, graph, n_workers
 
-__all__ = ["byte_ranges", "histogram_files"]
+__all__ = ["file_shares", "histogram_files"]
 
 
 def _expand(paths_or_glob: Any) -> list[str]:
@@ -56,26 +58,36 @@ def _size(path: str) -> int:
     return int(st.st_size)
 
 
-def byte_ranges(paths: Sequence[str], sizes: Sequence[int], chunk_bytes: int
-                ) -> list[tuple[str, int, int]]:
-    """``(path, offset, length)`` of every range: each file cut into pieces of at most
-    ``chunk_bytes`` (empty files give none)."""
-    return [(p, off, min(chunk_bytes, size - off))
-            for p, size in zip(paths, sizes) for off in range(0, size, chunk_bytes)]
+def file_shares(paths: Sequence[str], sizes: Sequence[int], share_bytes: int
+                ) -> list[list[FileRange]]:
+    """The files' bytes, read as one stream, cut into consecutive shares of at most
+    ``share_bytes``: each share a list of :class:`warplab.FileRange` (a share may end in one
+    file and go on in the next; empty files give nothing)."""
+    out: list[list[FileRange]] = []
+    cur: list[FileRange] = []
+    room = share_bytes
+    for p, size in zip(paths, sizes):
+        off = 0
+        while off < size:
+            n = min(room, size - off)
+            cur.append(FileRange(p, off, n))
+            off += n
+            room -= n
+            if room == 0:
+                out.append(cur)
+                cur, room = [], share_bytes
+    if cur:
+        out.append(cur)
+    return out
 
 
 @completed
-def _count_range(path: str, offset: int, length: int, bins: Any, device: str | None
-                 ) -> np.ndarray:
-    """The counts of bytes ``[offset, offset + length)`` of ``path`` (runs on a worker).
-    Host input gives host counts, so the GPU's work has finished when they are returned;
-    ``completed`` keeps that true should the counts ever stay on the device."""
-    have = os.stat(path).st_size
-    if have < offset + length:
-        raise OSError(f"{path!r} is {have} bytes, shorter than when the ranges were cut "
-                      f"(needed {offset + length}); it changed while being read")
-    m = np.memmap(path, np.uint8, "r", offset=offset, shape=(length,))
-    return warplab.byte_histogram(m, bins, device=device).reshape(1, -1)
+def _count_share(share: list[FileRange], bins: Any, device: str | None) -> np.ndarray:
+    """The counts of one share (runs on a worker): one ``byte_histogram`` stream over its
+    ranges, read with ``preadv`` into the pinned staging buffers, as the single-machine call
+    reads whole files. Host counts: the GPU's work is done when they are returned
+    (``completed`` keeps that true should they ever stay on the device)."""
+    return warplab.byte_histogram(share, bins, device=device).reshape(1, -1)
 
 
 def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int | None = None,
@@ -88,8 +100,9 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
             system of the same layout).
         bins: as ``warplab.byte_histogram`` (``"bytes"``, ``"ascii128"``, ``"letters"``, a
             256-entry table).
-        chunk_bytes: bytes per task; default from the chunking rule (:func:`plan`: one range
-            per worker, at most 4 GiB each for GPU workers, 256 MiB for ``device="cpu"``).
+        chunk_bytes: bytes per task; default: one share per worker (the bytes of all files
+            over the current client's workers; a task streams its share, so its memory does
+            not grow with it).
         device: the backend each task asks for (``"cuda"``/``"cpu"``; default automatic on
             the worker).
         split_every: fan-in of the tree adding the per-range counts.
@@ -101,23 +114,24 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
     Raises:
         FileNotFoundError, IsADirectoryError, PermissionError, ValueError (not a regular
         file): at once, on the client (only metadata is read there). A file that shrinks
-        before its range is read raises ``OSError`` in that task.
+        before its share is read raises in that task (``ValueError``: the range is no longer
+        inside the file; ``OSError``: it shrank while being read).
     """
     paths = _expand(paths_or_glob)
     sizes = [_size(p) for p in paths]
     nbins = int(warplab.byte_histogram(np.zeros(0, np.uint8), bins, device="cpu").shape[0])
     total = sum(sizes)
     if chunk_bytes is None:
-        chunk_bytes = plan(total, chunk_kind="numpy" if device == "cpu" else "cupy").chunk_bytes
+        chunk_bytes = max(1, -(-total // n_workers()))
     if int(chunk_bytes) < 1:
         raise InvalidValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
-    ranges: Sequence[tuple[str | None, int, int]] = (byte_ranges(paths, sizes, int(chunk_bytes))
-                                                      or [(None, 0, 0)])
+    ranges = file_shares(paths, sizes, int(chunk_bytes))
     name = "wl-files-" + dask.base.tokenize(paths, sizes, bins, chunk_bytes, device)
-    fn = partial(_count_range, bins=bins, device=device)
-    dsk = {(name, i, 0): (fn, p, off, n) if p is not None else (np.zeros, (1, nbins), np.int64)
-           for i, (p, off, n) in enumerate(ranges)}
+    fn = partial(_count_share, bins=bins, device=device)
+    dsk: dict = {(name, i, 0): (fn, share) for i, share in enumerate(ranges)}
+    if not dsk:
+        dsk[(name, 0, 0)] = (np.zeros, (1, nbins), np.int64)
     parts = da.Array(graph(name, dsk, []), name,
-                     chunks=((1,) * len(ranges), (nbins,)), dtype=np.int64,
+                     chunks=((1,) * len(dsk), (nbins,)), dtype=np.int64,
                      meta=np.empty((0, 0), np.int64))
-    return parts.sum(axis=0, dtype=np.int64, split_every=fan_in(len(ranges), split_every))
+    return parts.sum(axis=0, dtype=np.int64, split_every=fan_in(len(dsk), split_every))
