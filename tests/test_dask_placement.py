@@ -63,7 +63,7 @@ def test_corrcoef_blocks_are_shared_evenly_and_exact(client):
     distributed.wait(r)
     where = _who(client, r)  # before compute(), which copies every block to one worker
     np.testing.assert_allclose(r.compute(), warplab.corrcoef(s), rtol=1e-12, atol=1e-13)
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(client.nthreads())
     # a block above the diagonal and its transpose live on one worker
     for (name, i, j), w in where.items():
         assert where[(name, j, i)] == w
@@ -104,6 +104,6 @@ def test_threshold_pairs_are_spread_over_the_workers(client):
     i, j, r = (a.persist() for a in wd.corr_pairs(x, threshold=0.2))
     distributed.wait([i, j, r])
     where = _who(client, i)
-    n = len(client.scheduler_info()["workers"])
+    n = len(client.nthreads())
     assert len(set(where.values())) == n
     assert len(where) % n == 0  # whole shares per worker

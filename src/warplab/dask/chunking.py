@@ -123,16 +123,24 @@ def require_known(x: da.Array, what: str, axes: Sequence[int] | None = None) -> 
                                     f"(NaN); call x.compute_chunk_sizes() first")
 
 
-def n_workers() -> int:
-    """Workers of the current ``distributed`` client; 1 without one (the local scheduler)."""
+def worker_addresses() -> list[str]:
+    """Addresses of the current ``distributed`` client's workers, sorted; ``[]`` without a
+    client (the local schedulers). One round trip to the scheduler (the client's
+    ``scheduler_info()`` is a cache that lags behind workers that just joined)."""
     if "distributed" not in sys.modules:
-        return 1
+        return []
     from distributed import default_client
 
     try:
-        return max(1, len(default_client().scheduler_info()["workers"]))
+        client = default_client()
     except ValueError:  # no client
-        return 1
+        return []
+    return sorted(client.nthreads())
+
+
+def n_workers() -> int:
+    """Workers of the current ``distributed`` client; 1 without one (the local scheduler)."""
+    return max(1, len(worker_addresses()))
 
 
 @dataclass(frozen=True)

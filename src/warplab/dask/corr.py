@@ -25,8 +25,16 @@ from dask.array.utils import meta_from_array
 import warplab
 from warplab.core import registry as _registry
 from warplab.core.errors import InvalidTypeError, InvalidValueError
-from warplab.dask.chunking import as_dask, check_chunk, completed, kind, require_known, xp_of
-from warplab.dask.placement import deal, equal_work_rows, pinned_graph, worker_addresses
+from warplab.dask.chunking import (
+    as_dask,
+    check_chunk,
+    completed,
+    kind,
+    require_known,
+    worker_addresses,
+    xp_of,
+)
+from warplab.dask.placement import deal, equal_work_rows, pinned_graph
 from warplab.families.corr import tiles
 from warplab.families.corr.pairs import CorrPairs, TopK, check_selection
 from warplab.families.corr.spec import CorrProblem

@@ -12,25 +12,10 @@ leaves). Without a ``distributed`` client there is one group and no annotation.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, cast
 
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-
-
-def worker_addresses() -> list[str]:
-    """Addresses of the current ``distributed`` client's workers, sorted; ``[]`` without a
-    client (the local schedulers). One round trip to the scheduler."""
-    if "distributed" not in sys.modules:
-        return []
-    from distributed import default_client
-
-    try:
-        client = default_client()
-    except ValueError:  # no client
-        return []
-    return sorted(client.nthreads())  # asked of the scheduler (scheduler_info() is a cache)
 
 
 def deal(costs: Sequence[float], groups: int) -> list[int]:
