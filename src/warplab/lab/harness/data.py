@@ -9,9 +9,9 @@ The same (kind, size, seed) always gives the same bytes, on either side.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import functools
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -162,3 +162,14 @@ def generate_fast(kind: str, n: int, seed: int = SEED) -> np.ndarray:
     if kind == "uniform" and n >= (64 << 20) and cuda_available():
         return lehmer_bytes_device(n, seed).get()
     return generate(kind, n, seed)
+
+
+def evict_from_page_cache(paths: list) -> None:
+    """Drop the files' pages from the page cache (written back first), for cold reads."""
+    for p in paths:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)

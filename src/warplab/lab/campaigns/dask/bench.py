@@ -34,6 +34,7 @@ from warplab.lab.campaigns.dask import limits, modes as md, workloads as wl
 from warplab.lab.campaigns.dask.modes import Mode
 from warplab.lab.campaigns.dask.workloads import WORKLOADS, Workload
 from warplab.lab.harness.campaign import finish_campaign
+from warplab.lab.harness.data import evict_from_page_cache
 from warplab.lab.harness.ceilings import measure_all
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
@@ -118,7 +119,7 @@ def _run_mode(w: Workload, mode: Mode, backend: str, ceilings: dict, run: Runner
 def _cold(w: Workload, paths: list[str]) -> dict:
     if not w.cold:
         return {}
-    limits.evict(paths)
+    evict_from_page_cache(paths)
     return {"resident_after_evict": limits.resident_share(paths)}
 
 

@@ -191,17 +191,6 @@ def page_cache_read_gbps(paths: list[str], threads: int, runs: int = 3,
     return total / statistics.median(ms) / 1e9
 
 
-def evict(paths: list[str]) -> None:
-    """Drop the files' pages from the page cache (written back first)."""
-    for p in paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-
-
 def resident_share(paths: list[str]) -> float | None:
     """The share of the files' pages in the page cache (``mincore``), or None where it cannot
     be asked (no libc)."""

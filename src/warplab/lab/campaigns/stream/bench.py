@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from warplab.lab.harness.campaign import finish_campaign
+from warplab.lab.harness.data import evict_from_page_cache
 from warplab.lab.harness.ceilings import measure_all
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
@@ -73,15 +74,6 @@ def _fill(dst: np.ndarray, seed: int = 1) -> None:
         starts))
 
 
-def _evict(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-
-
 @contextlib.contextmanager
 def _env(**values: str) -> Iterator[None]:
     old = {k: os.environ.get(k) for k in values}
@@ -102,7 +94,7 @@ def _case(source: str, op: str, h: np.ndarray, path: Path | None, backend: str
     env = {"WARPLAB_STREAM_HOST": "register" if source == "register" else "auto",
            "WARPLAB_STREAM_MIN": str(1 << 62) if source == "oneshot" else "0",
            "WARPLAB_STREAM_DIRECT": "1" if source == "file_direct" else "0"}
-    before: Callable[[], None] = (lambda: _evict(path)) if source in ("file_cold",
+    before: Callable[[], None] = (lambda: evict_from_page_cache([path])) if source in ("file_cold",
                                                                       "file_direct") else \
         (lambda: None)
     if op == "sum":
