@@ -3,8 +3,8 @@
 
 A GPU runs a kernel after the call that launched it returns, so a task that hands back a
 CuPy array is "done" for Dask while its kernels still run. The fake device of
-``slow_device`` models that without a GPU: every operation on its arrays finishes a tenth of
-a second after it is queued, unless something synchronises the device. Each test checks
+``slow_device`` models that without a GPU: every operation on its arrays stays unfinished
+until something synchronises the device. Each test checks
 that no queued work is left unfinished when the scheduler says the result is ready, on the
 threaded scheduler and on an in-process ``distributed`` cluster; the control cases (a task
 function that is not wrapped by ``completed``, Dask's own ``sum``) show that the check sees
