@@ -15,6 +15,7 @@ one line on stderr and exit with status 2; anything else is a bug and shows its 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import NoReturn, Sequence
 
@@ -110,8 +111,22 @@ def is_user_error(exc: BaseException) -> bool:
                             OSError, MemoryError, NotImplementedError))
 
 
+def _negative_values(argv: Sequence[str]) -> list[str]:
+    """``--opt -1M`` as ``--opt=-1M``: argparse takes a value that starts with ``-`` and is
+    not a plain number for an option, so ``--sizes -1M`` would end in "expected one argument"
+    instead of the size parser's own message."""
+    out: list[str] = []
+    for tok in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and \
+                re.match(r"-\d", tok) and not re.fullmatch(r"-\d+(\.\d+)?", tok):
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_negative_values(sys.argv[1:] if argv is None else argv))
     cmd = getattr(commands, f"cmd_{args.cmd}", None)
     try:
         if cmd is None:
@@ -124,7 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug or not is_user_error(exc):
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if isinstance(exc, MemoryError):
+        if isinstance(exc, DeviceOutOfMemoryError):
+            msg = f"not enough GPU memory: {msg}"
+        elif isinstance(exc, MemoryError):
             msg = f"not enough host memory: {msg}"
         print(f"warplab: error: {msg}", file=sys.stderr)
         return 2

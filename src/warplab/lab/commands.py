@@ -84,7 +84,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 else:
                     console.print(f"{family}: no plan to show (--dry-run: memcpy only)")
         return 0
-    out = timestamped(args.out)
+    root = Path(args.out)
+    made = [p for p in (root, *root.parents) if not p.exists()]  # folders this call creates
+    out = timestamped(root)
     ok = True
     try:
         for family in CAMPAIGNS:
@@ -93,6 +95,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except BaseException:
         if not any(out.iterdir()):  # refused before anything was measured: leave nothing
             out.rmdir()
+            for p in made:  # innermost first; only folders this call made, and only if empty
+                if p.exists() and not any(p.iterdir()):
+                    p.rmdir()
         raise
     return 0 if ok else 1
 

@@ -93,17 +93,25 @@ def progress(title: str) -> Iterator[Callable[[int, int, dict], None]]:
     if spare >= 8:
         cols.append(TextColumn("{task.fields[last]}", table_column=whole(
             overflow="ellipsis", max_width=spare)))
-    with Progress(*cols, console=console, transient=False) as prog:
-        task = prog.add_task(title, total=None, last="")
+    # shown from the first record on: a command that stops on bad input prints no bar
+    prog = Progress(*cols, console=console, transient=False)
+    task: list[Any] = []
 
-        def update(done: int, total: int, rec: dict) -> None:
-            p = rec["params"]
-            what = " ".join(str(p[k]) for k in ("data", "bins", "dtype", "op", "shape", "size")
-                            if k in p)
-            prog.update(task, completed=done, total=max(total, done) or None,
-                        last=f"{what} {rec['variant']}")
+    def update(done: int, total: int, rec: dict) -> None:
+        if not task:
+            prog.start()
+            task.append(prog.add_task(title, total=None, last=""))
+        p = rec["params"]
+        what = " ".join(str(p[k]) for k in ("data", "bins", "dtype", "op", "shape", "size")
+                        if k in p)
+        prog.update(task[0], completed=done, total=max(total, done) or None,
+                    last=f"{what} {rec['variant']}")
 
+    try:
         yield update
+    finally:
+        if task:
+            prog.stop()
 
 
 def print_notes(doc: dict) -> None:

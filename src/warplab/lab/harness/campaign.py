@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
+from warplab.core import registry as _registry
 from warplab.core.device import cpu_properties, device_properties
 from warplab.lab.harness import results
 from warplab.core.errors import InvalidValueError
@@ -54,3 +55,13 @@ def timestamped(root: str | Path) -> Path:
     return p
 
 
+def check_variant_names(family: str, names: list[str] | None, backend: str) -> None:
+    """``ValueError`` for a name that is no variant of ``family`` (listing the valid ones),
+    or one that runs on another backend than ``backend`` (listing the valid ones there)."""
+    for n in names or []:
+        _registry.get(family, n)  # unknown: "unknown <family> variant 'x'; valid: ..."
+    wrong = [n for n in names or [] if _registry.get(family, n).backend != backend]
+    if wrong:
+        valid = ", ".join(v.name for v in _registry.variants(family, backend))
+        raise InvalidValueError(f"variant(s) {', '.join(wrong)} run on another backend than "
+                                f"{backend} (valid on {backend}: {valid})")

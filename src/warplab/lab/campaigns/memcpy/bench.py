@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from warplab.lab.harness.campaign import finish_campaign
+from warplab.lab.harness.campaign import check_variant_names, finish_campaign
 from warplab.lab.harness.ceilings import measure_all
 from warplab.lab.harness.comparators import campaign_targets
 from warplab.lab.harness.measure import Settings, time_device_runs
@@ -45,7 +45,6 @@ from warplab.lab.campaigns.memcpy.comparators import MEMCPY_PROVIDERS
 from warplab.families.memcpy.cpu import numpy_copy
 from warplab.lab.campaigns.memcpy.plan import RUNS, WARMUP, PlannedCell, estimate_s, plan_cells
 from warplab.families.memcpy.spec import MemcpyProblem, Plan
-from warplab.core.errors import InvalidValueError
 
 #: Slow-per-buffer targets run only up to this many buffers (a driver call per buffer).
 PER_BUFFER_LIMIT = {"loop_memcpy_async": 20_000, "cudaMemcpyBatchAsync": 1_000_000}
@@ -293,10 +292,7 @@ def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
             grid = cases(c, CPU_TOTAL)
             notes.append(f"cpu backend: campaign data capped at {CPU_TOTAL} bytes per case")
         notes.append("cpu backend: comparators (CUB, cudaMemcpyBatchAsync) need the GPU")
-        wrong = [n for n in variant_names or [] if n != "numpy"]
-        if wrong:
-            raise InvalidValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
-                             "(valid on cpu: numpy)")
+        check_variant_names("memcpy_batched", variant_names, backend)
     grid_given = grid
     grid = grid if grid is not None else cases(c)
     ceilings = measure_all(backend)

@@ -21,6 +21,7 @@ from warplab.lab.console import (
 )
 from warplab.core.device import resolve_backend
 from warplab.lab.campaigns.memcpy.bench import LAYOUTS, MEMCPY_CAMPAIGNS, Case, cases, plan_of, run_memcpy
+from warplab.core.errors import InvalidValueError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +46,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """``warplab memcpy``: time the variants on one cell and print its table."""
     backend = resolve_backend(args.device)
-    total = args.total or (512 << 20 if backend == "cuda" else 1 << 20)
+    total = args.total if args.total is not None else (512 << 20 if backend == "cuda"
+                                                        else 1 << 20)
+    if total < 1:
+        raise InvalidValueError(f"--total must be at least 1 byte, got {total}")
     case = Case(args.min, args.max, args.src_layout, args.dst_layout, args.align, total)
     names = None if args.variant.strip() == "all" else csv(args.variant)
     if backend == "cpu" and names is None:

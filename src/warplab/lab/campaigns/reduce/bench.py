@@ -18,7 +18,7 @@ import numpy as np
 from warplab.core import registry as _registry
 from warplab.families.reduce.spec import LECTURE_ORDER_HINT, ReduceProblem, ReduceSpec, reduce_bytes_moved, spec
 from warplab.families.reduce.cpu import numpy_reduce
-from warplab.lab.harness.campaign import finish_campaign
+from warplab.lab.harness.campaign import check_variant_names, finish_campaign
 from warplab.lab.harness.ceilings import measure_all
 from warplab.lab.harness.comparators import Provider, campaign_targets
 from warplab.lab.harness.measure import TOLERANCE, Settings, time_device_runs
@@ -268,10 +268,7 @@ def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
     ops = list(ops or c.ops)
     notes: list[str] = []
     if backend == "cpu":
-        wrong = [n for n in variant_names or [] if _registry.get("reduce", n).backend != "cpu"]
-        if wrong:
-            raise InvalidValueError(f"variant(s) {', '.join(wrong)} run on the cuda backend, not cpu "
-                             "(valid on cpu: numpy)")
+        check_variant_names("reduce", variant_names, backend)
         tgts: list[Any] = []
         if not configs or configs == list(c.configs):
             configs = [(n, dt) for n, dt in configs if n <= CPU_REDUCE_MAX]
