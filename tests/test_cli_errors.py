@@ -56,3 +56,9 @@ def test_a_refused_bench_leaves_no_folder(capsys, tmp_path: Path):
     _refused(capsys, "bench", "reduce", "--variant", "nope", "--quick", "--device", "cpu",
              "--out", kept)
     assert kept.exists() and not any(kept.iterdir())  # the user's own folder stays
+
+
+@pytest.mark.parametrize("cmd", ["stream", "dask"])
+def test_a_missing_tmp_folder_is_named(capsys, cmd):
+    line = _refused(capsys, cmd, "--tmp", "/nonexistent/x", "--device", "cpu")
+    assert "no such folder: '/nonexistent/x'" in line

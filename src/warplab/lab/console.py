@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import functools
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -40,6 +41,13 @@ def parse_size(text: str) -> int:
     if not m:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 1048576, 2^20, 64K, 1G)")
     return int(m.group(1)) * _UNITS[m.group(2)]
+
+
+def existing_folder(text: str) -> str:
+    """An argparse type: ``text`` if it names an existing folder."""
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"no such folder: {text!r}")
+    return text
 
 
 def csv(text: str) -> list[str]:

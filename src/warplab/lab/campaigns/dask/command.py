@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.table import Table
 
 from warplab.core.device import resolve_backend
-from warplab.lab.console import console, csv, finish_bench, finish_run, json_path, progress
+from warplab.lab.console import console, csv, existing_folder, finish_bench, finish_run, json_path, progress
 from warplab.lab.harness.tables import print_table
 
 #: Short names of the modes in the table (the protocol, or ``cli`` for Dask's CLI).
@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="direct,cluster,processes (default: all)")
     p.add_argument("--runs", type=int, default=None, help="timed runs per case")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs first")
-    p.add_argument("--tmp", default=None, help="folder for temporary files")
+    p.add_argument("--tmp", type=existing_folder, default=None, help="folder for temporary files")
     p.add_argument("--files", default=None,
                    help="folder for the file workloads' files, kept for the next run")
     p.add_argument("--json", dest="json_path", help="write the results JSON here")

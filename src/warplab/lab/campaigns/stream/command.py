@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from warplab.lab.harness.tables import print_table
-from warplab.lab.console import console, csv, finish_bench, finish_run, json_path, parse_size, progress
+from warplab.lab.console import console, csv, existing_folder, finish_bench, finish_run, json_path, parse_size, progress
 from warplab.core.device import resolve_backend
 from warplab.lab.campaigns.stream.bench import OPS, SOURCES, run_stream
 
@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--op", type=csv, default=None, help=f"ops ({', '.join(OPS)})")
     p.add_argument("--runs", type=int, default=None, help="timed runs per case")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs first")
-    p.add_argument("--tmp", default=None, help="folder for the campaign's files (default: "
+    p.add_argument("--tmp", type=existing_folder, default=None, help="folder for the campaign's files (default: "
                    "the system's temporary folder)")
     p.add_argument("--json", dest="json_path", help="write the results JSON here")
 
