@@ -62,3 +62,10 @@ def test_a_refused_bench_leaves_no_folder(capsys, tmp_path: Path):
 def test_a_missing_tmp_folder_is_named(capsys, cmd):
     line = _refused(capsys, cmd, "--tmp", "/nonexistent/x", "--device", "cpu")
     assert "no such folder: '/nonexistent/x'" in line
+
+
+def test_compare_of_two_families_says_so(capsys):
+    fx = Path(__file__).parent / "fixtures" / "results"
+    line = _refused(capsys, "compare", fx / "histogram-table-h100-b907bd7.json",
+                    fx / "reduce-table-h100-7484a8f.json")
+    assert "nothing to compare" in line and "histogram" in line and "reduce" in line

@@ -249,9 +249,15 @@ def label_of_key(k: tuple) -> str:
 
 
 def compare_files(path_a: str | Path, path_b: str | Path, threshold: float = 0.0) -> dict:
-    """:func:`load` both files and :func:`compare` them (sources = the paths)."""
-    return compare(load(path_a), load(path_b), threshold=threshold,
-                   sources=(str(path_a), str(path_b)))
+    """:func:`load` both files and :func:`compare` them (sources = the paths). ``ValueError``
+    when the two hold no family in common (nothing could pair)."""
+    a, b = load(path_a), load(path_b)
+    fa, fb = ({r["family"] for r in d["results"]} for d in (a, b))
+    if fa and fb and not fa & fb:
+        raise InvalidValueError(
+            f"nothing to compare: {path_a} holds {', '.join(sorted(fa))} records, {path_b} "
+            f"holds {', '.join(sorted(fb))}; compare two runs of the same family")
+    return compare(a, b, threshold=threshold, sources=(str(path_a), str(path_b)))
 
 
 def exit_status(comparison: dict, fail_on_slower: bool = False) -> int:
