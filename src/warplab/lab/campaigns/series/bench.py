@@ -362,11 +362,12 @@ def run_series(*, campaign: str = "quick", backend: str, json_path: Path | None 
     walk_names, axis_names = split_names(variant_names, backend)
     notes: list[str] = []
     if "mean" in parts:
-        notes.append("mean table: verified when the largest relative error over the series is "
-                     "at most max(1e-5 float32 / 1e-12 float64, 4 N u), u the unit roundoff of "
-                     "the accumulator (2^-24 for the K2 seeds and comparators on float32 data)")
+        notes.append("per-row table: verified when the largest relative error over the series "
+                     "is at most max(1e-5 float32 / 1e-12 float64, 4 N u), u the unit roundoff "
+                     "of the accumulator (2^-24 for the seed kernels and comparators on float32 "
+                     "data)")
     if backend == "cpu" and "mean" in parts:
-        notes.append("cpu backend: the K2 kernels and the public-call timing need the GPU")
+        notes.append("cpu backend: the seed kernels and the public-call timing need the GPU")
     if backend == "cpu" and "accuracy" in parts:
         notes.append("cpu backend: no K2 is emulated; the accuracy table compares warplab's "
                      "numpy variant (float64 accumulation) with NumPy's float32 pairwise sums")

@@ -186,7 +186,9 @@ def run_stream(*, campaign: str, backend: str, json_path: Path | None,
     ops = list(ops or OPS)
     explicit = sizes is not None
     sizes = list(sizes or settings.sizes)
-    notes = [f"stream rates ({backend}): {staging.measure_rates(backend)}",
+    rates = staging.measure_rates(backend)
+    notes = [f"stream rates ({backend}): H2D {rates.h2d_gbps:.1f} GB/s, staging "
+             f"{rates.stage_gbps:.1f} GB/s ({rates.source})",
              "file_cold / file_direct: the file is evicted with posix_fadvise(DONTNEED) before "
              "each run (" + ("/proc/sys/vm/drop_caches is writable, not used"
                              if os.access("/proc/sys/vm/drop_caches", os.W_OK) else
