@@ -33,8 +33,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``warplab corr``."""
     c = sub.add_parser("corr", help="Pearson correlation matrix: time, TFLOP/s, %% of the "
                        "GEMM ceiling and max abs error per variant and precision")
-    c.add_argument("--m", default="8192", help="number of series M (default 8192)")
-    c.add_argument("--n", default="8192", help="values per series N (default 8192)")
+    c.add_argument("--m", default=None, help="number of series M (default 8192 on cuda, "
+                   "2048 on cpu: seconds on either)")
+    c.add_argument("--n", default=None, help="values per series N (default 8192 on cuda, "
+                   "2048 on cpu)")
     c.add_argument("--precision", default="all",
                    help=f"comma-separated {'/'.join(PRECISIONS)} or 'all' (default)")
     c.add_argument("--variant", default=None,
@@ -62,8 +64,9 @@ def _variants(text: str | None, backend: str, m: int, n: int) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """``warplab corr``: time the variants on one shape and print the table."""
-    m, n = _dim("m", args.m), _dim("n", args.n)
     backend = resolve_backend(args.device)
+    side = "8192" if backend == "cuda" else "2048"  # a default that finishes in seconds
+    m, n = _dim("m", args.m or side), _dim("n", args.n or side)
     with progress("measuring") as update:
         doc = run_corr(campaign="quick", backend=backend, json_path=json_path(args),
                        shapes=[(m, n)], variant_names=_variants(args.variant, backend, m, n),

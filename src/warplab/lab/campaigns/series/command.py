@@ -46,8 +46,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``warplab series``."""
     s = sub.add_parser("series", help="the Pearson report: random-walk generation and the "
                        "per-series mean (K2) tables for one shape")
-    s.add_argument("--m", default="8192", help="number of series M (default 8192)")
-    s.add_argument("--n", default="8192", help="values per series N (default 8192)")
+    s.add_argument("--m", default=None, help="number of series M (default 8192 on cuda, "
+                   "2048 on cpu: seconds on either)")
+    s.add_argument("--n", default=None, help="values per series N (default 8192 on cuda, "
+                   "2048 on cpu)")
     s.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     s.add_argument("--op", default="mean", choices=["mean", "sum"],
                    help="the per-series reduction (default mean)")
@@ -75,8 +77,9 @@ def _dim(name: str, text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``warplab series``: time the generators and the per-series reductions on one shape."""
-    m, n = _dim("m", args.m), _dim("n", args.n)
     backend = resolve_backend(args.device)
+    side = "8192" if backend == "cuda" else "2048"  # a default that finishes in seconds
+    m, n = _dim("m", args.m or side), _dim("n", args.n or side)
     names = None if args.variant.strip() == "all" else csv(args.variant)
     with progress("measuring") as update:
         doc = run_series(campaign="quick", backend=backend, json_path=json_path(args),
