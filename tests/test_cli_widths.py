@@ -1,7 +1,8 @@
-"""The CLI fits the terminal: every command's output at a narrow (60) and a usual (100) width
-has no line wider than the terminal, no number cut short (rich's ellipsis) and no column
-that is nothing but dashes; and the argument errors, ``--version`` and ``--device`` after the
-subcommand behave as a user expects."""
+"""The CLI fits the terminal: every command's output at a narrow (60), the usual (80) and a
+wide (120) width has no line wider than the terminal, no number cut short (rich's ellipsis),
+no column dropped (the words a table must show are there) and no column that is nothing but
+dashes; and the argument errors, ``--version`` and ``--device`` after the subcommand behave
+as a user expects."""
 from __future__ import annotations
 
 import tempfile
@@ -12,7 +13,7 @@ import pytest
 from warplab import cli
 from warplab.lab.console import console
 
-WIDTHS = (60, 100)
+WIDTHS = (60, 80, 120)
 DASH_ONLY = ("-", "—")
 
 
@@ -47,9 +48,12 @@ def commands(tmp: Path) -> dict[str, list[str]]:
                          *quick],
         "stream": ["stream", "--sizes", "1M", "--source", "pageable,file_cached", "--op",
                    "histogram", *quick],
+        "bench-histogram": ["bench", "histogram", "--sizes", "64K", "--data", "uniform",
+                            "--bins", "letters", "--out", str(tmp / "h"), *quick],
     }
 #: Text every run of a command must show whole (a squeezed text column loses it silently).
-MUST_SHOW = {"stream": ("pageable", "file_cached", "stage")}
+MUST_SHOW = {"stream": ("pageable", "file_cached", "stage"),
+             "bench-histogram": ("verified", "numpy_chunked", "letters")}
 
 
 def _table_lines(out: str) -> list[str]:
@@ -60,7 +64,7 @@ def _table_lines(out: str) -> list[str]:
 @pytest.mark.parametrize("width", WIDTHS, indirect=True)
 @pytest.mark.parametrize("name", ["device", "histogram-file", "histogram-time", "reduce",
                                   "matmul", "series", "corr", "memcpy", "bench-reduce",
-                                  "stream"])
+                                  "stream", "bench-histogram"])
 def test_output_fits(name: str, width: int, tmp_path: Path,
                      capsys: pytest.CaptureFixture) -> None:
     argv = ["--device", "cpu", *commands(tmp_path)[name]]

@@ -92,14 +92,20 @@ def _min_width(table: Table) -> int:
 
 
 def _fits(table: Table, console: Console) -> bool:
-    """``table`` drawn at the console's width cuts nothing: its columns' minimum widths fit
-    (rich crops beyond them without a mark) and no cell is cut (rich marks that with an
-    ellipsis)."""
+    """``table`` drawn at the console's width cuts nothing: its columns' minimum widths fit,
+    no cell is cut (rich marks that with an ellipsis) and every word of every header and cell
+    is in the drawing (rich may also crop the last columns without a mark)."""
     if _min_width(table) > console.width:
         return False
     with console.capture() as cap:
         console.print(table)
-    return "…" not in cap.get()
+    text = cap.get()
+    if "…" in text:
+        return False
+    drawn = set(text.replace("│", " ").replace("┃", " ").split())
+    words = {w for col in table.columns for c in (col.header, *col.cells)
+             for w in str(c).split()}
+    return words <= drawn
 
 
 def _transposed(table: Table) -> Table:
