@@ -36,7 +36,7 @@ from warplab.lab.report.load import Results, Row, num
 from warplab.lab.report.plotkit import DPI, LABEL_PT, LEGEND_PT, TICK_PT, TITLE_PT, _text, wrap_title
 from warplab.lab.report.skips import SkippedFigure
 from warplab.lab.report.tables import Table
-from warplab.lab.report.units import fmt_ms
+from warplab.lab.report.units import clock_of, fmt_ms
 
 PRECISIONS = ("float64", "float32", "tf32")
 CUPY = "cupy.corrcoef"
@@ -173,7 +173,7 @@ def corr_tables(results: Results) -> list[Table]:
                   ["precision", "variant", "provider", "time (ms)", "TFLOP/s", "ceiling",
                    "% of ceiling", "max abs error", "error bound", f"x {CUPY}"], [], "corr",
                   "corrcoef", {3: ".4g", 4: ".3g", 6: ".1f", 9: ".2f"},
-                  note="the public call on device input, CUDA events, median; TFLOP/s counts "
+                  note=f"the public call, {clock_of(rows)}, median; TFLOP/s counts "
                        "M (M + 1) / 2 · N multiply-adds (2 flops each) for every row; ceiling: "
                        "the measured DGEMM (float64 arithmetic) or SGEMM (otherwise; TF32 may "
                        "pass it) of the same run; max abs error against the float64 "
@@ -207,7 +207,7 @@ def pairs_tables(results: Results) -> list[Table]:
               {0 + multi: ",.0f", 1 + multi: ",.0f", 4 + multi: ".4g", 5 + multi: ",.0f",
                6 + multi: ",.0f", 7 + multi: ",.0f"},
               note="the default call on clustered series (a shared factor per cluster plus "
-                   "noise), CUDA events, median; verified on random tiles above the diagonal "
+                   f"noise), {clock_of(rows)}, median; verified on random tiles above the diagonal "
                    "against float64: every pair beyond threshold + bound found, none below "
                    "threshold - bound, values within the bound.")
     for r in sorted(rows, key=lambda r: (r.device, shape_of(r))):

@@ -36,8 +36,8 @@ body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:1.2em auto;m
 color:#1d1d1f;padding:0 1.2em;line-height:1.4}
 h1{font-size:1.7em;margin:.2em 0}h2{border-bottom:2px solid #d8dde3;padding-bottom:.15em;
 margin-top:1.8em}h3{margin:1.1em 0 .4em;font-size:1.08em}
-p.scope{color:#444;margin:.2em 0 .5em}nav{font-size:.9em;margin-bottom:.8em}
-nav a{margin-right:.9em;color:#1f5fa8;text-decoration:none}
+p.scope{color:#444;margin:.2em 0 .5em}nav{font-size:.9em;margin-bottom:.8em;display:flex;flex-wrap:wrap;gap:.2em .9em}
+nav a{color:#1f5fa8;text-decoration:none;white-space:nowrap}
 table{border-collapse:collapse;margin:.5em 0 .2em;font-size:.84em}
 th,td{border:1px solid #dde1e6;padding:.22em .5em;text-align:left;vertical-align:top}
 td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f5f7}
@@ -312,7 +312,7 @@ def render_page(results: Results, figures: Sequence[FigureRef], tables: Sequence
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
              f"<h1>{esc(title)}</h1>", _scope(results),
-             "<nav>" + "".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in nav) + "</nav>",
+             "<nav>" + " ".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in nav) + "</nav>",
              _summary_section(results, heads, figures, out_dir), render_devices(results)]
     if fail:
         parts.append('<section id="failures"><h2>Failures</h2>')

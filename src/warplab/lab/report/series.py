@@ -30,7 +30,7 @@ from warplab.lab.report.groups import (
 from warplab.lab.report.load import Results, Row, num
 from warplab.lab.report.roofline import device_ceilings
 from warplab.lab.report.tables import Table, fmt_rel_error
-from warplab.lab.report.units import fmt_bandwidth
+from warplab.lab.report.units import clock_of, fmt_bandwidth
 
 K1 = "k1_thread_per_series"
 K2_BASELINE = "k2_basic"
@@ -78,6 +78,12 @@ def _pct_read(r: Row, read: float | None) -> float | None:
 
 # --- tables ---------------------------------------------------------------------------------
 
+def _clock_held(rows: list) -> str:
+    """How the kernel times were taken (GPU kernels are held behind a blocking kernel)."""
+    clock = clock_of(rows)
+    return clock + (", held behind a blocking kernel" if clock == "CUDA events" else "")
+
+
 def generation_tables(results: Results) -> list[Table]:
     """One table per device and dtype: every random_walk variant at every shape."""
     ok = _ok(results, "random_walk")
@@ -89,8 +95,8 @@ def generation_tables(results: Results) -> list[Table]:
                   ["shape", "variant", "time (ms)", "GB/s written", "% of copy BW",
                    f"x {K1}", "rel. error", "checked rows"], [], "generation", "random_walk",
                   {2: ".4g", 3: ".1f", 4: ".1f", 5: ".2f"},
-                  note="kernel median (CUDA events, held behind a blocking kernel); GB/s = "
-                       "M N itemsize bytes written / median; speedup vs the report's K1 "
+                  note=f"kernel median ({_clock_held(rows)}); GB/s = M N itemsize bytes "
+                       "written / median; speedup vs K1 "
                        f"({K1}, block 1024) on the same shape; rel. error against the NumPy "
                        "reference on the checked rows.")
         for shape, srows in sorted(group_by(rows, shape_of).items(),

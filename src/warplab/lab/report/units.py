@@ -131,3 +131,12 @@ def short_commit(c: Any) -> str:
     dirty = s.endswith("-dirty")
     core = s[:-6] if dirty else s
     return core[:10] + ("-dirty" if dirty else "")
+
+
+def clock_of(rows: Any) -> str:
+    """How the rows' times were taken, in words for a note: CUDA events on the GPU, the
+    host's wall clock on the cpu backend (both where a table mixes them)."""
+    backends = {getattr(r, "backend", None) for r in rows}
+    if backends <= {"cpu"}:
+        return "wall-clock (perf_counter)"
+    return "CUDA events" if "cpu" not in backends else "CUDA events on cuda, wall-clock on cpu"
