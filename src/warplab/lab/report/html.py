@@ -38,7 +38,7 @@ h1{font-size:1.7em;margin:.2em 0}h2{border-bottom:2px solid #d8dde3;padding-bott
 margin-top:1.8em}h3{margin:1.1em 0 .4em;font-size:1.08em}
 p.scope{color:#444;margin:.2em 0 .5em}nav{font-size:.9em;margin-bottom:.8em;display:flex;flex-wrap:wrap;gap:.2em .9em}
 nav a{color:#1f5fa8;text-decoration:none;white-space:nowrap}
-table{border-collapse:collapse;margin:.5em 0 .2em;font-size:.84em}
+table{border-collapse:collapse;margin:.5em 0 .2em;font-size:.84em;display:block;max-width:100%;overflow-x:auto}
 th,td{border:1px solid #dde1e6;padding:.22em .5em;text-align:left;vertical-align:top}
 td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f5f7}
 caption{text-align:left;font-weight:600;padding:.3em 0}

@@ -16,8 +16,8 @@ per-size figures and tables, the summary's rate table and the roofline skip this
   warplab ÷ torch, the median of the per-round ratios (the rounds interleave the
   implementations, so host drift cancels in each ratio; the ratio of the medians where the
   rounds do not pair up), and whether the case meets the latency target;
-- the targets table: which cases meet the latency targets, call latency <= PyTorch's (CuPy's
-  where PyTorch has no op) and host time per call <= 8 µs.
+- the targets table: which cases meet the latency targets, call latency and host time per
+  call each <= PyTorch's (CuPy's where PyTorch has no op).
 
 Every number is a median of host-clock samples; a record that failed verification is never
 drawn or tabulated here (the failures table lists it).
@@ -51,7 +51,6 @@ FLOORS = (("floor", "floor: empty launch", "--"),
 FLOOR_COLORS = {"floor_launch": "#174a7e", "floor_result": "#174a7e"}
 PROVIDERS = ("warplab", "cupy", "torch")
 PROVIDER_COLORS = {"warplab": "#1f77b4", "cupy": "#ff7f0e", "torch": "#d62728"}
-HOST_TARGET_US = 8.0
 LATENCY_KINDS = ("latency",)
 Cells = dict[tuple[str, str], Row]  # (mode, provider; the floor case: variant) -> newest row
 # (family, kind, config, title, path, series): gallery turns these into FigureRefs
@@ -105,14 +104,12 @@ def rival(cells: Cells, mode: str) -> Row | None:
 
 
 def target_met(cells: Cells, mode: str) -> bool | None:
-    """The latency target for one case and mode: call latency <= PyTorch's (CuPy's where PyTorch
-    has no verified record), by the paired ratio; host time per call <= 8 µs. None without
-    warplab's record (or, for call latency, without a comparator)."""
+    """The latency target for one case and mode (call latency, host time per call): warplab's
+    <= PyTorch's (CuPy's where PyTorch has no verified record), by the paired ratio. None
+    without warplab's record or a comparator's."""
     w = cells.get((mode, "warplab"))
     if w is None:
         return None
-    if mode == "host_per_call":
-        return (us(w) or 0.0) <= HOST_TARGET_US
     q = ratio(w, rival(cells, mode))
     return None if q is None else q <= 1.0
 
@@ -148,8 +145,7 @@ def mode_tables(results: Results) -> list[Table]:
             provs = [p for p in PROVIDERS
                      if p == "warplab" or any((mode, p) in cells for cells in real.values())]
             torch = "torch" in provs
-            target = ("<= torch (cupy where torch has no op)" if mode == MODES[0]
-                      else f"<= {HOST_TARGET_US:g} µs")
+            target = "<= torch (cupy where torch has no op)"
             floor = floor_text(by_case.get(FLOOR_CASE), mode)
             n = len(provs)
             t = Table(f"latency: {MODE_TITLES[mode]}, µs (medians)"
@@ -187,8 +183,7 @@ def targets(results: Results) -> list[tuple[str, str, list[str], int]]:
             judged = {c: v for c, v in judged.items() if v is not None}
             if not judged:
                 continue
-            words = ("call latency <= torch (cupy where torch has no op)" if mode == MODES[0]
-                     else f"host time per call <= {HOST_TARGET_US:g} µs")
+            words = f"{MODE_TITLES[mode]} <= torch (cupy where torch has no op)"
             out.append((device, words, [c for c, v in judged.items() if v], len(judged)))
     return out
 

@@ -33,7 +33,7 @@ ceiling.
 Two families are not rows of the table but a line under it (:func:`family_notes`):
 
 - ``latency`` measures host-side times of small calls (smaller is better) against the latency
-  targets (call latency <= PyTorch's, host time per call <= 8 µs): no bytes, so no rate, and no
+  targets (call latency <= PyTorch's, host time per call <= PyTorch's): no bytes, so no rate, and no
   roof (its floor, an empty launch, is a time, and the cpu backend has none). A row would have to invent a rate or squeeze eleven cases into one
   ratio that hides which of them miss. The line says per target which cases meet it
   (:func:`warplab.lab.report.latency.target_lines`); the section has the numbers.
