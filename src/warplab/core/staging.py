@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import ntcopy
+from warplab.core import env, ntcopy
 from warplab.core.errors import InvalidValueError
 
 PAGE = 4096
@@ -46,6 +46,8 @@ _SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 def env_bytes(name: str) -> int | None:
     """An environment variable as bytes (``4096``, ``64K``, ``1M``, ``2G``); None if unset."""
+    if env.raw(name) is None:  # the common case, on warm calls' paths: one dict lookup
+        return None
     text = os.environ.get(name, "").strip().lower().rstrip("b").rstrip("i")
     if not text:
         return None

@@ -11,14 +11,13 @@ of its kernel, mapping and device).
 """
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from warplab.core import registry as _registry
+from warplab.core import env, registry as _registry
 from warplab.core.arrays import Input, as_input, flat_contiguous, is_flat, to_host
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.outputs import check_out, cupy as _cupy
@@ -87,7 +86,7 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):
         return (data.dtype, data.shape, data.strides, bk, variant, device, has_out, accumulate)
     if t is np.ndarray:
-        return ("host", os.environ.get("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides,
+        return ("host", env.raw("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides,
                 bk, variant, device, has_out, accumulate)
     return None
 

@@ -6,4 +6,4 @@ from __future__ import annotations
 from warplab.families import FAMILIES
 
 #: Every campaign, in the order ``warplab bench all`` runs them and the CLI lists them.
-CAMPAIGNS = (*FAMILIES, "latency", "stream", "dask")
+CAMPAIGNS = (*FAMILIES, "latency", "stream", "dask", "numpy")
