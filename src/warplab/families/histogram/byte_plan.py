@@ -117,7 +117,8 @@ class BytePlan:
             flat = flat_contiguous(as_input(data).array).view(np.uint8)
         _registry.ran(v)
         if v.backend == "cpu":
-            counts = streamed.host_byte_counts(v, to_host(flat), mapping)
+            h_flat = flat if type(flat) is np.ndarray else to_host(flat)
+            counts = streamed.host_byte_counts(v, h_flat, mapping)
             return deliver(counts, out, accumulate, self.on_device)
         if self.on_device:
             if out is None:

@@ -49,5 +49,11 @@ def numpy_chunked(data: np.ndarray, out: np.ndarray, mapping: Mapping) -> None:
 
     Adds into ``out`` (int64[nbins]).
     """
-    counts = byte_counts(data)
-    out += counts if mapping.map_id == 0 else mapping.apply_to_counts(counts)
+    out += counts(data, mapping)
+
+
+def counts(data: np.ndarray, mapping: Mapping) -> np.ndarray:
+    """:func:`numpy_chunked`'s counts as a new int64[nbins] array (what the host paths use
+    when there is nothing to add into)."""
+    c = byte_counts(data)
+    return c if mapping.map_id == 0 else mapping.apply_to_counts(c)
