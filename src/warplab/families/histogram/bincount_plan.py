@@ -47,8 +47,12 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
         ) -> Hashable | None:
     """The plan key of a call (module docstring), or None for calls planned afresh each time
     (sequences, other array types)."""
-    cupy: Any = sys.modules.get("cupy")
     tx = type(x)
+    if tx is np.ndarray and weights is None and (variant is None or type(variant) is str) \
+            and (device is None or type(device) is str):  # host data, no weights: the common key
+        return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, None,
+                variant, device, config)
+    cupy: Any = sys.modules.get("cupy")
     dev_x = cupy is not None and (tx is cupy.ndarray or tx in RESULT_TYPES)
     if (not dev_x and tx is not np.ndarray) or not (variant is None or type(variant) is str) \
             or not (device is None or type(device) is str):

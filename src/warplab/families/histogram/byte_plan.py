@@ -73,7 +73,6 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     shape, strides, bins, ``variant``, ``device``, ``out`` given, ``accumulate`` (the kernels'
     own plans add the device id); NumPy arrays also ``WARPLAB_DEVICE`` (read per call)."""
     t = type(data)
-    cupy = sys.modules.get("cupy")
     if type(bins) is str:
         bk: Any = bins
     elif type(bins) is np.ndarray and bins.ndim == 1 and bins.dtype.kind in "iub":
@@ -83,11 +82,12 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     if (type(variant) is not str and variant is not None) \
             or (type(device) is not str and device is not None) or type(accumulate) is not bool:
         return None
-    if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):
-        return (data.dtype, data.shape, data.strides, bk, variant, device, has_out, accumulate)
     if t is np.ndarray:
         return ("host", env.raw("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides,
                 bk, variant, device, has_out, accumulate)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):
+        return (data.dtype, data.shape, data.strides, bk, variant, device, has_out, accumulate)
     return None
 
 
