@@ -1,7 +1,7 @@
 """The cpu backend's run of the list forms on NumPy arrays: NumPy's own copies.
 
 Host-to-host batches need no address table: ``copy_batched`` is one ``np.copyto`` per pair
-(mapped in C, no Python loop), ``concatenate`` is ``np.concatenate``, ``split(copy=True)`` is
+(mapped in C, no Python loop, no ``__array_function__`` dispatch), ``concatenate`` is ``np.concatenate``, ``split(copy=True)`` is
 ``np.split`` and a copy per piece. The variant is still the plan's (key: the form, the
 registry's generation; the cpu backend has the one ``numpy`` variant), and ``record_variants``
 sees it. Each function returns None when the call is not one it takes (other array types, a
@@ -9,10 +9,11 @@ sees it. Each function returns None when the call is not one it takes (other arr
 object dtypes); the general path then runs the call and raises what it raises.
 
 ``copy_batched``'s checks are whole-list operations (``map`` over attribute getters, sets of
-ids): destinations that own their memory (``base is None``) and are distinct objects cannot
-overlap one another, and a source cannot overlap a destination unless it is one or a view of
-one (``base`` is the owning array for NumPy views). Anything else (a view as destination, a
-source whose base is not an array) goes to the general path and its address-interval test.
+ids, the few distinct flag words): destinations that own their memory (``OWNDATA``) and are
+distinct objects cannot overlap one another, and a source cannot overlap a destination unless
+it is one or a view of one (a NumPy view's ``base`` is the array that owns the memory).
+Anything else (a view as destination, a source whose base is not an array owning its memory)
+goes to the general path and its address-interval test.
 """
 from __future__ import annotations
 
@@ -26,10 +27,18 @@ from warplab.families.memcpy.cpu import numpy_copy
 from warplab.families.memcpy.plan import PLANS, decide
 
 _ND = np.ndarray
-_BASE, _WRITEABLE = attrgetter("base"), attrgetter("flags.writeable")
-_FACTS = attrgetter("dtype", "shape", "flags.c_contiguous")
-_D, _C = itemgetter(0), itemgetter(2)
-_NONE = {id(None)}
+#: ``np.copyto`` without the ``__array_function__`` dispatch (the pairs are exact
+#: ``ndarray``s: there is nothing to dispatch to).
+_COPYTO = getattr(np.copyto, "_implementation", np.copyto)
+_BASE, _FLAGS = attrgetter("base"), attrgetter("flags.num")
+_FACTS = attrgetter("dtype", "shape", "flags.num")
+_D, _DS, _F = itemgetter(0), itemgetter(0, 1), itemgetter(2)
+#: NumPy's flag bits (``ndarray.flags.num``; the C API's ``NPY_ARRAY_*``).
+_C_CONTIGUOUS, _OWNDATA, _ALIGNED, _WRITEABLE = 0x1, 0x4, 0x100, 0x400
+_DST_FLAGS = _C_CONTIGUOUS | _OWNDATA | _ALIGNED | _WRITEABLE
+#: The dtype kinds whose value copy is a byte copy (strings, void and structured dtypes go
+#: to the general path's byte views).
+_KINDS = frozenset("biufcmM")
 
 
 def _variant() -> _registry.Variant | None:
@@ -49,30 +58,39 @@ def _all_arrays(arrays: list[Any]) -> bool:
 
 
 def copy_pairs(srcs: list[Any], dsts: list[Any]) -> bool:
-    """``copy_batched`` of equal-shaped, equal-dtype C-contiguous NumPy pairs into writable
+    """``copy_batched`` of equal-shaped C-contiguous NumPy pairs of one numeric dtype
+    (``_KINDS``: copied value for value, which is byte for byte) into aligned, writable
     destinations that own their memory: one ``np.copyto`` per pair. False (nothing written)
     for any other call."""
     if not (_all_arrays(srcs) and _all_arrays(dsts)):
         return False
-    src_facts = list(map(_FACTS, srcs))  # one pass each: dtype, shape, C-contiguous
-    if src_facts != list(map(_FACTS, dsts)) or False in map(_C, src_facts):
+    src_facts = list(map(_FACTS, srcs))  # one pass each: dtype, shape, flag word
+    dst_facts = list(map(_FACTS, dsts))
+    if src_facts == dst_facts:  # the common case: arrays alike on both sides
+        dst_flags = src_flags = set(map(_F, dst_facts))
+    elif list(map(_DS, src_facts)) == list(map(_DS, dst_facts)):
+        dst_flags, src_flags = set(map(_F, dst_facts)), set(map(_F, src_facts))
+    else:
         return False
-    if any(dt.hasobject for dt in set(map(_D, src_facts))):
+    if any(dt.kind not in _KINDS for dt in set(map(_D, src_facts))):
         return False
-    if set(map(id, map(_BASE, dsts))) != _NONE or not all(map(_WRITEABLE, dsts)):
+    if any(f & _DST_FLAGS != _DST_FLAGS for f in dst_flags):
+        return False  # a few distinct flag words at most: checked per word, not per array
+    if any(not f & _C_CONTIGUOUS for f in src_flags):
         return False
     dst_ids = set(map(id, dsts))
     if len(dst_ids) != len(dsts) or not dst_ids.isdisjoint(map(id, srcs)):
         return False
-    bases = dict(zip(map(id, map(_BASE, srcs)), map(_BASE, srcs)))  # arrays are unhashable
-    bases.pop(id(None), None)
-    if bases and (not _all_arrays(list(bases.values())) or not dst_ids.isdisjoint(bases)):
-        return False
+    if any(not f & _OWNDATA for f in src_flags):  # views as sources: are they of a destination?
+        bases = [b for b in map(_BASE, srcs) if b is not None]
+        if not _all_arrays(bases) or not dst_ids.isdisjoint(map(id, bases)) \
+                or any(not f & _OWNDATA for f in set(map(_FLAGS, bases))):
+            return False
     v = _variant()
     if v is None:
         return False
     _registry.ran(v)
-    for _ in map(np.copyto, dsts, srcs):
+    for _ in map(_COPYTO, dsts, srcs):
         pass
     return True
 
