@@ -2,9 +2,9 @@
 
 Host-to-host batches need no address table: ``copy_batched`` is one ``np.copyto`` per pair
 (mapped in C, no Python loop, no ``__array_function__`` dispatch), ``concatenate`` is
-``np.concatenate``, ``split(copy=True)`` is ``np.split`` and a copy per piece. The variant is still the plan's (key: the form, the
-registry's generation; the cpu backend has the one ``numpy`` variant), and ``record_variants``
-sees it. Each function returns None when the call is not one it takes (other array types, a
+``np.concatenate``, ``split(copy=True)`` is ``np.split`` and a copy per piece. The variant is
+still the plan's (key: the form, the registry's generation; the cpu backend has the one
+``numpy`` variant), and ``record_variants`` sees it. Each function returns None when the call is not one it takes (other array types, a
 ``variant=`` or ``device=``, arrays whose bytes must be reinterpreted, anything NumPy refuses,
 object dtypes); the general path then runs the call and raises what it raises.
 
