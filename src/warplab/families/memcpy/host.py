@@ -4,16 +4,17 @@ Host-to-host batches need no address table: ``copy_batched`` is one ``np.copyto`
 (mapped in C, no Python loop, no ``__array_function__`` dispatch), ``concatenate`` is
 ``np.concatenate``, ``split(copy=True)`` is ``np.split`` and a copy per piece. The variant is
 still the plan's (key: the form, the registry's generation; the cpu backend has the one
-``numpy`` variant), and ``record_variants`` sees it. Each function returns None when the call is not one it takes (other array types, a
-``variant=`` or ``device=``, arrays whose bytes must be reinterpreted, anything NumPy refuses,
-object dtypes); the general path then runs the call and raises what it raises.
+``numpy`` variant), and ``record_variants`` sees it. Each function returns None when the call is
+not one it takes (other array types, a ``variant=`` or ``device=``, arrays whose bytes must be
+reinterpreted, anything NumPy refuses, object dtypes); the general path then runs the call and
+raises what it raises.
 
 ``copy_batched``'s checks are whole-list operations (``map`` over attribute getters, sets of
 ids, the few distinct flag words): destinations that own their memory (``OWNDATA``) and are
-distinct objects cannot overlap one another, and a source cannot overlap a destination unless
-it is one or a view of one (a NumPy view's ``base`` is the array that owns the memory).
-Anything else (a view as destination, a source whose base is not an array owning its memory)
-goes to the general path and its address-interval test.
+distinct objects cannot overlap one another, and a source cannot overlap a destination unless it
+is one or a view of one (a NumPy view's ``base`` is the array that owns the memory). Anything
+else (a view as destination, a source whose base is not an array owning its memory) goes to the
+general path and its address-interval test.
 """
 from __future__ import annotations
 
