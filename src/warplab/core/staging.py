@@ -46,8 +46,6 @@ _SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 def env_bytes(name: str) -> int | None:
     """An environment variable as bytes (``4096``, ``64K``, ``1M``, ``2G``); None if unset."""
-    if env.raw(name) is None:  # the common case, on warm calls' paths: one dict lookup
-        return None
     text = os.environ.get(name, "").strip().lower().rstrip("b").rstrip("i")
     if not text:
         return None
@@ -64,6 +62,8 @@ def env_bytes(name: str) -> int | None:
 
 def stream_min_bytes() -> int:
     """Host inputs of at least this many bytes are streamed on the cuda backend."""
+    if env.raw("WARPLAB_STREAM_MIN") is None:  # warm calls' common case: one dict lookup
+        return STREAM_MIN_BYTES
     v = env_bytes("WARPLAB_STREAM_MIN")
     return STREAM_MIN_BYTES if v is None else v
 

@@ -22,7 +22,8 @@ from warplab.core.arrays import Input, as_input, flat_contiguous, is_flat, to_ho
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.outputs import check_out, cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, zeros
-from warplab.families.histogram import streamed
+from warplab.core.streaming import worth_streaming
+from warplab.families.histogram import cpu, streamed
 from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
 
 FAMILY = "histogram"
@@ -96,17 +97,23 @@ class BytePlan:
     the data is already flat uint8 (``direct``), int8/bool to view as uint8 (``view``) or to
     be made contiguous first; ``on_device``: device input."""
 
-    __slots__ = ("direct", "mapping", "on_device", "variant", "view")
+    __slots__ = ("direct", "host_bytes", "mapping", "on_device", "variant", "view")
 
     def __init__(self, variant: _registry.Variant, mapping: Mapping, on_device: bool,
                  direct: bool, view: bool) -> None:
         self.variant, self.mapping, self.on_device = variant, mapping, on_device
         self.direct, self.view = direct, view
+        #: flat uint8 host data, 256 bins, NumPy's variant: ``cpu.byte_counts`` is the result
+        self.host_bytes = (direct and not on_device and mapping.map_id == 0
+                           and variant.fn is cpu.numpy_chunked)
 
     def run(self, data: Any, out: Any, accumulate: bool) -> Any:
         """Count ``data`` (of the key's kind, dtype and layout) into the caller's kind of
         array (``out`` when given, added into with ``accumulate``)."""
         v, mapping = self.variant, self.mapping
+        if self.host_bytes and out is None and not worth_streaming(data.nbytes):
+            _registry.ran(v)  # flat uint8 host data into 256 bins with NumPy: its counts
+            return cpu.byte_counts(data)
         if out is not None:
             check_out(out, (mapping.nbins,), np.int64, self.on_device)
         if self.direct:
