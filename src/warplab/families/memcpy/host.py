@@ -31,6 +31,7 @@ _ND = np.ndarray
 #: ``np.copyto`` without the ``__array_function__`` dispatch (the pairs are exact
 #: ``ndarray``s: there is nothing to dispatch to).
 _COPYTO = getattr(np.copyto, "_implementation", np.copyto)
+_CONCATENATE = getattr(np.concatenate, "_implementation", np.concatenate)
 _BASE, _FLAGS = attrgetter("base"), attrgetter("flags.num")
 _FACTS = attrgetter("dtype", "shape", "flags.num")
 _D, _DS, _F = itemgetter(0), itemgetter(0, 1), itemgetter(2)
@@ -97,14 +98,15 @@ def copy_pairs(srcs: list[Any], dsts: list[Any]) -> bool:
 
 
 def concatenate(arrays: list[Any], axis: Any) -> np.ndarray | None:
-    """``np.concatenate`` of NumPy arrays of plain data, or None."""
+    """``np.concatenate`` of NumPy arrays (exact ``ndarray``s: nothing to dispatch, so
+    without ``__array_function__``) of plain data, or None."""
     if not _all_arrays(arrays):
         return None
     v = _variant()
     if v is None:
         return None
     try:
-        out = np.concatenate(arrays, axis=axis)
+        out = _CONCATENATE(arrays, axis=axis)
     except Exception:  # NumPy refuses: the general path raises warplab's error
         return None
     if out.dtype.hasobject:
