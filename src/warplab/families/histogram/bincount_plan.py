@@ -48,10 +48,15 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
     """The plan key of a call (module docstring), or None for calls planned afresh each time
     (sequences, other array types)."""
     tx = type(x)
-    if tx is np.ndarray and weights is None and (variant is None or type(variant) is str) \
-            and (device is None or type(device) is str):  # host data, no weights: the common key
-        return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, None,
-                variant, device, config)
+    if tx is np.ndarray and (variant is None or type(variant) is str) \
+            and (device is None or type(device) is str):  # host data: the common keys first
+        if weights is None:
+            return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, None,
+                    variant, device, config)
+        if type(weights) is np.ndarray:
+            return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides,
+                    (np.ndarray, weights.dtype, weights.shape, weights.strides), variant,
+                    device, config)
     cupy: Any = sys.modules.get("cupy")
     dev_x = cupy is not None and (tx is cupy.ndarray or tx in RESULT_TYPES)
     if (not dev_x and tx is not np.ndarray) or not (variant is None or type(variant) is str) \
