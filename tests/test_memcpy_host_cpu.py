@@ -36,7 +36,7 @@ def test_views_of_other_arrays_as_sources_are_copied() -> None:
 
 
 @pytest.mark.parametrize("case", ["src_view_of_dst", "src_is_dst", "dst_twice", "dst_view",
-                                  "read_only_src_ok", "fortran_dst", "shape_differs",
+                                  "read_only_src_ok", "fortran_dst", "shape_differs", "transposed_shape",
                                   "dtype_differs", "structured", "bytes_source_view"])
 def test_what_the_checks_send_to_the_general_path(case: str) -> None:
     srcs, dsts = _pairs(3)
@@ -57,6 +57,8 @@ def test_what_the_checks_send_to_the_general_path(case: str) -> None:
         dsts = [np.zeros((2, 3), order="F")]
     elif case == "shape_differs":
         dsts[0] = np.zeros((7, 1))
+    elif case == "transposed_shape":
+        srcs, dsts = [np.ones((2, 3)), np.ones(4)], [np.zeros((3, 2)), np.zeros(4)]
     elif case == "dtype_differs":
         dsts[0] = np.zeros(7, dtype=np.int64)
     elif case == "structured":

@@ -33,8 +33,9 @@ _ND = np.ndarray
 _COPYTO = getattr(np.copyto, "_implementation", np.copyto)
 _CONCATENATE = getattr(np.concatenate, "_implementation", np.concatenate)
 _BASE, _FLAGS = attrgetter("base"), attrgetter("flags.num")
-_FACTS = attrgetter("dtype", "shape", "flags.num")
-_D, _DS, _F = itemgetter(0), itemgetter(0, 1), itemgetter(2)
+_FACTS, _SHAPE = attrgetter("dtype", "size", "ndim", "flags.num"), attrgetter("shape")
+_D, _DSN, _N, _F = itemgetter(0), itemgetter(0, 1, 2), itemgetter(2), itemgetter(3)
+_ONE_D = {1}
 #: NumPy's flag bits (``ndarray.flags.num``; the C API's ``NPY_ARRAY_*``).
 _C_CONTIGUOUS, _OWNDATA, _ALIGNED, _WRITEABLE = 0x1, 0x4, 0x100, 0x400
 _DST_FLAGS = _C_CONTIGUOUS | _OWNDATA | _ALIGNED | _WRITEABLE
@@ -66,14 +67,16 @@ def copy_pairs(srcs: list[Any], dsts: list[Any]) -> bool:
     for any other call."""
     if not (_all_arrays(srcs) and _all_arrays(dsts)):
         return False
-    src_facts = list(map(_FACTS, srcs))  # one pass each: dtype, shape, flag word
+    src_facts = list(map(_FACTS, srcs))  # one pass each: dtype, size, ndim, flag word
     dst_facts = list(map(_FACTS, dsts))
     if src_facts == dst_facts:  # the common case: arrays alike on both sides
         dst_flags = src_flags = set(map(_F, dst_facts))
-    elif list(map(_DS, src_facts)) == list(map(_DS, dst_facts)):
+    elif list(map(_DSN, src_facts)) == list(map(_DSN, dst_facts)):
         dst_flags, src_flags = set(map(_F, dst_facts)), set(map(_F, src_facts))
     else:
         return False
+    if set(map(_N, src_facts)) != _ONE_D and list(map(_SHAPE, srcs)) != list(map(_SHAPE, dsts)):
+        return False  # 1-D arrays of one size have one shape (shapes are tuples: built per read)
     if any(dt.kind not in _KINDS for dt in set(map(_D, src_facts))):
         return False
     if any(f & _DST_FLAGS != _DST_FLAGS for f in dst_flags):
