@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import ntcopy
+from warplab.core import env, ntcopy
 from warplab.core.errors import InvalidValueError
 
 PAGE = 4096
@@ -62,6 +62,8 @@ def env_bytes(name: str) -> int | None:
 
 def stream_min_bytes() -> int:
     """Host inputs of at least this many bytes are streamed on the cuda backend."""
+    if env.raw("WARPLAB_STREAM_MIN") is None:  # warm calls' common case: one dict lookup
+        return STREAM_MIN_BYTES
     v = env_bytes("WARPLAB_STREAM_MIN")
     return STREAM_MIN_BYTES if v is None else v
 

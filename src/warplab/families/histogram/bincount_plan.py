@@ -17,14 +17,13 @@ copy, one synchronisation), the negative-value check, one zeroed allocation of t
 """
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from warplab.core import fastpath, registry as _registry
+from warplab.core import env, fastpath, registry as _registry
 from warplab.core.arrays import flat_contiguous, is_flat, to_host
 from warplab.core.device import resolve_backend
 from warplab.core.errors import InvalidTypeError, InvalidValueError
@@ -33,7 +32,12 @@ from warplab.core.scalar import RESULT_TYPES, zeros
 from warplab.families.histogram import byte_plan, minmax_cuda, numeric_cuda, numeric_variants
 from warplab.families.histogram.config import LaunchConfig
 from warplab.families.histogram.hist_plan import chunk_bytes, min_max
-from warplab.families.histogram.numeric import BINCOUNT, NumericJob, NumericProblem
+from warplab.families.histogram.numeric import (
+    BINCOUNT,
+    NumericJob,
+    NumericProblem,
+    bincount_numpy,
+)
 
 _F64, _U64 = np.dtype(np.float64), np.dtype(np.uint64)
 _MAX_BINS_KEPT = 64
@@ -43,8 +47,17 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
         ) -> Hashable | None:
     """The plan key of a call (module docstring), or None for calls planned afresh each time
     (sequences, other array types)."""
-    cupy: Any = sys.modules.get("cupy")
     tx = type(x)
+    if tx is np.ndarray and (variant is None or type(variant) is str) \
+            and (device is None or type(device) is str):  # host data: the common keys first
+        if weights is None:
+            return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, None,
+                    variant, device, config)
+        if type(weights) is np.ndarray:
+            return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides,
+                    (np.ndarray, weights.dtype, weights.shape, weights.strides), variant,
+                    device, config)
+    cupy: Any = sys.modules.get("cupy")
     dev_x = cupy is not None and (tx is cupy.ndarray or tx in RESULT_TYPES)
     if (not dev_x and tx is not np.ndarray) or not (variant is None or type(variant) is str) \
             or not (device is None or type(device) is str):
@@ -62,7 +75,7 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
     if dev_x:
         return (x.dtype, x.shape, x.strides, wk, aligned, variant, device,
                 cupy.cuda.runtime.getDevice(), config)
-    return ("host", os.environ.get("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, wk,
+    return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, wk,
             variant, device, config)
 
 
@@ -102,6 +115,11 @@ class Unweighted:
         self.bytes_plan, self.backend, self.variant_error = bytes_plan, backend, variant_error
 
     def run(self, x: Any, weights: Any, minlength: int) -> Any:
+        if self.backend == "cpu" and self.variant_error is None and type(x) is np.ndarray:
+            try:  # NumPy's own call; a negative value falls through to the message below
+                return np.bincount(x, minlength=minlength)
+            except ValueError:
+                pass
         arr, on_device = _input(x)
         xp = _cupy() if on_device else np
         if self.bytes_plan is not None:
@@ -153,6 +171,11 @@ class Weighted:
 
     def run(self, x: Any, weights: Any, minlength: int) -> Any:
         """The result of the call (the general run: a job per call)."""
+        v = self.variant
+        if v is not None and v.fn is bincount_numpy and type(x) is np.ndarray \
+                and type(weights) is np.ndarray and x.dtype != np.bool_:
+            _registry.ran(v)  # host arrays on the cpu backend: NumPy's own call
+            return np.bincount(x, weights, minlength)
         arr, on_device = _input(x)
         n, dt = int(arr.size), np.dtype(arr.dtype)
         xp = _cupy() if on_device else np

@@ -11,19 +11,19 @@ of its kernel, mapping and device).
 """
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from warplab.core import registry as _registry
+from warplab.core import env, registry as _registry
 from warplab.core.arrays import Input, as_input, flat_contiguous, is_flat, to_host
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.outputs import check_out, cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, zeros
-from warplab.families.histogram import streamed
+from warplab.core.streaming import worth_streaming
+from warplab.families.histogram import cpu, streamed
 from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
 
 FAMILY = "histogram"
@@ -74,7 +74,6 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     shape, strides, bins, ``variant``, ``device``, ``out`` given, ``accumulate`` (the kernels'
     own plans add the device id); NumPy arrays also ``WARPLAB_DEVICE`` (read per call)."""
     t = type(data)
-    cupy = sys.modules.get("cupy")
     if type(bins) is str:
         bk: Any = bins
     elif type(bins) is np.ndarray and bins.ndim == 1 and bins.dtype.kind in "iub":
@@ -84,11 +83,12 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     if (type(variant) is not str and variant is not None) \
             or (type(device) is not str and device is not None) or type(accumulate) is not bool:
         return None
+    if t is np.ndarray:
+        return ("host", env.raw("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides,
+                bk, variant, device, has_out, accumulate)
+    cupy = sys.modules.get("cupy")
     if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):
         return (data.dtype, data.shape, data.strides, bk, variant, device, has_out, accumulate)
-    if t is np.ndarray:
-        return ("host", os.environ.get("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides,
-                bk, variant, device, has_out, accumulate)
     return None
 
 
@@ -97,17 +97,23 @@ class BytePlan:
     the data is already flat uint8 (``direct``), int8/bool to view as uint8 (``view``) or to
     be made contiguous first; ``on_device``: device input."""
 
-    __slots__ = ("direct", "mapping", "on_device", "variant", "view")
+    __slots__ = ("direct", "host_bytes", "mapping", "on_device", "variant", "view")
 
     def __init__(self, variant: _registry.Variant, mapping: Mapping, on_device: bool,
                  direct: bool, view: bool) -> None:
         self.variant, self.mapping, self.on_device = variant, mapping, on_device
         self.direct, self.view = direct, view
+        #: flat uint8 host data, 256 bins, NumPy's variant: ``cpu.byte_counts`` is the result
+        self.host_bytes = (direct and not on_device and mapping.map_id == 0
+                           and variant.fn is cpu.numpy_chunked)
 
     def run(self, data: Any, out: Any, accumulate: bool) -> Any:
         """Count ``data`` (of the key's kind, dtype and layout) into the caller's kind of
         array (``out`` when given, added into with ``accumulate``)."""
         v, mapping = self.variant, self.mapping
+        if self.host_bytes and out is None and not worth_streaming(data.nbytes):
+            _registry.ran(v)  # flat uint8 host data into 256 bins with NumPy: its counts
+            return cpu.byte_counts(data)
         if out is not None:
             check_out(out, (mapping.nbins,), np.int64, self.on_device)
         if self.direct:
@@ -118,7 +124,8 @@ class BytePlan:
             flat = flat_contiguous(as_input(data).array).view(np.uint8)
         _registry.ran(v)
         if v.backend == "cpu":
-            counts = streamed.host_byte_counts(v, to_host(flat), mapping)
+            h_flat = flat if type(flat) is np.ndarray else to_host(flat)
+            counts = streamed.host_byte_counts(v, h_flat, mapping)
             return deliver(counts, out, accumulate, self.on_device)
         if self.on_device:
             if out is None:

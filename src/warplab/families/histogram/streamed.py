@@ -18,6 +18,7 @@ import numpy as np
 from warplab.core import registry as _registry
 from warplab.core.sources import open_source
 from warplab.core.streaming import stream, worth_streaming
+from warplab.families.histogram import cpu
 from warplab.families.histogram.binning import KERNEL_DTYPES
 from warplab.families.histogram.config import LaunchConfig
 from warplab.families.histogram.numeric import NumericJob, NumericResult
@@ -58,6 +59,8 @@ def device_byte_counts(v: _registry.Variant, h_data: np.ndarray, mapping: Mappin
 def host_byte_counts(v: _registry.Variant, h_data: np.ndarray, mapping: Mapping) -> np.ndarray:
     """The cpu variant ``v`` on host uint8 ``h_data``: threads over chunks when large."""
     if not worth_streaming(h_data.nbytes):
+        if v.fn is cpu.numpy_chunked:  # fresh counts: no zeroed array to add into
+            return cpu.counts(h_data, mapping)
         counts = np.zeros(mapping.nbins, dtype=np.int64)
         v.fn(h_data, counts, mapping)
         return counts

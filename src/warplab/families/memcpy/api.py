@@ -31,6 +31,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from warplab.core import registry as _registry
 from warplab.core.device import device_errors
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.families.memcpy import host
 from warplab.families.memcpy.plan import (
     DEFAULT,
     PLANS,
@@ -127,6 +128,9 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
     if len(srcs) != len(dsts):
         raise InvalidValueError(f"srcs has {len(srcs)} arrays, dsts has {len(dsts)}")
     if not srcs:
+        return
+    if variant is None and device is None and config is DEFAULT \
+            and host.copy_pairs(srcs, dsts):
         return
     read = device_pointers(srcs, dsts)  # CuPy arrays on the current device, in one pass
     if read is None:
@@ -239,6 +243,10 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, variant: str | N
     arrays = _as_list(arrays, "arrays")
     if not arrays:
         raise InvalidValueError("need at least one array to concatenate")
+    if variant is None and device is None:
+        h_out = host.concatenate(arrays, axis)
+        if h_out is not None:
+            return h_out
     arrays, on_device, xp = _homogeneous(arrays, "arrays")
     if axis is None:
         arrays, axis = [a.reshape(-1) for a in arrays], 0
@@ -323,6 +331,10 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0, *, copy: bool = Fal
             return np.split(ary, indices_or_sections, axis)
         (a,), _, xp = _homogeneous([ary], "ary")
         return xp.split(a, indices_or_sections, axis)
+    if variant is None and device is None:
+        h_pieces = host.split(ary, indices_or_sections, axis)
+        if h_pieces is not None:
+            return h_pieces
     (a,), on_device, xp = _homogeneous([ary], "ary")
     axis = normalize_axis_index(axis, a.ndim)
     widths = tuple(len(p) for p in np.split(np.arange(a.shape[axis]), indices_or_sections))

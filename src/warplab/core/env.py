@@ -1,0 +1,28 @@
+"""Environment reads cheap enough for a warm call's path.
+
+``os.environ.get`` encodes the name and decodes the value on every call (about a microsecond);
+a call whose NumPy equivalent takes two cannot afford that. :func:`raw` looks the name up in
+the process environment's own mapping (``os.environ._data`` on POSIX, the same dict
+``os.environ`` reads and writes) and returns the value undecoded: fit for a plan key, which only
+needs a value that changes when the variable does. Elsewhere it falls back to
+``os.environ.get``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+_DATA: Any = getattr(os.environ, "_data", None)
+_POSIX = os.name == "posix" and isinstance(_DATA, dict)
+
+
+def raw(name: str) -> Any:
+    """The value of environment variable ``name`` as stored (bytes on POSIX), or None."""
+    if _POSIX:
+        return _DATA.get(name.encode())
+    return os.environ.get(name)
+
+
+def is_set(name: str) -> bool:
+    """True when environment variable ``name`` is set (to anything, empty included)."""
+    return raw(name) is not None
