@@ -130,7 +130,11 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
                device)
     else:
         o = overrides.first_kind((a, b))
-        if o is not None:  # masked, a subclass, __array_function__: NumPy's own matmul
+        if o == "masked":
+            raise overrides.refuse("matmul", a if overrides.kind(a) else b,
+                                   "NumPy's matmul multiplies the masked values too "
+                                   "(numpy.ma.dot honours the mask)")
+        if o is not None:  # a subclass, __array_function__: NumPy's own matmul
             kw = {} if out is None else {"out": out}
             return overrides.defer("matmul", o, np.matmul, (a, b), kw,
                                    {"variant": variant, "device": device})
