@@ -144,7 +144,7 @@ def _numpy_semantics(a: Any, k: str, op: Any, axis: Any, dtype: Any, keepdims: A
     NumPy. ``series_stats`` (no NumPy name) refuses it."""
     if family == "stats":
         raise overrides.refuse("series_stats", a)
-    if op not in OPS + ("var", "std"):
+    if op not in (*OPS, "var", "std"):
         raise InvalidValueError(f"unknown reduce op {op!r}; valid: sum, min, max, mean, var, std")
     kwargs: dict[str, Any] = {"axis": axis}
     if dtype is not None:
