@@ -35,13 +35,11 @@ def kind(x: Any) -> str | None:
     (see the module docstring), None for everything warplab reads as an array itself (NumPy
     and CuPy arrays, memory maps, torch tensors, sequences, bytes, paths)."""
     t = type(x)
-    if t is np.ndarray or t is np.memmap:
+    if t is np.ndarray or t is np.memmap or hasattr(x, "__cuda_array_interface__"):
         return None
     if isinstance(x, np.ndarray):
         return "masked" if isinstance(x, np.ma.MaskedArray) else "subclass"
-    if getattr(t, "__array_function__", None) is None or hasattr(x, "__cuda_array_interface__"):
-        return None
-    return "array_function"
+    return None if getattr(t, "__array_function__", None) is None else "array_function"
 
 
 def first_kind(xs: Any) -> str | None:
