@@ -10,7 +10,9 @@ no NumPy name refuse such input too.
 
 :func:`kind` classifies an input in one exact type check for plain NumPy arrays; the families
 call it only off their fast paths (a plain ``numpy.ndarray``, a CuPy array), so a warm call
-on plain input pays nothing or one type check. ``numpy.memmap`` counts as plain: it overrides
+on plain input pays nothing or one type check (the memcpy family's list arguments: one per
+array). A device array is recognised by its type's ``__cuda_array_interface__`` (the type's
+attribute: CuPy's instance property builds a dict). ``numpy.memmap`` counts as plain: it overrides
 nothing NumPy's reductions use.
 """
 from __future__ import annotations
@@ -35,7 +37,7 @@ def kind(x: Any) -> str | None:
     (see the module docstring), None for everything warplab reads as an array itself (NumPy
     and CuPy arrays, memory maps, torch tensors, sequences, bytes, paths)."""
     t = type(x)
-    if t is np.ndarray or t is np.memmap or hasattr(x, "__cuda_array_interface__"):
+    if t is np.ndarray or t is np.memmap or hasattr(t, "__cuda_array_interface__"):
         return None
     if isinstance(x, np.ndarray):
         return "masked" if isinstance(x, np.ma.MaskedArray) else "subclass"

@@ -170,7 +170,8 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
                None, rowvar, dtype, precision, variant,
                None if out is None else _out_key(out), nan_policy, device)  # _key's
     else:
-        o = overrides.first_kind((x, y))
+        o = None if type(x) is np.ndarray and (y is None or type(y) is np.ndarray) \
+            else overrides.first_kind((x, y))
         if o is not None:
             return _numpy_corrcoef(o, x, y, rowvar, dtype, precision, variant, out, nan_policy,
                                    device)

@@ -129,7 +129,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
                cp.cuda.runtime.getDevice(), None if out is None else _out_key(out), variant,
                device)
     else:
-        o = overrides.first_kind((a, b))
+        o = None if type(a) is np.ndarray and type(b) is np.ndarray \
+            else overrides.first_kind((a, b))
         if o == "masked":
             raise overrides.refuse("matmul", a if overrides.kind(a) else b,
                                    "NumPy's matmul multiplies the masked values too "
