@@ -145,6 +145,9 @@ def test_masked_refused_where_numpy_ignores_the_mask() -> None:
     _refuses("corrcoef", warplab.corrcoef, m.data, m)
     assert "numpy.ma.concatenate" in _refuses("concatenate", warplab.concatenate, [m, m])
     _refuses("concatenate", warplab.concatenate, [m.data, m])
+    many = [np.ones(8)] * 20
+    _refuses("concatenate", warplab.concatenate, [*many, np.matrix(np.ones(8)), m[0]])
+    _refuses("copy_batched", warplab.copy_batched, [*many, m[0]], [np.ones(8)] * 21)
     assert "numpy.ma.dot" in _refuses("matmul", warplab.matmul, m, m.T)
     _refuses("matmul", warplab.matmul, m.data, m.T)
 
@@ -247,6 +250,8 @@ def test_plain_input_is_not_deferred(tmp_path: Any) -> None:
     mm = np.memmap(tmp_path / "x.bin", dtype=np.float64, mode="w+", shape=(16,))
     mm[:] = 1.0
     assert overrides.kind(mm) is None
+    assert overrides.first_kind([np.ones(2)] * 20 + [None]) is None
+    assert overrides.first_kind([np.matrix([1]), np.ma.ones(2)]) == "masked"
     clear_ran()
     assert warplab.sum(mm) == 16.0
     assert last_ran() is not None  # a warplab variant ran, not NumPy's function

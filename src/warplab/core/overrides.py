@@ -36,23 +36,38 @@ def kind(x: Any) -> str | None:
     """``"masked"``, ``"subclass"``, ``"array_function"`` for input NumPy dispatches elsewhere
     (see the module docstring), None for everything warplab reads as an array itself (NumPy
     and CuPy arrays, memory maps, torch tensors, sequences, bytes, paths)."""
-    t = type(x)
+    return _kind_of(type(x))
+
+
+def _kind_of(t: type) -> str | None:
+    """:func:`kind` of every instance of type ``t`` (the decision depends on the type only)."""
     if t is np.ndarray or t is np.memmap or hasattr(t, "__cuda_array_interface__"):
         return None
-    if isinstance(x, np.ndarray):
-        return "masked" if isinstance(x, np.ma.MaskedArray) else "subclass"
+    if issubclass(t, np.ndarray):
+        return "masked" if issubclass(t, np.ma.MaskedArray) else "subclass"
     return None if getattr(t, "__array_function__", None) is None else "array_function"
 
 
+#: the kinds in the order a mixed list reports them: a mask refused before anything deferred
+_RANK = {"masked": 0, "subclass": 1, "array_function": 2}
+
+
 def first_kind(xs: Any) -> str | None:
-    """:func:`kind` of the first item of ``xs`` that is not plain (None if all are);
-    ``xs`` may hold None for an absent argument."""
-    for x in xs:
-        if x is not None and type(x) is not np.ndarray:
-            k = kind(x)
-            if k is not None:
-                return k
-    return None
+    """The :func:`kind` that decides a call on the arrays ``xs`` (a list or tuple; None
+    entries stand for absent arguments): ``"masked"`` if any is masked, else the first other
+    kind found, None if every array is plain. A few plain NumPy arrays cost one exact type
+    test each; otherwise each distinct type is classified once (a list of many arrays: one
+    pass of ``type()`` in C)."""
+    if len(xs) <= 8:  # a few arguments: one exact type test each
+        for x in xs:
+            if type(x) is not np.ndarray and x is not None:
+                break
+        else:
+            return None
+    types = set(map(type, xs))
+    types.discard(np.ndarray)
+    found = [k for k in map(_kind_of, types) if k is not None]
+    return min(found, key=_RANK.__getitem__) if found else None
 
 
 def describe(k: str) -> str:
