@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import fastpath, registry as _registry
+from warplab.core import fastpath, overrides, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors, gb
 from warplab.core.errors import InvalidTypeError, InvalidValueError
@@ -170,6 +170,11 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
                None, rowvar, dtype, precision, variant,
                None if out is None else _out_key(out), nan_policy, device)  # _key's
     else:
+        o = None if type(x) is np.ndarray and (y is None or type(y) is np.ndarray) \
+            else overrides.first_kind((x, y))
+        if o is not None:
+            return _numpy_corrcoef(o, x, y, rowvar, dtype, precision, variant, out, nan_policy,
+                                   device)
         x = as_input(x).array
         y = None if y is None else as_input(y).array
         key = _key(x, y, rowvar, dtype, precision, variant, out, nan_policy, device)
@@ -185,6 +190,23 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
             warn_invalid(False)
         return r
     return _run(plan, x, y, rowvar, out)
+
+
+def _numpy_corrcoef(o: str, x: Any, y: Any, rowvar: bool, dtype: Any, precision: str | None,
+                    variant: str | None, out: Any, nan_policy: str, device: str | None) -> Any:
+    """``corrcoef`` of input NumPy dispatches elsewhere (``core/overrides.py``): a masked
+    array (NumPy's corrcoef ignores its mask) raises; a subclass or an ``__array_function__``
+    object gets NumPy's own ``corrcoef``."""
+    if o == "masked":
+        raise overrides.refuse("corrcoef", x if overrides.kind(x) else y,
+                               "NumPy's corrcoef ignores the mask (numpy.ma.corrcoef "
+                               "honours it)")
+    kwargs: dict[str, Any] = {"rowvar": rowvar}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    extras = {"precision": precision, "variant": variant, "out": out, "device": device,
+              "nan_policy": None if nan_policy == "propagate" else nan_policy}
+    return overrides.defer("corrcoef", o, np.corrcoef, (x, y), kwargs, extras)
 
 
 #: ``corrcoef``'s plans (:class:`Plan`) per :func:`_key`.

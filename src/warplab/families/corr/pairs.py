@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from warplab.core import registry as _registry
+from warplab.core import overrides, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors, host_memory_available
 from warplab.core.errors import InvalidTypeError, InvalidValueError
@@ -110,6 +110,8 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     thr, k = check_selection(threshold, top_k)
     precision = check_precision(precision)
     path = check_out(out)
+    if type(x) is not np.ndarray and overrides.kind(x) is not None:
+        raise overrides.refuse("corr_pairs", x)
     inp = as_input(x)
     xs = stack_series(inp.array, None, rowvar, inp.on_device)
     m, n = (int(s) for s in xs.shape)

@@ -22,7 +22,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from warplab.core import fastpath
+import numpy as np
+
+from warplab.core import fastpath, overrides
 from warplab.core.device import device_errors
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.sources import is_file_source
@@ -66,6 +68,8 @@ def byte_histogram(data: Any, bins: Any = "bytes", *, variant: str | None = None
     k = byte_plan.key(data, bins, variant, device, out is not None, accumulate)
     plan = None if k is None else _BYTE_PLANS.get(k)
     if plan is None:
+        if k is None and overrides.kind(data) is not None:
+            raise overrides.refuse("byte_histogram", data)
         if k is None and is_file_source(data):  # a path, a binary file, a list of paths/ranges
             mapping = resolve(bins)
             byte_plan.check_accumulate(out, accumulate, mapping, False)
@@ -130,6 +134,9 @@ def histogram_with(config: LaunchConfig, a: Any, bins: Any = 10, range: Any = No
     k = hist_plan.key(a, bins, range, density, weights, variant, device, config)
     plan = None if k is None else _HIST_PLANS.get(k)
     if plan is None:
+        o = None if k is not None else overrides.first_kind((a, weights))
+        if o is not None:
+            return _numpy_histogram(o, a, bins, range, density, weights, variant, device)
         plan = hist_plan.build(a, bins, range, density, weights, variant, device, config,
                                k is not None)
         if k is not None:
@@ -172,7 +179,28 @@ def bincount_with(config: LaunchConfig, x: Any, weights: Any = None, minlength: 
     k = bincount_plan.key(x, weights, variant, device, config)
     plan = None if k is None else _BINCOUNT_PLANS.get(k)
     if plan is None:
+        o = None if k is not None else overrides.first_kind((x, weights))
+        if o == "masked":
+            raise overrides.refuse("bincount", x if overrides.kind(x) else weights,
+                                   "NumPy's bincount ignores the mask")
+        if o is not None:
+            return overrides.defer("bincount", o, np.bincount, (x,),
+                                   {"weights": weights, "minlength": minlength},
+                                   {"variant": variant, "device": device})
         plan = bincount_plan.build(x, weights, variant, device, config, k is not None)
         if k is not None:
             plan = _BINCOUNT_PLANS.put(k, plan)
     return plan.run(x, weights, minlength)
+
+
+def _numpy_histogram(o: str, a: Any, bins: Any, range: Any, density: Any,  # noqa: A002
+                     weights: Any, variant: str | None, device: str | None) -> tuple[Any, Any]:
+    """``histogram`` of input NumPy dispatches elsewhere (``core/overrides.py``): a masked
+    array (NumPy's histogram ignores its mask) raises; a subclass or an
+    ``__array_function__`` object gets NumPy's own ``histogram``."""
+    if o == "masked":
+        raise overrides.refuse("histogram", a if overrides.kind(a) else weights,
+                               "NumPy's histogram ignores the mask")
+    return overrides.defer("histogram", o, np.histogram, (a, bins),
+                           {"range": range, "density": density, "weights": weights},
+                           {"variant": variant, "device": device})

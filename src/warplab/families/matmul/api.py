@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from warplab.core import fastpath, registry as _registry
+from warplab.core import fastpath, overrides, registry as _registry
 from warplab.core.arrays import as_input, to_device, to_host
 from warplab.core.device import device_errors
 from warplab.core.errors import InvalidTypeError, InvalidValueError
@@ -129,6 +129,16 @@ def matmul(a: Any, b: Any, *, out: Any = None, variant: str | None = None,
                cp.cuda.runtime.getDevice(), None if out is None else _out_key(out), variant,
                device)
     else:
+        o = None if type(a) is np.ndarray and type(b) is np.ndarray \
+            else overrides.first_kind((a, b))
+        if o == "masked":
+            raise overrides.refuse("matmul", a if overrides.kind(a) else b,
+                                   "NumPy's matmul multiplies the masked values too "
+                                   "(numpy.ma.dot honours the mask)")
+        if o is not None:  # a subclass, __array_function__: NumPy's own matmul
+            kw = {} if out is None else {"out": out}
+            return overrides.defer("matmul", o, np.matmul, (a, b), kw,
+                                   {"variant": variant, "device": device})
         a, b = as_input(a).array, as_input(b).array
         key = _key(a, b, out, variant, device)
     plan = _PLANS.get(key)

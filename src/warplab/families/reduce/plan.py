@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from warplab.core import fastpath, registry as _registry
+from warplab.core import fastpath, overrides, registry as _registry
 from warplab.core.arrays import as_input, flat_contiguous, to_device, to_host
 from warplab.core.device import device_oom
 from warplab.core.errors import InvalidValueError
@@ -101,6 +101,10 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
         elif t is np.ndarray:
             on_device, where = False, ("host", os.environ.get("WARPLAB_DEVICE"))
         else:
+            k = overrides.kind(a)
+            if k is not None:  # masked, a subclass, __array_function__: NumPy's semantics
+                return _numpy_semantics(a, k, op, axis, dtype, keepdims, ddof, variant,
+                                        device, family)
             inp = as_input(a)
             if type(inp.array) is not t:
                 return call(inp.array, op, axis, dtype, keepdims, ddof, variant, device,
@@ -131,6 +135,26 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
         if err is None:
             raise
         raise err from err.origin
+
+
+def _numpy_semantics(a: Any, k: str, op: Any, axis: Any, dtype: Any, keepdims: Any, ddof: Any,
+                     variant: str | None, device: str | None, family: str) -> Any:
+    """NumPy's ``np.<op>`` of input NumPy dispatches elsewhere (``core/overrides.py``): a
+    masked array's mask and a subclass's or ``__array_function__``'s methods apply as in
+    NumPy. ``series_stats`` (no NumPy name) refuses it."""
+    if family == "stats":
+        raise overrides.refuse("series_stats", a)
+    if op not in (*OPS, "var", "std"):
+        raise InvalidValueError(f"unknown reduce op {op!r}; valid: sum, min, max, mean, var, std")
+    kwargs: dict[str, Any] = {"axis": axis}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if keepdims:
+        kwargs["keepdims"] = keepdims
+    if op in ("var", "std"):
+        kwargs["ddof"] = ddof
+    return overrides.defer(op, k, getattr(np, op), (a,), kwargs,
+                           {"variant": variant, "device": device})
 
 
 def build(a: Any, on_device: bool, family: str, op: Any, axis: Any, dtype: Any, keepdims: Any,

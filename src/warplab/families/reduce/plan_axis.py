@@ -191,7 +191,7 @@ def build_stats(a: Any, on_device: bool, device: str | None, again: Callable[...
     """
     if a.ndim != 2:
         raise InvalidValueError(
-            f"series_stats_rows takes a 2-D (series, values) array, got {a.ndim}-D")
+            f"series_stats takes a 2-D (series, values) array, got {a.ndim}-D")
     check_dtype(a.dtype)
     out = np.dtype(np.float32) if a.dtype == np.float32 else F64
     backend = _registry.pick_backend(FAMILY, device, None, on_device)
