@@ -40,14 +40,14 @@ from warplab.core.errors import (
 )
 from warplab.core.registry import Ran, record_variants
 from warplab.core.sources import FileRange
-from warplab.families.batched import *  # noqa: F403  (memcpy's, with NumPy's semantics)
-from warplab.families.batched import __all__ as _memcpy_all
 from warplab.families.corr import *  # noqa: F403
 from warplab.families.corr import __all__ as _corr_all
 from warplab.families.histogram import *  # noqa: F403  (each family's __all__)
 from warplab.families.histogram import __all__ as _histogram_all
 from warplab.families.matmul import *  # noqa: F403
 from warplab.families.matmul import __all__ as _matmul_all
+from warplab.families.memcpy import *  # noqa: F403
+from warplab.families.memcpy import __all__ as _memcpy_all
 from warplab.families.reduce import *  # noqa: F403
 from warplab.families.reduce import __all__ as _reduce_all
 from warplab.families.series import *  # noqa: F403

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from warplab.core import registry as _registry
+from warplab.core import overrides, registry as _registry
 from warplab.core.device import device_errors
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.families.memcpy import host
@@ -57,6 +57,16 @@ def _as_list(x: Any, what: str) -> list[Any]:
     if not isinstance(x, (list, tuple)):
         raise InvalidTypeError(f"{what} must be a list or tuple of arrays, got {type(x).__name__}")
     return list(x)
+
+
+def _refuse_dispatched(public: str, *sides: Any) -> None:
+    """``InvalidTypeError`` for input NumPy would dispatch elsewhere (a masked array, an
+    ndarray subclass, an ``__array_function__`` object: ``core/overrides.py``): the batched
+    copies have no NumPy counterpart to hand it to. Checked off the fast paths."""
+    for arrays in sides:
+        if overrides.first_kind(arrays) is not None:
+            x = next(a for a in arrays if a is not None and overrides.kind(a) is not None)
+            raise overrides.refuse(public, x)
 
 
 def _no_objects(arrays: list[Any]) -> None:
@@ -134,6 +144,7 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
         return
     read = device_pointers(srcs, dsts)  # CuPy arrays on the current device, in one pass
     if read is None:
+        _refuse_dispatched("copy_batched", srcs, dsts)
         srcs, dsts, on_device = _pairs(srcs, dsts)
         sp, dp = [address(a) for a in srcs], [address(a) for a in dsts]
         sz = [a.nbytes for a in srcs]
@@ -199,6 +210,7 @@ def memcpy_batched(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *, variant: str | N
     cp = sys.modules.get("cupy")
     nd = cp.ndarray if cp is not None else None
     if not (type(src_ptrs) is nd and type(dst_ptrs) is nd and type(sizes) is nd):
+        _refuse_dispatched("memcpy_batched", [src_ptrs, dst_ptrs, sizes])
         src_ptrs, dst_ptrs, sizes = _device_arrays((src_ptrs, dst_ptrs, sizes))
         cp = sys.modules["cupy"]
     s, d, n = src_ptrs, dst_ptrs, sizes
@@ -247,6 +259,14 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, variant: str | N
         h_out = host.concatenate(arrays, axis)
         if h_out is not None:
             return h_out
+    o = overrides.first_kind(arrays)
+    if o == "masked":
+        x = next(a for a in arrays if overrides.kind(a) == "masked")
+        raise overrides.refuse("concatenate", x, "NumPy's concatenate drops the mask "
+                               "(numpy.ma.concatenate keeps it)")
+    if o is not None:
+        return overrides.defer("concatenate", o, np.concatenate, (arrays,), {"axis": axis},
+                               {"variant": variant, "device": device})
     arrays, on_device, xp = _homogeneous(arrays, "arrays")
     if axis is None:
         arrays, axis = [a.reshape(-1) for a in arrays], 0
@@ -326,6 +346,12 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0, *, copy: bool = Fal
     Performance (``copy=True``): one buffer per (index of the axes before ``axis``, piece);
     a non-contiguous input is made contiguous first (one extra pass).
     """
+    if type(ary) is not np.ndarray:
+        o = overrides.kind(ary)
+        if o is not None:  # NumPy's split keeps masks and subclasses (views of the input)
+            return overrides.defer("split", o, np.split, (ary, indices_or_sections),
+                                   {"axis": axis},
+                                   {"copy": copy, "variant": variant, "device": device})
     if not copy:
         if isinstance(ary, np.ndarray):
             return np.split(ary, indices_or_sections, axis)
