@@ -110,6 +110,8 @@ def _coefficients(rep: Replica, r0: int, r1: int, c0: int, c1: int, dtype: np.dt
     """The finished block of rows ``r0:r1`` against ``c0:c1`` (a diagonal block whole, or
     one strictly above the diagonal)."""
     eng = rep.eng
+    if r0 == r1 or c0 == c1:  # an empty row chunk: no kernel to launch
+        return eng.xp.empty((r1 - r0, c1 - c0), dtype)
     return finish(eng.block(r0, r1, c0, c1), r0, c0, eng).astype(dtype, copy=False)
 
 
