@@ -120,3 +120,17 @@ def test_table_fits_80_columns(quick, monkeypatch, capsys):
 def test_unknown_workload_is_a_user_error(capsys):
     assert main(["--device", "cpu", "dask", "--workload", "nope"]) == 2
     assert "unknown dask workload" in capsys.readouterr().err
+
+
+def test_a_workload_for_four_gpus_runs_only_where_four_workers_are():
+    from warplab.lab.campaigns.dask.bench import _runs_in
+    from warplab.lab.campaigns.dask.modes import Mode
+
+    ws = wl.chosen("table", ["corrcoef", "corrcoef_large"], None, None)
+    names = {m: [w.name for w in _runs_in(ws, m)]
+             for m in (Mode("direct", 1), Mode("cluster", 2, "tcp"), Mode("cluster", 4, "ucx"),
+                       Mode("processes", 4, "tcp"))}
+    assert names == {Mode("direct", 1): ["corrcoef"],
+                     Mode("cluster", 2, "tcp"): ["corrcoef"],
+                     Mode("cluster", 4, "ucx"): ["corrcoef", "corrcoef_large"],
+                     Mode("processes", 4, "tcp"): ["corrcoef", "corrcoef_large"]}

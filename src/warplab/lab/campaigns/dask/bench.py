@@ -225,8 +225,7 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
     ceilings = measure_all(backend)
     precisions = tuple(sorted({w.precision for w in ws if w.op != "files"}))
     records: list[dict] = []
-    total = sum(len([w for w in ws if w.direct or m.kind != "direct"]) + (m.kind != "direct")
-                for m in mode_list)
+    total = sum(len(_runs_in(ws, m)) + (m.kind != "direct") for m in mode_list)
 
     def add(r: dict) -> None:
         records.append(r)
@@ -249,18 +248,17 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
             if mode.kind == "direct":
                 peaks = [limits.device_peaks(backend, precisions)]
                 peaks_by_mode[mode.label] = peaks
-                for w in ws:
-                    if w.direct:
-                        add(_run_mode(w, mode, backend, ceilings,
-                                      _direct_runner(w, backend, paths), refs,
-                                      _bound(w, peaks, backend, page_cache)))
+                for w in _runs_in(ws, mode):
+                    add(_run_mode(w, mode, backend, ceilings,
+                                  _direct_runner(w, backend, paths), refs,
+                                  _bound(w, peaks, backend, page_cache)))
                 _free_device(backend)
                 continue
             try:
                 with md.open_cluster(mode, backend, Path(d) / "cluster") as (client, kind):
                     peaks = list(client.run(limits.device_peaks, backend, precisions).values())
                     peaks_by_mode[mode.label] = peaks
-                    for w in ws:
+                    for w in _runs_in(ws, mode):
                         held: list = []
                         run = _cluster_runner(w, client, backend, paths, kind, held)
                         add(_run_mode(w, mode, backend, ceilings, run, refs,
@@ -271,7 +269,7 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
                 done = {r["variant"] for r in records if r["params"].get("mode") == mode.kind
                         and r["params"].get("workers") == mode.workers
                         and r["params"].get("protocol") == mode.protocol}
-                for w in ws:
+                for w in _runs_in(ws, mode):
                     if w.name not in done:
                         add(_record(w, mode, backend, ceilings, [],
                                     f"cluster: {type(exc).__name__}: {exc}", {}))
@@ -280,6 +278,14 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
                         json_path)
     return _finish(backend, ceilings, peaks_by_mode, page_cache, notes, campaign, records,
                    json_path)
+
+
+def _runs_in(ws: list[Workload], mode: Mode) -> list[Workload]:
+    """The workloads ``mode`` runs: not those too large for one GPU in ``direct``, not those
+    needing ``min_gpus`` GPUs on a cluster with fewer workers."""
+    if mode.kind == "direct":
+        return [w for w in ws if w.direct]
+    return [w for w in ws if mode.workers >= w.min_gpus]
 
 
 def _finish(backend: str, ceilings: dict, peaks: dict, page_cache: float | None,

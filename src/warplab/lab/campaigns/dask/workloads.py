@@ -38,7 +38,7 @@ class Workload:
     blocks: int = 8             # blocks of rows (the same in every mode: strong scaling)
     warmup: int = 1
     runs: int = 2
-    min_gpus: int = 0           # fewer GPUs on cuda: not run
+    min_gpus: int = 0           # fewer GPUs on cuda: not run; fewer workers: that mode not run
     direct: bool = True         # False: cluster modes only (no single GPU holds the result)
 
     def work(self) -> tuple[int, float]:
