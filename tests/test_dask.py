@@ -271,3 +271,13 @@ def test_review_fixes_scalars_and_unknown_chunk_weights() -> None:
                                np.histogram(hx, bins=4, range=(0, 10), weights=hw)[0])
     with pytest.raises(ValueError, match="as many chunks"):
         wd.bincount(y.astype(int), da.from_array(np.ones(8), chunks=8))
+
+
+def test_without_a_client_the_graph_stays_lazy():
+    s = np.random.default_rng(5).normal(size=(40, 8))
+    x = da.from_array(s, chunks=10)
+    with dask.config.set(scheduler="sync"):
+        r = wd.corrcoef(x)
+        assert not any(isinstance(v, distributed.Future) for v in
+                       dict(r.__dask_graph__()).values())
+        np.testing.assert_allclose(r.compute(), warplab.corrcoef(s), rtol=1e-12, atol=1e-13)

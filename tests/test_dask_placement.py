@@ -107,3 +107,32 @@ def test_threshold_pairs_are_spread_over_the_workers(client):
     n = len(client.nthreads())
     assert len(set(where.values())) == n
     assert len(where) % n == 0  # whole shares per worker
+
+
+def test_each_worker_builds_one_replica_and_computes_from_it(client):
+    """The plan as run: with n workers, n replicas on n different workers, and every
+    coefficient or pair task on its replica's worker with nothing fetched for it (a task
+    moved elsewhere would fetch a whole replica)."""
+    n = len(client.nthreads())
+    s = np.cumsum(RNG.normal(size=(400, 32)), axis=1)
+    x = da.from_array(s, chunks=50).persist()
+    distributed.wait(x)
+    with distributed.get_task_stream(client) as ts:
+        r = wd.corrcoef(x).persist()
+        pairs = [a.persist() for a in wd.corr_pairs(x, threshold=0.3)]
+        distributed.wait([r, *pairs])
+    np.testing.assert_allclose(r.compute(), warplab.corrcoef(s), rtol=1e-12, atol=1e-13)
+    runs = {}
+    for d in ts.data:
+        runs[d["key"]] = (d["worker"], [a["action"] for a in d["startstops"]])
+    for prefix, work in (("wl-corrcoef-", lambda k: len(k) == 3),
+                         ("wl-corrpairs-", lambda k: k[0].endswith("-rows"))):
+        reps = {k: w for k, (w, _) in runs.items() if k[0].startswith(prefix)
+                and k[0].endswith("-rep")}
+        assert len(reps) == n and len(set(reps.values())) == n
+        tasks = {k: v for k, v in runs.items() if k[0].startswith(prefix) and work(k)}
+        assert tasks
+        assert {w for w, _ in tasks.values()} <= set(reps.values())
+        assert len({w for w, _ in tasks.values()}) == n  # every worker has a share
+        assert all("transfer" not in acts for _, acts in tasks.values())
+

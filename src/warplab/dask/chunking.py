@@ -123,19 +123,24 @@ def require_known(x: da.Array, what: str, axes: Sequence[int] | None = None) -> 
                                     f"(NaN); call x.compute_chunk_sizes() first")
 
 
-def worker_addresses() -> list[str]:
-    """Addresses of the current ``distributed`` client's workers, sorted; ``[]`` without a
-    client (the local schedulers). One round trip to the scheduler (the client's
-    ``scheduler_info()`` is a cache that lags behind workers that just joined)."""
+def current_client() -> Any | None:
+    """The current ``distributed`` client, or None (no client: the local schedulers)."""
     if "distributed" not in sys.modules:
-        return []
+        return None
     from distributed import default_client
 
     try:
-        client = default_client()
+        return default_client()
     except ValueError:  # no client
-        return []
-    return sorted(client.nthreads())
+        return None
+
+
+def worker_addresses(client: Any | None = None) -> list[str]:
+    """Addresses of the workers of ``client`` (default: the current client), sorted; ``[]``
+    without a client. One round trip to the scheduler (the client's ``scheduler_info()`` is
+    a cache that lags behind workers that just joined)."""
+    client = client if client is not None else current_client()
+    return [] if client is None else sorted(client.nthreads())
 
 
 def n_workers() -> int:

@@ -21,6 +21,7 @@ import dask
 import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
+from dask.highlevelgraph import HighLevelGraph
 
 import warplab
 from warplab.core import registry as _registry
@@ -29,12 +30,13 @@ from warplab.dask.chunking import (
     as_dask,
     check_chunk,
     completed,
+    current_client,
     kind,
     require_known,
     worker_addresses,
     xp_of,
 )
-from warplab.dask.placement import deal, equal_work_rows, pinned_graph
+from warplab.dask.placement import deal, equal_work_rows, submit_placed
 from warplab.families.corr import tiles
 from warplab.families.corr.pairs import CorrPairs, TopK, check_selection
 from warplab.families.corr.spec import CorrProblem
@@ -131,6 +133,32 @@ def _replicas(xs: da.Array, k: str, precision: str, name: str, groups: int) -> d
     return {(f"{name}-rep", g): (fn, *blocks) for g in range(groups)}
 
 
+class _Plan:
+    """Where the tasks of one call run: the current client's workers (none: no client, one
+    group, a lazy graph). With workers the series are persisted first (the replicas are built
+    from their blocks) and the planned tasks submitted by :meth:`layer`."""
+
+    def __init__(self, xs: da.Array) -> None:
+        self.client = current_client()
+        self.workers = worker_addresses(self.client)
+        self.groups = max(1, len(self.workers))
+        self.xs = self.client.persist(xs) if self.workers else xs
+
+    def graphs(self, names: list[str], dsk: dict, where: dict) -> list[HighLevelGraph]:
+        """One graph per name in ``names`` (each a layer of that name holding every task):
+        lazy on top of the series, or with every task in ``where`` (key: group) submitted
+        to its worker (``placement.submit_placed``), the input no longer a dependency."""
+        if not self.workers:
+            return [HighLevelGraph.from_collections(n, dsk, dependencies=[self.xs])
+                    for n in names]
+        from distributed import futures_of
+
+        inputs = {f.key: f for f in futures_of(self.xs)}
+        pins = {key: self.workers[g] for key, g in where.items()}
+        placed = submit_placed(self.client, dsk, inputs, pins)
+        return [HighLevelGraph.from_collections(n, placed, dependencies=[]) for n in names]
+
+
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
              precision: str | None = None) -> da.Array:
     """``numpy.corrcoef`` of dask arrays, lazily: an ``(M, M)`` dask array whose blocks are
@@ -162,8 +190,8 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
                                meta=meta_from_array(xs._meta, len(shape), res))
     k = kind(xs)
     name = "wl-corrcoef-" + dask.base.tokenize(xs, precision, res)
-    workers = worker_addresses()
-    groups = max(1, len(workers))
+    plan = _Plan(xs)
+    groups = plan.groups
     dsk = _replicas(xs, k, precision, name, groups)
     starts = [0, *np.cumsum(xs.chunks[0]).tolist()]
     nb = xs.numblocks[0]
@@ -175,13 +203,11 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     for (i, j), g in group.items():
         dsk[(name, i, j)] = (partial(_coefficients, dtype=res), (f"{name}-rep", g),
                              starts[i], starts[i + 1], starts[j], starts[j + 1])
-        if i != j:
+        if i != j:  # a view of the block, where the block is
             dsk[(name, j, i)] = (_transpose, (name, i, j))
-            where[(name, j, i)] = g
         where[(name, i, j)] = g
     where.update({(f"{name}-rep", g): g for g in range(groups)})
-    pins = {key: workers[g] for key, g in where.items()} if workers else {}
-    return da.Array(pinned_graph(name, dsk, [xs], pins), name,
+    return da.Array(plan.graphs([name], dsk, where)[0], name,
                     chunks=(xs.chunks[0], xs.chunks[0]), meta=meta_from_array(xs._meta, 2, res))
 
 
@@ -256,8 +282,8 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
         return CorrPairs(*(da.from_array(meta, chunks=(0,), asarray=False) for meta in
                            (meta_i, meta_i, meta_r)))
     k = kind(xs)
-    workers = worker_addresses()
-    groups = max(1, len(workers))
+    plan = _Plan(xs)
+    groups = plan.groups
     dsk = _replicas(xs, k, precision, name, groups)
     parts = groups * max(1, -(-xs.numblocks[0] // groups))
     if thr is not None:
@@ -277,8 +303,7 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
         for f, part in enumerate("ijr"):
             dsk[(f"{name}-{part}", t)] = (operator.getitem, (f"{name}-rows", t), f)
             where[(f"{name}-{part}", t)] = g
-    pins = {key: workers[g] for key, g in where.items()} if workers else {}
     chunks = ((math.nan,) * (len(bounds) - 1),)
-    return CorrPairs(*(da.Array(pinned_graph(f"{name}-{part}", dsk, [xs], pins),
-                                f"{name}-{part}", chunks=chunks, meta=meta)
-                       for part, meta in zip("ijr", (meta_i, meta_i, meta_r))))
+    names = [f"{name}-{part}" for part in "ijr"]
+    return CorrPairs(*(da.Array(g, n, chunks=chunks, meta=meta) for g, n, meta in
+                       zip(plan.graphs(names, dsk, where), names, (meta_i, meta_i, meta_r))))

@@ -5,17 +5,22 @@ them per task moves row panels between workers once per block pair (and more GPU
 slower). Instead, each worker builds **one replica** of the prepared series (its engine: the
 normalised rows, the same object the single-GPU call builds) from the input blocks, fetching
 each remote block once, and the blocks of coefficients are dealt to the workers so that each
-worker's share of the multiply-adds is equal. The replica and that worker's blocks are pinned
-to it by Dask annotations (``workers=``, loose: a task may still run elsewhere if its worker
-leaves). Without a ``distributed`` client there is one group and no annotation.
+worker's share of the multiply-adds is equal.
+
+The plan holds only with worker restrictions, and Dask keeps those only where they are given
+at submission: graph annotations (``dask.annotate``, layer annotations) are dropped by the
+array optimisation that ``persist`` and ``compute`` run (its task fusion rebuilds the graph
+without them), and without restrictions the scheduler's work stealing moves a task to an idle
+worker, which then fetches a whole replica. So with a ``distributed`` client the planned
+tasks are submitted when the function is called (:func:`submit_placed`), each restricted to
+its worker (strictly: ``allow_other_workers=False``), and the returned collection is backed by
+their futures; without a client the graph stays lazy and there is one group.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, cast
-
-from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+from typing import Any
 
 
 def deal(costs: Sequence[float], groups: int) -> list[int]:
@@ -47,17 +52,20 @@ def equal_work_rows(m: int, parts: int) -> list[int]:
     return sorted(set(bounds))
 
 
-def pinned_graph(name: str, dsk: Mapping[Hashable, Any], deps: Sequence[Any],
-                 where: Mapping[Hashable, str]) -> HighLevelGraph:
-    """``HighLevelGraph.from_collections`` of the layer ``name`` whose tasks listed in
-    ``where`` are annotated to run on that worker (loose restrictions); none when ``where``
-    is empty."""
-    hlg = HighLevelGraph.from_collections(name, cast(Any, dsk), dependencies=list(deps))
-    if not where:
-        return hlg
-    pins = dict(where)
-    layer = MaterializedLayer(dict(dsk), annotations={
-        "workers": lambda key: [pins[key]] if key in pins else None,
-        "allow_other_workers": True})
-    layers = {**hlg.layers, name: layer}
-    return HighLevelGraph(layers, hlg.dependencies)
+def submit_placed(client: Any, dsk: Mapping[Hashable, Any], inputs: Mapping[Hashable, Any],
+                  where: Mapping[Hashable, str]) -> dict[Hashable, Any]:
+    """``dsk`` with each task listed in ``where`` submitted now to ``client``, restricted to
+    that worker, its value replaced by its future; tasks not listed stay lazy. ``dsk`` is in
+    dependency order (a task after the tasks it names); a task's arguments that are keys of
+    ``inputs`` (futures) or of tasks submitted before it are passed as those futures."""
+    futures: dict[Hashable, Any] = dict(inputs)
+    out: dict[Hashable, Any] = {}
+    for key, task in dsk.items():
+        if key not in where:
+            out[key] = task
+            continue
+        fn, *args = task
+        args = [futures.get(a, a) if isinstance(a, tuple) else a for a in args]
+        futures[key] = out[key] = client.submit(fn, *args, key=key, workers=[where[key]],
+                                                allow_other_workers=False, pure=False)
+    return out
