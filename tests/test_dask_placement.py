@@ -43,7 +43,8 @@ def test_equal_work_rows_cut_the_triangle_evenly(m, parts):
 
 @pytest.fixture(scope="module", params=[1, 2, 3])
 def client(request):
-    with distributed.LocalCluster(n_workers=request.param, processes=False,
+    # no memory limit: in-process workers see the test process's memory and would pause
+    with distributed.LocalCluster(n_workers=request.param, processes=False, memory_limit=0,
                                   threads_per_worker=1, dashboard_address=None) as c, \
             distributed.Client(c) as cl:  # the default client: the functions plan for it
         yield cl
@@ -136,3 +137,20 @@ def test_each_worker_builds_one_replica_and_computes_from_it(client):
         assert len({w for w, _ in tasks.values()}) == n  # every worker has a share
         assert all("transfer" not in acts for _, acts in tasks.values())
 
+
+
+def test_file_shares_one_per_worker(client, tmp_path):
+    """histogram_files' default shares: one per worker, each read on its own worker (the
+    scheduler alone may queue two root tasks on one worker), the counts exact."""
+    data = RNG.integers(0, 256, 3 * 100_003, dtype=np.uint8)
+    paths = []
+    for i, part in enumerate(np.array_split(data, 3)):
+        p = tmp_path / f"f{i}.bin"
+        p.write_bytes(part.tobytes())
+        paths.append(str(p))
+    with distributed.get_task_stream(client) as ts:
+        h = wd.histogram_files(paths).persist()
+        distributed.wait(h)
+    np.testing.assert_array_equal(h.compute(), np.bincount(data, minlength=256))
+    shares = [d["worker"] for d in ts.data if str(d["key"][0]).startswith("wl-files-")]
+    assert sorted(shares) == sorted(client.nthreads())

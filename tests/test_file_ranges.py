@@ -61,8 +61,8 @@ def test_file_shares_cover_the_stream_in_order(files, share):
     assert all(0 < sum(r.length for r in s) <= share for s in shares)
     assert all(sum(r.length for r in s) == share for s in shares[:-1])
     flat = [r for s in shares for r in s]
-    stream = np.concatenate([np.fromfile(r.path, np.uint8)[r.offset:r.offset + r.length]
-                             for r in flat])
+    content = {p: np.fromfile(p, np.uint8) for p in paths}  # each file read once
+    stream = np.concatenate([content[r.path][r.offset:r.offset + r.length] for r in flat])
     np.testing.assert_array_equal(stream, np.concatenate(data))
     total = sum(sizes)
     assert len(shares) == -(-total // share)

@@ -224,7 +224,7 @@ def test_record_errors_through_warm_caches_on_device() -> None:
         warplab.var(x, axis=1, ddof=True)
     with pytest.raises(TypeError):
         warplab.sum(x, axis=1.0)
-    with pytest.raises(ValueError, match="series_stats_rows takes a 2-D"):
+    with pytest.raises(ValueError, match="series_stats takes a 2-D"):
         warplab.series_stats(x.ravel())
     with pytest.raises(ValueError, match="max must be larger"):
         warplab.histogram(x.ravel(), 8, (1, 0))

@@ -31,6 +31,7 @@ from warplab.dask.chunking import (
     check_chunk,
     completed,
     current_client,
+    graph,
     kind,
     require_known,
     worker_addresses,
@@ -136,27 +137,27 @@ def _replicas(xs: da.Array, k: str, precision: str, name: str, groups: int) -> d
 class _Plan:
     """Where the tasks of one call run: the current client's workers (none: no client, one
     group, a lazy graph). With workers the series are persisted first (the replicas are built
-    from their blocks) and the planned tasks submitted by :meth:`layer`."""
+    from their blocks) and the planned tasks submitted by :meth:`graphs`."""
 
     def __init__(self, xs: da.Array) -> None:
         self.client = current_client()
         self.workers = worker_addresses(self.client)
         self.groups = max(1, len(self.workers))
-        self.xs = self.client.persist(xs) if self.workers else xs
+        self.xs: da.Array = xs if self.client is None or not self.workers else \
+            self.client.persist(xs)
 
     def graphs(self, names: list[str], dsk: dict, where: dict) -> list[HighLevelGraph]:
         """One graph per name in ``names`` (each a layer of that name holding every task):
         lazy on top of the series, or with every task in ``where`` (key: group) submitted
         to its worker (``placement.submit_placed``), the input no longer a dependency."""
         if not self.workers:
-            return [HighLevelGraph.from_collections(n, dsk, dependencies=[self.xs])
-                    for n in names]
+            return [graph(n, dsk, [self.xs]) for n in names]
         from distributed import futures_of
 
         inputs = {f.key: f for f in futures_of(self.xs)}
         pins = {key: self.workers[g] for key, g in where.items()}
         placed = submit_placed(self.client, dsk, inputs, pins)
-        return [HighLevelGraph.from_collections(n, placed, dependencies=[]) for n in names]
+        return [graph(n, placed, []) for n in names]
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,

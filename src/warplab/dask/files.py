@@ -1,7 +1,9 @@
 """``histogram_files``: one byte histogram over many files, read by the workers themselves.
 
 The client only lists the files and their sizes (``os.stat``) and cuts their bytes, read as
-one stream, into consecutive shares (one per worker by default); each task counts its share
+one stream, into consecutive shares (one per worker by default; with a ``distributed``
+client share ``i`` is submitted at once to worker ``i mod n``, restricted to it: Dask's
+scheduler may otherwise queue two root tasks on one worker); each task counts its share
 with ``warplab.byte_histogram`` over a list of :class:`warplab.FileRange`, the same reader
 the single-machine call uses: ``preadv`` straight into pinned staging buffers by worker
 threads, H2D copies overlapped with the kernels (docs/streaming.md). No byte of data passes
@@ -12,6 +14,7 @@ from __future__ import annotations
 import glob
 import os
 import stat
+import uuid
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -23,7 +26,8 @@ import numpy as np
 import warplab
 from warplab.core.errors import InvalidValueError
 from warplab.core.sources import FileRange
-from warplab.dask.chunking import completed, fan_in, graph, n_workers
+from warplab.dask.chunking import completed, current_client, fan_in, graph, worker_addresses
+from warplab.dask.placement import submit_placed
 
 __all__ = ["file_shares", "histogram_files"]
 
@@ -108,8 +112,10 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
         split_every: fan-in of the tree adding the per-range counts.
 
     Returns:
-        A lazy ``(nbins,)`` int64 NumPy-backed dask array: what
-        ``warplab.byte_histogram(list_of_paths, bins)`` returns.
+        A ``(nbins,)`` int64 NumPy-backed dask array: what
+        ``warplab.byte_histogram(list_of_paths, bins)`` returns. Lazy without a
+        ``distributed`` client; with one, the shares are read from the call on (the sum of
+        their counts stays lazy).
 
     Raises:
         FileNotFoundError, IsADirectoryError, PermissionError, ValueError (not a regular
@@ -121,16 +127,23 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
     sizes = [_size(p) for p in paths]
     nbins = int(warplab.byte_histogram(np.zeros(0, np.uint8), bins, device="cpu").shape[0])
     total = sum(sizes)
+    client = current_client()
+    workers = worker_addresses(client)
     if chunk_bytes is None:
-        chunk_bytes = max(1, -(-total // n_workers()))
+        chunk_bytes = max(1, -(-total // max(1, len(workers))))
     if int(chunk_bytes) < 1:
         raise InvalidValueError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
     ranges = file_shares(paths, sizes, int(chunk_bytes))
-    name = "wl-files-" + dask.base.tokenize(paths, sizes, bins, chunk_bytes, device)
+    # a new name per call: a later call reads the files again (they may have changed)
+    name = "wl-files-" + dask.base.tokenize(paths, sizes, bins, chunk_bytes, device,
+                                            uuid.uuid4().hex)
     fn = partial(_count_share, bins=bins, device=device)
     dsk: dict = {(name, i, 0): (fn, share) for i, share in enumerate(ranges)}
     if not dsk:
         dsk[(name, 0, 0)] = (np.zeros, (1, nbins), np.int64)
+    elif workers:  # share i on worker i mod n, restricted (placement.py says why)
+        dsk = submit_placed(client, dsk, {}, {key: workers[i % len(workers)]
+                                              for i, key in enumerate(dsk)})
     parts = da.Array(graph(name, dsk, []), name,
                      chunks=((1,) * len(dsk), (nbins,)), dtype=np.int64,
                      meta=np.empty((0, 0), np.int64))
