@@ -25,11 +25,9 @@ run: $(BIN)/.installed
 	$(BIN)/warplab report "$(RUNS)/$$(ls -1 $(RUNS) | sort | tail -n 1)"
 
 ## tests on this machine (the CPU suite; GPU tests are deselected: run them with
-## `make gpu-check` on the GPU machine) and the nvcc compile check
+## `make gpu-check` on the GPU machine) with the nvcc compile check beside them (scripts/test.sh)
 test: $(BIN)/.installed
-	PY=$(BIN)/python bash scripts/check.sh
-	$(BIN)/python -m pytest -q -p no:cacheprovider
-	$(BIN)/python scripts/nvcc_check.py
+	PY=$(BIN)/python bash scripts/test.sh
 
 nvcc-check:
 	$(BIN)/python scripts/nvcc_check.py -v

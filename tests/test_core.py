@@ -160,3 +160,27 @@ def test_family_headers_are_on_the_include_path_and_in_the_key(tmp_path) -> None
         d.mkdir()
         (d / "h.cuh").write_text(text)
     assert loader.local_headers(a)[1] != loader.local_headers(b)[1]
+
+
+def test_families_are_imported_on_first_use() -> None:
+    """``import warplab`` imports no family; a name imports its own family only; every
+    family's ``__all__`` is what the package maps (a new public name needs its entry)."""
+    import subprocess
+    import sys
+
+    from warplab.families import FAMILIES
+
+    code = ("import sys, warplab; fams = lambda: sorted({m.split('.')[2] for m in sys.modules "
+            "if m.startswith('warplab.families.')}); print(fams()); warplab.byte_histogram; "
+            "print(fams()); print(warplab.variants('matmul')[:1]); print(fams())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "[]"
+    assert out[1] == "['histogram']"
+    assert out[2] != "[]" and out[3] == str(sorted(FAMILIES))
+    for fam in FAMILIES:
+        mod = importlib.import_module(f"warplab.families.{fam}")
+        assert set(mod.__all__) == {n for n, f in warplab._FAMILY_OF.items() if f == fam}
+    assert set(warplab.__all__) >= set(warplab._FAMILY_OF)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        warplab.nope  # noqa: B018

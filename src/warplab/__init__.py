@@ -26,6 +26,8 @@ The functions live in one folder per family (``warplab/families/<family>/``); se
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from warplab.core import registry as _registry
 from warplab.core.device import cuda_available, resolve_backend
 from warplab.core.errors import (
@@ -40,29 +42,45 @@ from warplab.core.errors import (
 )
 from warplab.core.registry import Ran, record_variants
 from warplab.core.sources import FileRange
-from warplab.families.corr import *  # noqa: F403
-from warplab.families.corr import __all__ as _corr_all
-from warplab.families.histogram import *  # noqa: F403  (each family's __all__)
-from warplab.families.histogram import __all__ as _histogram_all
-from warplab.families.matmul import *  # noqa: F403
-from warplab.families.matmul import __all__ as _matmul_all
-from warplab.families.memcpy import *  # noqa: F403
-from warplab.families.memcpy import __all__ as _memcpy_all
-from warplab.families.reduce import *  # noqa: F403
-from warplab.families.reduce import __all__ as _reduce_all
-from warplab.families.series import *  # noqa: F403
-from warplab.families.series import __all__ as _series_all
+
+#: Each family's public names (its package's ``__all__``), imported on first use: a script
+#: that counts bytes does not pay for matmul's or corr's modules.
+_FAMILY_NAMES = {
+    "histogram": ("bincount", "byte_histogram", "histogram"),
+    "reduce": ("max", "mean", "min", "reduce", "std", "sum", "var"),
+    "matmul": ("matmul",),
+    "series": ("random_walk", "series_stats"),
+    "memcpy": ("concatenate", "copy_batched", "memcpy_batched", "split"),
+    "corr": ("corr_pairs", "corrcoef"),
+}
+_FAMILY_OF = {name: fam for fam, names in _FAMILY_NAMES.items() for name in names}
+
+if TYPE_CHECKING:  # the checkers see the functions' own signatures (names in __all__)
+    from warplab.families.corr import corr_pairs, corrcoef  # noqa: F401
+    from warplab.families.histogram import bincount, byte_histogram, histogram  # noqa: F401
+    from warplab.families.matmul import matmul  # noqa: F401
+    from warplab.families.memcpy import (  # noqa: F401
+        concatenate,
+        copy_batched,
+        memcpy_batched,
+        split,
+    )
+    from warplab.families.reduce import (  # noqa: F401
+        max,  # noqa: A004
+        mean,
+        min,  # noqa: A004
+        reduce,
+        std,
+        sum,  # noqa: A004
+        var,
+    )
+    from warplab.families.series import random_walk, series_stats  # noqa: F401
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
-    *_histogram_all,
-    *_reduce_all,
-    *_matmul_all,
-    *_series_all,
-    *_memcpy_all,
-    *_corr_all,
+    *_FAMILY_OF,
     "variants",
     "FileRange",
     "record_variants",
@@ -89,3 +107,19 @@ def variants(family: str, backend: str | None = None) -> list[str]:
 def backend(device: str | None = None) -> str:
     """The backend a call with ``device=`` would use (``"cuda"`` or ``"cpu"``)."""
     return resolve_backend(device)
+
+
+def __getattr__(name: str) -> Any:
+    """A family's function, its package imported on first use (PEP 562)."""
+    fam = _FAMILY_OF.get(name)
+    if fam is None:
+        raise AttributeError(f"module 'warplab' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"warplab.families.{fam}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -7,6 +7,7 @@ and takes the first variant that supports the problem; ``variant=`` selects one 
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -93,9 +94,23 @@ def variants(family: str, backend: str | None = None) -> list[Variant]:
     return list(_ordered(family, backend))
 
 
+def _family(family: str) -> dict[str, Variant]:
+    """The variants of ``family`` by name. ``import warplab`` imports a family package on the
+    first use of one of its names: where ``family`` has none registered yet, every package of
+    ``warplab.families.FAMILIES`` is imported first."""
+    fam = _REGISTRY.get(family)
+    if fam is None:
+        from warplab.families import FAMILIES
+
+        for pkg in FAMILIES:
+            importlib.import_module(f"warplab.families.{pkg}")
+        fam = _REGISTRY.get(family, {})
+    return fam
+
+
 def _ordered(family: str, backend: str | None) -> list[Variant]:
     """The cached preference order (do not modify the list)."""
-    fam = _REGISTRY.get(family, {})
+    fam = _family(family)
     stamp = (id(fam), len(fam))
     cached = _ORDERED.get((family, backend))
     if cached is None or cached[0] != stamp:
@@ -106,12 +121,12 @@ def _ordered(family: str, backend: str | None) -> list[Variant]:
 
 def has(family: str, name: str) -> bool:
     """True when ``family`` has a variant called ``name``."""
-    return name in _REGISTRY.get(family, {})
+    return name in _family(family)
 
 
 def get(family: str, name: str) -> Variant:
     """The variant called ``name``; ``ValueError`` listing the valid names otherwise."""
-    fam = _REGISTRY.get(family, {})
+    fam = _family(family)
     if name not in fam:
         valid = ", ".join(v.name for v in variants(family))
         raise InvalidValueError(f"unknown {family} variant {name!r}; valid: {valid}")

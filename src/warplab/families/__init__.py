@@ -14,8 +14,9 @@ Every family folder has the same parts under the same names:
 
 What measures a family (its campaign, comparators and CLI subcommand) lives in the lab,
 ``warplab.lab.campaigns.<family>``; the library never imports it. Adding a family: a folder
-with these parts and its name in ``FAMILIES`` (``warplab/__init__.py`` re-exports its
-``__all__``); see ``docs/architecture.md``.
+with these parts, its name in ``FAMILIES`` and its ``__all__`` in ``warplab/__init__.py``'s
+``_FAMILY_NAMES`` (the package imports a family on the first use of one of its names); see
+``docs/architecture.md``.
 """
 from __future__ import annotations
 
