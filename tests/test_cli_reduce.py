@@ -34,9 +34,13 @@ def test_bench_reduce_writes_json_and_report(capsys, tmp_path: Path) -> None:
                  "sum,max", "--runs", "2", "--warmup", "1", "--out", str(tmp_path)]) == 0
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     doc = results.read(run / "reduce.json")
-    got = {(r["params"]["size"], r["params"]["dtype"], r["params"]["op"]) for r in doc["results"]}
-    assert got == {(n, d, o) for n in (1024, 4096) for d in ("int32", "float64")
-                   for o in ("sum", "max")}
+    want = {(n, d, o) for n in (1024, 4096) for d in ("int32", "float64") for o in ("sum", "max")}
+    for provider in ("warplab", "numpy"):  # NumPy's own np.sum / np.max: the cpu comparator
+        got = {(r["params"]["size"], r["params"]["dtype"], r["params"]["op"])
+               for r in doc["results"] if r["provider"] == provider}
+        assert got == want, provider
+    assert {r["variant"] for r in doc["results"] if r["provider"] == "numpy"} == {
+        "numpy.sum", "numpy.max"}
     assert all(r["verified"] for r in doc["results"])
     assert main(["report", str(run)]) == 0
     html = (run / "report" / "index.html").read_text()
@@ -66,3 +70,12 @@ def test_bench_reduce_cpu_campaign_is_capped(tmp_path: Path, capsys) -> None:
     doc = json.loads((run / "reduce.json").read_text())
     assert max(r["params"]["size"] for r in doc["results"]) == 1 << 20
     assert any("capped" in n for n in doc["meta"]["notes"])
+
+
+def test_bench_reduce_cpu_no_compare(tmp_path: Path, capsys) -> None:
+    assert main(["bench", "reduce", "--sizes", "1K", "--dtypes", "float32", "--runs", "2",
+                 "--warmup", "0", "--no-compare", "--out", str(tmp_path)]) == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    doc = results.read(run / "reduce.json")
+    assert [r["provider"] for r in doc["results"]] == ["warplab"]
+    assert not any("NumPy's own" in n for n in doc["meta"]["notes"])

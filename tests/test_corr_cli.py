@@ -45,6 +45,9 @@ def test_bench_corr_quick(tmp_path: Path, capsys: pytest.CaptureFixture) -> None
     assert fams == {"corrcoef", "corr_pairs"}
     pairs = next(r for r in doc["results"] if r["family"] == "corr_pairs")
     assert pairs["verified"] and pairs["pairs_found"] > 0 and pairs["checked_pairs"] > 0
+    (theirs,) = [r for r in doc["results"] if r["provider"] == "numpy"]  # the cpu comparator
+    assert theirs["variant"] == "numpy.corrcoef" and theirs["verified"]
+    assert theirs["ceiling_key"] == "dgemm_gflops" and theirs["max_abs_error"] < 1e-12
 
 
 @pytest.mark.parametrize("extra, match", [

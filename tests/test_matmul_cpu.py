@@ -326,10 +326,14 @@ def test_cli_bench_matmul_quick_is_capped(capsys, tmp_path: Path) -> None:
                  "--out", str(tmp_path)]) == 0
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     doc = json.loads((run / "matmul.json").read_text())
-    sizes = sorted(r["params"]["size"] for r in doc["results"])
-    assert sizes == [128, 256, 512, 1024]
+    for variant, provider in (("numpy", "warplab"), ("numpy.matmul", "numpy")):
+        sizes = sorted(r["params"]["size"] for r in doc["results"]
+                       if (r["variant"], r["provider"]) == (variant, provider))
+        assert sizes == [128, 256, 512, 1024]  # NumPy's own call, the comparator, beside ours
+    assert len(doc["results"]) == 8
     assert all(r["verified"] and r["gflops"] for r in doc["results"])
     assert any("capped" in n for n in doc["meta"]["notes"])
+    assert any("np.matmul" in n for n in doc["meta"]["notes"])
 
 
 def test_cli_bench_matmul_sizes_and_dtypes(capsys, tmp_path: Path) -> None:

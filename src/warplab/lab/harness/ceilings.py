@@ -16,13 +16,18 @@ x clock, and FP32 / FP64 peaks from the lanes per SM. On Hopper and Ampere (cc 9
 DGEMM runs on the FP64 tensor cores, at up to twice the FP64 lane peak: ``dgemm_gflops`` may
 exceed ``datasheet_fp64_gflops``, and ``datasheet_fp64_tensor_gflops`` says by how much it can.
 
-On the cpu backend: copy (``np.copyto``), read (``np.sum``) and ``np.matmul`` at N = 512; the
-host-transfer ceilings and the datasheet numbers are None. Every campaign stores
+On the cpu backend: copy (``np.copyto``), read (the fastest of :data:`CPU_READS` over 64 MiB,
+more than the caches hold, one thread as NumPy's reductions run: ``np.sum`` of float32 alone is
+held back by its pairwise float loop, 8.4 GB/s on a 2-core EPYC where the same bytes summed as
+int64 read at 10.0) and ``np.matmul`` at N = 1024 (the cpu matmul campaign's largest product);
+the host-transfer ceilings and the datasheet numbers are None. Inputs that stay in the caches
+between runs can pass the read ceiling (the report says so where they do). Every campaign stores
 :func:`measure_all` in its results' ``meta.ceilings``; ``warplab device --measure`` prints it.
 
 Measuring takes seconds (GEMMs at N = 8192, 256 MiB transfers), so :func:`measure_all` keeps
 its answer in a JSON file per device (:func:`cache_path`: ``$WARPLAB_CACHE_DIR``, else
-``$XDG_CACHE_HOME/warplab``, else ``~/.cache/warplab``) and measures only when there is none;
+``$XDG_CACHE_HOME/warplab``, else ``~/.cache/warplab``) and measures only when there is none
+(or, on the cpu backend, when it was measured another way: :func:`stale`);
 ``warplab device --measure`` measures again and rewrites it. The cached dictionary says when it
 was measured (``measured_at``) and from where (``measured_by``).
 """
@@ -47,12 +52,22 @@ from warplab.lab.harness.timing import time_runs
 from warplab.core.errors import InvalidValueError
 
 TRANSFER_BYTES = 256 << 20
-GEMM_N = {"cuda": 8192, "cpu": 512}
+GEMM_N = {"cuda": 8192, "cpu": 1024}
 # FP32 and FP64 lanes per SM (FMA units: 2 flops per lane per clock), by compute capability.
 LANES_PER_SM = {"7.0": (64, 32), "7.5": (64, 2), "8.0": (64, 32), "8.6": (128, 2),
                 "8.7": (128, 2), "8.9": (128, 2), "9.0": (128, 64)}
 # Where cuBLAS DGEMM uses FP64 tensor cores: their rate as a multiple of the FP64 lane peak.
 FP64_TENSOR_FACTOR = {"8.0": 2, "9.0": 2}
+#: The cpu read ceiling's candidates: one pass over the same buffer each, one thread, no temporary.
+CPU_READS: tuple[tuple[str, Callable[[np.ndarray], Any]], ...] = (
+    ("np.sum of float32", np.sum),
+    ("np.max of float32", np.max),
+    ("np.sum of the bytes as int64", lambda x: np.sum(x.view(np.int64))),
+    ("np.bitwise_or.reduce of the bytes as uint64",
+     lambda x: np.bitwise_or.reduce(x.view(np.uint64))),
+)
+#: How ``read_method`` starts on the cpu backend (a stored ceiling measured otherwise is stale).
+CPU_READ_METHOD = "fastest of NumPy reductions"
 
 
 def _timed(body: Callable[[], None], *, cuda: bool, warmup: int, runs: int,
@@ -118,10 +133,7 @@ def read_bandwidth(backend: str, runs: int = 20, nbytes: int | None = None) -> d
     (benchmarks/explore_rows_short.py). Campaigns whose inputs are smaller than 1 GiB record
     the ceiling at their own size next to it (``read_gbps_same_bytes``)."""
     if backend != "cuda":
-        n = nbytes or (64 << 20)
-        h_x = np.ones(n // 4, np.float32)
-        st = _timed(lambda: np.sum(h_x), cuda=False, warmup=1, runs=max(3, runs // 4))
-        return _rate("read", "gbps", n, st, "np.sum of float32, bytes read", read_bytes=n)
+        return _cpu_read(nbytes or (64 << 20), max(3, runs // 4))
     import cupy
 
     from warplab.core.loader import get_kernel
@@ -140,6 +152,19 @@ def read_bandwidth(backend: str, runs: int = 20, nbytes: int | None = None) -> d
         raise RuntimeError(f"read_words summed {total}, expected {(n // 4) % (1 << 32)}")
     return _rate("read", "gbps", n, st, f"read_words kernel ({blocks} blocks of {block}, "
                  "16-byte loads, one word written per block), bytes read", read_bytes=n)
+
+
+def _cpu_read(nbytes: int, runs: int) -> dict:
+    """The cpu read ceiling over ``nbytes`` (rounded down to 8): the fastest of
+    :data:`CPU_READS`, each timed ``runs`` times; ``read_gbps_by_method`` keeps every one's."""
+    n = nbytes & ~7
+    h_x = np.ones(n // 4, np.float32)
+    timed = {name: _timed(lambda f=f: f(h_x), cuda=False, warmup=1, runs=runs)
+             for name, f in CPU_READS}
+    name, st = min(timed.items(), key=lambda kv: kv[1]["median"])
+    return _rate("read", "gbps", n, st, f"{CPU_READ_METHOD} ({name}; one thread, as NumPy's "
+                 f"reductions run), bytes read", read_bytes=n, read_gbps_by_method={
+                     k: n / (v["median"] * 1e-3) / 1e9 for k, v in timed.items()})
 
 
 @functools.lru_cache(maxsize=16)
@@ -201,7 +226,7 @@ def gemm_rate(backend: str, dtype: str, n: int | None = None, runs: int = 10) ->
         rng = np.random.default_rng(0)
         h_a, h_b = (rng.random((n, n)).astype(dtype) for _ in range(2))
         h_c = np.empty((n, n), dtype)
-        st = _timed(lambda: np.matmul(h_a, h_b, out=h_c), cuda=False, warmup=1, runs=3)
+        st = _timed(lambda: np.matmul(h_a, h_b, out=h_c), cuda=False, warmup=1, runs=5)
         return _rate(name, "gflops", flops, st, f"np.matmul {dtype}, N={n}, 2N^3 flops",
                      **{f"{name}_n": n})
     import cupy
@@ -286,8 +311,17 @@ def cached_ceilings(backend: str) -> dict[str, Any] | None:
         return None
     if not isinstance(doc, dict) or "copy_gbps" not in doc:
         return None
+    if stale(doc, backend):
+        return None
     _MEMO[str(path)] = doc
     return doc
+
+
+def stale(doc: dict[str, Any], backend: str) -> bool:
+    """Whether stored cpu ceilings were measured another way than now (the read ceiling as
+    ``np.sum`` of float32 alone, GEMMs at another N): measured again, never reused."""
+    return backend == "cpu" and (doc.get("sgemm_n") != GEMM_N["cpu"] or not str(
+        doc.get("read_method", "")).startswith(CPU_READ_METHOD))
 
 
 def measure_all(backend: str, *, refresh: bool = False) -> dict[str, Any]:

@@ -3,6 +3,10 @@
 A :class:`Provider` computes what a family's public call computes, through another library's
 call; each family lists its providers in its own ``comparators.py``. Providers that cannot be
 imported are skipped with a note, never an error.
+
+On the cpu backend the comparator is NumPy's own call on the same input (:func:`numpy_provider`,
+library ``"numpy"``): a family lists those next to its GPU providers, and a campaign times them
+with the same host clock as warplab's NumPy variants.
 """
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ from typing import Any, Callable
 
 from warplab.core import registry
 from warplab.core.errors import InvalidValueError
+
+#: The provider (library) of the cpu backend's comparators.
+NUMPY = "numpy"
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,18 @@ class Provider:
     library: str
     probe: Callable[[], str | None]  # None when usable, else why not
     run: Callable[..., Any]
+
+
+def numpy_provider(name: str, run: Callable[..., Any]) -> Provider:
+    """A cpu-backend comparator: NumPy's own call ``run`` (NumPy is always importable)."""
+    return Provider(name, NUMPY, lambda: None, run)
+
+
+def cpu_note(gpu: str, calls: str) -> str:
+    """The campaign note of a cpu run whose comparators are NumPy's calls ``calls`` (the GPU
+    ones, ``gpu``, need a GPU)."""
+    return (f"cpu backend: the GPU comparators ({gpu}) need a GPU; NumPy's own {calls} on the "
+            "same input stands in (provider numpy)")
 
 
 def probe_module(name: str) -> str | None:
@@ -46,12 +65,12 @@ def available(providers: tuple[Provider, ...]) -> tuple[list[Provider], list[str
 
 
 def campaign_targets(family: str, backend: str, providers: tuple[Provider, ...],
-                     variant_names: list[str] | None, with_comparators: bool
-                     ) -> tuple[list[Any], list[str]]:
+                     variant_names: list[str] | None, with_comparators: bool,
+                     cpu_providers: tuple[Provider, ...] = ()) -> tuple[list[Any], list[str]]:
     """What a campaign of ``family`` times on ``backend``: the named variants (or all of the
-    backend's, preferred first), then on cuda and when asked the usable ``providers``; plus one
-    note per skipped provider. ``ValueError`` for a variant of another backend (naming the
-    valid ones)."""
+    backend's, preferred first), then when asked the comparators: on cuda the usable
+    ``providers``, on cpu ``cpu_providers`` (NumPy's own calls); plus one note per skipped
+    provider. ``ValueError`` for a variant of another backend (naming the valid ones)."""
     if variant_names:
         vs = [registry.get(family, n) for n in variant_names]
         wrong = [v.name for v in vs if v.backend != backend]
@@ -61,7 +80,9 @@ def campaign_targets(family: str, backend: str, providers: tuple[Provider, ...],
                              f"backend (valid there: {valid})")
     else:
         vs = registry.variants(family, backend)
-    if backend != "cuda" or not with_comparators:
+    if not with_comparators:
         return list(vs), []
+    if backend != "cuda":
+        return list(vs) + list(cpu_providers), []
     provs, notes = available(providers)
     return list(vs) + provs, notes

@@ -19,7 +19,11 @@ For each family with a speed (every family but ``series_accuracy`` and ``series_
   measured; copy for random_walk, which writes; SGEMM / DGEMM by dtype for matmul);
 - *across configs*: the same ratio at the largest common size of every configuration, min to max.
 
-Without a comparator (a CPU run) the best warplab variant and its % of roof are still given.
+On a CPU (cpu backend) the comparator is NumPy's own call on the same input (provider ``numpy``),
+so the ratio says whether warplab's NumPy backend beats calling NumPy directly (:data:`CPU_NOTE`);
+where NumPy has no such call the row says why (:data:`CPU_NO_COMPARATOR`). Without a comparator
+the best warplab variant and its % of roof are still given. A % of roof above 105 is marked, on
+a CPU with the reason where the input is smaller than the roof's buffer (:func:`pct_text`).
 
 Two families pick their own row (their report modules, :mod:`warplab.lab.report.corr` and
 :mod:`warplab.lab.report.memcpy`): ``corrcoef`` one row per precision, the fastest warplab variant
@@ -79,6 +83,18 @@ PREFERRED: dict[str, tuple[tuple[str, Any], ...]] = {
     "random_walk": (("dtype", "float32"),),
 }
 SIZE_UNIT = {"histogram": "bytes", "reduce": "elements"}
+#: The note under the table when a row is a CPU's.
+CPU_NOTE = ("On a CPU (cpu backend rows) the comparator is NumPy's own function on the same "
+            "input; warplab / comparator above 1: warplab's NumPy backend is faster than "
+            "calling NumPy directly (sums and means of float32: warplab accumulates in float64, "
+            "NumPy in float32).")
+#: A CPU row without a comparator: why NumPy offers none.
+CPU_NO_COMPARATOR = {
+    "random_walk": "none: no NumPy call draws these walks",
+    "memcpy": "none: NumPy has no batched copy",
+}
+#: The ceiling key of a roof's buffer size (bytes it reads), by roof name.
+ROOF_BYTES = {"read": "read_bytes", "copy": "copy_bytes"}
 
 
 @dataclass(frozen=True)
@@ -99,6 +115,7 @@ class Headline:
             both sides ran, or None.
         where: The "compared at" text of families that pick their own headline (corrcoef,
             memcpy: :class:`~warplab.lab.report.groups.Pick`); "" for the rest.
+        roof_bytes: The bytes the roof's measurement reads (bandwidth roofs), or None.
     """
 
     family: str
@@ -112,6 +129,13 @@ class Headline:
     roof: float | None
     spread: tuple[float, float, int] | None
     where: str = ""
+    roof_bytes: int | None = None
+
+    @property
+    def backend(self) -> str:
+        """``"cpu"`` or ``"cuda"``: the backend of its rows ("" without any)."""
+        r = self.best or self.rival
+        return r.backend if r is not None else ""
 
     @property
     def best_rate(self) -> float | None:
@@ -178,6 +202,12 @@ def _roof(results: Results, family: str, device: str, best: Row | None) -> tuple
     return "", None
 
 
+def _roof_bytes(results: Results, device: str, roof_name: str) -> int | None:
+    """The bytes the measurement of roof ``roof_name`` reads, where it says."""
+    v = num(device_ceilings(results.sources, device).get(ROOF_BYTES.get(roof_name, "")))
+    return int(v) if v else None
+
+
 def _headline(results: Results, family: str, device: str, rows: Sequence[Row]) -> Headline:
     metric = "gflops" if any(r.flops for r in rows) else "gbps"
     rows = [r for r in rows if (rate(r, metric) or 0) > 0]
@@ -203,7 +233,8 @@ def _headline(results: Results, family: str, device: str, rows: Sequence[Row]) -
                 ratios.append(rate(a, metric) / rate(b, metric))  # type: ignore[operator]
     spread = (min(ratios), max(ratios), len(ratios)) if ratios else None
     roof_name, roof = _roof(results, family, device, best)
-    return Headline(family, device, metric, cfg, size, best, rival, roof_name, roof, spread)
+    return Headline(family, device, metric, cfg, size, best, rival, roof_name, roof, spread,
+                    roof_bytes=_roof_bytes(results, device, roof_name))
 
 
 def headlines(results: Results) -> list[Headline]:
@@ -259,7 +290,8 @@ def _own_headlines(results: Results, family: str) -> list[Headline]:
         for p in picks:
             roof_name, roof = p.roof or _roof(results, family, device, p.best)
             out.append(Headline(family, device, metric, p.config, p.size, p.best, p.rival,
-                                roof_name, roof, p.spread, p.where))
+                                roof_name, roof, p.spread, p.where,
+                                _roof_bytes(results, device, roof_name)))
     return out
 
 
@@ -282,9 +314,27 @@ def size_text(h: Headline) -> str:
     return (config_label(h.config) + ", " if h.config else "") + at
 
 
-def _pct(x: float | None) -> str:
-    """% of roof; above 105% says so (the ceiling was measured lower than this run reached)."""
-    return fmt_pct(x) + (" (above the measured roof)" if x is not None and x > 105 else "")
+def pct_text(h: Headline) -> str:
+    """% of roof; above 105% says so (the ceiling was measured lower than this run reached),
+    and on a CPU why, where the input is smaller than the roof's buffer: it stays in the caches
+    between runs, while the roof reads from memory."""
+    x = h.pct_of_roof
+    if x is None or x <= 105:
+        return fmt_pct(x)
+    moved = h.best.bytes_moved if h.best is not None else None
+    if h.backend == "cpu" and moved and h.roof_bytes and moved < h.roof_bytes:
+        size, roof = _memcpy.fmt_bytes(moved), _memcpy.fmt_bytes(h.roof_bytes)
+        return (f"{fmt_pct(x)} (above the measured roof: its {size} stay in the CPU's caches "
+                f"between runs; the {h.roof_name} roof reads {roof} from memory)")
+    return fmt_pct(x) + " (above the measured roof)"
+
+
+def rival_text(h: Headline) -> str:
+    """The best comparator in words; without one, on a CPU, why NumPy offers none."""
+    if h.rival is not None:
+        return who(h.rival)
+    return CPU_NO_COMPARATOR.get(h.family, "none measured") if h.backend == "cpu" else (
+        "none measured")
 
 
 def summary_table(heads: Sequence[Headline]) -> Table:
@@ -302,16 +352,15 @@ def summary_table(heads: Sequence[Headline]) -> Table:
                    "not measured or for random_walk; SGEMM / DGEMM for matmul and corrcoef; "
                    "memcpy: its case's cell ceiling where a valid scatter ceiling lies below "
                    "copy). Across configs: the same ratio in every configuration where both "
-                   "ran.")
+                   "ran." + (" " + CPU_NOTE if any(h.backend == "cpu" for h in heads) else ""))
     for h in heads:
         spread = (f"{fmt_ratio(h.spread[0])} – {fmt_ratio(h.spread[1])} ({h.spread[2]} configs)"
                   if h.spread and h.spread[2] > 1 else "—")
         roof = f"{h.roof_name} {fmt_rate(h.roof, h.metric)}" if h.roof else "not measured"
         t.rows.append([h.family] + ([h.device] if multi else []) + [
             size_text(h), who(h.best) if h.best else "none",
-            fmt_rate(h.best_rate, h.metric), who(h.rival) if h.rival else "none measured",
-            fmt_rate(h.rival_rate, h.metric), fmt_ratio(h.ratio), roof,
-            _pct(h.pct_of_roof), spread])
+            fmt_rate(h.best_rate, h.metric), rival_text(h),
+            fmt_rate(h.rival_rate, h.metric), fmt_ratio(h.ratio), roof, pct_text(h), spread])
         t.row_keys.append(h.family)
     return t
 

@@ -4,7 +4,8 @@ ceiling and its max abs error against a float64 reference in the same row.
 
 Timing: the public call on device input (random-walk series from ``random_walk``, float32),
 between two CUDA events per run (the call synchronises once inside, so it is not held behind a
-blocking kernel); the cpu backend times NumPy with the host clock. Flops: ``M (M + 1) / 2 * N``
+blocking kernel); the cpu backend times NumPy with the host clock (warplab's NumPy variant,
+and NumPy's own ``np.corrcoef`` as the comparator there). Flops: ``M (M + 1) / 2 * N``
 multiply-adds, 2 flops each, for every variant and comparator (``spec.corr_flops``). Ceiling:
 ``dgemm_gflops`` for ``precision="float64"`` (and the float64 comparators), ``sgemm_gflops``
 otherwise (TF32 may pass 100% of it). Reference: float64 rows centred and normalised, their
@@ -28,7 +29,7 @@ import numpy as np
 
 from warplab.lab.harness.campaign import finish_campaign
 from warplab.lab.harness.ceilings import measure_all
-from warplab.lab.harness.comparators import Provider, available
+from warplab.lab.harness.comparators import Provider, available, cpu_note
 from warplab.lab.harness.measure import Settings
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
@@ -36,7 +37,9 @@ from warplab.lab.harness.timing import time_runs
 from warplab.core import registry as _registry
 from warplab.families.series.api import random_walk
 from warplab.families.corr.api import corrcoef
-from warplab.lab.campaigns.corr.comparators import CEILING, CORR_PROVIDERS, UPPER_ONLY, Precentred
+from warplab.lab.campaigns.corr.comparators import (
+    CEILING, CORR_PROVIDERS, NUMPY_PROVIDERS, UPPER_ONLY, Precentred,
+)
 from warplab.families.corr.pairs import corr_pairs
 from warplab.families.corr.spec import PRECISIONS, CorrProblem, corr_flops, error_bound, work_itemsize
 from warplab.families.corr.tiles import free_device_bytes
@@ -199,10 +202,10 @@ def corr_rows(x: Any, backend: str, names: list[str], precisions: list[str],
             out.append(rec)
             progress(rec)
     if providers:
-        pre = Precentred(x)
+        pre = Precentred(x) if backend == "cuda" else None
         for prov in providers:
             prec = "float64" if CEILING[prov.name] == "dgemm_gflops" else "float32"
-            p = CorrProblem(m, n, np.dtype(np.float32), prec, True)
+            p = CorrProblem(m, n, np.dtype(np.float32), prec, backend == "cuda")
             samples, err, fail = _measure(
                 lambda prov=prov: prov.run(x, pre),
                 lambda r, upper=prov.name in UPPER_ONLY: max_abs_error(r, ref, upper), backend, s)
@@ -319,10 +322,12 @@ def run_corr(*, campaign: str = "quick", backend: str, json_path: Path | None,
         if m < 2 or n < 2:
             raise InvalidValueError(f"corr shapes need M >= 2 and N >= 2, got M={m} N={n}")
     if cpu:
-        notes.append("cpu backend: NumPy in float64 whatever the precision; comparators "
-                     "need the GPU")
+        notes.append("cpu backend: NumPy in float64 whatever the precision")
     providers: list[Provider] = []
-    if with_comparators and not cpu:
+    if with_comparators and cpu:
+        providers = list(NUMPY_PROVIDERS)
+        notes.append(cpu_note("CuPy, torch, cuBLAS", "np.corrcoef (float64)"))
+    elif with_comparators:
         providers, skipped = available(CORR_PROVIDERS)
         notes += skipped
     ceilings = measure_all(backend)

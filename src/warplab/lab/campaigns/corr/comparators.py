@@ -10,6 +10,9 @@ note when its library is absent:
 A provider's ``run(d_x, pre)`` takes the (M, N) float32 device series and the pre-centred rows
 ``pre`` (a :class:`Precentred`) and returns the M x M result on the device. ``UPPER_ONLY``
 names the providers whose result holds the upper triangle only (the error check mirrors it).
+
+On the cpu backend the comparator is NumPy's own ``np.corrcoef`` on the same host series
+(float64 arithmetic; :data:`NUMPY_PROVIDERS`, ``run(x, None)``).
 """
 from __future__ import annotations
 
@@ -17,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from warplab.lab.harness.comparators import Provider, probe_module
+from warplab.lab.harness.comparators import Provider, numpy_provider, probe_module
 from warplab.lab.campaigns.matmul.comparators import _probe_fp32_cublas
 
 #: comparator -> the measured ceiling its arithmetic runs against (``meta.ceilings`` key)
 CEILING = {"cupy.corrcoef": "dgemm_gflops", "torch.corrcoef": "sgemm_gflops",
-           "cublas_dsyrk": "dgemm_gflops", "cublas_sgemm": "sgemm_gflops"}
+           "cublas_dsyrk": "dgemm_gflops", "cublas_sgemm": "sgemm_gflops",
+           "numpy.corrcoef": "dgemm_gflops"}
 UPPER_ONLY = frozenset({"cublas_dsyrk"})
 
 
@@ -83,3 +87,6 @@ CORR_PROVIDERS = (
     Provider("cublas_dsyrk", "cupy", _probe_syrk, _dsyrk),
     Provider("cublas_sgemm", "cupy", _probe_fp32_cublas, _sgemm),
 )
+
+#: The cpu backend's comparator: ``np.corrcoef`` (float32 input computed in float64).
+NUMPY_PROVIDERS = (numpy_provider("numpy.corrcoef", lambda x, pre: np.corrcoef(x)),)

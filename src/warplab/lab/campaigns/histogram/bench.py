@@ -7,6 +7,9 @@ events; calls that synchronise internally (``cupy.bincount`` reads the maximum b
 cannot be held and are timed as the user would see them, overhead included
 (``params.held = false``). The bins of the last run are compared with the CPU reference; a
 mismatch is recorded as a failure with no speed.
+
+On the cpu backend there are no copies: the kernel phase alone, host-timed, of warplab's NumPy
+variant and of the comparator there, NumPy's own ``np.bincount`` on the same bytes.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from warplab.families.histogram.spec import HistogramProblem, Mapping, histogram
 from warplab.lab.harness import data
 from warplab.lab.harness.campaign import cap_sizes, finish_campaign
 from warplab.lab.harness.ceilings import measure_all
-from warplab.lab.harness.comparators import Provider, campaign_targets
+from warplab.lab.harness.comparators import Provider, campaign_targets, cpu_note
 from warplab.core.arrays import map_file
 from warplab.lab.campaigns.histogram import comparators
 from warplab.families.histogram.cpu import byte_counts
@@ -139,21 +142,37 @@ def measure_cuda(stage: DeviceStage, mapping: Mapping, target: _registry.Variant
     return _finish(samples, np.array(h_bins), ref, params=params, **kw)
 
 
-def measure_cpu(inp: HostInput, mapping: Mapping, variant: _registry.Variant, settings: Settings,
-                ceilings: dict) -> dict:
-    """Time a cpu variant (one phase: ``kernel``; there are no copies)."""
+def measure_cpu(inp: HostInput, mapping: Mapping, target: _registry.Variant | Provider,
+                settings: Settings, ceilings: dict) -> dict:
+    """Time a cpu variant or NumPy's own call (one phase: ``kernel``; there are no copies)."""
     problem = HistogramProblem(inp.data.size, mapping.nbins, mapping.name, False)
     counts = np.zeros(mapping.nbins, dtype=np.int64)
 
+    if isinstance(target, Provider):
+        name, provider, bytes_moved = target.name, target.library, histogram_bytes_moved(problem)
+
+        def kernel() -> None:
+            counts[...] = target.run(inp.data, mapping)
+    else:
+        name, provider, bytes_moved = target.name, "warplab", target.bytes_moved(problem)
+
+        def kernel() -> None:
+            counts[...] = 0
+            target.fn(inp.data, counts, mapping)
+
     def run(rec: Any) -> None:
         with rec.phase("kernel"):
-            counts[...] = 0
-            variant.fn(inp.data, counts, mapping)
+            kernel()
 
-    kw = dict(family="histogram", variant=variant.name, provider="warplab", backend="cpu",
-              bytes_moved=variant.bytes_moved(problem), ceilings=ceilings)
-    samples = time_runs(run, warmup=settings.warmup, runs=settings.runs, cuda=False,
-                        max_seconds=settings.max_seconds)
+    kw = dict(family="histogram", variant=name, provider=provider, backend="cpu",
+              bytes_moved=bytes_moved, ceilings=ceilings)
+    try:
+        samples = time_runs(run, warmup=settings.warmup, runs=settings.runs, cuda=False,
+                            max_seconds=settings.max_seconds)
+    except Exception as exc:
+        if not isinstance(target, Provider):
+            raise
+        return _failure(exc, params=_params(inp, mapping, settings, 0, "cpu"), **kw)
     runs = len(samples["total"])
     return _finish(samples, counts.copy(), mapping.apply_to_counts(inp.counts256),
                    params=_params(inp, mapping, settings, runs, "cpu"), **kw)
@@ -204,9 +223,10 @@ def targets_for(backend: str, variant_names: list[str] | None, with_comparators:
                 ) -> tuple[list[Any], list[str]]:
     """Variants (by name, or all of the backend) and the usable comparators, plus notes."""
     targets, notes = campaign_targets("histogram", backend, comparators.HISTOGRAM_PROVIDERS,
-                                      variant_names, with_comparators)
-    if backend == "cpu":
-        notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
+                                      variant_names, with_comparators,
+                                      cpu_providers=comparators.NUMPY_PROVIDERS)
+    if backend == "cpu" and with_comparators:
+        notes.append(cpu_note("CuPy, torch, cuda.compute", "np.bincount"))
     return targets, notes
 
 

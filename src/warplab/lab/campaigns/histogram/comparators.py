@@ -5,6 +5,9 @@ Each provider computes the same function as ``warplab.byte_histogram(d_data, map
 256 counts into the mapping's bins, which is what a user of that library would write. The fold
 is one tiny matrix product (two small kernels, no synchronisation) and is timed with the rest.
 Providers that cannot be imported are skipped with a note, never an error.
+
+On the cpu backend the comparator is NumPy's own ``np.bincount(data, minlength=256)`` on the
+same host bytes, folded the same way (:data:`NUMPY_PROVIDERS`).
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from warplab.lab.harness.comparators import Provider, probe_module as _probe_module
+from warplab.lab.harness.comparators import Provider, numpy_provider, probe_module as _probe_module
 from warplab.families.histogram.spec import Mapping
 
 
@@ -98,3 +101,14 @@ HISTOGRAM_PROVIDERS = (
     Provider("cuda.compute.histogram_even", "cuda.compute",
              lambda: _probe_module("cuda.compute"), _cccl_histogram_even),
 )
+
+
+def _numpy_bincount(data: np.ndarray, mapping: Mapping) -> np.ndarray:
+    """``np.bincount`` of the host bytes (NumPy widens them to 64-bit integers first), folded
+    into the mapping's bins: what a NumPy user writes."""
+    counts = np.bincount(data, minlength=256)
+    return counts if mapping.name == "bytes" else mapping.apply_to_counts(counts)
+
+
+#: The cpu backend's comparator: run(host uint8 data, mapping) -> int64 counts.
+NUMPY_PROVIDERS = (numpy_provider("numpy.bincount", _numpy_bincount),)

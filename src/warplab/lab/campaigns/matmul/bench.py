@@ -1,7 +1,8 @@
 """Measure the matmul variants and the cuBLAS comparator: GFLOP/s and the flop-to-word analysis.
 
 Per run (cuda): H2D copies of A and B, the product (held behind a blocking kernel), D2H copy of
-C, timed with CUDA events; on the cpu backend the product alone, host-timed. The output is
+C, timed with CUDA events; on the cpu backend the product alone, host-timed (warplab's NumPy
+variant, and NumPy's own ``np.matmul`` as the comparator there). The output is
 poisoned with NaN before each target, and the C of the last run is compared with a float64
 NumPy product: relative Frobenius error ``||C - C_ref|| / ||C_ref||`` below 1e-5 (float32) or
 1e-12 (float64), recorded as ``rel_error``. Products above ``REFERENCE_BUDGET`` multiply-adds
@@ -24,15 +25,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from warplab.core import registry as _registry
 from warplab.families.matmul.spec import MatmulProblem, compulsory_bytes, intensity, matmul_flops
 from warplab.lab.harness.ceilings import measure_all
-from warplab.lab.harness.comparators import Provider, campaign_targets
+from warplab.lab.harness.comparators import Provider, campaign_targets, cpu_note
 from warplab.lab.harness.measure import TOLERANCE, Settings, time_device_runs
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
 from warplab.lab.harness.campaign import finish_campaign
-from warplab.lab.campaigns.matmul.comparators import MATMUL_PROVIDERS
+from warplab.lab.campaigns.matmul.comparators import MATMUL_PROVIDERS, NUMPY_PROVIDERS
 from warplab.lab.harness.timing import time_runs
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 
@@ -214,21 +214,21 @@ def measure_cuda(ops: DeviceOperands, ref: Reference, target: Any, settings: Set
                    held=held)
 
 
-def measure_cpu(h_a: np.ndarray, h_b: np.ndarray, ref: Reference, variant: _registry.Variant,
+def measure_cpu(h_a: np.ndarray, h_b: np.ndarray, ref: Reference, target: Any,
                 settings: Settings, ceilings: dict) -> dict:
-    """The NumPy variant, host-timed (one phase: ``kernel``)."""
+    """The NumPy variant or NumPy's own call, host-timed (one phase: ``kernel``)."""
+    call, name, provider, cost = _target(target)
     (m, k), n = h_a.shape, h_b.shape[1]
     p = MatmulProblem(m, n, k, h_a.dtype, False)
     h_c = np.full((m, n), np.nan, dtype=h_a.dtype)
 
     def run(rec: Any) -> None:
         with rec.phase("kernel"):
-            variant.fn(h_a, h_b, h_c)
+            call(h_a, h_b, h_c)
 
     samples = time_runs(run, warmup=settings.warmup, runs=settings.runs, cuda=False,
                         max_seconds=settings.max_seconds)
-    return _record(p, "cpu", variant.name, "warplab", variant.bytes_moved, samples, h_c, ref,
-                   settings, ceilings)
+    return _record(p, "cpu", name, provider, cost, samples, h_c, ref, settings, ceilings)
 
 
 def add_pct_of_cublas(records: list[dict]) -> None:
@@ -242,9 +242,9 @@ def targets(backend: str, variant_names: list[str] | None, with_comparators: boo
             ) -> tuple[list[Any], list[str]]:
     """Variants (named, or all of the backend) and the usable comparators, plus notes."""
     tgts, notes = campaign_targets("matmul", backend, MATMUL_PROVIDERS, variant_names,
-                                   with_comparators)
+                                   with_comparators, cpu_providers=NUMPY_PROVIDERS)
     if backend != "cuda":
-        return tgts, ["cpu backend: the cublas comparator needs the GPU"]
+        return tgts, [cpu_note("cublas", "np.matmul")] if with_comparators else []
     if any(isinstance(t, Provider) for t in tgts):
         notes.append("cublas: cupy.matmul -> cuBLAS SGEMM/DGEMM in full FP32/FP64 arithmetic "
                      "(CuPy's TF32 mode, CUPY_TF32=1, is off; checked before the run)")

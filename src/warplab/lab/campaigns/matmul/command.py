@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         mm.add_argument(f"--{dim}", type=parse_size, help=f"{dim.upper()} (default: --size)")
     mm.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     mm.add_argument("--variant", default="all", help="comma-separated names or 'all'")
-    mm.add_argument("--compare", action="store_true", help="also time cuBLAS (cupy.matmul)")
+    mm.add_argument("--compare", action="store_true", help="also time the comparator: cuBLAS "
+                    "(cupy.matmul), on the cpu backend np.matmul")
     timing_args(mm, runs=20, warmup=3)
     mm.add_argument("--json", dest="json_path", help="write the results JSON here")
 

@@ -1,12 +1,12 @@
 """Matmul comparator: cuBLAS through ``cupy.matmul`` (FP32 arithmetic, not TF32), timed in the
-same run as warplab's kernels."""
+same run as warplab's kernels; on the cpu backend NumPy's own ``np.matmul`` (its BLAS)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from warplab.lab.harness.comparators import Provider, probe_module as _probe_module
+from warplab.lab.harness.comparators import Provider, numpy_provider, probe_module as _probe_module
 
 
 def _cublas_matmul(a: Any, b: Any, c: Any) -> Any:
@@ -32,3 +32,6 @@ MATMUL_PROVIDERS = (
     # run(a, b, c): c = a @ b through cuBLAS (SGEMM / DGEMM)
     Provider("cublas", "cupy", _probe_fp32_cublas, _cublas_matmul),
 )
+
+#: The cpu backend's comparator: run(a, b, c) writes ``np.matmul(a, b)`` into c.
+NUMPY_PROVIDERS = (numpy_provider("numpy.matmul", lambda a, b, c: np.matmul(a, b, out=c)),)

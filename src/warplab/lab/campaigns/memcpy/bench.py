@@ -291,7 +291,9 @@ def run_memcpy(*, campaign: str = "quick", backend: str, json_path: Path | None,
         if grid is None:
             grid = cases(c, CPU_TOTAL)
             notes.append(f"cpu backend: campaign data capped at {CPU_TOTAL} bytes per case")
-        notes.append("cpu backend: comparators (CUB, cudaMemcpyBatchAsync) need the GPU")
+        notes.append("cpu backend: comparators (CUB, cudaMemcpyBatchAsync) need the GPU; "
+                     "NumPy has no batched copy to stand in (warplab's numpy variant is the "
+                     "per-buffer loop a NumPy user writes)")
         check_variant_names("memcpy_batched", variant_names, backend)
     grid_given = grid
     grid = grid if grid is not None else cases(c)

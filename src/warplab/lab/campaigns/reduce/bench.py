@@ -6,6 +6,8 @@ the last run is checked against a float64 / int64 NumPy reference (integers exac
 within 1e-5 relative, float64 within 1e-12) and its relative error recorded (``rel_error``).
 Call records (``params.mode = "call"``): a device-resident input, the *public* call (dispatch
 included) plus a stream synchronisation timed with the host clock: what a user waits for.
+On the cpu backend: the kernel phase alone, host-timed, of warplab's NumPy variant and of the
+comparator there, NumPy's own ``np.<op>`` on the same input, checked against the same reference.
 """
 from __future__ import annotations
 
@@ -20,9 +22,9 @@ from warplab.families.reduce.spec import LECTURE_ORDER_HINT, ReduceProblem, Redu
 from warplab.families.reduce.cpu import numpy_reduce
 from warplab.lab.harness.campaign import check_variant_names, finish_campaign
 from warplab.lab.harness.ceilings import measure_all
-from warplab.lab.harness.comparators import Provider, campaign_targets
+from warplab.lab.harness.comparators import Provider, campaign_targets, cpu_note
 from warplab.lab.harness.measure import TOLERANCE, Settings, time_device_runs
-from warplab.lab.campaigns.reduce.comparators import REDUCE_PROVIDERS
+from warplab.lab.campaigns.reduce.comparators import NUMPY_PROVIDERS, REDUCE_PROVIDERS
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
 from warplab.lab.harness.timing import time_runs
@@ -174,22 +176,23 @@ def targets(variant_names: list[str] | None, with_comparators: bool) -> tuple[li
 
 
 def measure_cpu(x: np.ndarray, s: ReduceSpec, kind: str, settings: Settings, ceilings: dict,
-                ref: Any) -> dict:
-    """The NumPy variant, host-timed (one phase: ``kernel``)."""
-    v = _registry.get("reduce", "numpy")
+                ref: Any, target: Any = None) -> dict:
+    """The NumPy variant (or ``target``: another cpu variant or NumPy's own call), host-timed
+    (one phase: ``kernel``)."""
+    call, name, provider = _callable(target or _registry.get("reduce", "numpy"), s)
     out: list[Any] = [None]
 
     def run(rec: Any) -> None:
         with rec.phase("kernel"):
-            out[0] = v.fn(x, s)
+            out[0] = call(x)
 
     samples = time_runs(run, warmup=settings.warmup, runs=settings.runs, cuda=False,
                         max_seconds=settings.max_seconds)
     ok, rel, err = check(out[0], ref, s)
-    rec = make_result(family="reduce", variant=v.name, provider="warplab", backend="cpu",
+    rec = make_result(family="reduce", variant=name, provider=provider, backend="cpu",
                       params=_params(s, x.size, kind, settings, len(samples["total"])),
                       phases={k: summarize(val) for k, val in samples.items()},
-                      bytes_moved=v.bytes_moved(ReduceProblem(x.size, s.op, s.dtype, False)),
+                      bytes_moved=reduce_bytes_moved(ReduceProblem(x.size, s.op, s.dtype, False)),
                       ceilings=ceilings, verified=ok, error=err)
     rec["rel_error"] = rel
     return rec
@@ -199,10 +202,12 @@ def measure_config(x: np.ndarray, ops: list[str], backend: str, tgts: list[Any],
                    settings: Settings, ceilings: dict, call_latency: bool,
                    on_record: Callable[[dict], None]) -> None:
     """Every op x target on one input (and, if asked, the call latency of the default)."""
-    if backend == "cpu":
+    if backend == "cpu":  # warplab's NumPy variant, then NumPy's own calls (``tgts``)
         for op in ops:
             s = spec(op, x.dtype)
-            on_record(measure_cpu(x, s, kind, settings, ceilings, reference(x, s)))
+            ref = reference(x, s)
+            for t in [None, *tgts]:
+                on_record(measure_cpu(x, s, kind, settings, ceilings, ref, t))
         return
     import cupy
     import cupyx
@@ -269,17 +274,19 @@ def run_reduce(*, campaign: str = "quick", backend: str, json_path: Path | None,
     notes: list[str] = []
     if backend == "cpu":
         check_variant_names("reduce", variant_names, backend)
-        tgts: list[Any] = []
+        tgts: list[Any] = list(NUMPY_PROVIDERS) if with_comparators else []
         if not configs or configs == list(c.configs):
             configs = [(n, dt) for n, dt in configs if n <= CPU_REDUCE_MAX]
             notes.append(f"cpu backend: campaign sizes capped at {CPU_REDUCE_MAX} elements")
-        notes.append("cpu backend: comparators (CuPy, torch, cuda.compute) need the GPU")
+        if with_comparators:
+            notes.append(cpu_note("CuPy, torch, cuda.compute", " / ".join(f"np.{op}" for op in ops)
+                                  + " (float32 sums in float32, pairwise)"))
     else:
         tgts, notes = targets(variant_names, with_comparators)
     ceilings = measure_all(backend)
     records: list[dict] = []
     cupy_n = sum(1 for t in tgts if isinstance(t, Provider) and t.library == "cupy")
-    total = sum(len(ops) * (1 if backend == "cpu" else
+    total = sum(len(ops) * (1 + len(tgts) if backend == "cpu" else
                             len(tgts) + (1 + cupy_n if n in c.call_sizes else 0))
                 for n, _ in configs)
 

@@ -1,13 +1,13 @@
 """Reduction comparators: ``cupy.<op>``, ``torch.<op>`` and ``cuda.compute.reduce_into`` on the
 same device input, timed in the same run as warplab's kernels (skipped with a note when not
-importable)."""
+importable); on the cpu backend NumPy's own ``np.<op>`` on the same host input."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from warplab.lab.harness.comparators import Provider, probe_module as _probe_module
+from warplab.lab.harness.comparators import Provider, numpy_provider, probe_module as _probe_module
 
 
 def _cupy_reduce(d: Any, s: Any) -> Any:
@@ -49,3 +49,7 @@ REDUCE_PROVIDERS = (
     Provider("cuda.compute.reduce_into", "cuda.compute", lambda: _probe_module("cuda.compute"),
              _cccl_reduce),
 )
+
+#: The cpu backend's comparator: ``np.sum`` / ``np.min`` / ``np.max`` / ``np.mean`` as a user
+#: calls them (float32 sums and means accumulate in float32, pairwise; integer sums in int64).
+NUMPY_PROVIDERS = (numpy_provider("numpy.{op}", lambda x, s: getattr(np, s.op)(x)),)

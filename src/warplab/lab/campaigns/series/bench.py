@@ -53,7 +53,7 @@ import numpy as np
 
 from warplab.lab.harness.campaign import finish_campaign
 from warplab.lab.harness.ceilings import measure_all, read_bandwidth
-from warplab.lab.harness.comparators import Provider, available
+from warplab.lab.harness.comparators import Provider, available, cpu_note
 from warplab.lab.harness.measure import Settings
 from warplab.lab.harness.results import make_result
 from warplab.lab.harness.stats import summarize
@@ -61,7 +61,7 @@ from warplab.core import registry
 from warplab.core.arrays import to_host
 from warplab.families.reduce.axis import AxisProblem, axis_bytes_moved, reduce_axis
 from warplab.lab.campaigns.series.bench_accuracy import ACCURACY_TABLE, measure_accuracy, measure_baseline
-from warplab.lab.campaigns.series.comparators import SERIES_PROVIDERS
+from warplab.lab.campaigns.series.comparators import NUMPY_PROVIDERS, SERIES_PROVIDERS
 from warplab.lab.campaigns.series.measure import (
     SEED,
     START,
@@ -194,10 +194,8 @@ def mean_targets(names: Sequence[str] | None, problem: AxisProblem, backend: str
     if not with_comparators:
         return vs, notes
     if backend != "cuda":
-        return vs + [Provider("numpy.{op}", "numpy", lambda: None,
-                              lambda x, op: getattr(np, op)(x, axis=1))], notes + [
-            "cpu backend: the GPU comparators (CuPy, torch, cuda.compute) need a GPU; "
-            "NumPy's own mean (float32 pairwise) stands in"]
+        return vs + list(NUMPY_PROVIDERS), notes + [cpu_note(
+            "CuPy, torch, cuda.compute", f"np.{problem.op}(x, axis=1) (float32 pairwise)")]
     provs, more = available(SERIES_PROVIDERS)
     return vs + provs, notes + more
 

@@ -7,6 +7,9 @@ importable.
 A provider's ``run(d_x, op)`` takes a C-contiguous 2-D CuPy array and ``op`` (``"sum"`` or
 ``"mean"``) and returns the M results as a CuPy array. Every comparator accumulates in the input
 type (float32 for float32 data), as a user calling it without ``dtype=`` gets.
+
+On the cpu backend the comparator is NumPy's own ``np.mean(x, axis=1)`` (or ``np.sum``) on the
+same host walks (:data:`NUMPY_PROVIDERS`; float32 pairwise, in the input type too).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from warplab.lab.harness.comparators import Provider, probe_module
+from warplab.lab.harness.comparators import Provider, numpy_provider, probe_module
 
 OPS = ("sum", "mean")
 
@@ -65,3 +68,6 @@ SERIES_PROVIDERS = (
     Provider("cccl.segmented_reduce", "cuda.compute", lambda: probe_module("cuda.compute"),
              _cccl_rows),
 )
+
+#: The cpu backend's comparator (the name a template like the others').
+NUMPY_PROVIDERS = (numpy_provider("numpy.{op}", lambda x, op: getattr(np, op)(x, axis=1)),)
