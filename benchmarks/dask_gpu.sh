@@ -19,12 +19,15 @@
 #   CAMPAIGN   table (default) or quick; RUNS, WARMUP override the campaign's
 #   FILES_DIR  where histogram_files' 4 x 8 GiB are written once and kept between calls
 #              (default /tmp/warplab-dask-files)
-# Every workload in every mode does not fit one 10-minute command on 4 H100s (a cold read of
-# the 32 GiB alone is about 22 s per run from the machine's disk, one run per mode); three
-# calls of 3 to 5 minutes each:
+# Every workload in every mode does not fit one 10-minute command on 4 GPUs. Measured on
+# 4 x H200 (8 modes with UCX): corrcoef + corrcoef_large about 3 minutes; corr_pairs 0.9 and
+# 0.99 together, and histogram_files warm and cold together (a cold read of the 32 GiB is
+# about 25 s per run), each ran past 9 minutes before the CLI mode. So five calls:
 #   benchmarks/dask_gpu.sh corrcoef,corrcoef_large                       (with the tests)
-#   TESTS=0 benchmarks/dask_gpu.sh corr_pairs_0.9,corr_pairs_0.99
-#   TESTS=0 benchmarks/dask_gpu.sh histogram_files,histogram_files_cold
+#   TESTS=0 benchmarks/dask_gpu.sh corr_pairs_0.9
+#   TESTS=0 benchmarks/dask_gpu.sh corr_pairs_0.99
+#   TESTS=0 benchmarks/dask_gpu.sh histogram_files
+#   TESTS=0 benchmarks/dask_gpu.sh histogram_files_cold
 set -u -o pipefail
 start=$(date +%s)
 OUT=${OUT:-/tmp/warplab-out}
