@@ -3,7 +3,8 @@
 Each worker of the current client builds one replica of the prepared series (the engine
 ``warplab.corrcoef`` builds: normalised rows and their validity) from the input's row chunks,
 fetching each remote chunk once; the coefficient work is then dealt to the workers in equal
-shares and runs from the local replica (``placement.py``). ``corrcoef``'s blocks are the row
+shares and runs from the local replica (``placement.py``: with a ``distributed`` client the
+tasks are submitted at the call, each restricted to its worker). ``corrcoef``'s blocks are the row
 chunks' block pairs ``(I, J)``, ``I <= J`` (``(J, I)`` is the transpose, a view);
 ``corr_pairs`` cuts the series into ranges of rows and reduces each range's coefficients at
 once (to the pairs above the threshold, or to each row's k strongest), so no task holds more
@@ -162,7 +163,7 @@ class _Plan:
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
              precision: str | None = None) -> da.Array:
-    """``numpy.corrcoef`` of dask arrays, lazily: an ``(M, M)`` dask array whose blocks are
+    """``numpy.corrcoef`` of dask arrays: an ``(M, M)`` dask array whose blocks are
     the row chunks of the data (series per row; ``rowvar=False``: per column; ``y`` stacked
     under ``x``). A series whose values span several chunks is rechunked whole along axis 1
     first. ``dtype``: the result's (float64 by default); ``precision``: as
@@ -172,8 +173,10 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     Placement (``placement.py``): each worker of the current client builds one replica of the
     prepared series (fetching each remote input block once); the blocks ``(I, J)``,
     ``I <= J``, are dealt to the workers in equal shares of multiply-adds and computed from
-    the local replica; ``(J, I)`` is the transpose (a view). Every task returns when its GPU
-    work is done.
+    the local replica; ``(J, I)`` is the transpose (a view). With a ``distributed`` client
+    the input is persisted and these tasks are submitted at the call, each restricted to its
+    worker (the returned array is backed by their futures); without one the graph is lazy.
+    Every task returns when its GPU work is done.
 
     Constant or non-finite series give NaN rows and columns as the single-machine function,
     but without its ``RuntimeWarning`` (it would be raised on a worker). Unknown chunk sizes:
@@ -257,7 +260,7 @@ def _top_rows(rep: Replica, r0: int, r1: int, kk: int, side: int) -> tuple:
 
 def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = None,
                rowvar: bool = True, precision: str | None = None) -> CorrPairs:
-    """``warplab.corr_pairs`` of a dask array, lazily, never holding the M x M matrix:
+    """``warplab.corr_pairs`` of a dask array, never holding the M x M matrix:
     ``CorrPairs(i, j, r)``, three 1-D dask arrays of unknown length (one chunk per range of
     rows; compute them together: ``dask.compute(*pairs)``), equal to the single-machine
     result: with ``threshold`` every pair ``i < j`` with ``|r| >= threshold`` sorted by
@@ -270,8 +273,10 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     against the columns after them, the ranges cut so that each holds an equal number of
     pairs (the single-GPU call's strips, in ``(i, j)`` order, no sort); with ``top_k`` the
     rows against every column (twice the multiply-adds of the triangle, but no exchange of
-    candidates between workers), ranges of equal rows. Pairs stay on the worker that found
-    them (CuPy for CuPy chunks) until computed or persisted."""
+    candidates between workers), ranges of equal rows. With a ``distributed`` client the
+    tasks are submitted at the call, each restricted to its worker; without one the graph is
+    lazy. Pairs stay on the worker that found them (CuPy for CuPy chunks) until computed or
+    persisted."""
     thr, top = check_selection(threshold, top_k)
     precision = _precision(precision)
     xs = _series(x, None, rowvar)
