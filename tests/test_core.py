@@ -184,3 +184,26 @@ def test_families_are_imported_on_first_use() -> None:
     assert set(warplab.__all__) >= set(warplab._FAMILY_OF)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         warplab.nope  # noqa: B018
+
+
+def test_a_family_package_registers_its_variants_in_full() -> None:
+    """Lazy imports rely on it: whichever family package is imported first, every registry
+    family it touches is then complete (no package registers into another's family)."""
+    import json
+    import subprocess
+    import sys
+
+    from warplab.families import FAMILIES
+
+    def registry_after(*packages: str) -> dict:
+        code = ("import importlib, json, sys; from warplab.core import registry as r\n"
+                "for p in sys.argv[1:]: importlib.import_module('warplab.families.' + p)\n"
+                "print(json.dumps({f: sorted(v) for f, v in r._REGISTRY.items()}))")
+        out = subprocess.run([sys.executable, "-c", code, *packages], capture_output=True,
+                             text=True, check=True).stdout
+        return json.loads(out)
+
+    everything = registry_after(*FAMILIES)
+    for pkg in FAMILIES:
+        for fam, names in registry_after(pkg).items():
+            assert names == everything[fam], (pkg, fam)
