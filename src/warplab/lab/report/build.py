@@ -15,6 +15,7 @@ from warplab.lab.report.roofline import roofline_table
 from warplab.lab.report.series import series_tables
 from warplab.lab.report.skips import SkippedFigure
 from warplab.lab.report.dask import dask_tables
+from warplab.lab.report.numpy import numpy_tables
 from warplab.lab.report.stream import end_to_end_tables
 from warplab.lab.report.tables import (
     Table, failures_table, glance_tables, lecture_tables, median_tables, ratio_tables,
@@ -36,6 +37,7 @@ def build_tables(results: Results) -> list[Table]:
     tables += latency_tables(results)
     tables += end_to_end_tables(results)
     tables += dask_tables(results)
+    tables += numpy_tables(results)
     tables += ratio_tables(results)
     tables += glance_tables(results)
     tables += median_tables(results)

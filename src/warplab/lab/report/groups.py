@@ -90,13 +90,16 @@ STREAM_FAMILIES = frozenset({"stream"})
 # The Dask campaign (lab/campaigns/dask/bench.py): the end-to-end time of a distributed compute()
 # per workload, mode (direct, cluster) and worker count; report/dask.py tabulates it.
 DASK_FAMILIES = frozenset({"dask"})
+# The NumPy-backend campaign (lab/campaigns/numpy/bench.py): host-clock medians of warplab's
+# public calls on the cpu backend and of NumPy's equivalent per case; report/numpy.py.
+NUMPY_FAMILIES = frozenset({"numpy"})
 # Families whose measurement is the end-to-end time (``phases.total``) of a call: a record with
 # that and no kernel phase is well formed.
-END_TO_END_FAMILIES = LATENCY_FAMILIES | STREAM_FAMILIES | DASK_FAMILIES
+END_TO_END_FAMILIES = LATENCY_FAMILIES | STREAM_FAMILIES | DASK_FAMILIES | NUMPY_FAMILIES
 # Families with a report module of their own: the generic per-size figures, glance and median
 # tables skip them.
 OWN_REPORT_FAMILIES = (SERIES_FAMILIES | CORR_FAMILIES | MEMCPY_FAMILIES | LATENCY_FAMILIES
-                       | STREAM_FAMILIES | DASK_FAMILIES)
+                       | STREAM_FAMILIES | DASK_FAMILIES | NUMPY_FAMILIES)
 # Families whose canonical order is a chain of optimisation steps: they get the step-speedup
 # figure and the lecture table (each canonical kernel against the one before it).
 STEP_FAMILIES = frozenset({"reduce"})

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from warplab.lab.report.corr import CORR_KINDS
 from warplab.lab.report.dask import DASK_KINDS
+from warplab.lab.report.numpy import NUMPY_KINDS
 from warplab.lab.report.devices import esc, render_devices
 from warplab.lab.report.gallery import KIND_ORDER, FigureRef
 from warplab.lab.report.groups import config_label, slug
@@ -225,7 +226,8 @@ def _family_section(family: str, figures: Sequence[FigureRef], tables: Sequence[
     parts = [f'<section id="family-{esc(fid)}" class="family"><h2>{esc(family)}</h2>']
     main = [t for t in tables
             if t.kind in ("speedup", "ratio", *SERIES_KINDS, *CORR_KINDS, *MEMCPY_KINDS,
-                          *LATENCY_KINDS, *STREAM_KINDS, *DASK_KINDS)]
+                          *LATENCY_KINDS, *STREAM_KINDS, *DASK_KINDS,
+                          *NUMPY_KINDS)]
     lecture = [t for t in tables if t.kind == "lecture"]
     if main or lecture:
         parts.append(f'<section id="tables-{esc(fid)}" class="tables">')

@@ -34,13 +34,17 @@ roof: that case's cell ceiling, the lower of copy and a valid scatter ceiling), 
 spread over the grid, and the share of cases with buffers >= 1 KiB at >= 85% of the copy
 ceiling.
 
-Two families are not rows of the table but a line under it (:func:`family_notes`):
+Three families are not rows of the table but a line under it (:func:`family_notes`):
 
 - ``latency`` measures host-side times of small calls (smaller is better) against the latency
-  targets (call latency <= PyTorch's, host time per call <= PyTorch's): no bytes, so no rate, and no
-  roof (its floor, an empty launch, is a time, and the cpu backend has none). A row would have to invent a rate or squeeze eleven cases into one
-  ratio that hides which of them miss. The line says per target which cases meet it
+  targets (call latency <= PyTorch's, host time per call <= PyTorch's): no bytes, so no
+  rate, and no roof (its floor, an empty launch, is a time, and the cpu backend has none). A
+  row would have to invent a rate or squeeze eleven cases into one ratio that hides which
+  miss. The line says per target which cases meet it
   (:func:`warplab.lab.report.latency.target_lines`); the section has the numbers.
+- ``numpy`` times warplab's NumPy backend against NumPy's own call per case (times per call,
+  cases of unrelated sizes): the line says how many cases are within 1.5× and the slowest
+  (:func:`warplab.lab.report.numpy.summary_line`); the section has the table.
 - ``stream`` measures GB/s end to end of host data with no comparator, where the table's
   kernel-phase rate would be a sum of per-chunk kernel times (not what a user gets): the line
   gives the fastest source at the largest size and a pageable array's rate, with their share of
@@ -55,10 +59,12 @@ from typing import Any, Sequence
 from warplab.lab.report import corr as _corr
 from warplab.lab.report import latency as _latency
 from warplab.lab.report import memcpy as _memcpy
+from warplab.lab.report import numpy as _numpy
 from warplab.lab.report import stream as _stream
 from warplab.lab.report.gallery import KIND_ORDER, FigureRef
 from warplab.lab.report.groups import (
-    CORR_FAMILIES, LATENCY_FAMILIES, MEMCPY_FAMILIES, SERIES_FAMILIES, STREAM_FAMILIES, Pick,
+    CORR_FAMILIES, LATENCY_FAMILIES, MEMCPY_FAMILIES, NUMPY_FAMILIES, SERIES_FAMILIES,
+    STREAM_FAMILIES, Pick,
     config_label, fmt_size, group_by, latest,
 )
 from warplab.lab.report.load import Results, Row, num
@@ -241,7 +247,8 @@ def headlines(results: Results) -> list[Headline]:
     """One :class:`Headline` per speed family and device, families in page order."""
     out: list[Headline] = []
     for family in results.families():
-        if family in NOT_SPEED or family in LATENCY_FAMILIES or family in STREAM_FAMILIES:
+        if family in NOT_SPEED or family in LATENCY_FAMILIES or family in STREAM_FAMILIES \
+                or family in NUMPY_FAMILIES:
             continue  # not rates against a comparator: family_notes
         if family in CORR_FAMILIES or family in MEMCPY_FAMILIES:
             out += _own_headlines(results, family)
@@ -264,6 +271,10 @@ def family_notes(results: Results) -> list[str]:
         if lines:
             out.append("latency (host times of small calls, medians; not rates): "
                        + "; ".join(lines) + ".")
+    if fams & NUMPY_FAMILIES:
+        line = _numpy.summary_line(results)
+        if line:
+            out.append(line)
     if fams & STREAM_FAMILIES:
         lines = _stream.summary_lines(results)
         if lines:
