@@ -409,49 +409,69 @@ def test_plan_2d_layouts() -> None:
     assert not plan_2d(b.shape, b.strides, 8, (0,)).view
 
 
-H100 = dict(sms=132, group_bps=8, split_bps=8)
+H100 = dict(sms=132)
 
 
 def test_plan_rows_targets() -> None:
-    short = axis_cuda.plan_rows(1 << 20, 32, 4, **H100)
+    short = axis_cuda.plan_rows(1 << 20, 32, 4, **H100)  # rows not back to back
     assert (short.kernel, short.group, short.vec) == ("group", 2, True)
-    assert short.grid == 132 * 8  # persistent: every resident block
-    medium = axis_cuda.plan_rows(8192, 8192, 4, **H100)
+    assert short.grid == (1 << 20) // 16 // 8  # one warp step per warp: 16 rows, 8 warps a block
+    medium = axis_cuda.plan_rows(65536, 1000, 4, **H100)
     assert (medium.kernel, medium.group, medium.vec) == ("group", 32, True)
-    assert medium.grid == 8192 // 8  # a warp per row, one wave
+    assert medium.grid == 65536 // 8  # a warp per row
+    square = axis_cuda.plan_rows(8192, 8192, 4, **H100, contiguous=True, aligned=True)
+    assert (square.kernel, square.splits, square.grid) == ("split", 1, 8192)  # a block per row
+    assert axis_cuda.plan_rows(32768, 4097, 4, **H100)[:1] == ("split",)  # 16 KiB rows
+    wide = axis_cuda.plan_rows(256, 1 << 20, 4, **H100)
+    assert (wide.splits, wide.chunk, wide.grid) == (2, 1 << 19, 512)
     long = axis_cuda.plan_rows(16, 1 << 24, 4, **H100)
-    assert (long.kernel, long.splits, long.grid) == ("split", 66, 16 * 66)
-    assert long.chunk % 4 == 0 and long.chunk * long.splits >= 1 << 24
-    assert (long.chunk * (long.splits - 1)) < 1 << 24
+    assert (long.kernel, long.splits, long.chunk, long.grid) == ("split", 32, 1 << 19, 512)
+    few = axis_cuda.plan_rows(100, 3000, 4, **H100)  # too few rows for a warp each
+    assert (few.kernel, few.splits, few.chunk) == ("split", 3, 1024)
 
 
-def test_plan_rows_packed() -> None:
-    short = axis_cuda.plan_rows(1 << 20, 32, 4, **H100, packed=True)
+def test_plan_rows_packed_and_staged() -> None:
+    short = axis_cuda.plan_rows(1 << 20, 32, 4, **H100, contiguous=True, aligned=True)
     assert (short.kernel, short.group, short.vec) == ("packed", 8, True)
     assert short.grid == (1 << 20) // 16 // 8  # one step of 16 rows per warp, 8 warps a block
-    assert axis_cuda.plan_rows(1000, 32, 8, **H100, packed=True)[:2] == ("packed", 16)
-    assert axis_cuda.plan_rows(5, 4, 4, **H100, packed=True)[:3] == ("packed", 1, True)
-    assert axis_cuda.plan_rows(5, 4, 4, **H100, packed=True).grid == 1
-    # rows of 512 B or more, or not a power of two of 16-byte words: the other kernels
+    back = dict(contiguous=True, aligned=True)
+    assert axis_cuda.plan_rows(1000, 32, 8, **H100, **back)[:2] == ("packed", 16)
+    assert axis_cuda.plan_rows(5, 4, 4, **H100, **back)[:3] == ("packed", 1, True)
+    assert axis_cuda.plan_rows(5, 4, 4, **H100, **back).grid == 1
+    # other back-to-back rows up to 2 KiB: staged tiles of 16 KiB, G lanes per row
+    odd = axis_cuda.plan_rows(1 << 21, 33, 4, **H100, **back)
+    assert (odd.kernel, odd.group, odd.chunk, odd.grid) == ("staged", 2, 124, -(-(1 << 21) // 124))
+    assert axis_cuda.plan_rows(1 << 17, 256, 4, **H100, **back)[:2] == ("staged", 16)
+    assert axis_cuda.plan_rows(10, 3, 4, **H100, **back)[:2] == ("staged", 1)
+    assert axis_cuda.plan_rows(1 << 20, 32, 4, **H100, contiguous=True)[:1] == ("staged",)
     for rows, cols, isz in ((1 << 20, 128, 4), (1000, 24, 4), (1000, 33, 4), (10, 3, 4)):
-        assert axis_cuda.plan_rows(rows, cols, isz, **H100, packed=True).kernel != "packed"
-    assert axis_cuda.plan_rows(1 << 20, 32, 4, **H100, packed=False).kernel == "group"
+        assert axis_cuda.plan_rows(rows, cols, isz, **H100, **back).kernel != "packed"
+    # longer rows, or rows not back to back: the group or split kernel
+    assert axis_cuda.plan_rows(1 << 16, 513, 4, **H100, **back).kernel == "group"
+    assert axis_cuda.plan_rows(1 << 20, 33, 4, **H100).kernel == "group"
 
 
 @pytest.mark.parametrize("rows,cols", [(1, 1), (1, 5), (7, 1), (3, 31), (7, 1023), (1000, 1025),
                                        (1 << 20, 32), (16, (1 << 24) + 3), (1, 1 << 26),
-                                       (3000, 3000), (100, 100000)])
+                                       (3000, 3000), (100, 100000), (1 << 21, 33)])
 @pytest.mark.parametrize("itemsize", [4, 8])
-def test_plan_rows_shapes(rows: int, cols: int, itemsize: int) -> None:
-    p = axis_cuda.plan_rows(rows, cols, itemsize, **H100)
+@pytest.mark.parametrize("contiguous", [False, True])
+def test_plan_rows_shapes(rows: int, cols: int, itemsize: int, contiguous: bool) -> None:
+    p = axis_cuda.plan_rows(rows, cols, itemsize, **H100, contiguous=contiguous,
+                            aligned=contiguous)
     assert p.group in axis_cuda.GROUPS and 1 <= p.grid < 2 ** 31
-    assert p.vec == (cols * itemsize >= 64)
     if p.kernel == "split":
+        assert p.vec == (cols * itemsize >= 64)
         assert p.grid == rows * p.splits and p.chunk * (p.splits - 1) < cols <= p.chunk * p.splits
-        assert p.chunk % (16 // itemsize) == 0
-        assert p.grid <= 132 * 8 or p.splits == 1
-    else:
-        assert p.grid <= 132 * 8
+        assert p.chunk % (16 // itemsize) == 0 or p.splits == 1
+        assert p.grid <= 132 * 16 or p.splits == 1
+    elif p.kernel == "staged":  # whole rows in a tile of 16 KiB wherever it starts
+        worst = 16 - itemsize + p.chunk * cols * itemsize  # the first element at word offset 12
+        assert contiguous and -(-worst // 16) <= 1024
+        assert p.grid == -(-rows // p.chunk) and p.group * min(p.chunk, 256) <= 256
+    elif p.kernel == "group":
+        assert p.vec == (cols * itemsize >= 64)
+        assert p.grid * 256 // 32 * (32 // p.group) >= rows  # a row for every group of lanes
 
 
 def test_plan_cols() -> None:

@@ -351,7 +351,7 @@ def test_plans_seen_by_dispatch() -> None:
 
 # Rows of 16 L bytes back to back run the packed kernel (L lanes per row): every L, row counts
 # that leave a partial warp step (a step is 4 * 32 / L rows), and the same rows from a base
-# that is not 16-byte aligned (the group kernel then) must agree with NumPy.
+# that is not 16-byte aligned (the staged kernel then) must agree with NumPy.
 PACKED = [(rows, lanes * 16 // isz, dt) for dt, isz in (("float32", 4), ("float64", 8))
           for lanes in axis_cuda.PACKED_LANES if lanes * 16 // isz >= 1
           for rows in (1, 5, 1000, 4099)]
@@ -360,12 +360,12 @@ PACKED = [(rows, lanes * 16 // isz, dt) for dt, isz in (("float32", 4), ("float6
 @pytest.mark.parametrize("rows,cols,dtype", PACKED, ids=lambda v: str(v))
 def test_packed_rows(rows: int, cols: int, dtype: str) -> None:
     t = np.dtype(dtype)
-    plan = axis_cuda.plan_rows(rows, cols, t.itemsize, 132, 8, 8, packed=True)
+    plan = axis_cuda.plan_rows(rows, cols, t.itemsize, 132, contiguous=True, aligned=True)
     assert (plan.kernel, plan.group) == ("packed", cols * t.itemsize // 16)
     for kind in KINDS:
         x = host(kind, dtype, rows, cols)
         flat = cupy.zeros(rows * cols + 1, t)
-        for off in (0, 1):  # off 1: base not 16-byte aligned, the group kernel
+        for off in (0, 1):  # off 1: base not 16-byte aligned, the staged kernel
             flat[off:off + rows * cols] = cupy.asarray(x.ravel())
             xd = flat[off:off + rows * cols].reshape(rows, cols)
             for op in OPS:
@@ -387,3 +387,72 @@ def test_packed_rows_integers(dtype: str) -> None:
     np.testing.assert_array_equal(reduce_axis(xd, "sum", 1).get(), x.sum(axis=1))
     np.testing.assert_array_equal(reduce_axis(xd, "max", 1).get(), x.max(axis=1))
     np.testing.assert_allclose(reduce_axis(xd, "mean", 1).get(), x.mean(axis=1), rtol=1e-15)
+
+
+# Other rows back to back, up to 2 KiB, run the staged kernel (tiles of whole rows through shared
+# memory): row lengths off the 16-byte grid, one tile and several (rows around a tile's row
+# count RT, tiles that end inside a 16-byte word), from bases at every element offset of a word
+# (the first and last word of a tile then hold bytes outside it), every op, with and without
+# ddof; series_stats through the same kernel.
+STAGED = [(cols, dt) for dt, widest in (("float32", 512), ("float64", 256))
+          for cols in (1, 3, 5, 33, 100, 255, widest)]
+
+
+@pytest.mark.parametrize("cols,dtype", STAGED, ids=lambda v: str(v))
+def test_staged_rows(cols: int, dtype: str) -> None:
+    t = np.dtype(dtype)
+    rt = axis_cuda.staged_rows(cols, t.itemsize)
+    per = 16 // t.itemsize
+    for rows in sorted({2, rt - 1, rt, rt + 1, 3 * rt + 7} - {0, 1}):
+        plan = axis_cuda.plan_rows(rows, cols, t.itemsize, 132, contiguous=True)
+        assert (plan.kernel, plan.chunk) == ("staged", rt)
+        for kind in KINDS:
+            x = host(kind, dtype, rows, cols)
+            flat = cupy.zeros(rows * cols + per, t)
+            for off in range(per):
+                flat[:] = np.nan if t.kind == "f" else 0  # bytes outside the rows: never read
+                flat[off:off + rows * cols] = cupy.asarray(x.ravel())
+                xd = flat[off:off + rows * cols].reshape(rows, cols)
+                for op in OPS:
+                    clear_ran()
+                    got = reduce_axis(xd, op, 1, variant="rows_adaptive")
+                    assert last_ran() == "rows_adaptive"
+                    compare(got.get(), x, op, U[np.dtype(np.float64)])
+                if cols > 1:
+                    for op in ("var", "std"):
+                        compare(reduce_axis(xd, op, 1, ddof=1).get(), x, op,
+                                U[np.dtype(np.float64)], ddof=1)
+            mean, norm = series_stats_rows(cupy.asarray(x))
+            x64 = x.astype(np.float64)
+            m = x64.mean(axis=1)
+            np.testing.assert_allclose(mean.get(), m, rtol=4 * U[t], atol=1e-9 * np.abs(x64).max())
+            np.testing.assert_allclose(
+                norm.get(), np.sqrt(((x64 - m[:, None]) ** 2).sum(axis=1)), rtol=4 * U[t] + 1e-9,
+                atol=1e-6 * math.sqrt(cols) * np.abs(x64).max())
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_staged_rows_integers(dtype: str) -> None:
+    x = np.random.default_rng(6).integers(-1000, 1000, (3001, 33), dtype=dtype)
+    flat = cupy.zeros(x.size + 1, dtype)
+    for off in (0, 1):
+        flat[off:off + x.size] = cupy.asarray(x.ravel())
+        xd = flat[off:off + x.size].reshape(x.shape)
+        np.testing.assert_array_equal(reduce_axis(xd, "sum", 1).get(), x.sum(axis=1))
+        np.testing.assert_array_equal(reduce_axis(xd, "min", 1).get(), x.min(axis=1))
+        np.testing.assert_allclose(reduce_axis(xd, "mean", 1).get(), x.mean(axis=1), rtol=1e-15)
+
+
+# The columns kernel's last block per column block combines the S partials with every thread
+# (row lane rl takes partials rl, rl + RL, ...): tall arrays of few columns split over many
+# blocks, every op.
+@pytest.mark.parametrize("shape", [(1 << 20, 32), (300_000, 3), (40_000, 257)], ids=shape_id)
+def test_columns_many_splits(shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    xd = cupy.asarray(x)
+    for op in OPS:
+        clear_ran()
+        got = reduce_axis(xd, op, 0)
+        assert last_ran() == "columns"
+        compare(got.get(), np.ascontiguousarray(x.T), op, U[np.dtype(np.float64)])

@@ -42,8 +42,50 @@
 #error "WARPLAB_K2_BLOCK is passed by the launch plan (-DWARPLAB_K2_BLOCK=..., axis_cuda.py DEFINES)"
 #endif
 #endif
+#ifndef WARPLAB_AXIS_SPLIT_UNROLL
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_SPLIT_UNROLL 4
+#else
+#error "WARPLAB_AXIS_SPLIT_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_SPLIT_UNROLL=..., axis_cuda.py DEFINES)"
+#endif
+#endif
+#ifndef WARPLAB_AXIS_GROUP_STREAM
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_GROUP_STREAM 0
+#else
+#error "WARPLAB_AXIS_GROUP_STREAM is passed by the launch plan (-DWARPLAB_AXIS_GROUP_STREAM=..., axis_cuda.py DEFINES)"
+#endif
+#endif
+#ifndef WARPLAB_AXIS_SPLIT_STREAM
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_SPLIT_STREAM 0
+#else
+#error "WARPLAB_AXIS_SPLIT_STREAM is passed by the launch plan (-DWARPLAB_AXIS_SPLIT_STREAM=..., axis_cuda.py DEFINES)"
+#endif
+#endif
+#ifndef WARPLAB_AXIS_COLS_STREAM
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_COLS_STREAM 0
+#else
+#error "WARPLAB_AXIS_COLS_STREAM is passed by the launch plan (-DWARPLAB_AXIS_COLS_STREAM=..., axis_cuda.py DEFINES)"
+#endif
+#endif
+#ifndef WARPLAB_AXIS_STAGE_UNROLL
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_STAGE_UNROLL 4
+#else
+#error "WARPLAB_AXIS_STAGE_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_STAGE_UNROLL=..., axis_cuda.py DEFINES)"
+#endif
+#endif
 constexpr u32 BS = WARPLAB_AXIS_BLOCK;         // rows kernels: threads per block
 [[maybe_unused]] constexpr int UNR = WARPLAB_AXIS_UNROLL;  // independent loads in flight per thread
+constexpr int SPLIT_UNR = WARPLAB_AXIS_SPLIT_UNROLL;    // the same, in the split kernel
+constexpr int STAGE_UNR = WARPLAB_AXIS_STAGE_UNROLL;    // 16-byte words a thread stages per tile
+constexpr u32 STAGE_WORDS = BS * STAGE_UNR;             // a staged tile: 16 KiB at 256 x 4
+// 16-byte loads with the L2::256B prefetch hint (ld_stream) instead of __ldg, per kernel:
+constexpr bool GROUP_STREAM = WARPLAB_AXIS_GROUP_STREAM != 0;
+constexpr bool SPLIT_STREAM = WARPLAB_AXIS_SPLIT_STREAM != 0;
+constexpr bool COLS_STREAM = WARPLAB_AXIS_COLS_STREAM != 0;
 constexpr u32 CBS = WARPLAB_AXIS_COLS_BLOCK;   // columns kernel: threads per block
 constexpr u32 K2B = WARPLAB_K2_BLOCK;          // the Pearson report's K2 block (1024)
 constexpr unsigned FULL = 0xffffffffu;
@@ -170,15 +212,21 @@ template <class T, int PER> union Pack {
     T v[PER];
 };
 
+// A 16-byte read-only load: with STREAM the L2::256B prefetch hint (ld_stream), else __ldg.
+template <bool STREAM> __device__ __forceinline__ uint4 ld16(const uint4* p) {
+    if constexpr (STREAM) return ld_stream(p);
+    else return __ldg(p);
+}
+
 // Thread ``t`` of ``nt`` accumulates elements [begin, end) of a contiguous slice. VEC: a scalar
-// head up to the first 16-byte boundary, then 16-byte read-only loads (UNR in flight per
+// head up to the first 16-byte boundary, then 16-byte read-only loads (U in flight per
 // thread, one accumulator each), then a scalar tail: any start address, any length.
-template <class T, class A, class OP, bool VEC>
+template <class T, class A, class OP, bool VEC, int U, bool STREAM>
 __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 end, u64 t, u64 nt,
                                        double k) {
-    A acc[UNR];
+    A acc[U];
 #pragma unroll
-    for (int j = 0; j < UNR; ++j) acc[j] = OP::template identity<A>();
+    for (int j = 0; j < U; ++j) acc[j] = OP::template identity<A>();
     if (VEC) {
         constexpr int PER = 16 / sizeof(T);
         u64 head = ((16u - ((u64)(p + begin) & 15u)) & 15u) / sizeof(T);
@@ -187,18 +235,18 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
         const u64 nvec = (end - vb) / PER;
         const uint4* __restrict__ v = reinterpret_cast<const uint4*>(p + vb);
         u64 i = t;
-        for (; i + (UNR - 1) * nt < nvec; i += UNR * nt) {
-            Pack<T, PER> q[UNR];
+        for (; i + (U - 1) * nt < nvec; i += U * nt) {
+            Pack<T, PER> q[U];
 #pragma unroll
-            for (int j = 0; j < UNR; ++j) q[j].u = __ldg(v + i + j * nt);
+            for (int j = 0; j < U; ++j) q[j].u = ld16<STREAM>(v + i + j * nt);
 #pragma unroll
-            for (int j = 0; j < UNR; ++j)
+            for (int j = 0; j < U; ++j)
 #pragma unroll
                 for (int e = 0; e < PER; ++e) acc[j] = OP::add(acc[j], q[j].v[e], k);
         }
         for (; i < nvec; i += nt) {
             Pack<T, PER> q;
-            q.u = __ldg(v + i);
+            q.u = ld16<STREAM>(v + i);
 #pragma unroll
             for (int e = 0; e < PER; ++e) acc[0] = OP::add(acc[0], q.v[e], k);
         }
@@ -207,17 +255,17 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
         for (u64 j = tb + t; j < end; j += nt) acc[0] = OP::add(acc[0], __ldg(p + j), k);
     } else {
         u64 i = begin + t;
-        for (; i + (UNR - 1) * nt < end; i += UNR * nt) {
-            T q[UNR];
+        for (; i + (U - 1) * nt < end; i += U * nt) {
+            T q[U];
 #pragma unroll
-            for (int j = 0; j < UNR; ++j) q[j] = __ldg(p + i + j * nt);
+            for (int j = 0; j < U; ++j) q[j] = __ldg(p + i + j * nt);
 #pragma unroll
-            for (int j = 0; j < UNR; ++j) acc[j] = OP::add(acc[j], q[j], k);
+            for (int j = 0; j < U; ++j) acc[j] = OP::add(acc[j], q[j], k);
         }
         for (; i < end; i += nt) acc[0] = OP::add(acc[0], __ldg(p + i), k);
     }
 #pragma unroll
-    for (int j = 1; j < UNR; ++j) acc[0] = OP::combine(acc[0], acc[j]);
+    for (int j = 1; j < U; ++j) acc[0] = OP::combine(acc[0], acc[j]);
     return acc[0];
 }
 
@@ -243,7 +291,7 @@ axis_rows_group(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, R* __restr
         if (r < rows) {
             const T* row = in + r * ld;
             if (OP::SHIFT) k = shift_of(row);
-            acc = range_acc<T, A, OP, VEC>(row, 0, cols, sub, G, k);
+            acc = range_acc<T, A, OP, VEC, UNR, GROUP_STREAM>(row, 0, cols, sub, G, k);
         }
 #pragma unroll
         for (int m = G / 2; m > 0; m >>= 1) acc = OP::combine(acc, shfl_xor(acc, m));
@@ -296,6 +344,73 @@ axis_rows_packed(const T* __restrict__ in, u64 rows, u64 cols, R* __restrict__ o
 }
 
 // =============================================================================================
+// rows_adaptive, short rows back to back that are no packed case (rows of 33 floats, of 100
+// doubles, a base off the 16-byte grid): block b stages tile b, rows [b * RT, (b + 1) * RT),
+// into shared memory as the 16-byte words that hold them, every warp instruction one 512-byte
+// segment (as the packed kernel); then G lanes per row reduce the tile's rows from shared
+// memory and the first lane of each group stores. The first and last word of a tile, where
+// they hold bytes outside the tile, are read element by element (no byte outside the array is
+// read). RT: the most whole rows whose words fit STAGE_WORDS (host plan).
+// =============================================================================================
+template <class T, class A, class R, class OP, int G>
+__global__ void __launch_bounds__(BS)
+axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __restrict__ out,
+                 double ddof, u64 out2) {
+    static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two up to 32");
+    constexpr u32 PER = 16 / sizeof(T);
+    __shared__ uint4 tile[STAGE_WORDS];
+    T* st = reinterpret_cast<T*>(tile);
+    const u32 sub = threadIdx.x & (G - 1);
+    const u64 tiles = (rows + RT - 1) / RT;
+    for (u64 b = blockIdx.x; b < tiles; b += gridDim.x) {
+        const u64 r0 = b * RT;
+        const u64 nr = rows - r0 < RT ? rows - r0 : RT;
+        const T* first = in + r0 * cols;
+        const u64 ne = nr * cols;
+        const u32 lead = (u32)(((u64)first & 15u) / sizeof(T));  // elements before `first`
+        const u64 nw = (lead + ne + PER - 1) / PER;                 // words holding the tile
+        const bool tail_whole = (lead + ne) % PER == 0;
+        const uint4* __restrict__ src = reinterpret_cast<const uint4*>(first - lead);
+        uint4 q[STAGE_UNR];
+#pragma unroll
+        for (int j = 0; j < STAGE_UNR; ++j) {
+            const u64 w = threadIdx.x + (u64)j * BS;
+            const bool whole = w < nw && (w > 0 || lead == 0) && (w + 1 < nw || tail_whole);
+            q[j] = whole ? ld_stream(src + w) : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int j = 0; j < STAGE_UNR; ++j) {
+            const u64 w = threadIdx.x + (u64)j * BS;
+            if (w >= nw) continue;
+            if ((w > 0 || lead == 0) && (w + 1 < nw || tail_whole)) {
+                tile[w] = q[j];
+            } else {  // a word that holds bytes outside the tile: its elements inside it
+#pragma unroll
+                for (u32 e = 0; e < PER; ++e) {
+                    const i64 idx = (i64)(w * PER + e) - (i64)lead;
+                    if (idx >= 0 && idx < (i64)ne) st[w * PER + e] = first[idx];
+                }
+            }
+        }
+        __syncthreads();
+        for (u64 i0 = 0; i0 < nr; i0 += BS / G) {  // uniform in the block: whole groups shuffle
+            const u64 i = i0 + threadIdx.x / G;
+            A acc = OP::template identity<A>();
+            double k = 0.0;
+            if (i < nr) {
+                const T* row = st + lead + i * cols;
+                if (OP::SHIFT) k = double(row[0]);
+                for (u64 j = sub; j < cols; j += G) acc = OP::add(acc, row[j], k);
+            }
+#pragma unroll
+            for (int m = G / 2; m > 0; m >>= 1) acc = OP::combine(acc, shfl_xor(acc, m));
+            if (i < nr && sub == 0) OP::store(out, r0 + i, acc, cols, k, ddof, out2);
+        }
+        __syncthreads();  // the tile is reused
+    }
+}
+
+// =============================================================================================
 // rows_adaptive, few long rows: S blocks per row (grid rows * S), block s reads elements
 // [s * chunk, (s + 1) * chunk) of its row; with S > 1 each block leaves a partial, and the
 // block that draws a row's last ticket (atomicInc wraps the row's counter back to 0) combines
@@ -314,7 +429,7 @@ axis_rows_split(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, u32 S, u64
     u64 begin = (u64)s * chunk;
     if (begin > cols) begin = cols;
     const u64 end = cols - begin < chunk ? cols : begin + chunk;
-    A x = range_acc<T, A, OP, VEC>(row, begin, end, threadIdx.x, BS, k);
+    A x = range_acc<T, A, OP, VEC, SPLIT_UNR, SPLIT_STREAM>(row, begin, end, threadIdx.x, BS, k);
     x = block_reduce<BS, A, OP>(x, wsum);
     if (S == 1) {
         if (threadIdx.x == 0) OP::store(out, r, x, cols, k, ddof, out2);
@@ -333,6 +448,23 @@ axis_rows_split(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, u32 S, u64
     __syncthreads();  // wsum is reused
     y = block_reduce<BS, A, OP>(y, wsum);
     if (threadIdx.x == 0) OP::store(out, r, y, cols, k, ddof, out2);
+}
+
+// The columns kernel's row lanes combined: thread (rl, cg) leaves in acc[] the combination over
+// rl of its columns' values (a tree in shared memory; every thread of the block takes part).
+template <class A, class OP, int PER>
+__device__ __forceinline__ void cols_lanes(A (&acc)[PER], A* sm, u32 rl, u32 RL, u32 CG) {
+#pragma unroll
+    for (int e = 0; e < PER; ++e) {
+        sm[threadIdx.x] = acc[e];
+        __syncthreads();
+        for (u32 st = RL / 2; st > 0; st >>= 1) {
+            if (rl < st) sm[threadIdx.x] = OP::combine(sm[threadIdx.x], sm[threadIdx.x + st * CG]);
+            __syncthreads();
+        }
+        acc[e] = sm[threadIdx.x];
+        __syncthreads();
+    }
 }
 
 // =============================================================================================
@@ -371,7 +503,7 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
 #pragma unroll
             for (int j = 0; j < UNR; ++j) {
                 const T* p = in + (i + (u64)j * RL) * ld + c0;
-                if (VEC) q[j].u = __ldg(reinterpret_cast<const uint4*>(p));
+                if (VEC) q[j].u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
                 else q[j].v[0] = __ldg(p);
             }
 #pragma unroll
@@ -381,7 +513,7 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
         }
         for (; i < end; i += RL) {
             Pack<T, PER> q;
-            if (VEC) q.u = __ldg(reinterpret_cast<const uint4*>(in + i * ld + c0));
+            if (VEC) q.u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(in + i * ld + c0));
             else q.v[0] = __ldg(in + i * ld + c0);
 #pragma unroll
             for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q.v[e], k[e]);
@@ -392,19 +524,7 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
             for (int e = 0; e < PER; ++e)
                 if (e < nc) acc[e] = OP::add(acc[e], __ldg(in + i * ld + c0 + e), k[e]);
     }
-    if (RL > 1) {  // combine the row lanes of each column: a tree in shared memory
-#pragma unroll
-        for (int e = 0; e < PER; ++e) {
-            sm[threadIdx.x] = acc[e];
-            __syncthreads();
-            for (u32 st = RL / 2; st > 0; st >>= 1) {
-                if (rl < st) sm[threadIdx.x] = OP::combine(sm[threadIdx.x], sm[threadIdx.x + st * CG]);
-                __syncthreads();
-            }
-            acc[e] = sm[threadIdx.x];
-            __syncthreads();
-        }
-    }
+    if (RL > 1) cols_lanes<A, OP, PER>(acc, sm, rl, RL, CG);
     const bool head = rl == 0;  // the row lane that holds its columns' results
     if (S == 1) {
 #pragma unroll
@@ -419,15 +539,19 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
     __syncthreads();
     if (threadIdx.x == 0) last = atomicInc(tickets + blockIdx.x, S - 1) == S - 1;
     __syncthreads();
-    if (!last || !head) return;
+    if (!last) return;  // the whole last block combines: row lane rl takes partials rl, rl + RL..
     __threadfence();
 #pragma unroll
     for (int e = 0; e < PER; ++e) {
-        if (e >= nc) continue;
-        A y = OP::template identity<A>();
-        for (u32 j = 0; j < S; ++j) y = OP::combine(y, load_cg(partials + (u64)j * ncols + c0 + e));
-        OP::store(out, c0 + e, y, nred, k[e], ddof, out2);
+        acc[e] = OP::template identity<A>();
+        if (e < nc)
+            for (u32 j = rl; j < S; j += RL)
+                acc[e] = OP::combine(acc[e], load_cg(partials + (u64)j * ncols + c0 + e));
     }
+    if (RL > 1) cols_lanes<A, OP, PER>(acc, sm, rl, RL, CG);
+#pragma unroll
+    for (int e = 0; e < PER; ++e)
+        if (head && e < nc) OP::store(out, c0 + e, acc[e], nred, k[e], ddof, out2);
 }
 
 // =============================================================================================
@@ -566,6 +690,10 @@ k2_multiblock(const T* __restrict__ in, u64 cols, u64 ld, u32 NB, u64 chunk, T* 
 // and every instantiation the launch plans name is also checked through NVRTC.
 #define AXIS_ALL(T, A, R, OP)                                                                  \
     AXIS_ROWS(T, A, R, OP, 1) AXIS_ROWS(T, A, R, OP, 32)                                       \
+    template __global__ void axis_rows_staged<T, A, R, OP, 1>(const T*, u64, u64, u64, R*,     \
+                                                              double, u64);                    \
+    template __global__ void axis_rows_staged<T, A, R, OP, 32>(const T*, u64, u64, u64, R*,    \
+                                                               double, u64);                   \
     template __global__ void axis_rows_split<T, A, R, OP, true>(                               \
         const T*, u64, u64, u64, u32, u64, A*, u32*, R*, double, u64);                         \
     template __global__ void axis_rows_split<T, A, R, OP, false>(                              \

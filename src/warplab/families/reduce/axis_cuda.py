@@ -36,8 +36,13 @@ from warplab.families.reduce.axis_plan import (  # noqa: F401
     BLOCK,
     COLS_BLOCK,
     COLS_MIN_ROWS,
+    COLS_STREAM,
+    GROUP_STREAM,
     GROUPS,
     PACKED_LANES,
+    SPLIT_STREAM,
+    SPLIT_UNROLL,
+    STAGE_UNROLL,
     UNROLL,
     ColsPlan,
     RowsPlan,
@@ -52,7 +57,10 @@ SOURCE = Path(__file__).with_name("axis.cu")
 K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
 DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
-           "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK, "WARPLAB_K2_BLOCK": K2_BLOCK}
+           "WARPLAB_AXIS_SPLIT_UNROLL": SPLIT_UNROLL, "WARPLAB_AXIS_STAGE_UNROLL": STAGE_UNROLL,
+           "WARPLAB_AXIS_GROUP_STREAM": GROUP_STREAM, "WARPLAB_AXIS_SPLIT_STREAM": SPLIT_STREAM,
+           "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
+           "WARPLAB_K2_BLOCK": K2_BLOCK}
 C_TYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
           np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 NATIVE = tuple(C_TYPE)
@@ -93,6 +101,7 @@ def _expressions(args: str) -> tuple[str, ...]:
     """One module per (T, op): every group size, both load paths, split and columns kernels."""
     out = [f"axis_rows_group<{args}, {g}, {v}>" for g in GROUPS for v in ("true", "false")]
     out += [f"axis_rows_packed<{args}, {lanes}>" for lanes in PACKED_LANES]
+    out += [f"axis_rows_staged<{args}, {g}>" for g in GROUPS]
     out += [f"axis_rows_split<{args}, {v}>" for v in ("true", "false")]
     out += [f"axis_cols<{args}, {v}>" for v in ("true", "false")]
     return tuple(out)
@@ -273,20 +282,21 @@ def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.
 
     args = targs(op, t)
     dev = cupy.cuda.runtime.getDevice()
-    vec, g = group_size(cols, t.itemsize)
-    vs = "true" if vec else "false"
-    eg, es = f"axis_rows_group<{args}, {g}, {vs}>", f"axis_rows_split<{args}, {vs}>"
-    p = plan_rows(rows, cols, t.itemsize, sm_count(dev), _occupancy(eg, args, dev, BLOCK),
-                  _occupancy(es, args, dev, BLOCK),
-                  packed=(ld_el == cols or rows == 1) and aligned)
+    p = plan_rows(rows, cols, t.itemsize, sm_count(dev),
+                  contiguous=ld_el == cols or rows == 1, aligned=aligned)
+    vs = "true" if p.vec else "false"
     ld, tail = np.uint64(ld_el), (np.float64(ddof), np.uint64(out2))
     shape = (np.uint64(rows), np.uint64(cols))
     if p.kernel == "packed":
         return _planned(_kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev), (p.grid,),
                         (BLOCK,), shape, tail, None)
+    if p.kernel == "staged":
+        return _planned(_kernel(f"axis_rows_staged<{args}, {p.group}>", args, dev), (p.grid,),
+                        (BLOCK,), (*shape, np.uint64(p.chunk)), tail, None)
     if p.kernel == "group":
-        return _planned(_kernel(eg, args, dev), (p.grid,), (BLOCK,), (*shape, ld), tail, None)
-    return _planned(_kernel(es, args, dev), (p.grid,), (BLOCK,),
+        return _planned(_kernel(f"axis_rows_group<{args}, {p.group}, {vs}>", args, dev),
+                        (p.grid,), (BLOCK,), (*shape, ld), tail, None)
+    return _planned(_kernel(f"axis_rows_split<{args}, {vs}>", args, dev), (p.grid,), (BLOCK,),
                     (*shape, ld, np.uint32(p.splits), np.uint64(p.chunk)), tail,
                     (kernel_dtypes(op, t)[0], t, rows * p.splits if p.splits > 1 else 1,
                      rows if p.splits > 1 else 1))
@@ -358,19 +368,23 @@ def _cols_layout(p: AxisProblem) -> bool:
 
 @register_cuda("rows_adaptive", supports=_rows_layout, rank=0, launch=record_launch)
 def rows_adaptive(x2d: Any, job: AxisJob) -> Any:
-    """Each row reduced by a group of 1-32 lanes or by several blocks, sized from the shape.
+    """Each row reduced by a group of 1-32 lanes, from shared memory, or by one or more blocks,
+    chosen from the shape (:func:`plan_rows`).
 
     Every op (sum/mean accumulate in float64 for floats and int64 for integers; min/max in the
-    input type with NaN propagating; var/std as shifted moments in float64). Short rows: G lanes
-    per row (G from the row length), 16-byte loads from each row's first 16-byte boundary, a
-    persistent grid. Long rows, few of them: S blocks per row, partials and a last-block finish
-    through an atomic ticket per row (:func:`plan_rows`). Any row length and stride.
+    input type with NaN propagating; var/std as shifted moments in float64). Rows back to back
+    of 16-256 bytes on the 16-byte grid: L lanes per row reading whole 512-byte segments
+    (packed). Other rows back to back up to 2 KiB: tiles of whole rows staged through shared
+    memory by the same segments, then G lanes per row (staged). Rows under 16 KiB: G lanes per
+    row from each row's first 16-byte boundary (group). Longer rows, or too few rows to fill
+    the GPU: a block per row, or S blocks per row with partials and a last-block finish
+    through an atomic ticket per row (split). Any row length and stride.
 
     Performance:
         Reads rows * cols elements once, writes one result per row; one launch (split plans
-        also write and read rows * S partials); no host synchronisation. Launch geometry:
-        group kernel min(SMs x occupancy, ceil(rows / (32 / G)) warps / 8) blocks of 256;
-        split kernel rows * S blocks of 256.
+        with S > 1 also write and read rows * S partials); no host synchronisation. Grids:
+        one warp step (packed, group) or one tile (staged) per 256-thread block; split rows * S
+        blocks of 256, about 4 per SM when the rows are few.
     """
     rows = x2d.shape[0]
     n = 2 * rows if job.op == "stats" else rows

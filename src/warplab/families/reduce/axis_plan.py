@@ -7,10 +7,26 @@ from typing import NamedTuple
 
 BLOCK = 256       # rows kernels' block (WARPLAB_AXIS_BLOCK)
 UNROLL = 4        # independent loads in flight per thread (WARPLAB_AXIS_UNROLL)
+SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
+#: 16-byte loads with the L2::256B prefetch hint, per kernel (WARPLAB_AXIS_*_STREAM; the packed
+#: and staged kernels always have it). On the H100 the hint lifted the group kernel on rows of
+#: 1000 float32 from 83% to 90% of the read ceiling and the columns kernel by 2-3%; the split
+#: kernel's rows read as fast without it.
+GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, True
 COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 GROUPS = (1, 2, 4, 8, 16, 32)
 #: Lanes per row of the packed kernel (rows of 16 L bytes, back to back).
 PACKED_LANES = (1, 2, 4, 8, 16)
+#: Staged tiles: 16-byte words a thread loads (WARPLAB_AXIS_STAGE_UNROLL), bytes a tile holds, and
+#: the longest row the staged kernel takes (a tile holds at least 7 rows).
+STAGE_UNROLL = 4
+STAGE_BYTES = BLOCK * 16 * STAGE_UNROLL
+STAGE_MAX_ROW_BYTES = 2048
+#: Rows of at least this many bytes run the split kernel (a block per row or more): on the H100
+#: a block per 16 KiB row read 99-102% of the read ceiling, a warp per row 94-96%.
+SPLIT_MIN_ROW_BYTES = 16 << 10
+#: The split kernel's grid: about this many blocks per SM (chunks a power of two elements).
+SPLIT_BLOCKS_PER_SM = 4
 #: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
 #: stays under ~3% of the input for float32 data and float64 partials).
 COLS_MIN_ROWS = 128
@@ -20,15 +36,15 @@ def _pow2_ceil(v: int) -> int:
     return 1 << max(0, int(v) - 1).bit_length()
 
 
-def _ceil_to(v: int, step: int) -> int:
-    """``v`` rounded up to a multiple of ``step``."""
-    return -(-v // step) * step
+def _pow2_floor(v: int) -> int:
+    return 1 << (max(1, int(v)).bit_length() - 1)
 
 
 class RowsPlan(NamedTuple):
-    """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, persistent grid),
-    "packed" (``group`` = L lanes per row of back-to-back rows) or "split" (S blocks per row of
-    ``chunk`` elements each, grid rows * S); ``vec`` 16-byte loads."""
+    """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, one warp step per warp),
+    "packed" (``group`` = L lanes per row of back-to-back rows), "staged" (``group`` = G lanes
+    per row, tiles of ``chunk`` rows through shared memory, a block per tile) or "split" (S
+    blocks per row of ``chunk`` elements each, grid rows * S); ``vec`` 16-byte loads."""
 
     kernel: str
     group: int
@@ -47,41 +63,60 @@ def group_size(cols: int, itemsize: int) -> tuple[bool, int]:
     return vec, min(32, _pow2_ceil(-(-units // UNROLL)))
 
 
-def plan_rows(rows: int, cols: int, itemsize: int, sms: int, group_bps: int,
-              split_bps: int, packed: bool = False) -> RowsPlan:
+def staged_rows(cols: int, itemsize: int) -> int:
+    """Whole rows of a staged tile: the most whose 16-byte words fit ``STAGE_BYTES`` wherever
+    the tile starts (up to 16 - itemsize bytes before its first element share its first word).
+    Performance: host arithmetic only."""
+    return (STAGE_BYTES - 16 + itemsize) // (cols * itemsize)
+
+
+def split_chunk(rows: int, cols: int, per: int, sms: int) -> int:
+    """Elements of a row one block of the split kernel reads: a power of two, so that the grid
+    holds about ``SPLIT_BLOCKS_PER_SM`` blocks per SM (at least one whole row per block when
+    the rows alone give that many blocks) and a block at least one 16-byte load per thread.
+    Performance: host arithmetic only."""
+    per_row = max(1, (SPLIT_BLOCKS_PER_SM * sms) // rows)
+    return max(_pow2_ceil(-(-cols // per_row)), BLOCK * per) if per_row > 1 else cols
+
+
+def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool = False,
+              aligned: bool = False) -> RowsPlan:
     """Choose the ``rows_adaptive`` launch from the shape and the device (pure: CPU-tested).
 
-    16-byte loads when a row holds at least 64 bytes. The group size G is the smallest power of
-    two (up to 32) that leaves each lane at most ``UNROLL`` loads per row (1M x 32 float32: G=2,
-    16 rows per warp, 4 loads per lane). Rows needing a full warp run the group kernel while
-    rows * 64 >= the resident threads (8192 x 8192: one warp per row); fewer, longer rows are
-    split over S blocks each, S = resident blocks // rows (16 x 2^24 on 132 SMs x 8: S = 66,
-    one wave) but at least one round of ``UNROLL`` loads per thread and block.
-    ``group_bps``/``split_bps``: resident blocks per SM of the two kernels.
+    ``contiguous``: the rows lie back to back (ld == cols); ``aligned``: the base is on the
+    16-byte grid. In that order:
 
-    ``packed``: the rows lie back to back from a 16-byte aligned base (ld == cols). Then rows of
-    16, 32, ..., 256 bytes run the packed kernel instead (L = row bytes / 16 lanes per row, each
-    warp instruction one 512-byte segment; 1M x 32 float32: L = 8), one warp step per warp (on
-    the H100 the full grid beat 4x and 1x the resident blocks by 1% and 3%,
-    benchmarks/explore_rows_short.py).
+    * packed: contiguous, aligned rows of 16, 32, ..., 256 bytes (L = row bytes / 16 lanes per
+      row, each warp instruction one 512-byte segment; 1M x 32 float32: L = 8);
+    * staged: other contiguous rows of at most ``STAGE_MAX_ROW_BYTES`` (rows of 33 float32:
+      124 rows a 16 KiB tile, G = 2 lanes per row from shared memory; 1 KiB rows: 15 a tile,
+      G = 16);
+    * group: rows under ``SPLIT_MIN_ROW_BYTES`` (G lanes per row, G the smallest power of two up
+      to 32 leaving each lane at most ``UNROLL`` loads; a warp per row from 512-byte rows of
+      float32), when the warps of the rows fill at least a quarter of the GPU's threads;
+    * split: longer rows, or too few rows for the group kernel: S blocks per row of a power of
+      two ``chunk`` elements (:func:`split_chunk`): 8192 x 8192 float32 a block per row,
+      256 x 2^20 two, 16 x 2^24 32.
 
     Performance: host arithmetic only.
     """
     vec, g = group_size(cols, itemsize)
     per = 16 // itemsize if vec else 1
-    units = -(-cols // per)
-    resident_g = sms * group_bps
-    lanes = cols * itemsize // 16
-    if packed and cols * itemsize == 16 * lanes and lanes in PACKED_LANES:
+    row_bytes = cols * itemsize
+    lanes = row_bytes // 16
+    if contiguous and aligned and row_bytes == 16 * lanes and lanes in PACKED_LANES:
         warps = -(-rows * lanes // (32 * UNROLL))
         return RowsPlan("packed", lanes, True, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
                         1, cols)
-    if g < 32 or rows * 64 >= resident_g * BLOCK:
+    if contiguous and rows > 1 and row_bytes <= STAGE_MAX_ROW_BYTES:
+        rt = staged_rows(cols, itemsize)
+        gs = min(32, _pow2_floor(BLOCK // min(rt, BLOCK)))  # the block's lanes over its rows
+        return RowsPlan("staged", gs, True, min(-(-rows // rt), 2 ** 31 - 1), 1, rt)
+    if g < 32 or (row_bytes < SPLIT_MIN_ROW_BYTES and rows * 32 * 4 >= sms * 2048):
         warps = -(-rows // (32 // g))
-        return RowsPlan("group", g, vec, max(1, min(resident_g, -(-warps * 32 // BLOCK))),
+        return RowsPlan("group", g, vec, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
                         1, cols)
-    s = max(1, min((sms * split_bps) // rows, -(-units // (BLOCK * UNROLL))))
-    chunk = _ceil_to(-(-cols // s), per)
+    chunk = split_chunk(rows, cols, per, sms)
     s = -(-cols // chunk)
     return RowsPlan("split", 32, vec, rows * s, s, chunk)
 

@@ -1,0 +1,229 @@
+"""Per-row (axis 1) and per-column (axis 0) reductions on every shape, not only the tuned ones
+(GPU machine; not part of the package's API).
+
+Two parts, one JSON:
+
+* ``public``: what users call, ``warplab.mean``/``sum(x, axis=a)`` next to ``cupy.mean`` and
+  ``torch.mean(dim=a)`` on the same device array, ``CALLS`` calls back to back between two CUDA
+  events, median of ``BATCHES`` batches (the series campaign's "calls" mode); GB/s of the
+  input plus the results, and that over the read ceiling (``read_words`` over 1 GiB).
+* ``kernels``: the axis kernels launched directly with other geometries and compile-time
+  settings than the plan's: loads with the L2::256B prefetch hint (``*_STREAM``), 8 loads in
+  flight instead of 4 (``*UNROLL``), the persistent group grid against the full one, and the
+  split kernel at 1, 2, 4 or 8 blocks per SM in total (or one block per row). Every candidate's
+  result is checked against a float64 reduction of the same data.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import cupy
+import numpy as np
+
+import warplab
+from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
+from warplab.lab.harness.ceilings import read_bandwidth
+
+ROWS = ((1 << 20, 32), (1 << 17, 256), (1 << 21, 33), (65536, 1000), (32768, 4097),
+        (8192, 8192), (256, 1 << 20), (16, 1 << 24))
+COLS = ((8192, 8192), (32, 1 << 20), (1 << 20, 32))
+CALLS, BATCHES, WARMUP = 10, 7, 3
+#: Compile-time settings tried: (name, DEFINES changed from the library's).
+CONFIGS = (("default", {}),
+           ("no_stream", {"WARPLAB_AXIS_GROUP_STREAM": 0, "WARPLAB_AXIS_COLS_STREAM": 0}),
+           ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1}))
+
+
+def per_call_ms(call: Callable[[], Any]) -> float:
+    for _ in range(WARMUP):
+        call()
+    samples = []
+    for _ in range(BATCHES):
+        a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        a.record()
+        for _ in range(CALLS):
+            call()
+        b.record()
+        b.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(a, b) / CALLS)
+    return float(np.median(samples))
+
+
+def module_defines(changes: dict) -> tuple[str, ...]:
+    return defines({**ac.DEFINES, **changes})
+
+
+def kernel(expr: str, args: str, opts: tuple[str, ...]) -> Any:
+    return get_kernel(ac.SOURCE, expr, all_expressions=ac._expressions(args), options=opts)
+
+
+def check(got: Any, ref: Any, dt: np.dtype) -> float:
+    g = cupy.asnumpy(got).astype(np.float64)
+    r = cupy.asnumpy(ref)
+    return float(np.max(np.abs(g - r) / np.abs(r)))
+
+
+def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
+    """(label, expression template, grid, arguments, output) of the rows launches to try: the
+    packed and staged kernels where they apply, the group kernel on the full and on the
+    resident grid, the split kernel a block per row and at power-of-two chunks."""
+    rows, cols = x.shape
+    vec, g = ap.group_size(cols, dt.itemsize)
+    vs = "true" if vec else "false"
+    per = 16 // dt.itemsize if vec else 1
+    out = cupy.empty(rows, dt)
+    r64, c64, ld = np.uint64(rows), np.uint64(cols), np.uint64(cols)
+    tail = (np.float64(0), np.uint64(rows))
+    cands = []
+    row_bytes = cols * dt.itemsize
+    lanes = row_bytes // 16
+    if row_bytes == 16 * lanes and lanes in ap.PACKED_LANES:
+        warps = -(-rows * lanes // (32 * ap.UNROLL))
+        cands.append(("packed", f"axis_rows_packed<{{a}}, {lanes}>",
+                      (max(1, -(-warps * 32 // ap.BLOCK)),), (x, r64, c64, out, *tail), out))
+    elif row_bytes <= ap.STAGE_MAX_ROW_BYTES:
+        p = ap.plan_rows(rows, cols, dt.itemsize, sms, contiguous=True, aligned=True)
+        cands.append((f"staged G={p.group} RT={p.chunk}", f"axis_rows_staged<{{a}}, {p.group}>",
+                      (p.grid,), (x, r64, c64, np.uint64(p.chunk), out, *tail), out))
+    if g < 32 or row_bytes < 64 * 1024:
+        warps = -(-rows // (32 // g))
+        full = max(1, -(-warps * 32 // ap.BLOCK))
+        for name, mult in (("group_resident", 1), ("group_full", 0)):
+            grid = full if mult == 0 else min(full, mult * sms * 8)
+            cands.append((f"{name} G={g}", f"axis_rows_group<{{a}}, {g}, {vs}>", (grid,),
+                          (x, r64, c64, ld, out, *tail), out))
+    if row_bytes >= 4096:
+        chunks = [cols] + [1 << k for k in range(30, 7, -1) if (1 << k) < cols]
+        for chunk in chunks:
+            s = -(-cols // chunk)
+            if chunk < ap.BLOCK * per or not (sms <= rows * s <= 16 * sms or s == 1):
+                continue
+            parts = cupy.empty(max(1, rows * s), np.float64)
+            tickets = cupy.zeros(max(1, rows), np.uint32)
+            cands.append((f"split S={s} chunk={chunk}", f"axis_rows_split<{{a}}, {vs}>",
+                          (rows * s,), (x, r64, c64, ld, np.uint32(s), np.uint64(chunk), parts,
+                                        tickets, out, *tail), out))
+    return cands
+
+
+def col_candidates(x: Any, dt: np.dtype, sms: int, opts: tuple[str, ...]
+                   ) -> list[tuple[str, str, tuple, tuple, Any]]:
+    nred, ncols = x.shape
+    args = ac.targs("mean", dt)
+    vs = "true" if ncols * dt.itemsize >= 16 else "false"
+    expr = f"axis_cols<{{a}}, {vs}>"
+    bps = occupancy_blocks_per_sm(kernel(expr.format(a=args), args, opts), ap.COLS_BLOCK, 0)
+    p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms, bps)
+    out = cupy.empty(ncols, dt)
+    cands = []
+    seen = set()
+    for mult in (0.25, 0.5, 1, 2, 4):
+        s = max(1, min(int(p.splits * mult), -(-nred // 32), 65535))
+        chunk = -(-nred // s)
+        s = -(-nred // chunk)
+        if s in seen:
+            continue
+        seen.add(s)
+        parts = cupy.empty(max(1, ncols * s), np.float64)
+        tickets = cupy.zeros(max(1, p.gx), np.uint32)
+        cands.append((f"cols cg={p.cg} S={s}", expr, (p.gx, s),
+                      (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(p.cg),
+                       np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),
+                       np.uint64(ncols)), out))
+    return cands
+
+
+def main() -> None:
+    ap_ = argparse.ArgumentParser()
+    ap_.add_argument("--json", default="rows_shapes.json")
+    ap_.add_argument("--quick", action="store_true", help="float32 only, default settings")
+    args = ap_.parse_args()
+    import torch
+
+    dev = cupy.cuda.runtime.getDevice()
+    sms = ac.sm_count(dev)
+    read = read_bandwidth("cuda")["read_gbps"]
+    name = cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()
+    print(f"{name}: {sms} SMs, read ceiling {read:.0f} GB/s (read_words, 1 GiB)", flush=True)
+    doc: dict[str, Any] = {"device": name, "read_gbps": read, "public": [], "kernels": []}
+    dtypes = (np.float32,) if args.quick else (np.float32, np.float64)
+    configs = CONFIGS[:1] if args.quick else CONFIGS
+    t0 = time.time()
+    for axis, shapes in ((1, ROWS), (0, COLS)):
+        for rows, cols in shapes:
+            for dtype in dtypes:
+                dt = np.dtype(dtype)
+                rng = cupy.random.default_rng(1)
+                x = (rng.random((rows, cols), dtype=np.float64) + 1.0).astype(dt)
+                ref = {op: x.astype(np.float64).sum(axis=axis) for op in ("sum",)}
+                ref["mean"] = ref["sum"] / x.shape[axis]
+                nout = x.shape[1 - axis]
+                nbytes = x.nbytes + nout * dt.itemsize
+                t = torch.from_dlpack(x)
+                line = []
+                for op in ("mean", "sum"):
+                    calls = {"warplab": lambda op=op, x=x, a=axis: getattr(warplab, op)(x, axis=a),
+                             "cupy": lambda op=op, x=x, a=axis: getattr(cupy, op)(x, axis=a),
+                             "torch": lambda op=op, t=t, a=axis: getattr(torch, op)(t, dim=a)}
+                    for prov, call in calls.items():
+                        got = call()
+                        if prov == "torch":
+                            got = cupy.from_dlpack(got)
+                        err = check(got, ref[op], dt)
+                        ms = per_call_ms(call)
+                        gbps = nbytes / ms / 1e6
+                        doc["public"].append({"axis": axis, "rows": rows, "cols": cols,
+                                              "dtype": dt.name, "op": op, "provider": prov,
+                                              "ms": ms, "gbps": gbps, "pct_read": 100 * gbps / read,
+                                              "rel_err": err})
+                        line.append(f"{op[0]}:{prov[0]} {100 * gbps / read:5.1f}")
+                print(f"axis {axis} {rows}x{cols} {dt.name}: public % of read: {' '.join(line)}",
+                      flush=True)
+                a = ac.targs("mean", dt)
+                best = []
+                for cname, changes in configs:
+                    opts = module_defines(changes)
+                    cands = (row_candidates(x, dt, sms) if axis == 1
+                             else col_candidates(x, dt, sms, opts))
+                    for label, expr, grid, kargs, out in cands:
+                        e = expr.format(a=a)
+                        k = kernel(e, a, opts)
+                        block = (ap.COLS_BLOCK,) if axis == 0 else (ap.BLOCK,)
+                        def launch(k=k, grid=grid, block=block, kargs=kargs) -> None:
+                            k(grid, block, kargs)
+                        out.fill(0)
+                        launch()
+                        err = check(out, ref["mean"], dt)
+                        ms = per_call_ms(launch)
+                        gbps = nbytes / ms / 1e6
+                        ok = err < (1e-5 if dt == np.float32 else 1e-12)
+                        doc["kernels"].append({"axis": axis, "rows": rows, "cols": cols,
+                                               "dtype": dt.name, "config": cname,
+                                               "launch": label, "grid": list(grid), "ms": ms,
+                                               "gbps": gbps, "pct_read": 100 * gbps / read,
+                                               "rel_err": err, "verified": ok})
+                        best.append((gbps, cname, label, ok))
+                best.sort(reverse=True)
+                for gbps, cname, label, ok in best[:4]:
+                    print(f"    {100 * gbps / read:5.1f}%  {cname:10s} {label}"
+                          f"{'' if ok else '  NOT VERIFIED'}", flush=True)
+                cur = [b for b in best if b[1] == "default"]
+                print("    default settings: " + ", ".join(
+                    f"{lab} {100 * g / read:.1f}" for g, _, lab, _ in cur), flush=True)
+                del x, t, ref
+                cupy.get_default_memory_pool().free_all_blocks()
+    doc["seconds"] = time.time() - t0
+    with open(args.json, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"done in {doc['seconds']:.0f} s -> {args.json}")
+
+
+if __name__ == "__main__":
+    main()
