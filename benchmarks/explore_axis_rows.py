@@ -14,6 +14,7 @@ import cupy
 import numpy as np
 
 from warplab.lab.harness import ceilings
+from warplab.core.loader import occupancy_blocks_per_sm
 from warplab.families.reduce import axis_cuda as ac
 
 
@@ -48,7 +49,7 @@ def main() -> None:
         for g in ac.GROUPS:
             expr = f"axis_rows_group<{args}, {g}, {'true' if vec else 'false'}>"
             k = ac._kernel(expr, args, dev)
-            bps = ac._occupancy(expr, args, dev, ac.BLOCK)
+            bps = occupancy_blocks_per_sm(ac._kernel(expr, args, dev), ac.BLOCK, 0)
             resident = sms * bps
             warps = -(-rows // (32 // g))
             full = -(-warps * 32 // ac.BLOCK)

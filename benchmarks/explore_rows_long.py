@@ -16,6 +16,7 @@ import numpy as np
 
 from warplab.lab.harness import ceilings
 from warplab.lab.harness.ceilings import _timed
+from warplab.core.loader import occupancy_blocks_per_sm
 from warplab.families.reduce import axis_cuda as ac
 from warplab.families.reduce.axis import reduce_axis
 
@@ -36,7 +37,7 @@ def main() -> None:
     sms = ac.sm_count(dev)
     es = f"axis_rows_split<{args}, true>"
     k = ac._kernel(es, args, dev)
-    bps = ac._occupancy(es, args, dev, ac.BLOCK)
+    bps = occupancy_blocks_per_sm(ac._kernel(es, args, dev), ac.BLOCK, 0)
     plan = ac.plan_rows(rows, cols, 4, sms, bps, bps)
     print(f"read ceiling {read:.0f} GB/s; plan: S = {plan.splits}, chunk {plan.chunk}, "
           f"{bps} blocks/SM resident")

@@ -27,7 +27,7 @@ import cupy
 import numpy as np
 
 import warplab
-from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.loader import defines, get_kernel
 from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
 from warplab.lab.harness.ceilings import read_bandwidth
 
@@ -113,14 +113,11 @@ def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
     return cands
 
 
-def col_candidates(x: Any, dt: np.dtype, sms: int, opts: tuple[str, ...]
-                   ) -> list[tuple[str, str, tuple, tuple, Any]]:
+def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
     nred, ncols = x.shape
-    args = ac.targs("mean", dt)
     vs = "true" if ncols * dt.itemsize >= 16 else "false"
     expr = f"axis_cols<{{a}}, {vs}>"
-    bps = occupancy_blocks_per_sm(kernel(expr.format(a=args), args, opts), ap.COLS_BLOCK, 0)
-    p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms, bps)
+    p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
     out = cupy.empty(ncols, dt)
     cands = []
     seen = set()
@@ -191,7 +188,7 @@ def main() -> None:
                 for cname, changes in configs:
                     opts = module_defines(changes)
                     cands = (row_candidates(x, dt, sms) if axis == 1
-                             else col_candidates(x, dt, sms, opts))
+                             else col_candidates(x, dt, sms))
                     for label, expr, grid, kargs, out in cands:
                         e = expr.format(a=a)
                         k = kernel(e, a, opts)

@@ -475,14 +475,15 @@ def test_plan_rows_shapes(rows: int, cols: int, itemsize: int, contiguous: bool)
 
 
 def test_plan_cols() -> None:
-    wide = axis_cuda.plan_cols(8192, 8192, 4, True, 132, 8)
-    assert wide.vec and wide.cg == 256 and wide.gx == 8 and wide.chunk >= axis_cuda.COLS_MIN_ROWS
-    few = axis_cuda.plan_cols(1 << 24, 16, 4, True, 132, 8)
-    assert few.cg == 4 and few.gx == 1 and few.splits == 132 * 8  # fills the GPU
-    odd = axis_cuda.plan_cols(100, 1025, 4, False, 132, 8)
+    wide = axis_cuda.plan_cols(8192, 8192, 4, True, 132)
+    assert wide.vec and wide.cg == 256 and (wide.gx, wide.splits) == (8, 33)
+    assert wide.chunk >= axis_cuda.COLS_MIN_ROWS
+    few = axis_cuda.plan_cols(1 << 24, 16, 4, True, 132)
+    assert few.cg == 4 and few.gx == 1 and few.splits == 132 * 2  # two blocks per SM
+    odd = axis_cuda.plan_cols(100, 1025, 4, False, 132)
     assert not odd.vec and odd.splits == 1 and odd.gx * odd.cg >= 1025
     for nred, ncols in ((1, 2), (5, 3), (300, 7), (1 << 20, 2)):
-        p = axis_cuda.plan_cols(nred, ncols, 8, True, 132, 8)
+        p = axis_cuda.plan_cols(nred, ncols, 8, True, 132)
         assert p.chunk * (p.splits - 1) < nred <= p.chunk * p.splits and p.splits <= 65535
 
 

@@ -27,7 +27,7 @@ if not warplab.cuda_available():
     pytest.skip("no usable CUDA GPU", allow_module_level=True)
 cupy = pytest.importorskip("cupy")
 
-from warplab.families.reduce import axis_cuda  # noqa: E402
+from warplab.families.reduce import axis_cuda, axis_plan  # noqa: E402
 from warplab.families.reduce.axis import OPS, plan_2d, reduce_axis, series_stats_rows  # noqa: E402
 
 K2 = ("k2_basic", "k2_shared", "k2_shared_unrolled", "k2_multiblock")
@@ -401,7 +401,7 @@ STAGED = [(cols, dt) for dt, widest in (("float32", 512), ("float64", 256))
 @pytest.mark.parametrize("cols,dtype", STAGED, ids=lambda v: str(v))
 def test_staged_rows(cols: int, dtype: str) -> None:
     t = np.dtype(dtype)
-    rt = axis_cuda.staged_rows(cols, t.itemsize)
+    rt = axis_plan.staged_rows(cols, t.itemsize)
     per = 16 // t.itemsize
     for rows in sorted({2, rt - 1, rt, rt + 1, 3 * rt + 7} - {0, 1}):
         plan = axis_cuda.plan_rows(rows, cols, t.itemsize, 132, contiguous=True)

@@ -220,7 +220,8 @@ template <bool STREAM> __device__ __forceinline__ uint4 ld16(const uint4* p) {
 
 // Thread ``t`` of ``nt`` accumulates elements [begin, end) of a contiguous slice. VEC: a scalar
 // head up to the first 16-byte boundary, then 16-byte read-only loads (U in flight per
-// thread, one accumulator each), then a scalar tail: any start address, any length.
+// thread, one accumulator each, the last round's loads predicated rather than one at a time),
+// then a scalar tail: any start address, any length.
 template <class T, class A, class OP, bool VEC, int U, bool STREAM>
 __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 end, u64 t, u64 nt,
                                        double k) {
@@ -234,35 +235,29 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
         const u64 vb = begin + head;
         const u64 nvec = (end - vb) / PER;
         const uint4* __restrict__ v = reinterpret_cast<const uint4*>(p + vb);
-        u64 i = t;
-        for (; i + (U - 1) * nt < nvec; i += U * nt) {
+        for (u64 i = t; i < nvec; i += U * nt) {  // U loads in flight, the last round too
             Pack<T, PER> q[U];
 #pragma unroll
-            for (int j = 0; j < U; ++j) q[j].u = ld16<STREAM>(v + i + j * nt);
+            for (int j = 0; j < U; ++j)
+                q[j].u = i + j * nt < nvec ? ld16<STREAM>(v + i + j * nt) : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
             for (int j = 0; j < U; ++j)
+                if (i + j * nt < nvec)
 #pragma unroll
-                for (int e = 0; e < PER; ++e) acc[j] = OP::add(acc[j], q[j].v[e], k);
-        }
-        for (; i < nvec; i += nt) {
-            Pack<T, PER> q;
-            q.u = ld16<STREAM>(v + i);
-#pragma unroll
-            for (int e = 0; e < PER; ++e) acc[0] = OP::add(acc[0], q.v[e], k);
+                    for (int e = 0; e < PER; ++e) acc[j] = OP::add(acc[j], q[j].v[e], k);
         }
         for (u64 j = t; j < head; j += nt) acc[0] = OP::add(acc[0], __ldg(p + begin + j), k);
         const u64 tb = vb + nvec * PER;
         for (u64 j = tb + t; j < end; j += nt) acc[0] = OP::add(acc[0], __ldg(p + j), k);
     } else {
-        u64 i = begin + t;
-        for (; i + (U - 1) * nt < end; i += U * nt) {
+        for (u64 i = begin + t; i < end; i += U * nt) {
             T q[U];
 #pragma unroll
-            for (int j = 0; j < U; ++j) q[j] = __ldg(p + i + j * nt);
+            for (int j = 0; j < U; ++j) q[j] = i + j * nt < end ? __ldg(p + i + j * nt) : T(0);
 #pragma unroll
-            for (int j = 0; j < U; ++j) acc[j] = OP::add(acc[j], q[j], k);
+            for (int j = 0; j < U; ++j)
+                if (i + j * nt < end) acc[j] = OP::add(acc[j], q[j], k);
         }
-        for (; i < end; i += nt) acc[0] = OP::add(acc[0], __ldg(p + i), k);
     }
 #pragma unroll
     for (int j = 1; j < U; ++j) acc[0] = OP::combine(acc[0], acc[j]);
@@ -541,12 +536,20 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
     __syncthreads();
     if (!last) return;  // the whole last block combines: row lane rl takes partials rl, rl + RL..
     __threadfence();
+    constexpr int FIN = 8;  // partials in flight per thread: the finish is L2 round trips
 #pragma unroll
     for (int e = 0; e < PER; ++e) {
         acc[e] = OP::template identity<A>();
-        if (e < nc)
-            for (u32 j = rl; j < S; j += RL)
-                acc[e] = OP::combine(acc[e], load_cg(partials + (u64)j * ncols + c0 + e));
+        if (e >= nc) continue;
+        for (u32 j = rl; j < S; j += FIN * RL) {
+            A y[FIN];
+#pragma unroll
+            for (int f = 0; f < FIN; ++f)
+                y[f] = j + f * RL < S ? load_cg(partials + (u64)(j + f * RL) * ncols + c0 + e)
+                                      : OP::template identity<A>();
+#pragma unroll
+            for (int f = 0; f < FIN; ++f) acc[e] = OP::combine(acc[e], y[f]);
+        }
     }
     if (RL > 1) cols_lanes<A, OP, PER>(acc, sm, rl, RL, CG);
 #pragma unroll

@@ -29,7 +29,7 @@ import numpy as np
 from warplab.core import fastpath
 from warplab.core.errors import InvalidValueError
 from warplab.core.launch import ARRAY, Prepared
-from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import register
 from warplab.core.scalar import empty
 from warplab.families.reduce.axis_plan import (  # noqa: F401
@@ -110,11 +110,6 @@ def _expressions(args: str) -> tuple[str, ...]:
 @functools.cache
 def _kernel(expr: str, args: str, device_id: int) -> Any:
     return get_kernel(SOURCE, expr, all_expressions=_expressions(args), options=defines(DEFINES))
-
-
-@functools.cache
-def _occupancy(expr: str, args: str, device_id: int, block: int) -> int:
-    return occupancy_blocks_per_sm(_kernel(expr, args, device_id), block, 0)
 
 
 @functools.cache
@@ -329,8 +324,7 @@ def cols_launch(nred: int, ncols: int, ld: int, base_aligned: bool, op: str, t: 
     aligned = base_aligned and (ld * t.itemsize) % 16 == 0
     vs = "true" if aligned and ncols * t.itemsize >= 16 else "false"
     expr = f"axis_cols<{args}, {vs}>"
-    p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev),
-                  _occupancy(expr, args, dev, COLS_BLOCK))
+    p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev))
     return _planned(_kernel(expr, args, dev), (p.gx, p.splits), (COLS_BLOCK,),
                     (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
                      np.uint32(p.splits), np.uint64(p.chunk)),

@@ -27,6 +27,9 @@ STAGE_MAX_ROW_BYTES = 2048
 SPLIT_MIN_ROW_BYTES = 16 << 10
 #: The split kernel's grid: about this many blocks per SM (chunks a power of two elements).
 SPLIT_BLOCKS_PER_SM = 4
+#: The columns kernel's grid: about this many blocks per SM (on the H100 two beat one, four and
+#: eight on 8192 x 8192 and 2^20 x 32, float32 and float64).
+COLS_BLOCKS_PER_SM = 2
 #: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
 #: stays under ~3% of the input for float32 data and float64 partials).
 COLS_MIN_ROWS = 128
@@ -133,17 +136,18 @@ class ColsPlan(NamedTuple):
     chunk: int
 
 
-def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int, bps: int) -> ColsPlan:
+def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int) -> ColsPlan:
     """Choose the ``columns`` launch (pure: CPU-tested): 16-byte loads when the base and the row
     stride are 16-byte multiples; as many column threads per block as the columns need (up to
-    256), the rest of the block row lanes; the reduced rows split over as many blocks as fill
-    the GPU (resident blocks // column blocks), in runs of at least ``COLS_MIN_ROWS`` rows.
+    256), the rest of the block row lanes; the reduced rows split over blocks so that the grid
+    holds about ``COLS_BLOCKS_PER_SM`` blocks per SM, in runs of at least ``COLS_MIN_ROWS``
+    rows (8192 x 8192 float32: 8 column blocks x 33 splits; 2^20 x 32: 1 x 264).
 
     Performance: host arithmetic only."""
     vec = aligned and ncols * itemsize >= 16
     groups = -(-ncols // (16 // itemsize if vec else 1))
     cg = min(COLS_BLOCK, _pow2_ceil(groups))
     gx = -(-groups // cg)
-    s = max(1, min((sms * bps) // gx, -(-nred // COLS_MIN_ROWS), 65535))
+    s = max(1, min((COLS_BLOCKS_PER_SM * sms) // gx, -(-nred // COLS_MIN_ROWS), 65535))
     chunk = -(-nred // s)
     return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk)
