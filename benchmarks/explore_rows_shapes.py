@@ -34,7 +34,7 @@ from warplab.lab.harness.ceilings import read_bandwidth
 ROWS = ((1 << 20, 32), (1 << 17, 256), (1 << 21, 33), (65536, 1000), (32768, 4097),
         (8192, 8192), (256, 1 << 20), (16, 1 << 24))
 COLS = ((8192, 8192), (32, 1 << 20), (1 << 20, 32))
-CALLS, BATCHES, WARMUP = 10, 7, 3
+CALLS, BATCHES, WARMUP = 10, 11, 3
 #: Compile-time settings tried: (name, DEFINES changed from the library's).
 CONFIGS = (("default", {}),
            ("no_stream", {"WARPLAB_AXIS_GROUP_STREAM": 0, "WARPLAB_AXIS_COLS_STREAM": 0}),
@@ -141,6 +141,7 @@ def main() -> None:
     ap_ = argparse.ArgumentParser()
     ap_.add_argument("--json", default="rows_shapes.json")
     ap_.add_argument("--quick", action="store_true", help="float32 only, default settings")
+    ap_.add_argument("--default-only", action="store_true", help="the library's settings only")
     args = ap_.parse_args()
     import torch
 
@@ -151,7 +152,7 @@ def main() -> None:
     print(f"{name}: {sms} SMs, read ceiling {read:.0f} GB/s (read_words, 1 GiB)", flush=True)
     doc: dict[str, Any] = {"device": name, "read_gbps": read, "public": [], "kernels": []}
     dtypes = (np.float32,) if args.quick else (np.float32, np.float64)
-    configs = CONFIGS[:1] if args.quick else CONFIGS
+    configs = CONFIGS[:1] if args.quick or args.default_only else CONFIGS
     t0 = time.time()
     for axis, shapes in ((1, ROWS), (0, COLS)):
         for rows, cols in shapes:

@@ -422,6 +422,8 @@ def test_plan_rows_targets() -> None:
     square = axis_cuda.plan_rows(8192, 8192, 4, **H100, contiguous=True, aligned=True)
     assert (square.kernel, square.splits, square.grid) == ("split", 1, 8192)  # a block per row
     assert axis_cuda.plan_rows(32768, 4097, 4, **H100)[:1] == ("split",)  # 16 KiB rows
+    assert axis_cuda.plan_rows(65536, 1000, 8, **H100)[:1] == ("split",)  # 8 KB rows
+    assert axis_cuda.plan_rows(65536, 1023, 4, **H100)[:1] == ("group",)  # under 4 KiB
     wide = axis_cuda.plan_rows(256, 1 << 20, 4, **H100)
     assert (wide.splits, wide.chunk, wide.grid) == (2, 1 << 19, 512)
     long = axis_cuda.plan_rows(16, 1 << 24, 4, **H100)

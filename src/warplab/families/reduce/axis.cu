@@ -220,8 +220,8 @@ template <bool STREAM> __device__ __forceinline__ uint4 ld16(const uint4* p) {
 
 // Thread ``t`` of ``nt`` accumulates elements [begin, end) of a contiguous slice. VEC: a scalar
 // head up to the first 16-byte boundary, then 16-byte read-only loads (U in flight per
-// thread, one accumulator each, the last round's loads predicated rather than one at a time),
-// then a scalar tail: any start address, any length.
+// thread, one accumulator each; the last, partial round's loads predicated rather than issued
+// one at a time), then a scalar tail: any start address, any length.
 template <class T, class A, class OP, bool VEC, int U, bool STREAM>
 __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 end, u64 t, u64 nt,
                                        double k) {
@@ -235,7 +235,17 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
         const u64 vb = begin + head;
         const u64 nvec = (end - vb) / PER;
         const uint4* __restrict__ v = reinterpret_cast<const uint4*>(p + vb);
-        for (u64 i = t; i < nvec; i += U * nt) {  // U loads in flight, the last round too
+        u64 i = t;
+        for (; i + (U - 1) * nt < nvec; i += U * nt) {  // whole rounds: U loads in flight
+            Pack<T, PER> q[U];
+#pragma unroll
+            for (int j = 0; j < U; ++j) q[j].u = ld16<STREAM>(v + i + j * nt);
+#pragma unroll
+            for (int j = 0; j < U; ++j)
+#pragma unroll
+                for (int e = 0; e < PER; ++e) acc[j] = OP::add(acc[j], q[j].v[e], k);
+        }
+        if (i < nvec) {  // the last, partial round: its (at most U - 1) loads predicated
             Pack<T, PER> q[U];
 #pragma unroll
             for (int j = 0; j < U; ++j)
@@ -250,7 +260,15 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
         const u64 tb = vb + nvec * PER;
         for (u64 j = tb + t; j < end; j += nt) acc[0] = OP::add(acc[0], __ldg(p + j), k);
     } else {
-        for (u64 i = begin + t; i < end; i += U * nt) {
+        u64 i = begin + t;
+        for (; i + (U - 1) * nt < end; i += U * nt) {
+            T q[U];
+#pragma unroll
+            for (int j = 0; j < U; ++j) q[j] = __ldg(p + i + j * nt);
+#pragma unroll
+            for (int j = 0; j < U; ++j) acc[j] = OP::add(acc[j], q[j], k);
+        }
+        if (i < end) {
             T q[U];
 #pragma unroll
             for (int j = 0; j < U; ++j) q[j] = i + j * nt < end ? __ldg(p + i + j * nt) : T(0);

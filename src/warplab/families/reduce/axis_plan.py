@@ -23,8 +23,8 @@ STAGE_UNROLL = 4
 STAGE_BYTES = BLOCK * 16 * STAGE_UNROLL
 STAGE_MAX_ROW_BYTES = 2048
 #: Rows of at least this many bytes run the split kernel (a block per row or more): on the H100
-#: a block per 16 KiB row read 99-102% of the read ceiling, a warp per row 94-96%.
-SPLIT_MIN_ROW_BYTES = 16 << 10
+#: a block per row of 8, 16 or 32 KiB read 99-102% of the read ceiling, a warp per row 94-96%.
+SPLIT_MIN_ROW_BYTES = 4 << 10
 #: The split kernel's grid: about this many blocks per SM (chunks a power of two elements).
 SPLIT_BLOCKS_PER_SM = 4
 #: The columns kernel's grid: about this many blocks per SM (on the H100 two beat one, four and
@@ -96,10 +96,11 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
       G = 16);
     * group: rows under ``SPLIT_MIN_ROW_BYTES`` (G lanes per row, G the smallest power of two up
       to 32 leaving each lane at most ``UNROLL`` loads; a warp per row from 512-byte rows of
-      float32), when the warps of the rows fill at least a quarter of the GPU's threads;
+      float32: 65536 x 1000 float32), when the warps of the rows fill at least a quarter of the
+      GPU's threads;
     * split: longer rows, or too few rows for the group kernel: S blocks per row of a power of
-      two ``chunk`` elements (:func:`split_chunk`): 8192 x 8192 float32 a block per row,
-      256 x 2^20 two, 16 x 2^24 32.
+      two ``chunk`` elements (:func:`split_chunk`): 65536 x 1000 float64 and 8192 x 8192
+      float32 a block per row, 256 x 2^20 two, 16 x 2^24 32.
 
     Performance: host arithmetic only.
     """
