@@ -29,6 +29,7 @@ import numpy as np
 import warplab
 from warplab.core.loader import defines, get_kernel
 from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
+from warplab.lab.campaigns.series.bench import back_to_back
 from warplab.lab.harness.ceilings import read_bandwidth
 
 ROWS = ((1 << 20, 32), (1 << 17, 256), (1 << 21, 33), (65536, 1000), (32768, 4097),
@@ -42,17 +43,8 @@ CONFIGS = (("default", {}),
 
 
 def per_call_ms(call: Callable[[], Any]) -> float:
-    for _ in range(WARMUP):
-        call()
-    samples = []
-    for _ in range(BATCHES):
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        a.record()
-        for _ in range(CALLS):
-            call()
-        b.record()
-        b.synchronize()
-        samples.append(cupy.cuda.get_elapsed_time(a, b) / CALLS)
+    """Median ms per call of ``CALLS`` calls back to back (the series campaign's calls mode)."""
+    samples, _ = back_to_back(call, CALLS, BATCHES, WARMUP)
     return float(np.median(samples))
 
 

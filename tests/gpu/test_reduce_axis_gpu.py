@@ -357,6 +357,20 @@ PACKED = [(rows, lanes * 16 // isz, dt) for dt, isz in (("float32", 4), ("float6
           for rows in (1, 5, 1000, 4099)]
 
 
+def every_op_rows_adaptive(xd: object, x: np.ndarray) -> None:
+    """Every op of ``rows_adaptive`` on the device view ``xd`` (the rows of ``x``), and var/std
+    with ddof=1, against NumPy in float64."""
+    for op in OPS:
+        clear_ran()
+        got = reduce_axis(xd, op, 1, variant="rows_adaptive")
+        assert last_ran() == "rows_adaptive"
+        compare(got.get(), x, op, U[np.dtype(np.float64)])
+    if x.shape[1] > 1:
+        for op in ("var", "std"):
+            compare(reduce_axis(xd, op, 1, variant="rows_adaptive", ddof=1).get(), x, op,
+                    U[np.dtype(np.float64)], ddof=1)
+
+
 @pytest.mark.parametrize("rows,cols,dtype", PACKED, ids=lambda v: str(v))
 def test_packed_rows(rows: int, cols: int, dtype: str) -> None:
     t = np.dtype(dtype)
@@ -368,15 +382,7 @@ def test_packed_rows(rows: int, cols: int, dtype: str) -> None:
         for off in (0, 1):  # off 1: base not 16-byte aligned, the staged kernel
             flat[off:off + rows * cols] = cupy.asarray(x.ravel())
             xd = flat[off:off + rows * cols].reshape(rows, cols)
-            for op in OPS:
-                clear_ran()
-                got = reduce_axis(xd, op, 1, variant="rows_adaptive")
-                assert last_ran() == "rows_adaptive"
-                compare(got.get(), x, op, U[np.dtype(np.float64)])
-            if cols > 1:
-                for op in ("var", "std"):
-                    compare(reduce_axis(xd, op, 1, variant="rows_adaptive", ddof=1).get(), x,
-                            op, U[np.dtype(np.float64)], ddof=1)
+            every_op_rows_adaptive(xd, x)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
@@ -413,15 +419,7 @@ def test_staged_rows(cols: int, dtype: str) -> None:
                 flat[:] = np.nan if t.kind == "f" else 0  # bytes outside the rows: never read
                 flat[off:off + rows * cols] = cupy.asarray(x.ravel())
                 xd = flat[off:off + rows * cols].reshape(rows, cols)
-                for op in OPS:
-                    clear_ran()
-                    got = reduce_axis(xd, op, 1, variant="rows_adaptive")
-                    assert last_ran() == "rows_adaptive"
-                    compare(got.get(), x, op, U[np.dtype(np.float64)])
-                if cols > 1:
-                    for op in ("var", "std"):
-                        compare(reduce_axis(xd, op, 1, ddof=1).get(), x, op,
-                                U[np.dtype(np.float64)], ddof=1)
+                every_op_rows_adaptive(xd, x)
             mean, norm = series_stats_rows(cupy.asarray(x))
             x64 = x.astype(np.float64)
             m = x64.mean(axis=1)
