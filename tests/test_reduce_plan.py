@@ -63,6 +63,8 @@ def _axis_kernel(expr: str, targs: str, device: int) -> object:
             (rows, cols, out, fd, _), ld = rest, int(rest[1])
         elif name == "axis_rows_group":
             rows, cols, ld, out, fd, _ = rest
+        elif name == "axis_rows_staged":  # rows back to back: ld == cols
+            (rows, cols, _, out, fd, _), ld = rest, int(rest[1])
         elif name == "axis_rows_split":
             rows, cols, ld, _, _, _, _, out, fd, _ = rest
         else:  # axis_cols: reduce each column of (nred, ncols)
@@ -97,7 +99,6 @@ def _vec_kernel(kernel: str, targs: str) -> object:
 def gpu(monkeypatch: pytest.MonkeyPatch):
     g = install(monkeypatch)
     monkeypatch.setattr(axis_cuda, "_kernel", _axis_kernel)
-    monkeypatch.setattr(axis_cuda, "_occupancy", lambda *a: 8)
     monkeypatch.setattr(axis_cuda, "sm_count", lambda d: 4)
     monkeypatch.setattr(cuda, "_kernel", _vec_kernel)
     monkeypatch.setattr(cuda, "occupancy_blocks_per_sm", lambda *a: 2)
