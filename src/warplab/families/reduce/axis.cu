@@ -284,8 +284,9 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
 
 // =============================================================================================
 // rows_adaptive, short and medium rows: a group of G lanes (G = 1..32, a power of two) per row.
-// A persistent grid of warps walks the rows 32/G at a time (a warp-uniform loop, so the group's
-// xor shuffles always see the whole warp); lane 0 of each group stores the row's result.
+// The warps walk the rows 32/G at a time (a warp-uniform loop, so the group's xor shuffles
+// always see the whole warp; the plan launches a warp per step, so each walks once); lane 0 of
+// each group stores the row's result.
 // =============================================================================================
 template <class T, class A, class R, class OP, int G, bool VEC>
 __global__ void __launch_bounds__(BS)
@@ -424,7 +425,8 @@ axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __rest
 }
 
 // =============================================================================================
-// rows_adaptive, few long rows: S blocks per row (grid rows * S), block s reads elements
+// rows_adaptive, long rows (or too few rows for the group kernel): S blocks per row (grid
+// rows * S; S = 1, a block per row, when the rows alone fill the GPU), block s reads elements
 // [s * chunk, (s + 1) * chunk) of its row; with S > 1 each block leaves a partial, and the
 // block that draws a row's last ticket (atomicInc wraps the row's counter back to 0) combines
 // the row's S partials and stores the result: one launch, every SM busy.
@@ -487,7 +489,8 @@ __device__ __forceinline__ void cols_lanes(A (&acc)[PER], A* sm, u32 rl, u32 RL,
 // every (CBS / CG)-th row of the block's row range with UNR loads in flight, so a warp always
 // reads whole 32-byte sectors, however few the columns. The row lanes are then combined in
 // shared memory. Grid (column blocks, S): with S > 1 each row range leaves partials, and the
-// last block of a column block (one ticket each) combines the S partials of its columns.
+// last block of a column block (one ticket each) combines the S partials of its columns, every
+// thread of it taking part (row lane rl takes partials rl, rl + RL, ..., 8 loads in flight).
 // =============================================================================================
 template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(CBS)
