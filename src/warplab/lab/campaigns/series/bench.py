@@ -13,7 +13,8 @@ at most ``CHECK_ELEMENTS`` values, at least one row): max relative error (``rel_
 one ulp of the dtype plus 4 N float64 unit roundoffs (``warp_scan`` multiplies in another order).
 
 ``reduce_axis`` (the K2 table): ``mean(axis=1)`` of walks generated on the device, by every
-``reduce_axis`` variant that supports it and the comparators (``comparators.py``).
+``reduce_axis`` variant that supports it and the comparators (``comparators.py``); the table
+campaign's shapes are 8192 x 8192, ``TARGET_SHAPES`` and ``ROW_SHAPES``.
 ``params.mode`` ``"kernel"``: the call, held. ``params.mode`` ``"calls"``: the public call
 (``warplab.mean(x, axis=1)``) and the CuPy / torch calls on device input, ``params.calls`` calls
 back to back between two CUDA events, per-call time = elapsed / calls: what users get. Keys:
@@ -86,6 +87,10 @@ CPU_MAX_ELEMENTS = 1 << 24    # the cpu backend's campaign shapes stop here (ask
 SAME_BYTES_MIN = 1 << 24      # inputs from 16 MiB get the read ceiling at their own size too
 REPORT_SHAPE: Shape = (8192, 8192)
 TARGET_SHAPES: tuple[Shape, ...] = ((1 << 20, 32), (16, 1 << 24))
+#: The shapes beside the tuned ones (rows of 256, 33, 1000 and 4097 values; 256 long rows): the
+#: table campaign's means cover them too.
+ROW_SHAPES: tuple[Shape, ...] = ((1 << 17, 256), (1 << 21, 33), (65536, 1000), (32768, 4097),
+                                 (256, 1 << 20))
 SWEEP: tuple[Shape, ...] = tuple((1 << (28 - k), 1 << k) for k in range(5, 25))  # 2^28 values
 PARTS = ("generation", "mean", "accuracy", "baseline")
 
@@ -101,7 +106,8 @@ class SeriesCampaign:
     warmup: int
 
 
-_TABLE = SeriesCampaign((REPORT_SHAPE, *TARGET_SHAPES), (REPORT_SHAPE, *TARGET_SHAPES),
+_TABLE = SeriesCampaign((REPORT_SHAPE, *TARGET_SHAPES),
+                        (REPORT_SHAPE, *TARGET_SHAPES, *ROW_SHAPES),
                         ACCURACY_TABLE, REPORT_SHAPE, 4000, runs=20, warmup=3)
 SERIES_CAMPAIGNS = {
     "quick": SeriesCampaign((REPORT_SHAPE,), (REPORT_SHAPE,),
