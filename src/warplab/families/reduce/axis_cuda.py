@@ -98,7 +98,8 @@ def targs(op: str, t: np.dtype) -> str:
 
 @functools.cache
 def _expressions(args: str) -> tuple[str, ...]:
-    """One module per (T, op): every group size, both load paths, split and columns kernels."""
+    """One module per (T, op): every group size of the group kernel (both load paths) and of
+    the staged kernel, every packed width, the split and columns kernels."""
     out = [f"axis_rows_group<{args}, {g}, {v}>" for g in GROUPS for v in ("true", "false")]
     out += [f"axis_rows_packed<{args}, {lanes}>" for lanes in PACKED_LANES]
     out += [f"axis_rows_staged<{args}, {g}>" for g in GROUPS]

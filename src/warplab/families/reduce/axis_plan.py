@@ -95,9 +95,9 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
       124 rows a 16 KiB tile, G = 2 lanes per row from shared memory; 1 KiB rows: 15 a tile,
       G = 16);
     * group: rows under ``SPLIT_MIN_ROW_BYTES`` (G lanes per row, G the smallest power of two up
-      to 32 leaving each lane at most ``UNROLL`` loads; a warp per row from 512-byte rows of
-      float32: 65536 x 1000 float32), when the warps of the rows fill at least a quarter of the
-      GPU's threads;
+      to 32 leaving each lane at most ``UNROLL`` loads: a warp per row over 1 KiB, as
+      65536 x 1000 float32), when the warps of the rows fill at least a quarter of the GPU's
+      threads;
     * split: longer rows, or too few rows for the group kernel: S blocks per row of a power of
       two ``chunk`` elements (:func:`split_chunk`): 65536 x 1000 float64 and 8192 x 8192
       float32 a block per row, 256 x 2^20 two, 16 x 2^24 32.
