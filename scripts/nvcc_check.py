@@ -78,7 +78,8 @@ def _defines_of(cu: Path) -> list[str]:
 
 
 def jobs() -> list[Job]:
-    """Every compilation the check runs."""
+    """Every compilation the check runs, each once (a configuration whose options equal
+    another's, e.g. the Gram default, is not compiled twice)."""
     base = ("-std=c++17", "-DWARPLAB_NVCC_CHECK", f"-I{SRC / 'warplab' / 'core'}",
             "-Werror", "all-warnings")
     out: list[Job] = []
@@ -110,7 +111,13 @@ def jobs() -> list[Job]:
         out.append(Job(f"{cub.stem}-sm_90-shared", cub,
                        ("-arch=sm_90", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
                         "-Werror", "all-warnings")))
-    return out
+    seen: set[tuple[Path, tuple[str, ...]]] = set()
+    unique = []
+    for job in out:
+        if (job.source, job.args) not in seen:
+            seen.add((job.source, job.args))
+            unique.append(job)
+    return unique
 
 
 def run(job: Job, nvcc: str, tmp: Path) -> tuple[Job, bool, str]:
