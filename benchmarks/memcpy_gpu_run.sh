@@ -18,25 +18,10 @@
 # Set WARPLAB_COMMIT=<sha> (the copied tree has no git metadata); OUT defaults to
 # /tmp/warplab-out. Usage: WARPLAB_COMMIT=abc1234 bash benchmarks/memcpy_gpu_run.sh
 set -u -o pipefail
-OUT=${OUT:-/tmp/warplab-out}
-mkdir -p "$OUT"
-export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
-export WARPLAB_COMMIT=${WARPLAB_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 T_TESTS=${T_TESTS:-180} T_EXPLORE=${T_EXPLORE:-120} T_GRID=${T_GRID:-230}
 DEADLINE=${DEADLINE:-180}
-LOG="$OUT/memcpy_gpu_run.log"
-log() { echo "== $(date +%T) $*" | tee -a "$LOG"; }
-status=0
-step() {  # name limit logfile command...: run under timeout, log its exit status and seconds
-  local name=$1 limit=$2 file=$3 t0 rc
-  shift 3
-  log "$name (limit ${limit} s)"
-  t0=$(date +%s)
-  timeout "$limit" "$@" > "$file" 2>&1
-  rc=$?
-  log "$name: exit $rc after $(( $(date +%s) - t0 )) s$([ $rc = 124 ] && echo ' (TIMED OUT)')"
-  [ $rc = 0 ] || status=1
-}
+LOG=memcpy_gpu_run.log
+source "$(dirname "$0")/gpu_run_steps.sh"
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   2>&1 | tee -a "$LOG"

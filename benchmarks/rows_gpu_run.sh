@@ -12,23 +12,8 @@
 # Each step under its own `timeout`. Set WARPLAB_COMMIT=<sha> (the copied tree has no git
 # metadata); OUT defaults to /tmp/warplab-out. Usage: bash benchmarks/rows_gpu_run.sh
 set -u -o pipefail
-OUT=${OUT:-/tmp/warplab-out}
-mkdir -p "$OUT"
-export PYTHONPATH=${PYTHONPATH:-src} PYTHONUNBUFFERED=1
-export WARPLAB_COMMIT=${WARPLAB_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-LOG="$OUT/rows_gpu_run.log"
-log() { echo "== $(date +%T) $*" | tee -a "$LOG"; }
-status=0
-step() {  # name limit logfile command...: run under timeout, log its exit status and seconds
-  local name=$1 limit=$2 file=$3 t0 rc
-  shift 3
-  log "$name (limit ${limit} s)"
-  t0=$(date +%s)
-  timeout "$limit" "$@" > "$file" 2>&1
-  rc=$?
-  log "$name: exit $rc after $(( $(date +%s) - t0 )) s$([ $rc = 124 ] && echo ' (TIMED OUT)')"
-  [ $rc = 0 ] || status=1
-}
+LOG=rows_gpu_run.log
+source "$(dirname "$0")/gpu_run_steps.sh"
 
 python3 -c "import setup; setup.build_in_place()" > "$OUT/build_ext.log" 2>&1 \
   || log "C helpers not built (the library takes its Python paths)"
