@@ -30,6 +30,7 @@ import warplab
 from warplab.core.loader import defines, get_kernel
 from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
 from warplab.lab.campaigns.series.bench import back_to_back
+from warplab.lab.campaigns.series.measure import max_rel
 from warplab.lab.harness.ceilings import read_bandwidth
 
 ROWS = ((1 << 20, 32), (1 << 17, 256), (1 << 21, 33), (65536, 1000), (32768, 4097),
@@ -56,10 +57,9 @@ def kernel(expr: str, args: str, opts: tuple[str, ...]) -> Any:
     return get_kernel(ac.SOURCE, expr, all_expressions=ac._expressions(args), options=opts)
 
 
-def check(got: Any, ref: Any, dt: np.dtype) -> float:
-    g = cupy.asnumpy(got).astype(np.float64)
-    r = cupy.asnumpy(ref)
-    return float(np.max(np.abs(g - r) / np.abs(r)))
+def check(got: Any, ref: Any) -> float:
+    """max |got - ref| / |ref| of device results (``series.measure.max_rel``)."""
+    return max_rel(cupy.asnumpy(got), cupy.asnumpy(ref))
 
 
 def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
@@ -166,7 +166,7 @@ def main() -> None:
                         got = call()
                         if prov == "torch":
                             got = cupy.from_dlpack(got)
-                        err = check(got, ref[op], dt)
+                        err = check(got, ref[op])
                         ms = per_call_ms(call)
                         gbps = nbytes / ms / 1e6
                         doc["public"].append({"axis": axis, "rows": rows, "cols": cols,
@@ -190,7 +190,7 @@ def main() -> None:
                             k(grid, block, kargs)
                         out.fill(0)
                         launch()
-                        err = check(out, ref["mean"], dt)
+                        err = check(out, ref["mean"])
                         ms = per_call_ms(launch)
                         gbps = nbytes / ms / 1e6
                         ok = err < (1e-5 if dt == np.float32 else 1e-12)
