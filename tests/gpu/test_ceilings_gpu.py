@@ -29,6 +29,17 @@ def test_memory_bandwidth_near_datasheet(ceil: dict) -> None:
         assert 0.3 * sheet <= ceil[key] <= 1.5 * sheet, (key, ceil[key], sheet)
 
 
+@pytest.mark.parametrize("nbytes", [16, 4096 + 48, (1 << 20) + 16 * 33, (64 << 20) - 16])
+def test_every_read_kernel_reads_every_word(nbytes: int) -> None:
+    """Each read kernel's block sums add up to the words read (read_bandwidth raises when not)
+    at sizes that are not a multiple of any chunk, and the ceiling is the fastest of them."""
+    ceilings.read_bandwidth.cache_clear()
+    got = ceilings.read_bandwidth("cuda", runs=2, nbytes=nbytes)
+    by = got["read_gbps_by_method"]
+    assert set(by) == {name for name, *_ in ceilings.CUDA_READS}
+    assert got["read_gbps"] == pytest.approx(max(by.values()))
+
+
 def test_pinned_transfers_not_slower_than_pageable(ceil: dict) -> None:
     for direction in ("h2d", "d2h"):
         pinned, pageable = ceil[f"{direction}_pinned_gbps"], ceil[f"{direction}_pageable_gbps"]

@@ -3,13 +3,15 @@ table itself (``table.cu``): no pinned staging, no host-to-device copy, no event
 allocation; the driver copies the parameter (``MEMCPY_TABLE_MAX`` triples of uint64) into the
 launch when it is queued.
 
-CuPy passes a NumPy array of one element by value (its bytes as the parameter), so the table
-is a one-element structured array of three ``MEMCPY_TABLE_MAX``-long uint64 rows, built per call
-(nothing shared between threads). The plan of a key that takes this path (``plan.py``) holds
-the launch (:func:`prepared`); :func:`copy` runs it.
+The table is the bytes of three ``MEMCPY_TABLE_MAX``-long uint64 rows, packed per call by one
+``struct.Struct`` per buffer count (zero padding after each row; nothing shared between
+threads): the C launch takes the bytes as they are, CuPy's launch a one-element structured
+array over them (CuPy passes a NumPy array of one element by value). The plan of a key that
+takes this path (``plan.py``) holds the launch (:func:`prepared`); :func:`copy` runs it.
 """
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +33,8 @@ MAX_BUFFERS = DEFINES["MEMCPY_TABLE_MAX"]
 MAX_BYTES = 16 << 10
 _N = MAX_BUFFERS
 TABLE = np.dtype([("src", np.uint64, (_N,)), ("dst", np.uint64, (_N,)), ("size", np.uint64, (_N,))])
+#: Per buffer count n: the table's packing (n uint64, then zeros to the row's end, three times).
+ROWS = [struct.Struct("<" + f"{n}Q{8 * (_N - n)}x" * 3) for n in range(_N + 1)]
 
 
 def _bytes(p: MemcpyProblem) -> int:
@@ -61,8 +65,5 @@ def copy(go: Prepared, src: Addresses, dst: Addresses, sizes: Addresses) -> None
     on the current stream with the launch ``go`` of :func:`prepared`: one launch, nothing
     else."""
     n = len(sizes)
-    flat = np.empty(3 * _N, np.uint64)
-    flat[:n] = src
-    flat[_N:_N + n] = dst
-    flat[2 * _N:2 * _N + n] = sizes
-    go.at((n,), flat.view(TABLE), np.int32(n))
+    table = ROWS[n].pack(*src, *dst, *sizes)
+    go.at((n,), table if go.c else np.frombuffer(table, TABLE), np.int32(n))

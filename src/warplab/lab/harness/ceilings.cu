@@ -5,7 +5,7 @@
 // each block writes one 32-bit sum, so the bytes moved are the bytes read (plus 4 per block).
 // The sums let the host check that every word was read (a buffer of ones sums to its length).
 
-typedef unsigned long long u64;
+#include "warplab.cuh"  // u64, ld_stream (core/warplab.cuh)
 
 __device__ __forceinline__ unsigned int lane_sum(uint4 v) { return v.x + v.y + v.z + v.w; }
 
@@ -30,4 +30,47 @@ extern "C" __global__ void read_words(const uint4* __restrict__ src, u64 n16,
         for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
         if (threadIdx.x == 0) block_sums[blockIdx.x] = acc;
     }
+}
+
+// read_chunks: the same read with each block walking one contiguous chunk of ``chunk`` words
+// (the last block's shorter), U independent streaming loads (ld_stream: no L1, the L2::256B
+// prefetch hint) in flight per thread. Blocks that each stream one long range read 1-3% faster
+// than read_words' grid stride on the H100, as the split per-row reductions and CUB's long
+// reductions do; the read ceiling is the faster of the two.
+template <int U>
+__device__ __forceinline__ void read_chunk(const uint4* __restrict__ src, u64 n16, u64 chunk,
+                                           unsigned int* __restrict__ block_sums) {
+    const u64 begin = (u64)blockIdx.x * chunk;
+    const u64 end = begin + chunk < n16 ? begin + chunk : n16;
+    const u64 nt = blockDim.x;
+    u64 i = begin + threadIdx.x;
+    unsigned int acc = 0;
+    for (; i + (U - 1) * nt < end; i += U * nt) {
+        uint4 q[U];
+#pragma unroll
+        for (int j = 0; j < U; ++j) q[j] = ld_stream(src + i + j * nt);
+#pragma unroll
+        for (int j = 0; j < U; ++j) acc += lane_sum(q[j]);
+    }
+    for (; i < end; i += nt) acc += lane_sum(ld_stream(src + i));
+
+    __shared__ unsigned int warp_sums[32];
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        acc = threadIdx.x < (blockDim.x >> 5) ? warp_sums[threadIdx.x] : 0u;
+        for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
+        if (threadIdx.x == 0) block_sums[blockIdx.x] = acc;
+    }
+}
+
+extern "C" __global__ void read_chunks4(const uint4* __restrict__ src, u64 n16, u64 chunk,
+                                        unsigned int* __restrict__ block_sums) {
+    read_chunk<4>(src, n16, chunk, block_sums);
+}
+
+extern "C" __global__ void read_chunks8(const uint4* __restrict__ src, u64 n16, u64 chunk,
+                                        unsigned int* __restrict__ block_sums) {
+    read_chunk<8>(src, n16, chunk, block_sums);
 }
