@@ -80,10 +80,12 @@ def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
         warps = -(-rows * lanes // (32 * ap.UNROLL))
         cands.append(("packed", f"axis_rows_packed<{{a}}, {lanes}>",
                       (max(1, -(-warps * 32 // ap.BLOCK)),), (x, r64, c64, out, *tail), out))
-    elif row_bytes <= ap.STAGE_MAX_ROW_BYTES:
-        p = ap.plan_rows(rows, cols, dt.itemsize, sms, contiguous=True, aligned=True)
-        cands.append((f"staged G={p.group} RT={p.chunk}", f"axis_rows_staged<{{a}}, {p.group}>",
-                      (p.grid,), (x, r64, c64, np.uint64(p.chunk), out, *tail), out))
+    elif ap.staged_rows(cols, dt.itemsize) >= 2 and rows > 1:  # the plan's up to 2 KiB rows,
+        rt = ap.staged_rows(cols, dt.itemsize)                 # the probe's up to a half tile
+        gs = min(32, ap._pow2_floor(ap.BLOCK // min(rt, ap.BLOCK)))
+        cands.append((f"staged G={gs} RT={rt}", f"axis_rows_staged<{{a}}, {gs}>",
+                      (min(-(-rows // rt), 2 ** 31 - 1),),
+                      (x, r64, c64, np.uint64(rt), out, *tail), out))
     if g < 32 or row_bytes < 64 * 1024:
         warps = -(-rows // (32 // g))
         full = max(1, -(-warps * 32 // ap.BLOCK))
@@ -91,11 +93,11 @@ def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
             grid = full if mult == 0 else min(full, mult * sms * 8)
             cands.append((f"{name} G={g}", f"axis_rows_group<{{a}}, {g}, {vs}>", (grid,),
                           (x, r64, c64, ld, out, *tail), out))
-    if row_bytes >= 4096:
+    if row_bytes >= 2048:  # a block per row from 2 KiB rows (the plan's from 4 KiB)
         chunks = [cols] + [1 << k for k in range(30, 7, -1) if (1 << k) < cols]
         for chunk in chunks:
             s = -(-cols // chunk)
-            if chunk < ap.BLOCK * per or not (sms <= rows * s <= 16 * sms or s == 1):
+            if (chunk < ap.BLOCK * per and s > 1) or not (sms <= rows * s <= 16 * sms or s == 1):
                 continue
             parts = cupy.empty(max(1, rows * s), np.float64)
             tickets = cupy.zeros(max(1, rows), np.uint32)

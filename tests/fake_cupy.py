@@ -24,6 +24,7 @@ import collections
 import ctypes
 import sys
 import types
+import weakref
 from types import SimpleNamespace
 from typing import Any
 
@@ -36,12 +37,38 @@ _GPU: list["Gpu"] = []  # the installed fake's device and stream
 _POISON = [False]  # fresh allocations hold 0xA5 bytes (poison_allocations)
 
 
+class PooledMemory:
+    """CuPy's ``cuda.memory.PooledMemory``: one object per allocation, shared by the arrays
+    (views) on it (``MemoryPointer.mem``)."""
+
+
+class Memory:
+    """CuPy's ``cuda.memory.Memory`` (a ``cudaMalloc`` outside the pool): not made here."""
+
+
+_BLOCKS: dict[int, tuple[Any, PooledMemory]] = {}  # id(root array): (its weakref, its block)
+
+
+def _block_of(arr: np.ndarray) -> PooledMemory:
+    """The allocation object of an array's memory: that of the array that owns it (the end of
+    the ``base`` chain), the same object for every view of it."""
+    root = arr
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    entry = _BLOCKS.get(id(root))
+    if entry is None or entry[0]() is not root:
+        entry = _BLOCKS[id(root)] = (weakref.ref(root), PooledMemory())
+    return entry[1]
+
+
 class _Pointer:
-    """CuPy's ``MemoryPointer`` of a fake array: its address and device, memsets and copies
-    (counted, and done on the host memory that stands for the device's)."""
+    """CuPy's ``MemoryPointer`` of a fake array: its address, device and allocation
+    (``mem``), memsets and copies (counted, and done on the host memory that stands for the
+    device's)."""
 
     def __init__(self, arr: np.ndarray, offset: int = 0) -> None:
         self.arr = arr  # keeps the memory alive, as CuPy's pointer keeps its allocation
+        self.mem = _block_of(arr)
         self.ptr = arr.__array_interface__["data"][0] + offset
         self.device_id = getattr(arr, "device_id", None)
         if self.device_id is None:
@@ -49,7 +76,9 @@ class _Pointer:
 
     def __add__(self, offset: int) -> "_Pointer":
         base = self.arr.__array_interface__["data"][0]
-        return _Pointer(self.arr, self.ptr - base + offset)
+        p = _Pointer(self.arr, self.ptr - base + offset)
+        p.device_id, p.mem = self.device_id, self.mem
+        return p
 
     def memset_async(self, value: int, size: int, stream: Any = None) -> None:
         WORK["memset"] += 1
@@ -97,8 +126,8 @@ class Dev(np.ndarray):
     def data(self) -> _Pointer:  # type: ignore[override]  # CuPy's MemoryPointer
         p = _Pointer(self)
         on = getattr(self, "_memptr", None)  # an array on a pointer: the pointer's device
-        if on is not None:
-            p.device_id = on.device_id
+        if on is not None:                     # and allocation
+            p.device_id, p.mem = on.device_id, on.mem
         return p
 
     @property
@@ -275,7 +304,8 @@ class Gpu:
             get_current_stream=lambda: _Stream(self.stream), Stream=_Stream,
             get_elapsed_time=lambda start, stop: 0.0,
             alloc_pinned_memory=_pinned, Event=_Event,
-            alloc=lambda size: m.empty(size, np.uint8).data)  # memory.alloc: a pointer
+            alloc=lambda size: m.empty(size, np.uint8).data,  # memory.alloc: a pointer
+            memory=SimpleNamespace(PooledMemory=PooledMemory, Memory=Memory))
         m.get_default_memory_pool = lambda: SimpleNamespace(free_bytes=lambda: 0)
         return m
 

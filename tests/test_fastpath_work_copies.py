@@ -61,7 +61,9 @@ def _kernel_on(expr: str, device: int, loads: int = 0) -> object:
 
 
 def _table_kernel(source, expr: str, options=()) -> object:
-    assert expr == "memcpy_table" and source == table_cuda.SOURCE
+    assert expr in ("memcpy_table", "memcpy_table_walk") and source == table_cuda.SOURCE
+    if expr == "memcpy_table_walk":
+        return _walk
 
     def run(grid: tuple, block: tuple, args: tuple) -> None:
         count_launch()
@@ -72,6 +74,18 @@ def _table_kernel(source, expr: str, options=()) -> object:
             ctypes.memmove(int(d), int(s), int(z))
 
     return run
+
+
+def _walk(grid: tuple, block: tuple, args: tuple) -> None:
+    """memcpy_table_walk: the device table's buffers (a negative size copies nothing)."""
+    count_launch()
+    assert block == (table_cuda.DEFINES["MEMCPY_TABLE_BLOCK"],)
+    assert grid == (table_cuda.WALK_BLOCKS_PER_SM * 4,)  # the fake GPU's 4 SMs
+    src, dst, sizes = (np.asarray(a).view(np.ndarray) for a in args[:3])
+    assert int(args[3]) == src.size <= table_cuda.MAX_BUFFERS
+    for s, d, n in zip(src, dst, sizes.view(np.int64)):
+        if n > 0:
+            ctypes.memmove(int(d), int(s), int(n))
 
 
 @pytest.fixture
@@ -166,13 +180,31 @@ def test_size_classes_and_launches(gpu, variant) -> None:
         _same(srcs, dsts)
 
 
+def test_pointer_form_of_a_few_buffers_is_one_launch(gpu) -> None:
+    """Up to MAX_BUFFERS buffers: the walk's one launch, nothing allocated or zeroed, cold or
+    warm; with ``check`` the same launch after the host's read-back."""
+    srcs, dsts = _buffers([1024, 5, 70_000, 0])
+    ptrs = [dev(np.array([a.data.ptr for a in arrays], np.uint64)) for arrays in (srcs, dsts)]
+    sizes = dev(np.array([a.nbytes for a in srcs], np.int64))
+    for check in (False, False, True):
+        for d in dsts:
+            d[...] = 0
+        WORK.clear()
+        with registry.record_variants() as ran:
+            warplab.memcpy_batched(ptrs[0], ptrs[1], sizes, check=check)
+        assert WORK["launch"] == 1 and WORK["memset"] == 0 and WORK["empty"] == 0
+        assert [r.variant for r in ran] == ["table_walk"]
+        _same(srcs, dsts)
+
+
 def test_pointer_form_keeps_both_kernels(gpu) -> None:
-    srcs, dsts = _buffers([1024] * 4)
+    n = table_cuda.MAX_BUFFERS + 1
+    srcs, dsts = _buffers([1024] * n)
     ptrs = [dev(np.array([a.data.ptr for a in arrays], np.uint64)) for arrays in (srcs, dsts)]
     sizes = dev(np.array([a.nbytes for a in srcs], np.int64))
     WORK.clear()
     warplab.memcpy_batched(ptrs[0], ptrs[1], sizes)  # sizes on the device: not known here
-    # the stream's BLEV queue made: slots for 4 buffers, the counter zeroed once (cupy.zeros)
+    # the stream's BLEV queue made: slots for the buffers, the counter zeroed once (cupy.zeros)
     assert WORK["launch"] == 2 and WORK["memset"] == 1 and WORK["empty"] == 2
     _same(srcs, dsts)
     for d in dsts:
@@ -217,6 +249,32 @@ def test_errors_same_as_full_path(gpu) -> None:
     warplab.copy_batched([buf[:64], buf[32:96]], [dsts[0], dsts[1]])
 
 
+class _Unowned:
+    """A memory object that is not CuPy's own allocation (another library's memory through
+    DLPack, ``cupy.cuda.UnownedMemory``)."""
+
+
+def test_separate_allocations_skip_the_interval_test_only_when_cupy_owns_them(gpu) -> None:
+    """Destinations each on an allocation of their own copy; memory CuPy does not own can
+    alias anything, so a destination on it that overlaps a source is refused (the address
+    test), and the same pair on two pool allocations is not an overlap at all."""
+    buf = dev(np.arange(256, dtype=np.uint8))
+    srcs, dsts = _buffers([64, 64, 64])
+    assert transfer.apart(srcs, dsts)
+    warplab.copy_batched(srcs, dsts)
+    _same(srcs, dsts)
+    ptr = buf.data + 32
+    ptr.mem = _Unowned()
+    alias = Dev((64,), np.uint8, ptr)  # buf[32:96] under another allocation object
+    assert not transfer.apart([buf[:64]], [alias])
+    with pytest.raises(ValueError, match="overlaps"):
+        warplab.copy_batched([buf[:64]], [alias])
+    assert np.array_equal(np.asarray(buf), np.arange(256, dtype=np.uint8))  # nothing written
+    assert not transfer.apart([buf[:64]], [buf[64:128]])  # one allocation: the address test
+    warplab.copy_batched([buf[:64]], [buf[64:128]])
+    assert np.array_equal(np.asarray(buf[64:128]), np.arange(64, dtype=np.uint8))
+
+
 def _pointers(sizes: list[int], seed: int = 0) -> tuple[list[Dev], list[Dev], Dev, Dev]:
     srcs, dsts = _buffers(sizes, seed)
     src, dst = (dev(np.array([a.data.ptr for a in arrays], np.uint64)) for arrays in (srcs, dsts))
@@ -243,7 +301,7 @@ def test_pointer_form_errors_and_conversions_after_a_warm_call(gpu) -> None:
         d[...] = 0
     with warplab.record_variants() as ran:
         warplab.memcpy_batched(src, dst, dev(np.array([64, 100, 3], np.int32)))  # widened
-    assert [r.variant for r in ran] == ["warp_tiers_windows"]
+    assert [r.variant for r in ran] == ["table_walk"]
     _same(srcs, dsts)
     wide = dev(np.zeros(6, np.uint64))
     wide[::2] = src
@@ -255,9 +313,10 @@ def test_pointer_form_errors_and_conversions_after_a_warm_call(gpu) -> None:
 
 def test_pointer_form_choice_follows_the_registry(gpu, monkeypatch) -> None:
     """Plans are keyed by the registry's generation: a variant registered after warm calls
-    runs on the next call."""
-    srcs, dsts, src, dst = _pointers([16, 16])
-    n = dev(np.array([16, 16], np.int64))
+    runs on the next call (batches of more buffers than the walk takes)."""
+    sizes = [16] * (table_cuda.MAX_BUFFERS + 1)
+    srcs, dsts, src, dst = _pointers(sizes)
+    n = dev(np.array(sizes, np.int64))
     warplab.memcpy_batched(src, dst, n)
     monkeypatch.setattr(registry, "_REGISTRY", {k: dict(v) for k, v in
                                                 registry._REGISTRY.items()})
@@ -266,7 +325,7 @@ def test_pointer_form_choice_follows_the_registry(gpu, monkeypatch) -> None:
                       bytes_moved=spec.bytes_moved)(lambda b: seen.append(b.count))
     with warplab.record_variants() as ran:
         warplab.memcpy_batched(src, dst, n)
-    assert seen == [2] and [r.variant for r in ran] == ["spy"]
+    assert seen == [len(sizes)] and [r.variant for r in ran] == ["spy"]
 
 
 def test_stream_queue_slots(gpu, monkeypatch) -> None:
@@ -283,7 +342,7 @@ def test_stream_queue_slots(gpu, monkeypatch) -> None:
     assert caps == [(3, 1), (3, 0), (6, 1), (40, 1), (64, 1), (64, 0), (64, 1), (64, 1),
                     (64, 0)]
     assert np.asarray(q.counter).tolist() == [0, 0]
-    big = [8193, 9000]  # both queued for the BLEV kernel
+    big = [8193, 9000] + [16] * table_cuda.MAX_BUFFERS  # two queued for the BLEV kernel
     srcs, dsts, src, dst = _pointers(big)
     for stream in (7, 7, 9):
         for d in dsts:
@@ -372,7 +431,7 @@ def test_concatenate_and_split_reuse_their_plans(gpu) -> None:
 
 def test_pointer_form_plan_per_layout(gpu) -> None:
     """Each dtype and layout of the arrays has its plan (int32 sizes: widened on every call);
-    a warm call of 8-byte sizes is the variant's two launches alone."""
+    a warm call of 8-byte sizes is the walk's one launch alone."""
     srcs, dsts, src, dst = _pointers([64, 100, 3])
     grown = []
     for dtype in (np.int64, np.int64, np.int32, np.int32, np.int64):
@@ -384,7 +443,7 @@ def test_pointer_form_plan_per_layout(gpu) -> None:
         warplab.memcpy_batched(src, dst, n)
         _same(srcs, dsts)
         grown.append(_plans() - before)
-    assert grown == [1, 0, 1, 0, 0] and dict(WORK) == {"launch": 2}
+    assert grown == [1, 0, 1, 0, 0] and dict(WORK) == {"launch": 1}
 
 
 def test_bad_config_raises(gpu) -> None:

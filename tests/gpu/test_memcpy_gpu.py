@@ -87,8 +87,8 @@ def run_case(variants: list[str], rng_name: str, count: int, align: int, src_s: 
         d_dst.fill(POISON)
         clear_ran()
         warplab.memcpy_batched(src_ptrs, dst_ptrs, d_sizes, variant=variant)
-        assert last_ran() == variant
-        check(variant)
+        assert last_ran() == (variant or "table_walk")  # None: the default of a few buffers
+        check(variant or "default")
     if configs:
         from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
 
@@ -111,6 +111,41 @@ def test_variants_copy_exactly(rng_name: str, count: int, align: int, src_s: boo
     variants = [v for v in VARIANTS if v != "loop_memcpy_async" or count <= 1000
                 or (align, src_s, rng_name) == (1, True, "tiny")]  # a driver call per buffer
     run_case(variants, rng_name, count, align, src_s, dst_s)
+
+
+@pytest.mark.parametrize("rng_name,count,align,src_s,dst_s",
+                         [c for c in CASES if 1 <= c[1] <= 32])
+def test_default_of_a_few_buffers_copies_exactly(rng_name: str, count: int, align: int,
+                                                 src_s: bool, dst_s: bool) -> None:
+    """memcpy_batched of at most 32 buffers and no variant: the table walk's one launch."""
+    run_case([None], rng_name, count, align, src_s, dst_s)
+
+
+@pytest.mark.parametrize("shifts", [(0, 0), (3, 5), (8, 1), (15, 0)])
+def test_table_walk_spreads_large_buffers(shifts: tuple[int, int]) -> None:
+    """Buffers of many 64 KiB chunks (one of 96 MiB + 7 bytes: more chunks than blocks),
+    chunk edges off the 16-byte grid on either side, a zero and a negative size, next to tiny
+    ones: every byte in place, nothing else written."""
+    sizes = [(96 << 20) + 7, 0, 3, 70_000, -4, 65_536, 65_537, (3 << 20) + 1]
+    total = sum(max(0, n) for n in sizes)
+    src = cupy.asarray(np.random.default_rng(5).integers(0, 256, total + 64, dtype=np.uint8))
+    dst = cupy.full(total + 64 + 16 * len(sizes), POISON, dtype=np.uint8)
+    s_off, d_off, so, do = [], [], shifts[0], shifts[1]
+    for n in sizes:
+        s_off.append(so)
+        d_off.append(do)
+        so += max(0, n)
+        do += max(0, n) + 16
+    want = dst.copy()
+    for n, a, b in zip(sizes, s_off, d_off):
+        if n > 0:
+            want[b:b + n] = src[a:a + n]
+    ptrs = lambda base, offs: cupy.asarray([base.data.ptr + o for o in offs], dtype=np.uint64)
+    clear_ran()
+    warplab.memcpy_batched(ptrs(src, s_off), ptrs(dst, d_off), cupy.asarray(sizes, np.int64))
+    assert last_ran() == "table_walk"
+    bad = cupy.flatnonzero(dst != want)
+    assert bad.size == 0, (int(bad.size), bad[:5].get())
 
 
 @pytest.mark.parametrize("rng_name,count,align,src_s,dst_s",
@@ -193,6 +228,22 @@ def test_copy_batched_errors_write_nothing() -> None:
         warplab.copy_batched([mem[:8], np.zeros(8, np.uint8)], [cupy.zeros(8, np.uint8)] * 2)
     with pytest.raises(ValueError, match="C-contiguous"):
         warplab.copy_batched([mem[::2]], [cupy.zeros(32, np.uint8)])
+
+
+def test_copy_batched_overlap_through_memory_cupy_does_not_own() -> None:
+    """A destination on an ``UnownedMemory`` alias of a source's pool block overlaps it
+    although the two arrays' memory objects differ: refused, nothing written; separate pool
+    allocations copy."""
+    base = cupy.arange(256, dtype=np.uint8)
+    alias = cupy.ndarray((64,), np.uint8, cupy.cuda.MemoryPointer(
+        cupy.cuda.UnownedMemory(base.data.ptr + 32, 64, base), 0))
+    with pytest.raises(ValueError, match="overlaps"):
+        warplab.copy_batched([base[:64]], [alias])
+    assert bool((base == cupy.arange(256, dtype=np.uint8)).all())
+    srcs = [cupy.full(n, i, np.uint8) for i, n in enumerate((64, 1000, 3))]
+    dsts = [cupy.zeros(n, np.uint8) for n in (64, 1000, 3)]
+    warplab.copy_batched(srcs, dsts)
+    assert all(bool((d == s).all()) for s, d in zip(srcs, dsts))
 
 
 def test_memcpy_batched_check_and_size_dtypes() -> None:

@@ -45,6 +45,7 @@ from warplab.families.memcpy.plan import (
 from warplab.families.memcpy.spec import Plan as Layout, concat_plan, split_plan
 from warplab.families.memcpy.transfer import (
     address,
+    apart,
     check_overlap,
     device_pointers,
     host_pointers,
@@ -158,7 +159,8 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
     if plan is None:
         plan = PLANS.put(key, decide(where is not None, len(sz), total, largest, variant,
                                      device, config))
-    check_overlap(sp, dp, sz)
+    if read is None or not apart(srcs, dsts):
+        check_overlap(sp, dp, sz)
     run(plan, sp, dp, sz, largest, (srcs, dsts))
 
 
@@ -200,12 +202,15 @@ def memcpy_batched(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *, variant: str | N
             size or an overlap (nothing written).
 
     Performance:
-        No Python loop over buffers, no host synchronisation (without ``check``): the default
-        variant's two launches read 24 bytes per buffer and every byte once (the BLEV queue
-        is the stream's, zeroed by the kernels: no allocation up to 65,536 buffers, no
-        memset). The decision (checks, variant, whether the arrays need converting) is a plan
-        per key (each array's dtype, shape and contiguity, ``variant``): a warm call on 1-D
-        C-contiguous CuPy arrays of 8-byte integers is the key, one lookup and the launches.
+        No Python loop over buffers, no host synchronisation (without ``check``): up to 32
+        buffers (no ``variant``) one launch whose blocks each walk the table and copy every
+        grid-th 64 KiB chunk of the batch (``table_walk``, ``table_cuda.py``); more, the
+        default variant's two launches, which read 24 bytes per buffer and every byte once
+        (the BLEV queue is the stream's, zeroed by the kernels: no allocation up to 65,536
+        buffers, no memset). The decision (checks, variant, whether the arrays need
+        converting) is a plan per key (each array's dtype, shape and contiguity, ``variant``,
+        the device): a warm call on 1-D C-contiguous CuPy arrays of 8-byte integers is the
+        key, one lookup and the launches.
     """
     cp = sys.modules.get("cupy")
     nd = cp.ndarray if cp is not None else None
@@ -215,7 +220,8 @@ def memcpy_batched(src_ptrs: Any, dst_ptrs: Any, sizes: Any, *, variant: str | N
         cp = sys.modules["cupy"]
     s, d, n = src_ptrs, dst_ptrs, sizes
     key = ("pointers", s.dtype, s.shape, s._c_contiguous, d.dtype, d.shape, d._c_contiguous,
-           n.dtype, n.shape, n._c_contiguous, variant, _registry.generation)
+           n.dtype, n.shape, n._c_contiguous, variant, _registry.generation,
+           sys.modules["cupy"].cuda.runtime.getDevice())
     plan = PLANS.get(key)
     if plan is None:
         plan = PLANS.put(key, decide_pointers(s, d, n, variant))

@@ -152,7 +152,8 @@ def _kernel_on(expr: str, device_id: int, loads: int = DEFINES["WARPLAB_MEMCPY_L
 
 
 @functools.cache
-def _sms(device_id: int) -> int:
+def sms(device_id: int) -> int:
+    """The SM count of GPU ``device_id`` (read once)."""
     import cupy
 
     return int(cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"])
@@ -297,7 +298,7 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
                      (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)),
             Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
                      (ARRAY, ARRAY, ARRAY, u64, u64, u64)),
-            BLEV_BLOCKS_PER_SM * _sms(dev), wlev_max))
+            BLEV_BLOCKS_PER_SM * sms(dev), wlev_max))
     return got, dev
 
 

@@ -12,7 +12,7 @@ The keys (``api.py`` forms them; each starts with the call's form):
   ``device``, the registry's generation (a variant registered later is chosen by the next
   call) and the :class:`CopyConfig`;
 * ``memcpy_batched``: each array's dtype, shape and contiguity, ``variant``, the registry's
-  generation;
+  generation, the current device;
 * ``concatenate``: the side, ``axis``, each array's shape and dtype, ``variant``, ``device``,
   the generation; ``split``: the side, the array's shape and dtype, the axis, the pieces'
   widths, ``variant``, ``device``, the generation.
@@ -32,7 +32,7 @@ from warplab.core import fastpath, registry as _registry
 from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.launch import Prepared
 from warplab.families.memcpy import table_cuda
-from warplab.families.memcpy.cuda import DeviceBatch
+from warplab.families.memcpy.cuda import DeviceBatch, sms
 from warplab.families.memcpy.spec import Addresses, MemcpyProblem, Plan as Layout, pairwise_plan
 from warplab.families.memcpy.transfer import check_overlap, send_batch
 
@@ -71,11 +71,13 @@ class CopyPlan(NamedTuple):
 
 
 class PointerPlan(NamedTuple):
-    """What a key of ``memcpy_batched`` runs: the variant, and whether the three arrays go to
-    it as they are (1-D, C-contiguous, 8-byte integers) or are converted first."""
+    """What a key of ``memcpy_batched`` runs: the variant, whether the three arrays go to it
+    as they are (1-D, C-contiguous, 8-byte integers) or are converted first, and for a few
+    buffers (no ``variant``) the prepared launch of ``table_walk`` on the key's device."""
 
     variant: _registry.Variant
     convert: bool
+    walk: Prepared | None = None
 
 
 class ShapedPlan(NamedTuple):
@@ -163,10 +165,13 @@ def decide_pointers(src: Any, dst: Any, n: Any, variant: str | None) -> PointerP
         if a.dtype.itemsize != 8:
             raise InvalidTypeError(f"{name} must be uint64 or int64 addresses, got dtype {a.dtype}")
     backend = _registry.pick_backend(FAMILY, "cuda", variant, True)
-    v = _registry.choose(FAMILY, backend, MemcpyProblem(int(src.size), None, None, True),
-                         variant)
     as_they_are = (n.dtype in WORDS and src.flags.c_contiguous and dst.flags.c_contiguous
                    and n.flags.c_contiguous)
+    if variant is None and 0 < src.size <= table_cuda.MAX_BUFFERS:
+        return PointerPlan(table_cuda.TABLE_WALK, not as_they_are,
+                           table_cuda.prepared_walk(sms(src.data.device_id)))
+    v = _registry.choose(FAMILY, backend, MemcpyProblem(int(src.size), None, None, True),
+                         variant)
     return PointerPlan(v, not as_they_are)
 
 
@@ -188,4 +193,7 @@ def run_pointers(plan: PointerPlan, src: Any, dst: Any, n: Any, check: bool,
         check_overlap(*host)
         largest = int(sizes.max()) if sizes.size else 0
     _registry.ran(plan.variant)
+    if plan.walk is not None:
+        table_cuda.walk(plan.walk, src, dst, n)
+        return
     plan.variant.fn(DeviceBatch(src, dst, n, int(src.size), host, largest))

@@ -1,12 +1,16 @@
-// Batched copy of a few small buffers whose addresses travel in the launch itself (memcpy
-// family, table_cuda.py): the table of at most MEMCPY_TABLE_MAX (source, destination, size)
-// triples is a kernel parameter passed by value, so no host-to-device copy precedes the launch.
-// One block per buffer, copied by the family's copy_bytes (memcpy_copy.cuh: 16-byte stores,
-// aligned or shifted 8-byte loads).
+// Batched copies of a few buffers in one launch (memcpy family, table_cuda.py), each byte range
+// copied by the family's copy_bytes (memcpy_copy.cuh: 16-byte stores, aligned or shifted 8-byte
+// loads):
+// - memcpy_table: small buffers whose addresses travel in the launch itself: the table of at
+//   most MEMCPY_TABLE_MAX (source, destination, size) triples is a kernel parameter passed by
+//   value, so no host-to-device copy precedes the launch; one block per buffer.
+// - memcpy_table_walk: at most MEMCPY_TABLE_MAX buffers of any size whose table is in device
+//   memory (memcpy_batched's pointer form); every block walks the table.
 #include "warplab.cuh"
 
-#if !defined(MEMCPY_TABLE_MAX) || !defined(MEMCPY_TABLE_BLOCK) || !defined(WARPLAB_MEMCPY_UNROLL)
-#error "table.cu needs -DMEMCPY_TABLE_MAX, -DMEMCPY_TABLE_BLOCK, -DWARPLAB_MEMCPY_UNROLL (table_cuda.py)"
+#if !defined(MEMCPY_TABLE_MAX) || !defined(MEMCPY_TABLE_BLOCK) || !defined(MEMCPY_TABLE_CHUNK) \
+    || !defined(WARPLAB_MEMCPY_UNROLL)
+#error "table.cu needs -DMEMCPY_TABLE_MAX, _BLOCK, _CHUNK, -DWARPLAB_MEMCPY_UNROLL (table_cuda.py)"
 #endif
 #include "memcpy_copy.cuh"
 
@@ -21,4 +25,30 @@ memcpy_table(const CopyTable t, int count) {
     const int b = blockIdx.x;
     if (b >= count) return;
     copy_bytes((u8*)t.dst[b], (const u8*)t.src[b], t.size[b], threadIdx.x, MEMCPY_TABLE_BLOCK);
+}
+
+// memcpy_table_walk: memcpy_batched's pointer form for at most MEMCPY_TABLE_MAX buffers, the
+// table in device memory. The sizes are not known on the host, so every block walks the whole
+// table and copies its share: the buffers' MEMCPY_TABLE_CHUNK-byte chunks, numbered across the
+// batch, are dealt round-robin over the grid (one launch, whatever the sizes: a single large
+// buffer is spread over every block). Sizes are read as signed 64-bit: a negative size copies
+// nothing, as in the other kernels.
+__global__ void __launch_bounds__(MEMCPY_TABLE_BLOCK)
+memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
+                  const long long* __restrict__ size, int count) {
+    constexpr u64 CHUNK = MEMCPY_TABLE_CHUNK;
+    const u64 grid = gridDim.x;
+    u64 first = 0;  // the batch-wide number of buffer i's first chunk
+    for (int i = 0; i < count; ++i) {
+        const long long n = size[i];
+        if (n <= 0) continue;
+        const u64 chunks = ((u64)n + CHUNK - 1) / CHUNK;
+        for (u64 c = (blockIdx.x + grid - first % grid) % grid; c < chunks; c += grid) {
+            const u64 off = c * CHUNK;
+            const u64 len = (u64)n - off < CHUNK ? (u64)n - off : CHUNK;
+            copy_bytes((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
+                       MEMCPY_TABLE_BLOCK);
+        }
+        first += chunks;
+    }
 }

@@ -1,7 +1,15 @@
-"""``copy_batched`` of a few small device buffers in one launch whose parameter is the address
-table itself (``table.cu``): no pinned staging, no host-to-device copy, no event, no device
+"""Batched copies of a few buffers in one launch (``table.cu``).
+
+``copy_batched`` of a few small device buffers: one launch whose parameter is the address
+table itself (``memcpy_table``): no pinned staging, no host-to-device copy, no event, no device
 allocation; the driver copies the parameter (``MEMCPY_TABLE_MAX`` triples of uint64) into the
 launch when it is queued.
+
+``memcpy_batched`` of at most ``MEMCPY_TABLE_MAX`` buffers (the table already on the device,
+the sizes unknown to the host): one launch of ``memcpy_table_walk`` on a grid of
+``WALK_BLOCKS_PER_SM`` blocks per SM, every block walking the table and copying every
+``grid``-th ``MEMCPY_TABLE_CHUNK``-byte chunk of the batch (:func:`walk`), instead of the
+size classes' two launches.
 
 The table is the bytes of three ``MEMCPY_TABLE_MAX``-long uint64 rows, packed per call by one
 ``struct.Struct`` per buffer count (zero padding after each row; nothing shared between
@@ -13,6 +21,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +34,7 @@ from warplab.families.memcpy.spec import Addresses, MemcpyProblem
 SOURCE = Path(__file__).with_name("table.cu")
 #: Buffers a table holds and threads per buffer (one block each); copy_bytes' unroll is the
 #: other kernels' (cuda.py).
-DEFINES = {"MEMCPY_TABLE_MAX": 32, "MEMCPY_TABLE_BLOCK": 256,
+DEFINES = {"MEMCPY_TABLE_MAX": 32, "MEMCPY_TABLE_BLOCK": 256, "MEMCPY_TABLE_CHUNK": 64 << 10,
            "WARPLAB_MEMCPY_UNROLL": COPY_DEFINES["WARPLAB_MEMCPY_UNROLL"],
            "WARPLAB_MEMCPY_LOADS": COPY_DEFINES["WARPLAB_MEMCPY_LOADS"]}
 MAX_BUFFERS = DEFINES["MEMCPY_TABLE_MAX"]
@@ -45,6 +54,10 @@ def _bytes(p: MemcpyProblem) -> int:
 #: What ``registry.record_variants`` reports for this path (not a registered variant: it needs
 #: the addresses on the host, which only the list forms have).
 ARGS_TABLE = Variant("memcpy_batched", "args_table", "cuda", lambda *a: None, _bytes)
+#: What ``record_variants`` reports for ``memcpy_batched``'s one-launch path of a few buffers.
+TABLE_WALK = Variant("memcpy_batched", "table_walk", "cuda", lambda *a: None, _bytes)
+#: Blocks per SM of the walk's grid (each a ``MEMCPY_TABLE_BLOCK``-thread block).
+WALK_BLOCKS_PER_SM = 2
 
 
 def fits(count: int, largest: int) -> bool:
@@ -58,6 +71,21 @@ def prepared() -> Prepared:
     kernel = get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES))
     return Prepared(kernel, None, (DEFINES["MEMCPY_TABLE_BLOCK"],),
                     (np.zeros(1, TABLE), np.int32(0)))
+
+
+def prepared_walk(sms: int) -> Prepared:
+    """``memcpy_table_walk``'s launch on the current device (``sms`` its SM count)."""
+    kernel = get_kernel(SOURCE, "memcpy_table_walk", options=defines(DEFINES))
+    a = np.zeros(1, np.uint64)
+    return Prepared(kernel, (WALK_BLOCKS_PER_SM * sms,), (DEFINES["MEMCPY_TABLE_BLOCK"],),
+                    (a, a, a, np.int32(0)))
+
+
+def walk(go: Prepared, src: Any, dst: Any, sizes: Any) -> None:
+    """Copy ``sizes[i]`` bytes from ``src[i]`` to ``dst[i]`` (device arrays of at most
+    ``MAX_BUFFERS`` 8-byte integers, C-contiguous) on the current stream with the launch
+    ``go`` of :func:`prepared_walk`: one launch, nothing else."""
+    go(src, dst, sizes, np.int32(sizes.size))
 
 
 def copy(go: Prepared, src: Addresses, dst: Addresses, sizes: Addresses) -> None:

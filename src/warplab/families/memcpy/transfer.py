@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -70,27 +71,48 @@ def require_contiguous(a: Any, what: str) -> None:
             "(make one with ascontiguousarray)")
 
 
+_PTR, _NBYTES = attrgetter("data.ptr"), attrgetter("nbytes")
+_DEVICE, _MEM = attrgetter("data.device_id"), attrgetter("data.mem")
+_C = attrgetter("_c_contiguous")
+
+
 def device_pointers(srcs: list[Any], dsts: list[Any]
                     ) -> tuple[list[int], list[int], list[int], int] | None:
     """(source addresses, destination addresses, byte sizes, the current device) of
-    ``copy_batched``'s pairs, read in one pass, when every array is a CuPy array on the
-    current device, C-contiguous, and each pair has equal byte sizes; None otherwise (the
-    call then normalises and checks each array, and raises what it raises)."""
+    ``copy_batched``'s pairs when every array is a CuPy array on the current device,
+    C-contiguous, and each pair has equal byte sizes; None otherwise (the call then normalises
+    and checks each array, and raises what it raises).
+
+    Performance: whole-list passes (``map`` over attribute getters, one set of types and one
+    of devices), no Python loop over the arrays."""
     cupy = sys.modules.get("cupy")
-    if cupy is None:
+    if cupy is None or {*map(type, srcs), *map(type, dsts)} != {cupy.ndarray}:
         return None
-    nd, dev = cupy.ndarray, cupy.cuda.runtime.getDevice()
-    sp, dp, sz = [], [], []
-    for s, d in zip(srcs, dsts):
-        if type(s) is not nd or type(d) is not nd or not (s._c_contiguous and d._c_contiguous):
-            return None
-        a, b, n = s.data, d.data, s.nbytes
-        if a.device_id != dev or b.device_id != dev or n != d.nbytes:
-            return None
-        sp.append(a.ptr)
-        dp.append(b.ptr)
-        sz.append(n)
-    return sp, dp, sz, dev
+    if not (all(map(_C, srcs)) and all(map(_C, dsts))):
+        return None
+    sz = list(map(_NBYTES, srcs))
+    dev = cupy.cuda.runtime.getDevice()
+    if sz != list(map(_NBYTES, dsts)) or {*map(_DEVICE, srcs), *map(_DEVICE, dsts)} != {dev}:
+        return None
+    return list(map(_PTR, srcs)), list(map(_PTR, dsts)), sz, dev
+
+
+def apart(srcs: list[Any], dsts: list[Any]) -> bool:
+    """True when no destination can overlap a source or another destination because each
+    destination is an allocation of its own: CuPy arrays whose memory objects (``data.mem``)
+    are CuPy's own allocations (a pool's block or a ``cudaMalloc``; live ones never overlap),
+    a different one per destination and none a source's. False means "not shown": the caller
+    runs the address-interval test (views of one allocation, memory CuPy does not own, such as
+    another library's through DLPack).
+
+    Performance: sets over the memory objects, no sort."""
+    memory = sys.modules["cupy"].cuda.memory
+    owned = {memory.PooledMemory, memory.Memory}
+    d_mem = set(map(_MEM, dsts))
+    if len(d_mem) != len(dsts) or not set(map(type, d_mem)) <= owned:
+        return False
+    s_mem = set(map(_MEM, srcs))
+    return d_mem.isdisjoint(s_mem) and set(map(type, s_mem)) <= owned
 
 
 def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan

@@ -40,9 +40,9 @@ from warplab.families.memcpy.cuda import (
     DeviceBatch,
     _kernel_on,
     _queue_fits,
-    _sms,
     _via_exprs,
     run_warp_classes,
+    sms,
     stream_queue,
     windows_exprs,
 )
@@ -82,13 +82,13 @@ def _launches(c: WarpClasses, w: WindowsShape, dev: int) -> _WindowLaunches:
         via, blev = _via_exprs(c)
         count, group = windows_exprs(w)
         grouping = (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)
-        sms = _sms(dev)
+        n_sms = sms(dev)
         got = _LAUNCHES.put(key, _WindowLaunches(
             Prepared(k(count), None, (THREADS,), grouping),
             Prepared(k(group), None, (THREADS,), grouping),
             Prepared(k(via), None, (WARP_THREADS,), (u64,) * 6),
             Prepared(k(blev), None, (BLEV_THREADS,), (u64,) * 4),
-            w.count_blocks * sms, w.group_blocks * sms, BLEV_BLOCKS_PER_SM * sms))
+            w.count_blocks * n_sms, w.group_blocks * n_sms, BLEV_BLOCKS_PER_SM * n_sms))
     return got
 
 

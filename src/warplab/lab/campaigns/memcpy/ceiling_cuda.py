@@ -18,7 +18,7 @@ import numpy as np
 from warplab.core.loader import defines, get_kernel, local_headers
 from warplab.lab.campaigns.memcpy.ceiling import CEILING, TOUCHES, ScatterCeiling, Touch
 from warplab.families.memcpy.cuda import DEFINES as COPY_DEFINES
-from warplab.families.memcpy.cuda import DeviceBatch, _sms
+from warplab.families.memcpy.cuda import DeviceBatch, sms
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 from warplab.families.memcpy.spec import __file__ as COPY_SPEC_FILE
 
@@ -59,7 +59,7 @@ def _resident_blocks(device_id: int, block: int) -> int:
 
     props = cupy.cuda.runtime.getDeviceProperties(device_id)
     per_sm = int(props.get("maxThreadsPerMultiProcessor", THREADS_PER_SM)) // block
-    return max(1, per_sm) * _sms(device_id)
+    return max(1, per_sm) * sms(device_id)
 
 
 def scatter_touch(b: DeviceBatch, block: int, per_thread: int, warp: bool = False,
