@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from warplab.core.launch import Prepared
+from warplab.core.launch import ARRAY, Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import Variant
 from warplab.families.memcpy.cuda import DEFINES as COPY_DEFINES
@@ -76,9 +76,8 @@ def prepared() -> Prepared:
 def prepared_walk(sms: int) -> Prepared:
     """``memcpy_table_walk``'s launch on the current device (``sms`` its SM count)."""
     kernel = get_kernel(SOURCE, "memcpy_table_walk", options=defines(DEFINES))
-    a = np.zeros(1, np.uint64)
     return Prepared(kernel, (WALK_BLOCKS_PER_SM * sms,), (DEFINES["MEMCPY_TABLE_BLOCK"],),
-                    (a, a, a, np.int32(0)))
+                    (ARRAY, ARRAY, ARRAY, np.int32(0)))
 
 
 def walk(go: Prepared, src: Any, dst: Any, sizes: Any) -> None:
