@@ -440,7 +440,7 @@ def test_plan_rows_packed_and_staged() -> None:
     assert axis_cuda.plan_rows(1000, 32, 8, **H100, **back)[:2] == ("packed", 16)
     assert axis_cuda.plan_rows(5, 4, 4, **H100, **back)[:3] == ("packed", 1, True)
     assert axis_cuda.plan_rows(5, 4, 4, **H100, **back).grid == 1
-    # other back-to-back rows up to 2 KiB: staged tiles of 16 KiB, G lanes per row
+    # other back-to-back rows, at least two a 16 KiB tile: staged, G lanes per row
     odd = axis_cuda.plan_rows(1 << 21, 33, 4, **H100, **back)
     assert (odd.kernel, odd.group, odd.chunk, odd.grid) == ("staged", 2, 124, -(-(1 << 21) // 124))
     assert axis_cuda.plan_rows(1 << 17, 256, 4, **H100, **back)[:2] == ("staged", 16)
@@ -448,8 +448,15 @@ def test_plan_rows_packed_and_staged() -> None:
     assert axis_cuda.plan_rows(1 << 20, 32, 4, **H100, contiguous=True)[:1] == ("staged",)
     for rows, cols, isz in ((1 << 20, 128, 4), (1000, 24, 4), (1000, 33, 4), (10, 3, 4)):
         assert axis_cuda.plan_rows(rows, cols, isz, **H100, **back).kernel != "packed"
+    assert axis_cuda.plan_rows(1 << 16, 513, 4, **H100, **back)[:2] == ("staged", 32)
+    assert axis_cuda.plan_rows(65536, 1000, 4, **H100, **back)[::5] == ("staged", 4)
+    assert axis_cuda.plan_rows(65536, 1000, 8, **H100, **back)[::5] == ("staged", 2)
+    assert axis_cuda.plan_rows(65536, 2046, 4, **H100, **back)[::5] == ("staged", 2)
+    assert axis_cuda.plan_rows(65536, 2047, 4, **H100, **back).kernel == "split"  # 1 a tile
     # longer rows, or rows not back to back: the group or split kernel
-    assert axis_cuda.plan_rows(1 << 16, 513, 4, **H100, **back).kernel == "group"
+    assert axis_cuda.plan_rows(65536, 2048, 4, **H100, **back)[:2] == ("split", 32)
+    assert axis_cuda.plan_rows(32768, 4097, 4, **H100, **back).kernel == "split"
+    assert axis_cuda.plan_rows(1 << 16, 513, 4, **H100).kernel == "group"
     assert axis_cuda.plan_rows(1 << 20, 33, 4, **H100).kernel == "group"
 
 

@@ -395,13 +395,14 @@ def test_packed_rows_integers(dtype: str) -> None:
     np.testing.assert_allclose(reduce_axis(xd, "mean", 1).get(), x.mean(axis=1), rtol=1e-15)
 
 
-# Other rows back to back, up to 2 KiB, run the staged kernel (tiles of whole rows through shared
-# memory): row lengths off the 16-byte grid, one tile and several (rows around a tile's row
+# Other rows back to back, at least two a 16 KiB tile (up to ~8 KiB), run the staged kernel (tiles
+# of whole rows through shared memory): row lengths off the 16-byte grid, one tile and several (rows around a tile's row
 # count RT, tiles that end inside a 16-byte word), from bases at every element offset of a word
 # (the first and last word of a tile then hold bytes outside it), every op, with and without
 # ddof; series_stats through the same kernel.
-STAGED = [(cols, dt) for dt, widest in (("float32", 512), ("float64", 256))
-          for cols in (1, 3, 5, 33, 100, 255, widest)]
+STAGED = [(cols, dt) for dt, longer in (("float32", (512, 1000, 2046)),
+                                         ("float64", (256, 700, 1023)))
+          for cols in (1, 3, 5, 33, 100, 255, *longer)]
 
 
 @pytest.mark.parametrize("cols,dtype", STAGED, ids=lambda v: str(v))

@@ -45,7 +45,6 @@ from warplab.families.memcpy.plan import (
 from warplab.families.memcpy.spec import Plan as Layout, concat_plan, split_plan
 from warplab.families.memcpy.transfer import (
     address,
-    apart,
     check_overlap,
     device_pointers,
     host_pointers,
@@ -149,9 +148,9 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
         srcs, dsts, on_device = _pairs(srcs, dsts)
         sp, dp = [address(a) for a in srcs], [address(a) for a in dsts]
         sz = [a.nbytes for a in srcs]
-        where = _where(on_device)
+        where, apart = _where(on_device), False
     else:
-        sp, dp, sz, where = read
+        sp, dp, sz, where, apart = read
     largest, total = max(sz), sum(sz)
     key = ("pairs", where, len(sz), (largest - 1).bit_length(), (total - 1).bit_length(),
            variant, device, _registry.generation, config)
@@ -159,7 +158,7 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
     if plan is None:
         plan = PLANS.put(key, decide(where is not None, len(sz), total, largest, variant,
                                      device, config))
-    if read is None or not apart(srcs, dsts):
+    if not apart:  # else each destination is a CuPy allocation of its own (device_pointers)
         check_overlap(sp, dp, sz)
     run(plan, sp, dp, sz, largest, (srcs, dsts))
 

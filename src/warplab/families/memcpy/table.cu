@@ -36,17 +36,26 @@ memcpy_table(const CopyTable t, int count) {
 __global__ void __launch_bounds__(MEMCPY_TABLE_BLOCK)
 memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
                   const long long* __restrict__ size, int count) {
+    static_assert(MEMCPY_TABLE_BLOCK >= MEMCPY_TABLE_MAX, "a thread per table row");
     constexpr u64 CHUNK = MEMCPY_TABLE_CHUNK;
+    __shared__ u64 t_src[MEMCPY_TABLE_MAX], t_dst[MEMCPY_TABLE_MAX];
+    __shared__ long long t_size[MEMCPY_TABLE_MAX];
+    if ((int)threadIdx.x < count) {  // the table read once, every row in flight together
+        t_src[threadIdx.x] = src[threadIdx.x];
+        t_dst[threadIdx.x] = dst[threadIdx.x];
+        t_size[threadIdx.x] = size[threadIdx.x];
+    }
+    __syncthreads();
     const u64 grid = gridDim.x;
     u64 first = 0;  // the batch-wide number of buffer i's first chunk
     for (int i = 0; i < count; ++i) {
-        const long long n = size[i];
+        const long long n = t_size[i];
         if (n <= 0) continue;
         const u64 chunks = ((u64)n + CHUNK - 1) / CHUNK;
         for (u64 c = (blockIdx.x + grid - first % grid) % grid; c < chunks; c += grid) {
             const u64 off = c * CHUNK;
             const u64 len = (u64)n - off < CHUNK ? (u64)n - off : CHUNK;
-            copy_bytes((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
+            copy_bytes((u8*)t_dst[i] + off, (const u8*)t_src[i] + off, len, threadIdx.x,
                        MEMCPY_TABLE_BLOCK);
         }
         first += chunks;

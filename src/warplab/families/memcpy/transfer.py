@@ -71,48 +71,43 @@ def require_contiguous(a: Any, what: str) -> None:
             "(make one with ascontiguousarray)")
 
 
-_PTR, _NBYTES = attrgetter("data.ptr"), attrgetter("nbytes")
-_DEVICE, _MEM = attrgetter("data.device_id"), attrgetter("data.mem")
-_C = attrgetter("_c_contiguous")
+_NBYTES, _DATA, _C = attrgetter("nbytes"), attrgetter("data"), attrgetter("_c_contiguous")
+_PTR, _DEVICE, _MEM = attrgetter("ptr"), attrgetter("device_id"), attrgetter("mem")
 
 
 def device_pointers(srcs: list[Any], dsts: list[Any]
-                    ) -> tuple[list[int], list[int], list[int], int] | None:
-    """(source addresses, destination addresses, byte sizes, the current device) of
+                    ) -> tuple[list[int], list[int], list[int], int, bool] | None:
+    """(source addresses, destination addresses, byte sizes, the current device, apart) of
     ``copy_batched``'s pairs when every array is a CuPy array on the current device,
     C-contiguous, and each pair has equal byte sizes; None otherwise (the call then normalises
     and checks each array, and raises what it raises).
 
-    Performance: whole-list passes (``map`` over attribute getters, one set of types and one
-    of devices), no Python loop over the arrays."""
+    ``apart``: no destination can overlap a source or another destination because each
+    destination is an allocation of its own: the arrays' memory objects (``data.mem``) are
+    CuPy's own allocations (a pool's block or a ``cudaMalloc``; live ones never overlap), a
+    different one per destination and none a source's. False means "not shown": the caller
+    runs the address-interval test (views of one allocation, memory CuPy does not own, such as
+    another library's through DLPack).
+
+    Performance: whole-list passes (``map`` over attribute getters, sets of types, devices and
+    memory objects), no Python loop over the arrays, no sort."""
     cupy = sys.modules.get("cupy")
     if cupy is None or {*map(type, srcs), *map(type, dsts)} != {cupy.ndarray}:
         return None
     if not (all(map(_C, srcs)) and all(map(_C, dsts))):
         return None
     sz = list(map(_NBYTES, srcs))
-    dev = cupy.cuda.runtime.getDevice()
-    if sz != list(map(_NBYTES, dsts)) or {*map(_DEVICE, srcs), *map(_DEVICE, dsts)} != {dev}:
+    if sz != list(map(_NBYTES, dsts)):
         return None
-    return list(map(_PTR, srcs)), list(map(_PTR, dsts)), sz, dev
-
-
-def apart(srcs: list[Any], dsts: list[Any]) -> bool:
-    """True when no destination can overlap a source or another destination because each
-    destination is an allocation of its own: CuPy arrays whose memory objects (``data.mem``)
-    are CuPy's own allocations (a pool's block or a ``cudaMalloc``; live ones never overlap),
-    a different one per destination and none a source's. False means "not shown": the caller
-    runs the address-interval test (views of one allocation, memory CuPy does not own, such as
-    another library's through DLPack).
-
-    Performance: sets over the memory objects, no sort."""
-    memory = sys.modules["cupy"].cuda.memory
-    owned = {memory.PooledMemory, memory.Memory}
-    d_mem = set(map(_MEM, dsts))
-    if len(d_mem) != len(dsts) or not set(map(type, d_mem)) <= owned:
-        return False
-    s_mem = set(map(_MEM, srcs))
-    return d_mem.isdisjoint(s_mem) and set(map(type, s_mem)) <= owned
+    s_data, d_data = list(map(_DATA, srcs)), list(map(_DATA, dsts))
+    dev = cupy.cuda.runtime.getDevice()
+    if {*map(_DEVICE, s_data), *map(_DEVICE, d_data)} != {dev}:
+        return None
+    d_mem, s_mem = set(map(_MEM, d_data)), set(map(_MEM, s_data))
+    memory = cupy.cuda.memory
+    apart = (len(d_mem) == len(dsts) and d_mem.isdisjoint(s_mem)
+             and {*map(type, d_mem), *map(type, s_mem)} <= {memory.PooledMemory, memory.Memory})
+    return list(map(_PTR, s_data)), list(map(_PTR, d_data)), sz, dev, apart
 
 
 def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan

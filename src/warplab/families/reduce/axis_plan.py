@@ -17,11 +17,13 @@ COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 GROUPS = (1, 2, 4, 8, 16, 32)
 #: Lanes per row of the packed kernel (rows of 16 L bytes, back to back).
 PACKED_LANES = (1, 2, 4, 8, 16)
-#: Staged tiles: 16-byte words a thread loads (WARPLAB_AXIS_STAGE_UNROLL), bytes a tile holds, and
-#: the longest row the staged kernel takes (a tile holds at least 7 rows).
+#: Staged tiles: 16-byte words a thread loads (WARPLAB_AXIS_STAGE_UNROLL) and bytes a tile holds;
+#: the staged kernel takes rows of which a tile holds at least STAGE_MIN_ROWS (rows up to ~8 KiB:
+#: on the H100 rows of 1000 float32 read 97% of the read ceiling staged four a tile, 89-90% a
+#: warp per row; rows of 1000 float64 99% staged two a tile, 96% a block per row).
 STAGE_UNROLL = 4
 STAGE_BYTES = BLOCK * 16 * STAGE_UNROLL
-STAGE_MAX_ROW_BYTES = 2048
+STAGE_MIN_ROWS = 2
 #: Rows of at least this many bytes run the split kernel (a block per row or more): on the H100
 #: a block per row of 8, 16 or 32 KiB read 99-102% of the read ceiling, a warp per row 94-96%.
 SPLIT_MIN_ROW_BYTES = 4 << 10
@@ -91,16 +93,16 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
 
     * packed: contiguous, aligned rows of 16, 32, ..., 256 bytes (L = row bytes / 16 lanes per
       row, each warp instruction one 512-byte segment; 1M x 32 float32: L = 8);
-    * staged: other contiguous rows of at most ``STAGE_MAX_ROW_BYTES`` (rows of 33 float32:
-      124 rows a 16 KiB tile, G = 2 lanes per row from shared memory; 1 KiB rows: 15 a tile,
-      G = 16);
-    * group: rows under ``SPLIT_MIN_ROW_BYTES`` (G lanes per row, G the smallest power of two up
-      to 32 leaving each lane at most ``UNROLL`` loads: a warp per row over 1 KiB, as
-      65536 x 1000 float32), when the warps of the rows fill at least a quarter of the GPU's
-      threads;
+    * staged: other contiguous rows of which a 16 KiB tile holds at least ``STAGE_MIN_ROWS``
+      (rows of 33 float32: 124 rows a tile, G = 2 lanes per row from shared memory; 1 KiB
+      rows: 15 a tile, G = 16; 65536 x 1000 float32: 4 a tile, G = 32);
+    * group: rows under ``SPLIT_MIN_ROW_BYTES`` that are not back to back (a strided view; G
+      lanes per row, G the smallest power of two up to 32 leaving each lane at most ``UNROLL``
+      loads: a warp per row over 1 KiB), when the warps of the rows fill at least a quarter
+      of the GPU's threads;
     * split: longer rows, or too few rows for the group kernel: S blocks per row of a power of
-      two ``chunk`` elements (:func:`split_chunk`): 65536 x 1000 float64 and 8192 x 8192
-      float32 a block per row, 256 x 2^20 two, 16 x 2^24 32.
+      two ``chunk`` elements (:func:`split_chunk`): 32768 x 4097 and 8192 x 8192 float32 a
+      block per row, 256 x 2^20 two, 16 x 2^24 32.
 
     Performance: host arithmetic only.
     """
@@ -112,8 +114,8 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
         warps = -(-rows * lanes // (32 * UNROLL))
         return RowsPlan("packed", lanes, True, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
                         1, cols)
-    if contiguous and rows > 1 and row_bytes <= STAGE_MAX_ROW_BYTES:
-        rt = staged_rows(cols, itemsize)
+    rt = staged_rows(cols, itemsize)
+    if contiguous and rows > 1 and rt >= STAGE_MIN_ROWS:
         gs = min(32, _pow2_floor(BLOCK // min(rt, BLOCK)))  # the block's lanes over its rows
         return RowsPlan("staged", gs, True, min(-(-rows // rt), 2 ** 31 - 1), 1, rt)
     if g < 32 or (row_bytes < SPLIT_MIN_ROW_BYTES and rows * 32 * 4 >= sms * 2048):
