@@ -191,3 +191,27 @@ def test_free_device_message(monkeypatch: pytest.MonkeyPatch) -> None:
     assert device._free_device() == "4.0 GB (CuPy's pool limit: 0.1 GB)"
     monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace())
     assert device._free_device() is None
+
+
+def test_the_wrapper_has_the_functions_parameters_and_defaults() -> None:
+    """``device_errors``'s generated wrapper passes every kind of parameter on unchanged,
+    the defaults the same objects."""
+    marker = object()
+
+    @device_errors
+    def f(a, b=2, /, c=marker, *args, d, e=None, **kw):  # type: ignore[no-untyped-def]
+        return a, b, c, args, d, e, kw
+
+    assert f(1, d=4) == (1, 2, marker, (), 4, None, {})
+    assert f(1, 2, 3, 5, 6, d=4, e=7, z=8) == (1, 2, 3, (5, 6), 4, 7, {"z": 8})
+    assert f.__name__ == "f" and f.__wrapped__.__defaults__ == (2, marker)
+    assert f(1, b=9, d=4) == f.__wrapped__(1, b=9, d=4)  # b positional-only: into **kw
+    with pytest.raises(TypeError):
+        f(1)  # d is required
+
+    @device_errors
+    def g(*, k=1):  # type: ignore[no-untyped-def]
+        return k
+
+    assert g() == 1 and g(k=2) == 2
+    assert warplab.byte_histogram.__wrapped__.__name__ == "byte_histogram"
