@@ -30,7 +30,7 @@ def byte_counts(data: np.ndarray, chunk: int = CHUNK) -> np.ndarray:
 
     Performance: reads the input once; temporaries of ``4 * chunk`` bytes.
     """
-    n = data.shape[0]
+    n = len(data)
     if n < PAIRS_MIN:
         return _BINCOUNT(data, None, 256)
     even = n & ~1
