@@ -182,7 +182,7 @@ def device_errors(fn: F) -> F:
     params: list[str] = []
     args: list[str] = []
     before = None  # the kind of the parameter before
-    for p in inspect.signature(fn).parameters.values():
+    for p in inspect.signature(fn, follow_wrapped=False).parameters.values():
         if before is kind.POSITIONAL_ONLY and p.kind is not before:
             params.append("/")
         if p.kind is kind.KEYWORD_ONLY and before in (None, kind.POSITIONAL_ONLY,
