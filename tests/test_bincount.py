@@ -219,3 +219,23 @@ def test_prop_weighted(x: np.ndarray, minlength: int) -> None:
     got, want = warplab.bincount(x, w, minlength), np.bincount(x, w, minlength)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_warm_host_plans_keep_warplabs_checks_and_records() -> None:
+    """A plan of NumPy arrays runs NumPy's own bincount; a later call of the same key with a
+    negative value still gets warplab's message, weighted calls are recorded, bool data
+    with weights takes the general run (NumPy's results every time)."""
+    def same(got: np.ndarray, want: np.ndarray) -> None:
+        assert type(got) is np.ndarray and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+    x, w = np.array([3, 0, 1, 2]), np.array([0.5, 1.0, 2.0, 4.0])
+    check(warplab.bincount(x), np.bincount(x))
+    with pytest.raises(ValueError, match="bincount needs non-negative values, found -1"):
+        warplab.bincount(np.array([3, 0, -1, 2]))
+    with warplab.record_variants() as ran:
+        same(warplab.bincount(x, w), np.bincount(x, w))
+        same(warplab.bincount(x, w, minlength=7), np.bincount(x, w, minlength=7))
+    assert [(r.family, r.backend) for r in ran] == [("bincount", "cpu")] * 2
+    b = np.array([True, False, True, True])
+    same(warplab.bincount(b, w), np.bincount(b, w))

@@ -71,6 +71,25 @@ def test_what_the_checks_send_to_the_general_path(case: str) -> None:
     assert all(np.array_equal(b, d) for b, d in zip(before, dsts))  # nothing written
 
 
+@pytest.mark.parametrize("case", ["fresh", "dst_twice", "src_is_dst", "src_view_of_dst"])
+def test_many_pairs_hash_rotated_identities(case: str) -> None:
+    """From ``_ROTATED_IDS_MIN`` pairs on the identity set holds ``object.__hash__``: the same
+    decisions as with ``id``."""
+    srcs, dsts = _pairs(host._ROTATED_IDS_MIN + 3)
+    if case == "dst_twice":
+        dsts[-1] = dsts[7]
+    elif case == "src_is_dst":
+        srcs[-2] = dsts[5]
+    elif case == "src_view_of_dst":
+        srcs[9] = dsts[-1][:]
+    before = [d.copy() for d in dsts]
+    assert host.copy_pairs(srcs, dsts) == (case == "fresh")
+    if case == "fresh":
+        assert all(np.array_equal(s, d) for s, d in zip(srcs, dsts))
+    else:
+        assert all(np.array_equal(b, d) for b, d in zip(before, dsts))  # nothing written
+
+
 def test_general_path_results_unchanged() -> None:
     """Byte copies across dtypes and shapes, and a structured dtype's padding, still go
     through the general path byte for byte."""

@@ -171,9 +171,10 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0, *, variant: str | 
 def bincount_with(config: LaunchConfig, x: Any, weights: Any = None, minlength: Any = 0, *,
                   variant: str | None = None, device: str | None = None) -> Any:
     """:func:`bincount` with the kernels' launch configuration ``config``."""
-    if minlength is None:
-        raise InvalidTypeError("use 0 instead of None for minlength")
-    minlength = operator.index(minlength)
+    if type(minlength) is not int:
+        if minlength is None:
+            raise InvalidTypeError("use 0 instead of None for minlength")
+        minlength = operator.index(minlength)
     if minlength < 0:
         raise InvalidValueError("'minlength' must not be negative")
     k = bincount_plan.key(x, weights, variant, device, config)

@@ -72,8 +72,12 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     """The plan key of a call, or None for calls planned afresh each time (files, sequences,
     other array types, bins that are neither a name nor a NumPy table). Device arrays: dtype,
     shape, strides, bins, ``variant``, ``device``, ``out`` given, ``accumulate`` (the kernels'
-    own plans add the device id); NumPy arrays also ``WARPLAB_DEVICE`` (read per call)."""
+    own plans add the device id); NumPy arrays also ``WARPLAB_DEVICE`` (read per call). A
+    NumPy array with the default options has the shortest key (checked first)."""
     t = type(data)
+    if t is np.ndarray and type(bins) is str and variant is None and device is None \
+            and accumulate is False:
+        return (env.raw("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides, bins, has_out)
     if type(bins) is str:
         bk: Any = bins
     elif type(bins) is np.ndarray and bins.ndim == 1 and bins.dtype.kind in "iub":
@@ -110,10 +114,10 @@ class BytePlan:
     def run(self, data: Any, out: Any, accumulate: bool) -> Any:
         """Count ``data`` (of the key's kind, dtype and layout) into the caller's kind of
         array (``out`` when given, added into with ``accumulate``)."""
-        v, mapping = self.variant, self.mapping
         if self.host_bytes and out is None and not worth_streaming(data.nbytes):
-            _registry.ran(v)  # flat uint8 host data into 256 bins with NumPy: its counts
+            _registry.ran(self.variant)  # flat uint8 host data into 256 bins with NumPy
             return cpu.byte_counts(data)
+        v, mapping = self.variant, self.mapping
         if out is not None:
             check_out(out, (mapping.nbins,), np.int64, self.on_device)
         if self.direct:
