@@ -108,19 +108,18 @@ def lane_layout(frag, m: int, n: int, k: int):
 
 def mma(frag, regs_a, regs_b, dims) -> list[np.ndarray]:
     """The warp-wide mma: assemble A and B from the lanes' registers by the PTX layout (each
-    cell exactly once: ``lane_layout``), multiply, hand each lane its C registers. A's
-    registers are (32,) arrays (one per lane); B's are (32,) or (J, 32), the registers of J
-    B fragments side by side (the warp's mma over its tiles j, each with this A); C's
-    registers then are (J, 32) too."""
+    cell exactly once: ``lane_layout``), multiply, hand each lane its C registers. Each
+    register is an (I, 32) array for A (one row per lane) and (J, 32) for B: the I A and J B
+    fragments of a warp's tiles at one k step, every (i, j) pair multiplied as the warp's
+    I x J mma instructions do; C's registers are (I, J, 32)."""
     m, n, k = dims
     layout, ia, ib = lane_layout(frag, m, n, k)
-    rb = np.concatenate([np.atleast_2d(r) for r in regs_b], axis=-1)
-    fa, fb = np.empty(m * k), np.empty((len(rb), k * n))
-    fa[ia] = np.concatenate(regs_a)
-    fb[:, ib] = rb
+    ra, rb = np.concatenate(regs_a, axis=-1), np.concatenate(regs_b, axis=-1)
+    fa, fb = np.empty((len(ra), m * k)), np.empty((len(rb), k * n))
+    fa[:, ia], fb[:, ib] = ra, rb
     assert not np.isnan(fa).any() and not np.isnan(fb).any()  # no padding was read
-    d = fa.reshape(m, k) @ fb.reshape(-1, k, n)
-    return [d[:, r, c] if np.ndim(regs_b[0]) > 1 else d[0, r, c] for r, c in layout["c"]]
+    d = fa.reshape(-1, 1, m, k) @ fb.reshape(1, -1, k, n)
+    return [d[:, :, r, c] for r, c in layout["c"]]
 
 
 def test_k_pairing_is_a_bijection_of_each_step() -> None:
@@ -209,33 +208,32 @@ def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
             dims = (m_, n_, k_)
             for w in range(wm_ * wn_):
                 wm0, wn0 = (w // wn_) * WM, (w % wn_) * WN
-                rows_b = wn0 + 8 * np.arange(NT)[:, None] + g  # B's row of each lane, tile j
+                # the smem row of each lane's registers in the warp's tiles: A's tile i (the
+                # m16 layouts' odd registers 8 rows below), B's tile j; one row per tile
+                rows_a = wm0 + m_ * np.arange(MT)[:, None] + g
+                rows_b = wn0 + 8 * np.arange(NT)[:, None] + g
                 for ks in range(0, bk, k_):
-                    # B's registers of the warp's NT tiles at once, each (NT, 32): the same
-                    # loads as tile j's bs_[wn0 + j * 8 + g, ks + cols_b[e]] one j at a time
+                    # the registers of every tile at once, each (MT or NT, 32): tile i's are
+                    # as_[wm0 + i * m_ + g (+ 8), ks + column], tile j's bs_[wn0 + j * 8 + g, ...]
+                    if m_ == 8:
+                        ra = [as_[rows_a, ks + t]]
+                    else:  # register e: row g + 8 (e % 2), mma column group e / 2
+                        ra = [as_[rows_a + 8 * (e % 2), ks + cols_a[e]] for e in range(k_ // 2)]
                     rb = [bs_[rows_b, ks + cols_b[e]] for e in range(k_ // 4)]
-                    if mode != 0:  # the TF32 parts, once per fragment
-                        bh = [tf32_round(x) for x in rb]
-                        if mode == 1:
-                            bl = [tf32_round(x - h) for x, h in zip(rb, bh)]
-                    for i in range(MT):
-                        if m_ == 8:
-                            ra = [as_[wm0 + i * 8 + g, ks + t]]
-                        else:  # register e: row g + 8 (e % 2), mma column group e / 2
-                            ra = [as_[wm0 + i * 16 + g + 8 * (e % 2), ks + cols_a[e]]
-                                  for e in range(k_ // 2)]
-                        if mode == 0:
-                            d = mma(frag, ra, rb, dims)
-                        elif mode == 2:
-                            d = mma(frag, [tf32_round(x) for x in ra], bh, dims)
+                    if mode == 0:
+                        d = mma(frag, ra, rb, dims)
+                    else:  # cvt.rna to TF32 (the 3xTF32 split: the value left over, rounded)
+                        ah, bh = [tf32_round(x) for x in ra], [tf32_round(x) for x in rb]
+                        if mode == 2:
+                            d = mma(frag, ah, bh, dims)
                         else:
-                            ah = [tf32_round(x) for x in ra]
                             al = [tf32_round(x - h) for x, h in zip(ra, ah)]
+                            bl = [tf32_round(x - h) for x, h in zip(rb, bh)]
                             d = [x + y + z for x, y, z in zip(mma(frag, al, bh, dims),
                                                               mma(frag, ah, bl, dims),
                                                               mma(frag, ah, bh, dims))]
-                        for e in range(per):  # every tile j of row i
-                            acc[w, i, :, e] += d[e]
+                    for e in range(per):  # every tile (i, j) of the warp
+                        acc[w, :, :, e] += d[e]
         for w in range(wm_ * wn_):
             wm0, wn0 = (w // wn_) * WM, (w % wn_) * WN
             for i in range(MT):
