@@ -7,11 +7,17 @@ comma := ,
 EXTRAS := $(if $(shell command -v nvidia-smi 2>/dev/null),test$(comma)gpu,test)
 RUNS ?= runs
 
-.PHONY: run test install nvcc-check gpu-check clean
+.PHONY: run test test-all install nvcc-check gpu-check clean
+
+# NumPy goes in first, on its own: the nvcc check needs nothing else, so `make test` starts it
+# while the rest installs.
+$(BIN)/.numpy:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q numpy
+	touch $@
 
 # setup.py builds the C helpers (core/*.c) in the editable install: editing them reinstalls.
-$(BIN)/.installed: pyproject.toml setup.py $(wildcard src/warplab/core/*.c)
-	$(PY) -m venv $(VENV)
+$(BIN)/.installed: $(BIN)/.numpy pyproject.toml setup.py $(wildcard src/warplab/core/*.c)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
 	touch $@
@@ -25,9 +31,15 @@ run: $(BIN)/.installed
 	$(BIN)/warplab report "$(RUNS)/$$(ls -1 $(RUNS) | sort | tail -n 1)"
 
 ## tests on this machine (the CPU suite; GPU tests are deselected: run them with
-## `make gpu-check` on the GPU machine) with the nvcc compile check beside them (scripts/test.sh)
-test: $(BIN)/.installed
-	PY=$(BIN)/python bash scripts/test.sh
+## `make gpu-check` on the GPU machine) with the nvcc compile check beside them (scripts/test.sh:
+## the check starts first, then the install is completed, then the static checks and pytest)
+TEST_SH := PY=$(BIN)/python INSTALL="$(MAKE) --no-print-directory install" bash scripts/test.sh
+test: $(BIN)/.numpy
+	$(TEST_SH)
+
+## `make test` plus the CPU tests marked `slow` (too long for every run; pyproject.toml's markers)
+test-all: $(BIN)/.numpy
+	$(TEST_SH) -m "not gpu and not large"
 
 nvcc-check:
 	$(BIN)/python scripts/nvcc_check.py -v

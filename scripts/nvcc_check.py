@@ -36,10 +36,13 @@ from warplab.core.loader import defines  # noqa: E402
 
 ARCHS = ("sm_75", "sm_90")
 #: What each architecture's compile produces: the kernels are built at run time by NVRTC, so
-#: no host code is compiled here. sm_90 to a cubin (ptxas runs: its resource lines, the
-#: matmul spill check); sm_75, the oldest target, to PTX (the front end and NVVM for that
-#: architecture; ptxas's share of the time is left to the GPU machine's runs).
-_OUTPUT = {"sm_75": ("-ptx",), "sm_90": ("-Xptxas", "-v", "-cubin")}
+#: no host code is compiled here. sm_90 to a cubin with the optimiser on, as NVRTC builds it
+#: (ptxas runs: its resource lines, the matmul spill check); sm_75, the oldest target, to PTX
+#: with NVVM's optimiser off (``-Xcicc -O0``): the front end for that architecture (every
+#: template instantiated, its ``__CUDA_ARCH__`` branches) and NVVM's code generation for it
+#: (an intrinsic or instruction sm_75 lacks fails there) in a fifth of the time; the optimiser
+#: itself runs in the sm_90 jobs, and ptxas for sm_75 on the GPU machine's runs.
+_OUTPUT = {"sm_75": ("-Xcicc", "-O0", "-ptx"), "sm_90": ("-Xptxas", "-v", "-cubin")}
 #: Kernels whose ptxas resource lines ``-v`` prints (mangled-name prefixes), per log name.
 RESOURCES = {"histogram-sm_90": r"_Z19hist_privatized_vec|_Z11hist_global|_Z19hist_private_stride",
              "reduce-sm_90": r"_Z21reduce_persistent_vec",
@@ -120,6 +123,33 @@ def jobs() -> list[Job]:
     return unique
 
 
+def _local_bytes(path: Path, seen: set[Path] | None = None) -> int:
+    """Bytes of a source and of the package's headers it includes (``#include "..."``)."""
+    seen = set() if seen is None else seen
+    if path in seen or not path.is_file():
+        return 0
+    seen.add(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    total = len(text)
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+        for folder in (path.parent, SRC / "warplab" / "core",
+                       SRC / "warplab" / "families" / path.parent.name):
+            if (folder / name).is_file():
+                total += _local_bytes(folder / name, seen)
+                break
+    return total
+
+
+def _cost(job: Job) -> float:
+    """A rough estimate of a job's compile time, only for the order the jobs start in (the
+    longest first, so that no long one starts last and runs alone): the bytes of the source
+    and its local headers, three times over for sm_90 (NVVM's optimiser and ptxas run there);
+    a build with host code (the CUB library) before every other."""
+    if "-shared" in job.args:
+        return float("inf")
+    return _local_bytes(job.source) * (3 if "-arch=sm_90" in job.args else 1)
+
+
 def run(job: Job, nvcc: str, tmp: Path) -> tuple[Job, bool, str]:
     """Compile one job; (job, ok, log)."""
     obj = tmp / f"{job.name}.out"
@@ -144,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     failed = 0
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        for job, ok, log in pool.map(lambda j: run(j, nvcc, Path(tmp)), todo):
+        started = sorted(todo, key=_cost, reverse=True)
+        done = dict(zip(started, pool.map(lambda j: run(j, nvcc, Path(tmp)), started)))
+        for job, ok, log in (done[j] for j in todo):  # reported in the jobs' own order
             spill = job.name.startswith("matmul-") and re.search(
                 r"[1-9][0-9]* bytes spill (stores|loads)", log)
             if not ok or spill:

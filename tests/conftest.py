@@ -6,6 +6,7 @@ same way CI (no GPU) does.
 """
 from __future__ import annotations
 
+import gc
 import threading
 from pathlib import Path
 from typing import Callable
@@ -15,6 +16,16 @@ import pytest
 _GPU_DIR = Path(__file__).resolve().parent / "gpu"
 #: trimmed copies of real results files (tests/fixtures/README.md says how they were cut)
 RESULT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "results"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what collection built (thousands of test items, every imported module) out of the
+    cyclic garbage collector's reach: it lives to the end of the session, and each full
+    collection would walk it again. The lab's campaigns and Dask call ``gc.collect()`` between
+    runs (a quarter of a second each over the whole suite's objects); objects the tests make
+    are collected as before."""
+    gc.collect()
+    gc.freeze()
 
 
 def _is_gpu_test(node: pytest.Item) -> bool:

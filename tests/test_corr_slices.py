@@ -162,6 +162,7 @@ def test_exact_data_takes_one_slice() -> None:
         np.testing.assert_allclose(got, _exact(z, valid), rtol=0, atol=4 * slices.U)
 
 
+@pytest.mark.slow  # 25 s of one core, most of it slices.row_stats (tails' int64 divisions)
 def test_choice_on_8192_random_walks() -> None:
     """The benchmark's data: 8192 random walks of 8192 values (warplab's generator, seed 1)."""
     x = warplab.random_walk(8192, 8192, seed=1, device="cpu")

@@ -8,6 +8,7 @@ Plus: launch plans, TF32 rounding, the NumPy reference and the stated error boun
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -35,6 +36,7 @@ def frag_f64(lane: np.ndarray) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]
     return {"a": [(g, t)], "b": [(t, g)], "c": [(g, 2 * t + i) for i in range(2)]}
 
 
+@functools.cache
 def frag_m16(k: int):
     """m16n8kK (.tf32 with K = 8; .f64 with K = 4, 8, 16): (row, col) of each register of A
     (16xK), B (Kx8), C (16x8)."""
@@ -88,21 +90,36 @@ def test_fragment_layouts_are_bijections(m: int, k: int) -> None:
         assert (seen == 1).all(), name
 
 
+@functools.cache
+def lane_layout(frag, m: int, n: int, k: int):
+    """``frag(LANES)`` for an (m, n, k) mma, with A's and B's cells as flat indices in register
+    order. Checked here, once per layout, where the model's mma calls would check it every
+    time: every cell of A and B is some register's, and no two registers share one (so that
+    a NaN left in an assembled operand can only be a value read from the padding)."""
+    layout = frag(LANES)
+    flat = {}
+    for name, cols in (("a", k), ("b", n)):
+        idx = np.concatenate([np.asarray(r) * cols + np.asarray(c) for r, c in layout[name]])
+        rows = m if name == "a" else k
+        assert sorted(idx.tolist()) == list(range(rows * cols)), name  # each cell exactly once
+        flat[name] = idx
+    return layout, flat["a"], flat["b"]
+
+
 def mma(frag, regs_a, regs_b, dims) -> list[np.ndarray]:
     """The warp-wide mma: assemble A and B from the lanes' registers by the PTX layout (each
-    cell exactly once), multiply, hand each lane its C registers."""
+    cell exactly once: ``lane_layout``), multiply, hand each lane its C registers. Each
+    register is an (I, 32) array for A (one row per lane) and (J, 32) for B: the I A and J B
+    fragments of a warp's tiles at one k step, every (i, j) pair multiplied as the warp's
+    I x J mma instructions do; C's registers are (I, J, 32)."""
     m, n, k = dims
-    fa, fb = np.full((m, k), np.nan), np.full((k, n), np.nan)
-    layout = frag(LANES)
-    for (r, c), v in zip(layout["a"], regs_a):
-        assert np.isnan(fa[r, c]).all()
-        fa[r, c] = v
-    for (r, c), v in zip(layout["b"], regs_b):
-        assert np.isnan(fb[r, c]).all()
-        fb[r, c] = v
-    assert not np.isnan(fa).any() and not np.isnan(fb).any()
-    d = fa @ fb
-    return [d[r, c] for r, c in layout["c"]]
+    layout, ia, ib = lane_layout(frag, m, n, k)
+    ra, rb = np.concatenate(regs_a, axis=-1), np.concatenate(regs_b, axis=-1)
+    fa, fb = np.empty((len(ra), m * k)), np.empty((len(rb), k * n))
+    fa[:, ia], fb[:, ib] = ra, rb
+    assert not np.isnan(fa).any() and not np.isnan(fb).any()  # no padding was read
+    d = fa.reshape(-1, 1, m, k) @ fb.reshape(1, -1, k, n)
+    return [d[:, :, r, c] for r, c in layout["c"]]
 
 
 def test_k_pairing_is_a_bijection_of_each_step() -> None:
@@ -155,6 +172,9 @@ def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
     writes = np.zeros((ma, mb), int)
     g, t = LANES >> 2, LANES & 3
     per = m_ * n_ // 32
+    # the shared-memory column of each A and B register of an mma step (stored_column)
+    cols_a = [stored_column(e // 2, t, k_) for e in range(k_ // 2)]
+    cols_b = [stored_column(e, t, k_) for e in range(k_ // 4)]
     for L in range(gc.block_count(ma, mb, sym, tile)):
         bi, bj = block_tile(sym, L, tiles_m, tiles_n)
         row0, col0 = bi * tile, bj * tile
@@ -185,34 +205,35 @@ def kernel_model(mode: int, A: np.ndarray, B: np.ndarray | None, vec: bool,
                 assert nxt % stages != kt % stages  # never refill the stage being computed
                 load_slice(nxt % stages, nxt)
             as_, bs_ = As[kt % stages], Bs[kt % stages]
+            dims = (m_, n_, k_)
             for w in range(wm_ * wn_):
                 wm0, wn0 = (w // wn_) * WM, (w % wn_) * WN
+                # the smem row of each lane's registers in the warp's tiles: A's tile i (the
+                # m16 layouts' odd registers 8 rows below), B's tile j; one row per tile
+                rows_a = wm0 + m_ * np.arange(MT)[:, None] + g
+                rows_b = wn0 + 8 * np.arange(NT)[:, None] + g
                 for ks in range(0, bk, k_):
-                    for i in range(MT):
-                        if m_ == 8:
-                            ra = [as_[wm0 + i * 8 + g, ks + t]]
-                        else:  # register e: row g + 8 (e % 2), mma column group e / 2
-                            ra = [as_[wm0 + i * 16 + g + 8 * (e % 2),
-                                      ks + stored_column(e // 2, t, k_)] for e in range(k_ // 2)]
-                        for j in range(NT):
-                            rb = [bs_[wn0 + j * 8 + g, ks + stored_column(e, t, k_)]
-                                  for e in range(k_ // 4)]
-                            dims = (m_, n_, k_)
-                            if mode == 0:
-                                d = mma(frag, ra, rb, dims)
-                            elif mode == 2:
-                                d = mma(frag, [tf32_round(x) for x in ra],
-                                        [tf32_round(x) for x in rb], dims)
-                            else:
-                                ah = [tf32_round(x) for x in ra]
-                                al = [tf32_round(x - h) for x, h in zip(ra, ah)]
-                                bh = [tf32_round(x) for x in rb]
-                                bl = [tf32_round(x - h) for x, h in zip(rb, bh)]
-                                d = [x + y + z for x, y, z in zip(mma(frag, al, bh, dims),
-                                                                  mma(frag, ah, bl, dims),
-                                                                  mma(frag, ah, bh, dims))]
-                            for e in range(per):
-                                acc[w, i, j, e] += d[e]
+                    # the registers of every tile at once, each (MT or NT, 32): tile i's are
+                    # as_[wm0 + i * m_ + g (+ 8), ks + column], tile j's bs_[wn0 + j * 8 + g, ...]
+                    if m_ == 8:
+                        ra = [as_[rows_a, ks + t]]
+                    else:  # register e: row g + 8 (e % 2), mma column group e / 2
+                        ra = [as_[rows_a + 8 * (e % 2), ks + cols_a[e]] for e in range(k_ // 2)]
+                    rb = [bs_[rows_b, ks + cols_b[e]] for e in range(k_ // 4)]
+                    if mode == 0:
+                        d = mma(frag, ra, rb, dims)
+                    else:  # cvt.rna to TF32 (the 3xTF32 split: the value left over, rounded)
+                        ah, bh = [tf32_round(x) for x in ra], [tf32_round(x) for x in rb]
+                        if mode == 2:
+                            d = mma(frag, ah, bh, dims)
+                        else:
+                            al = [tf32_round(x - h) for x, h in zip(ra, ah)]
+                            bl = [tf32_round(x - h) for x, h in zip(rb, bh)]
+                            d = [x + y + z for x, y, z in zip(mma(frag, al, bh, dims),
+                                                              mma(frag, ah, bl, dims),
+                                                              mma(frag, ah, bh, dims))]
+                    for e in range(per):  # every tile (i, j) of the warp
+                        acc[w, :, :, e] += d[e]
         for w in range(wm_ * wn_):
             wm0, wn0 = (w // wn_) * WM, (w % wn_) * WN
             for i in range(MT):

@@ -67,9 +67,9 @@ def _ordered_timer(fn: Any, runs: int, warmup: int) -> tuple[list[float], bool]:
     return [100.0 - _ordered_timer.calls] * runs, True  # type: ignore[attr-defined]
 
 
-def _cells(lo: int = 1, hi: int = 64) -> list[P.PlannedCell]:
-    grid = [Case(lo, hi, s, d, 1, 1 << 15) for s, d in (("consecutive", "shuffle"),
-                                                       ("shuffle", "shuffle"))]
+def _cells(lo: int = 1, hi: int = 64, total: int = 1 << 15) -> list[P.PlannedCell]:
+    grid = [Case(lo, hi, s, d, 1, total) for s, d in (("consecutive", "shuffle"),
+                                                     ("shuffle", "shuffle"))]
     return P.plan_cells(grid, [DEFAULT, P.CUB, CEILING], auto_total=False, runs=3, warmup=1)
 
 
@@ -192,7 +192,9 @@ def test_last_touched_where_an_end_is_in_another_sector(src: int, dst: int, size
 
 
 def test_ceiling_of_one_byte_buffers() -> None:
-    records, _, _ = run_planned(_cells(1, 1), _targets(), {}, xp=np, timer=_timer)
+    # 4096 one-byte buffers in shuffled places: the host copies move each with ctypes, once
+    # per run and shape, so 2^15 of them took seconds and exercised nothing more
+    records, _, _ = run_planned(_cells(1, 1, 1 << 12), _targets(), {}, xp=np, timer=_timer)
     assert all(r["verified"] for r in records), [r["error"] for r in records]
 
 
@@ -219,8 +221,8 @@ def test_kernel_compiles(arch: str, tmp_path: Path) -> None:
     nvcc = shutil.which("nvcc") or "/usr/local/bin/nvcc"
     out = subprocess.run(
         [nvcc, f"-arch={arch}", "-std=c++17", f"-I{ROOT / 'src/warplab/core'}", f"-I{ceiling_cuda.MEMCPY_HEADERS}",
-         *defines(ceiling_cuda.DEFINES), "-Werror", "all-warnings", "-Xptxas", "-v", "-c",
-         str(ceiling_cuda.SOURCE), "-o", str(tmp_path / "ceiling.o")],
+         *defines(ceiling_cuda.DEFINES), "-Werror", "all-warnings", "-Xptxas", "-v", "-cubin",
+         str(ceiling_cuda.SOURCE), "-o", str(tmp_path / "ceiling.cubin")],
         capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     for expr in ceiling_cuda._EXPRESSIONS:  # every shape instantiated for nvcc too

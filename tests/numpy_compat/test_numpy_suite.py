@@ -12,6 +12,9 @@ with its reason (docs/numpy.md, "Differences from NumPy"). Everything else must 
 """
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import sys
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -34,8 +37,30 @@ REPLACED: dict[str, dict[str, Any]] = {
                                           "var": warplab.var, "matmul": warplab.matmul},
 }
 
-#: NumPy's test modules ship with NumPy's wheels; a NumPy installed without them skips this file
-_MODULES = {name: pytest.importorskip(name) for name in REPLACED}
+
+
+def _numpy_test_module(name: str) -> types.ModuleType:
+    """NumPy's test module ``name``, imported as NumPy's code rather than as a test file of
+    this suite: pytest does not rewrite its asserts (a failing one still fails the test, with
+    Python's message instead of pytest's), which cost seconds in every pytest process. NumPy's
+    test modules ship with NumPy's wheels; a NumPy installed without them skips this file."""
+    if name in sys.modules:
+        return sys.modules[name]
+    package = pytest.importorskip(name.rpartition(".")[0])
+    spec = importlib.machinery.PathFinder.find_spec(name, package.__path__)
+    if spec is None or spec.loader is None:
+        pytest.skip(f"NumPy's test module {name} is not installed", allow_module_level=True)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+_MODULES = {name: _numpy_test_module(name) for name in REPLACED}
 
 
 class _NumpyWith(types.ModuleType):

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from warplab.lab.report import build as report_build
 from warplab.lab.report import build_report, load_results, make_figures
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -154,6 +155,10 @@ def parse_tables(page: str) -> list[dict[str, Any]]:
     return p.tables
 
 
+#: The figures ``make_figures`` returned inside the h100 report's ``build_report``.
+H100_FIGURES: list[Any] = []
+
+
 @pytest.fixture(scope="module")
 def h100_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     d = tmp_path_factory.mktemp("h100")
@@ -161,7 +166,14 @@ def h100_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     # JSON files of other kinds next to results files (a saved `warplab device` answer, a list)
     write(d / "device.json", {"backend": "cuda", "name": "DeviceFileGPU", "sms": 1})
     write(d / "list.json", [1, 2, 3])
-    index = build_report(d)
+
+    def figures(*args: Any, **kw: Any) -> Any:
+        H100_FIGURES[:] = make_figures(*args, **kw)
+        return H100_FIGURES
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report_build, "make_figures", figures)
+        index = build_report(d)
     return index, index.read_text(encoding="utf-8")
 
 
@@ -249,10 +261,9 @@ def bytes_only(doc: dict[str, Any]) -> dict[str, Any]:
     return dict(doc, results=[r for r in doc["results"] if r["params"]["bins"] == "bytes"])
 
 
-def test_failed_records_not_plotted(tmp_path: Path) -> None:
-    res = load_results(write(tmp_path / "r.json", bytes_only(cuda_doc())))
-    refs = make_figures(res, tmp_path / "figs")
-    by = {(f.kind, f.config): f for f in refs}
+def test_failed_records_not_plotted(h100_report: tuple[Path, str], tmp_path: Path) -> None:
+    # the h100 report's figures (its bins=bytes ones are those of bytes_only(cuda_doc()))
+    by = {(f.kind, f.config): f for f in H100_FIGURES}
     cfg = (("bins", "bytes"), ("data", "uniform"))
     for kind in ("time", "speedup", "bandwidth", "phases"):
         assert "cuda.compute.histogram_even" not in by[(kind, cfg)].series

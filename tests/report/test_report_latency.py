@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from warplab.lab.harness import results as results_mod
 from warplab.lab.harness.results import read_text
 from warplab.lab.harness.stats import summarize
 from warplab.lab.campaigns.latency.command import _paired
+from warplab.lab.report import build as report_build, gallery as report_gallery
 from warplab.lab.report import build_report, load_results, make_figures
 from warplab.lab.report.latency import (
     FLOORS, cases, latency_figures, mode_tables, ratio, target_lines, targets, targets_table,
@@ -125,25 +127,44 @@ def test_real_targets() -> None:
                       [host_words, "byte_hist_4k, series_stats_64, memcpy_batched_8", "3 of 11"]]
 
 
-def test_real_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bars: list[float] = []
-    lines: list[tuple[float, str]] = []
+@pytest.fixture(scope="module")
+def real_report(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """The real campaign's report, built once for the three tests below (its eleven figures
+    are most of their time): the page, what ``make_figures`` and ``latency_figures`` returned
+    inside ``build_report`` and the figures they left out, and the bars and horizontal lines
+    the figures drew (``Axes.bar`` and ``Axes.axhline`` spied on, each still drawing)."""
+    got = SimpleNamespace(bars=[], lines=[], refs=None, figs=None, skipped=None)
     orig_bar, orig_line = Axes.bar, Axes.axhline
 
     def bar(self: Axes, x: Any, height: Any, *a: Any, **kw: Any) -> Any:
-        bars.append(float(height))
+        got.bars.append(float(height))
         return orig_bar(self, x, height, *a, **kw)
 
     def axhline(self: Axes, y: float = 0, *a: Any, **kw: Any) -> Any:
-        lines.append((y, str(kw.get("label", ""))))
+        got.lines.append((y, str(kw.get("label", ""))))
         return orig_line(self, y, *a, **kw)
 
-    monkeypatch.setattr(Axes, "bar", bar)
-    monkeypatch.setattr(Axes, "axhline", axhline)
-    skipped: list[Any] = []
-    figs = latency_figures(load_results(LATENCY),
-                           lambda *p: tmp_path / ("_".join(map(str, p)) + ".png"), skipped)
-    assert not skipped
+    def figures(results: Any, out_dir: Path, skipped: Any = None) -> Any:
+        got.skipped = [] if skipped is None else skipped
+        got.refs = make_figures(results, out_dir, got.skipped)
+        return got.refs
+
+    def latency(results: Any, name: Any, notes: Any) -> Any:
+        got.figs = latency_figures(results, name, notes)
+        return got.figs
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Axes, "bar", bar)
+        mp.setattr(Axes, "axhline", axhline)
+        mp.setattr(report_build, "make_figures", figures)
+        mp.setattr(report_gallery, "latency_figures", latency)
+        got.index = build_report(LATENCY, out_dir=tmp_path_factory.mktemp("latency") / "report")
+    return got
+
+
+def test_real_figures(real_report: SimpleNamespace) -> None:
+    figs, bars, lines = real_report.figs, real_report.bars, real_report.lines
+    assert real_report.skipped == []
     assert [f[2] for f in figs] == [(("case", c),) for c in CASES]
     fam, kind, _, title, path, series = figs[0]
     assert (fam, kind, series) == ("latency", "latency", ("warplab", "cupy", "torch"))
@@ -160,8 +181,8 @@ def test_real_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(bars) == 6 * 11 and len(lines) == 4 * 11
 
 
-def test_real_page(tmp_path: Path) -> None:
-    index = build_report(LATENCY, out_dir=tmp_path / "report")
+def test_real_page(real_report: SimpleNamespace) -> None:
+    index = real_report.index
     page = index.read_text(encoding="utf-8")
     assert "70 verified records, 0 failed," in page
     assert 'id="failures"' not in page and "malformed" not in page
@@ -177,23 +198,22 @@ def test_real_page(tmp_path: Path) -> None:
         "byte_hist_4k, series_stats_64, memcpy_batched_8", "3 of 11"]
     for case in CASES:
         assert f'src="latency_{case}.png"' in sec
-        assert (tmp_path / "report" / f"latency_{case}.png").is_file()
+        assert (index.parent / f"latency_{case}.png").is_file()
     assert "Call latency and host time per call, per case" in sec
     summary = page[page.index('<section id="summary">'):page.index('<section id="devices">')]
     assert "met by byte_hist_4k, series_stats_64, memcpy_batched_8 (3 of 11 cases)" in summary
 
 
-def test_generic_places_leave_latency_out(tmp_path: Path) -> None:
+def test_generic_places_leave_latency_out(real_report: SimpleNamespace) -> None:
     res = load_results(H100)
     assert res.failed_rows == []
     assert not [t for t in glance_tables(res) + median_tables(res) if t.family == "latency"]
     assert "latency" not in {h.family for h in headlines(res)}
     assert all(p.row.family != "latency" for p in best_points(res.rows))
     assert len(family_notes(res)) == 2  # latency's targets, stream's rates
-    skipped: list[Any] = []
-    refs = make_figures(load_results(LATENCY), tmp_path, skipped)
-    assert {(f.family, f.kind) for f in refs} == {("latency", "latency")}
-    assert skipped == []
+    # the figures of the latency campaign alone (its report's make_figures)
+    assert {(f.family, f.kind) for f in real_report.refs} == {("latency", "latency")}
+    assert real_report.skipped == []
 
 
 # ---------------------------------------------------------------------------------- fixtures

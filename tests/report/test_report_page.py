@@ -15,6 +15,7 @@ import pytest
 from conftest import RESULT_FIXTURES
 
 from warplab import cli
+from warplab.lab.report import build as report_build
 from warplab.lab.report import build_report, load_results, make_figures
 from warplab.lab.report.roofline import Roof, best_points, plot_roofline, roofs
 from warplab.lab.report.skips import SkippedFigure
@@ -118,9 +119,16 @@ def test_summary_numbers(tmp_path: Path) -> None:
     assert rows["reduce"]["% of roof"] == "72%"
 
 
-def test_summary_on_the_page_first(tmp_path: Path) -> None:
-    index = build_report(write(tmp_path / "r.json", doc(reduce_results() + matmul_results())))
-    page = index.read_text(encoding="utf-8")
+@pytest.fixture(scope="module")
+def reduce_matmul_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of ``reduce_results() + matmul_results()`` (its index.html), built once for
+    the summary and the screenshot test."""
+    d = tmp_path_factory.mktemp("reduce-matmul")
+    return build_report(write(d / "r.json", doc(reduce_results() + matmul_results())))
+
+
+def test_summary_on_the_page_first(reduce_matmul_report: Path) -> None:
+    page = reduce_matmul_report.read_text(encoding="utf-8")
     summary = page.index('<section id="summary">')
     assert summary < page.index('<section id="devices">') < page.index('id="family-reduce"')
     block = page[summary:page.index("</section>", summary)]
@@ -213,7 +221,8 @@ def test_each_device_once(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ skipped figures
 
 
-def test_figures_not_worth_drawing_are_listed_with_the_reason(tmp_path: Path) -> None:
+def test_figures_not_worth_drawing_are_listed_with_the_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [rec("histogram", v, 1 << 30, g, params={"bins": "bytes", "data": "uniform"})
             for v, g in (("global", 10.0), ("private", 900.0))]        # one size only
     for k in (10, 14, 18):                                              # a curve, no noise
@@ -221,9 +230,17 @@ def test_figures_not_worth_drawing_are_listed_with_the_reason(tmp_path: Path) ->
             p = {"bins": bins, "data": "text"}
             rows += [rec("histogram", "global", 1 << k, 10.0, params=p),
                      rec("histogram", "private", 1 << k, 50.0 * k, params=p)]
-    res = load_results(write(tmp_path / "h.json", doc(rows)))
-    skipped: list[SkippedFigure] = []
-    refs = make_figures(res, tmp_path / "figs", skipped)
+    made: dict[str, Any] = {}
+
+    def figures(results: Any, out_dir: Path, skipped: Any = None) -> Any:
+        """make_figures as build_report calls it, its answer kept (one drawing for both)."""
+        made["skipped"] = skipped
+        made["refs"] = make_figures(results, out_dir, skipped)
+        return made["refs"]
+
+    monkeypatch.setattr(report_build, "make_figures", figures)
+    page = build_report(write(tmp_path / "h.json", doc(rows))).read_text(encoding="utf-8")
+    refs, skipped = made["refs"], made["skipped"]
     why = {(s.kind, dict(s.config).get("bins")): s.reason for s in skipped}
     assert why[("time", "bytes")].startswith("a single size (2^30)")
     assert why[("bandwidth", "bytes")].startswith("a single size (2^30)")
@@ -232,7 +249,6 @@ def test_figures_not_worth_drawing_are_listed_with_the_reason(tmp_path: Path) ->
     assert not [r for r in refs if dict(r.config).get("bins") == "bytes"]
     assert ("bandwidth", (("bins", "ascii128"), ("data", "text"))) in {
         (r.kind, r.config) for r in refs}
-    page = build_report(tmp_path / "h.json").read_text(encoding="utf-8")
     assert "Figures not drawn" in page
     assert "<b>Kernel time vs size</b> (bins=bytes, data=uniform): a single size (2^30)" in page
     assert "<b>letters / ascii128 time ratio</b> (data=text): pure noise" in page
@@ -293,9 +309,8 @@ def screenshot(index: Path, tmp_path: Path, height: int) -> Any:
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not on PATH")
-def test_headless_screenshot(tmp_path: Path) -> None:
-    index = build_report(write(tmp_path / "r.json", doc(reduce_results() + matmul_results())))
-    img = screenshot(index, tmp_path, 1600)
+def test_headless_screenshot(reduce_matmul_report: Path, tmp_path: Path) -> None:
+    img = screenshot(reduce_matmul_report, tmp_path, 1600)
     assert img.shape[1] == 1280 and img.shape[0] >= 1000
     top = img[:700]
     assert top.std() > 0.05                      # text, a table and figures, not a blank page

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.image import imread
 
 from warplab.lab.harness import results as results_mod
-from warplab.lab.report import build_report, load_results
+from warplab.lab.report import build_report, gallery as report_gallery, load_results
 from warplab.lab.report.series import (
     accuracy_tables, baseline_tables, generation_tables, mean_tables, plot_bandwidth_vs_shape,
     series_figures,
@@ -125,9 +125,19 @@ def doc_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return p
 
 
+#: What ``series_figures`` returned inside the report's ``build_report``.
+SERIES_FIGURES: list[Any] = []
+
+
 @pytest.fixture(scope="module")
 def report(doc_path: Path) -> tuple[Path, str]:
-    index = build_report(doc_path.parent)
+    def figures(*args: Any, **kw: Any) -> Any:
+        SERIES_FIGURES[:] = series_figures(*args, **kw)
+        return SERIES_FIGURES
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report_gallery, "series_figures", figures)
+        index = build_report(doc_path.parent)
     return index, index.read_text(encoding="utf-8")
 
 
@@ -180,9 +190,8 @@ def test_shape_figure_draws_read_roof(doc_path: Path, tmp_path: Path,
                                    read_gbps={}) is None
 
 
-def test_series_figures_kinds(doc_path: Path, tmp_path: Path) -> None:
-    res = load_results(doc_path)
-    figs = series_figures(res, lambda *parts: tmp_path / ("_".join(map(str, parts)) + ".png"))
+def test_series_figures_kinds(report: tuple[Path, str]) -> None:
+    figs = SERIES_FIGURES  # drawn for the report
     kinds = [f[1] for f in figs]
     assert kinds.count("shape") == 1 and kinds.count("step") == 1 + len(SWEEP)
     shape = next(f for f in figs if f[1] == "shape")
