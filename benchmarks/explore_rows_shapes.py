@@ -14,6 +14,7 @@ Two parts, one JSON:
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
+[--default-only] [--axis 0|1]
 """
 from __future__ import annotations
 
@@ -108,26 +109,33 @@ def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
 
 
 def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
+    """(label, expression template, grid, arguments, output) of the columns launches to try:
+    the plan's column threads per block (cg) and a quarter and a sixteenth of them (the rest
+    of the block row lanes), each at the plan's splits of the rows and at 1/4 to 4x them."""
     nred, ncols = x.shape
     vs = "true" if ncols * dt.itemsize >= 16 else "false"
     expr = f"axis_cols<{{a}}, {vs}>"
     p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
+    groups = -(-ncols // (16 // dt.itemsize if vs == "true" else 1))
     out = cupy.empty(ncols, dt)
     cands = []
     seen = set()
-    for mult in (0.25, 0.5, 1, 2, 4):
-        s = max(1, min(int(p.splits * mult), -(-nred // 32), 65535))
-        chunk = -(-nred // s)
-        s = -(-nred // chunk)
-        if s in seen:
-            continue
-        seen.add(s)
-        parts = cupy.empty(max(1, ncols * s), np.float64)
-        tickets = cupy.zeros(max(1, p.gx), np.uint32)
-        cands.append((f"cols cg={p.cg} S={s}", expr, (p.gx, s),
-                      (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(p.cg),
-                       np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),
-                       np.uint64(ncols)), out))
+    for cg in sorted({p.cg, max(1, p.cg // 4), max(1, p.cg // 16)}, reverse=True):
+        gx = -(-groups // cg)
+        base = max(1, min((ap.COLS_BLOCKS_PER_SM * sms) // gx, -(-nred // ap.COLS_MIN_ROWS)))
+        for mult in (0.25, 0.5, 1, 2, 4):
+            s = max(1, min(int(base * mult), -(-nred // 32), 65535))
+            chunk = -(-nred // s)
+            s = -(-nred // chunk)
+            if (cg, s) in seen:
+                continue
+            seen.add((cg, s))
+            parts = cupy.empty(max(1, ncols * s), np.float64)
+            tickets = cupy.zeros(max(1, gx), np.uint32)
+            cands.append((f"cols cg={cg} S={s}", expr, (gx, s),
+                          (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg),
+                           np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),
+                           np.uint64(ncols)), out))
     return cands
 
 
@@ -136,6 +144,7 @@ def main() -> None:
     ap_.add_argument("--json", default="rows_shapes.json")
     ap_.add_argument("--quick", action="store_true", help="float32 only, default settings")
     ap_.add_argument("--default-only", action="store_true", help="the library's settings only")
+    ap_.add_argument("--axis", type=int, choices=(0, 1), help="one axis only (default both)")
     args = ap_.parse_args()
     import torch
 
@@ -149,6 +158,8 @@ def main() -> None:
     configs = CONFIGS[:1] if args.quick or args.default_only else CONFIGS
     t0 = time.time()
     for axis, shapes in ((1, ROWS), (0, COLS)):
+        if args.axis is not None and axis != args.axis:
+            continue
         for rows, cols in shapes:
             for dtype in dtypes:
                 dt = np.dtype(dtype)

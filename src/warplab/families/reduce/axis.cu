@@ -490,7 +490,7 @@ __device__ __forceinline__ void cols_lanes(A (&acc)[PER], A* sm, u32 rl, u32 RL,
 // reads whole 32-byte sectors, however few the columns. The row lanes are then combined in
 // shared memory. Grid (column blocks, S): with S > 1 each row range leaves partials, and the
 // last block of a column block (one ticket each) combines the S partials of its columns, every
-// thread of it taking part (row lane rl takes partials rl, rl + RL, ..., 8 loads in flight).
+// thread of it taking part (row lane rl takes partials rl, rl + RL, ..., 256 bytes in flight).
 // =============================================================================================
 template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(CBS)
@@ -557,20 +557,24 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
     __syncthreads();
     if (!last) return;  // the whole last block combines: row lane rl takes partials rl, rl + RL..
     __threadfence();
-    constexpr int FIN = 8;  // partials in flight per thread: the finish is L2 round trips
+    // The finish is L2 round trips: FIN splits of all PER columns in flight per thread (256
+    // bytes of partials), ceil(S / (FIN * RL)) round trips in all.
+    constexpr int FIN = 256 / (PER * (int)sizeof(A)) > 1 ? 256 / (PER * (int)sizeof(A)) : 1;
 #pragma unroll
-    for (int e = 0; e < PER; ++e) {
-        acc[e] = OP::template identity<A>();
-        if (e >= nc) continue;
-        for (u32 j = rl; j < S; j += FIN * RL) {
-            A y[FIN];
+    for (int e = 0; e < PER; ++e) acc[e] = OP::template identity<A>();
+    for (u32 j = rl; j < S; j += FIN * RL) {
+        A y[FIN][PER];
 #pragma unroll
-            for (int f = 0; f < FIN; ++f)
-                y[f] = j + f * RL < S ? load_cg(partials + (u64)(j + f * RL) * ncols + c0 + e)
-                                      : OP::template identity<A>();
+        for (int f = 0; f < FIN; ++f)
 #pragma unroll
-            for (int f = 0; f < FIN; ++f) acc[e] = OP::combine(acc[e], y[f]);
-        }
+            for (int e = 0; e < PER; ++e)
+                y[f][e] = e < nc && j + f * RL < S
+                              ? load_cg(partials + (u64)(j + f * RL) * ncols + c0 + e)
+                              : OP::template identity<A>();
+#pragma unroll
+        for (int f = 0; f < FIN; ++f)
+#pragma unroll
+            for (int e = 0; e < PER; ++e) acc[e] = OP::combine(acc[e], y[f][e]);
     }
     if (RL > 1) cols_lanes<A, OP, PER>(acc, sm, rl, RL, CG);
 #pragma unroll
