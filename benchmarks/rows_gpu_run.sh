@@ -7,7 +7,7 @@
 #       (ROW_SHAPES and the tuned ones), float32 and float64, the default generator and
 #       rows_adaptive only (K1's thread per series takes seconds a run on few long rows): the
 #       public mean next to CuPy and torch, 32 calls per sample      -> $OUT/series-MxN-D.json
-#   (c) benchmarks/explore_rows_shapes.py --default-only (axis 0 too) -> $OUT/rows_shapes.json
+#   (c) benchmarks/explore_rows_shapes.py --default-only --axis 0      -> $OUT/rows_shapes.json
 #   (d) `warplab latency` against CuPy and PyTorch                    -> $OUT/latency.json
 #   (e) the read ceiling's kernels at 1 GiB, 256 MiB and 128 MiB      -> $OUT/read_ceiling.log
 #   (f) benchmarks/profile_latency.py of the small calls behind torch -> $OUT/profile.log
@@ -48,7 +48,7 @@ for dtype in float32 float64; do
 done
 
 want axis0 && step "(c) explore_rows_shapes.py" 120 "$OUT/rows_shapes.log" \
-  python3 benchmarks/explore_rows_shapes.py --default-only --json "$OUT/rows_shapes.json"
+  python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 --json "$OUT/rows_shapes.json"
 want latency && step "(d) latency" 120 "$OUT/latency.log" \
   python3 -m warplab latency --json "$OUT/latency.json"
 want latency && tail -n 40 "$OUT/latency.log" >> "$LOG"
