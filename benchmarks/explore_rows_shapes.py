@@ -8,9 +8,11 @@ Two parts, one JSON:
   events, median of ``BATCHES`` batches (the series campaign's "calls" mode); GB/s of the
   input plus the results, and that over the read ceiling (``read_words`` over 1 GiB).
 * ``kernels``: the axis kernels launched directly with other geometries and compile-time
-  settings than the plan's: loads with the L2::256B prefetch hint (``*_STREAM``), 8 loads in
-  flight instead of 4 (``*UNROLL``), the persistent group grid against the full one, and the
-  split kernel at 1, 2, 4 or 8 blocks per SM in total (or one block per row). Every candidate's
+  settings than the plan's (``CONFIGS``): loads with and without the L2::256B prefetch hint
+  (``*_STREAM``), the columns kernel with 8 loads in flight instead of 4 and a finish with 64
+  bytes in flight; the persistent group grid against the full one, the split kernel at 1, 2,
+  4 or 8 blocks per SM in total (or one block per row), the columns kernel's column threads
+  per block and splits. Every candidate's
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
@@ -38,10 +40,16 @@ ROWS = ((1 << 20, 32), (1 << 17, 256), (1 << 21, 33), (65536, 1000), (32768, 409
         (8192, 8192), (256, 1 << 20), (16, 1 << 24))
 COLS = ((8192, 8192), (32, 1 << 20), (1 << 20, 32))
 CALLS, BATCHES, WARMUP = 10, 11, 3
-#: Compile-time settings tried: (name, DEFINES changed from the library's).
-CONFIGS = (("default", {}),
-           ("no_stream", {"WARPLAB_AXIS_GROUP_STREAM": 0, "WARPLAB_AXIS_COLS_STREAM": 0}),
-           ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1}))
+#: Compile-time settings tried per axis: (name, DEFINES changed from the library's).
+CONFIGS = {1: (("default", {}),
+               ("no_stream", {"WARPLAB_AXIS_GROUP_STREAM": 0}),
+               ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1})),
+           0: (("default", {}),
+               ("no_stream", {"WARPLAB_AXIS_COLS_STREAM": 0}),
+               ("fin64", {"WARPLAB_AXIS_COLS_FIN_BYTES": 64}),
+               ("unroll8", {"WARPLAB_AXIS_COLS_UNROLL": 8}),
+               ("unroll8_fin64", {"WARPLAB_AXIS_COLS_UNROLL": 8,
+                                  "WARPLAB_AXIS_COLS_FIN_BYTES": 64}))}
 
 
 def per_call_ms(call: Callable[[], Any]) -> float:
@@ -111,7 +119,8 @@ def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
 def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
     """(label, expression template, grid, arguments, output) of the columns launches to try:
     the plan's column threads per block (cg) and a quarter and a sixteenth of them (the rest
-    of the block row lanes), each at the plan's splits of the rows and at 1/4 to 4x them."""
+    of the block row lanes), each at the plan's splits of the rows and at 1/4 to 4x them
+    (1.5x: three blocks per SM)."""
     nred, ncols = x.shape
     vs = "true" if ncols * dt.itemsize >= 16 else "false"
     expr = f"axis_cols<{{a}}, {vs}>"
@@ -123,7 +132,7 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
     for cg in sorted({p.cg, max(1, p.cg // 4), max(1, p.cg // 16)}, reverse=True):
         gx = -(-groups // cg)
         base = max(1, min((ap.COLS_BLOCKS_PER_SM * sms) // gx, -(-nred // ap.COLS_MIN_ROWS)))
-        for mult in (0.25, 0.5, 1, 2, 4):
+        for mult in (0.25, 0.5, 1, 1.5, 2, 4):
             s = max(1, min(int(base * mult), -(-nred // 32), 65535))
             chunk = -(-nred // s)
             s = -(-nred // chunk)
@@ -155,7 +164,6 @@ def main() -> None:
     print(f"{name}: {sms} SMs, read ceiling {read:.0f} GB/s (read_words, 1 GiB)", flush=True)
     doc: dict[str, Any] = {"device": name, "read_gbps": read, "public": [], "kernels": []}
     dtypes = (np.float32,) if args.quick else (np.float32, np.float64)
-    configs = CONFIGS[:1] if args.quick or args.default_only else CONFIGS
     t0 = time.time()
     for axis, shapes in ((1, ROWS), (0, COLS)):
         if args.axis is not None and axis != args.axis:
@@ -191,6 +199,7 @@ def main() -> None:
                       flush=True)
                 a = ac.targs("mean", dt)
                 best = []
+                configs = CONFIGS[axis][:1] if args.quick or args.default_only else CONFIGS[axis]
                 for cname, changes in configs:
                     opts = module_defines(changes)
                     cands = (row_candidates(x, dt, sms) if axis == 1

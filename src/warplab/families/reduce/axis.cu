@@ -77,6 +77,20 @@
 #error "WARPLAB_AXIS_STAGE_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_STAGE_UNROLL=..., axis_cuda.py DEFINES)"
 #endif
 #endif
+#ifndef WARPLAB_AXIS_COLS_UNROLL
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_COLS_UNROLL 4
+#else
+#error "WARPLAB_AXIS_COLS_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_COLS_UNROLL=..., axis_cuda.py DEFINES)"
+#endif
+#endif
+#ifndef WARPLAB_AXIS_COLS_FIN_BYTES
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_COLS_FIN_BYTES 256
+#else
+#error "WARPLAB_AXIS_COLS_FIN_BYTES is passed by the launch plan (-DWARPLAB_AXIS_COLS_FIN_BYTES=..., axis_cuda.py DEFINES)"
+#endif
+#endif
 constexpr u32 BS = WARPLAB_AXIS_BLOCK;         // rows kernels: threads per block
 [[maybe_unused]] constexpr int UNR = WARPLAB_AXIS_UNROLL;  // independent loads in flight per thread
 constexpr int SPLIT_UNR = WARPLAB_AXIS_SPLIT_UNROLL;    // the same, in the split kernel
@@ -87,6 +101,8 @@ constexpr bool GROUP_STREAM = WARPLAB_AXIS_GROUP_STREAM != 0;
 constexpr bool SPLIT_STREAM = WARPLAB_AXIS_SPLIT_STREAM != 0;
 constexpr bool COLS_STREAM = WARPLAB_AXIS_COLS_STREAM != 0;
 constexpr u32 CBS = WARPLAB_AXIS_COLS_BLOCK;   // columns kernel: threads per block
+constexpr int COLS_UNR = WARPLAB_AXIS_COLS_UNROLL;      // its loads in flight per thread
+constexpr int COLS_FIN_BYTES = WARPLAB_AXIS_COLS_FIN_BYTES;  // its finish's bytes in flight
 constexpr u32 K2B = WARPLAB_K2_BLOCK;          // the Pearson report's K2 block (1024)
 constexpr unsigned FULL = 0xffffffffu;
 static_assert(BS % 32 == 0 && CBS % 32 == 0 && K2B % 32 == 0 && K2B <= 1024, "block sizes");
@@ -486,11 +502,11 @@ __device__ __forceinline__ void cols_lanes(A (&acc)[PER], A* sm, u32 rl, u32 RL,
 // columns: reduce each column of an (nred x ncols) view. A block is CG column threads (a power
 // of two up to CBS) x CBS / CG row lanes: thread (rl, cg) owns PER adjacent columns (16-byte
 // loads when VEC: the host checks the base and ld * sizeof(T) are 16-byte multiples) and walks
-// every (CBS / CG)-th row of the block's row range with UNR loads in flight, so a warp always
+// every (CBS / CG)-th row of the block's row range with COLS_UNR loads in flight, so a warp always
 // reads whole 32-byte sectors, however few the columns. The row lanes are then combined in
 // shared memory. Grid (column blocks, S): with S > 1 each row range leaves partials, and the
 // last block of a column block (one ticket each) combines the S partials of its columns, every
-// thread of it taking part (row lane rl takes partials rl, rl + RL, ..., 256 bytes in flight).
+// thread of it taking part (row lane rl takes partials rl, rl + RL, ..., COLS_FIN_BYTES in flight).
 // =============================================================================================
 template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(CBS)
@@ -514,16 +530,16 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
     }
     if (nc == PER) {
         u64 i = begin + rl;
-        for (; i + (UNR - 1) * (u64)RL < end; i += UNR * (u64)RL) {
-            Pack<T, PER> q[UNR];
+        for (; i + (COLS_UNR - 1) * (u64)RL < end; i += COLS_UNR * (u64)RL) {
+            Pack<T, PER> q[COLS_UNR];
 #pragma unroll
-            for (int j = 0; j < UNR; ++j) {
+            for (int j = 0; j < COLS_UNR; ++j) {
                 const T* p = in + (i + (u64)j * RL) * ld + c0;
                 if (VEC) q[j].u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
                 else q[j].v[0] = __ldg(p);
             }
 #pragma unroll
-            for (int j = 0; j < UNR; ++j)
+            for (int j = 0; j < COLS_UNR; ++j)
 #pragma unroll
                 for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q[j].v[e], k[e]);
         }
@@ -557,9 +573,10 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
     __syncthreads();
     if (!last) return;  // the whole last block combines: row lane rl takes partials rl, rl + RL..
     __threadfence();
-    // The finish is L2 round trips: FIN splits of all PER columns in flight per thread (256
-    // bytes of partials), ceil(S / (FIN * RL)) round trips in all.
-    constexpr int FIN = 256 / (PER * (int)sizeof(A)) > 1 ? 256 / (PER * (int)sizeof(A)) : 1;
+    // The finish is L2 round trips: FIN splits of all PER columns in flight per thread
+    // (COLS_FIN_BYTES of partials), ceil(S / (FIN * RL)) round trips in all.
+    constexpr int FIN_ = COLS_FIN_BYTES / (PER * (int)sizeof(A));
+    constexpr int FIN = FIN_ > 1 ? FIN_ : 1;
 #pragma unroll
     for (int e = 0; e < PER; ++e) acc[e] = OP::template identity<A>();
     for (u32 j = rl; j < S; j += FIN * RL) {

@@ -35,8 +35,10 @@ from warplab.core.scalar import empty
 from warplab.families.reduce.axis_plan import (  # noqa: F401
     BLOCK,
     COLS_BLOCK,
+    COLS_FIN_BYTES,
     COLS_MIN_ROWS,
     COLS_STREAM,
+    COLS_UNROLL,
     GROUP_STREAM,
     GROUPS,
     PACKED_LANES,
@@ -60,6 +62,7 @@ DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_SPLIT_UNROLL": SPLIT_UNROLL, "WARPLAB_AXIS_STAGE_UNROLL": STAGE_UNROLL,
            "WARPLAB_AXIS_GROUP_STREAM": GROUP_STREAM, "WARPLAB_AXIS_SPLIT_STREAM": SPLIT_STREAM,
            "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
+           "WARPLAB_AXIS_COLS_UNROLL": COLS_UNROLL, "WARPLAB_AXIS_COLS_FIN_BYTES": COLS_FIN_BYTES,
            "WARPLAB_K2_BLOCK": K2_BLOCK}
 C_TYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
           np.dtype(np.float32): "float", np.dtype(np.float64): "double"}

@@ -14,6 +14,10 @@ SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
 #: kernel's rows read as fast without it.
 GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, True
 COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
+COLS_UNROLL = 4   # its loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL)
+#: Bytes of partials in flight per thread in the columns kernel's finish by the last block
+#: (WARPLAB_AXIS_COLS_FIN_BYTES): all PER columns of FIN = bytes / (PER * accumulator) splits.
+COLS_FIN_BYTES = 256
 GROUPS = (1, 2, 4, 8, 16, 32)
 #: Lanes per row of the packed kernel (rows of 16 L bytes, back to back).
 PACKED_LANES = (1, 2, 4, 8, 16)
