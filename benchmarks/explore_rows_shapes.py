@@ -9,10 +9,9 @@ Two parts, one JSON:
   input plus the results, and that over the read ceiling (``read_words`` over 1 GiB).
 * ``kernels``: the axis kernels launched directly with other geometries and compile-time
   settings than the plan's (``CONFIGS``): loads with and without the L2::256B prefetch hint
-  (``*_STREAM``), the columns kernel with 8 loads in flight instead of 4 and a finish with 64
-  bytes in flight; the persistent group grid against the full one, the split kernel at 1, 2,
-  4 or 8 blocks per SM in total (or one block per row), the columns kernel's column threads
-  per block and splits. Every candidate's
+  (``*_STREAM``), the columns kernel with 8 loads in flight instead of 4; the persistent group
+  grid against the full one, the split kernel at 1, 2, 4 or 8 blocks per SM in total (or one
+  block per row), the columns kernel's column threads per block and splits. Every candidate's
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
@@ -46,10 +45,7 @@ CONFIGS = {1: (("default", {}),
                ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1})),
            0: (("default", {}),
                ("no_stream", {"WARPLAB_AXIS_COLS_STREAM": 0}),
-               ("fin64", {"WARPLAB_AXIS_COLS_FIN_BYTES": 64}),
-               ("unroll8", {"WARPLAB_AXIS_COLS_UNROLL": 8}),
-               ("unroll8_fin64", {"WARPLAB_AXIS_COLS_UNROLL": 8,
-                                  "WARPLAB_AXIS_COLS_FIN_BYTES": 64}))}
+               ("unroll8", {"WARPLAB_AXIS_COLS_UNROLL": 8}))}
 
 
 def per_call_ms(call: Callable[[], Any]) -> float:
@@ -118,9 +114,9 @@ def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
 
 def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
     """(label, expression template, grid, arguments, output) of the columns launches to try:
-    the plan's column threads per block (cg) and a quarter and a sixteenth of them (the rest
-    of the block row lanes), each at the plan's splits of the rows and at 1/4 to 4x them
-    (1.5x: three blocks per SM)."""
+    column threads per block (cg) from as many as the columns need (up to 256) to a sixteenth
+    of that (the rest of the block row lanes), each at about two blocks per SM and at 1/4 to
+    4x that (1.5x: three blocks per SM)."""
     nred, ncols = x.shape
     vs = "true" if ncols * dt.itemsize >= 16 else "false"
     expr = f"axis_cols<{{a}}, {vs}>"
@@ -129,7 +125,8 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
     out = cupy.empty(ncols, dt)
     cands = []
     seen = set()
-    for cg in sorted({p.cg, max(1, p.cg // 4), max(1, p.cg // 16)}, reverse=True):
+    widest = min(ap.COLS_BLOCK, 1 << max(0, groups - 1).bit_length())
+    for cg in sorted({max(1, widest >> i) for i in range(5)} | {p.cg}, reverse=True):
         gx = -(-groups // cg)
         base = max(1, min((ap.COLS_BLOCKS_PER_SM * sms) // gx, -(-nred // ap.COLS_MIN_ROWS)))
         for mult in (0.25, 0.5, 1, 1.5, 2, 4):

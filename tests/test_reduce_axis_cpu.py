@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as hnp
 
 from warplab.core.errors import DeviceUnavailableError
 from warplab.core.device import cuda_available
-from warplab.families.reduce import axis_cuda, axis_cuda_k2
+from warplab.families.reduce import axis_cuda, axis_cuda_k2, axis_plan
 from warplab.families.reduce.axis import (OPS, AxisError, AxisProblem, axis_bytes_moved,
                                           normalize_axes, plan_2d, reduce_axis, result_dtype,
                                           series_stats_rows)
@@ -485,8 +485,14 @@ def test_plan_rows_shapes(rows: int, cols: int, itemsize: int, contiguous: bool)
 
 def test_plan_cols() -> None:
     wide = axis_cuda.plan_cols(8192, 8192, 4, True, 132)
-    assert wide.vec and wide.cg == 256 and (wide.gx, wide.splits) == (8, 33)
+    assert wide.vec and wide.cg == 64 and (wide.gx, wide.splits) == (32, 8)
     assert wide.chunk >= axis_cuda.COLS_MIN_ROWS
+    for acc in (4, 8, 16):  # the last block's partials within the bound, or 16 column threads
+        p = axis_cuda.plan_cols(8192, 8192, 4, True, 132, acc)
+        assert p.splits * p.cg * 4 * acc <= axis_plan.COLS_FINISH_BYTES or p.cg == 16
+        assert p.gx * p.splits <= 2 * 132 and p.gx * p.cg * 4 >= 8192
+    one = axis_cuda.plan_cols(32, 1 << 20, 4, True, 132)  # no splits: the widest blocks
+    assert one.cg == 256 and one.splits == 1
     few = axis_cuda.plan_cols(1 << 24, 16, 4, True, 132)
     assert few.cg == 4 and few.gx == 1 and few.splits == 132 * 2  # two blocks per SM
     odd = axis_cuda.plan_cols(100, 1025, 4, False, 132)

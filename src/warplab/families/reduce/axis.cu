@@ -481,39 +481,53 @@ axis_rows_split(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, u32 S, u64
     if (threadIdx.x == 0) OP::store(out, r, y, cols, k, ddof, out2);
 }
 
-// The columns kernel's row lanes combined: thread (rl, cg) leaves in acc[] the combination over
-// rl of its columns' values (a tree in shared memory; every thread of the block takes part).
+// The columns kernel's row lanes combined: the head row lane's threads (rl == 0) end with the
+// combination over rl of their PER columns' values. Row lanes of one warp (CG < 32) by
+// butterflies over the lane bits above CG; then the warps' values by a tree in shared memory,
+// all PER columns a step. Every thread of the block takes part.
 template <class A, class OP, int PER>
-__device__ __forceinline__ void cols_lanes(A (&acc)[PER], A* sm, u32 rl, u32 RL, u32 CG) {
+__device__ __forceinline__ void cols_lanes(A (&acc)[PER], A (*sm)[CBS], u32 rl, u32 RL, u32 CG) {
+    u32 lw = 1;  // row lanes per warp
+    for (u32 m = CG; m < 32; m <<= 1, lw <<= 1)
 #pragma unroll
-    for (int e = 0; e < PER; ++e) {
-        sm[threadIdx.x] = acc[e];
-        __syncthreads();
-        for (u32 st = RL / 2; st > 0; st >>= 1) {
-            if (rl < st) sm[threadIdx.x] = OP::combine(sm[threadIdx.x], sm[threadIdx.x + st * CG]);
-            __syncthreads();
-        }
-        acc[e] = sm[threadIdx.x];
+        for (int e = 0; e < PER; ++e) acc[e] = OP::combine(acc[e], shfl_xor(acc[e], m));
+    const u32 RW = RL / lw;  // row-lane groups in different warps
+    if (RW == 1) return;
+    const u32 rw = rl / lw, slot = rw * CG + (threadIdx.x & (CG - 1));
+    const bool rep = rl % lw == 0;  // the group's representative
+    if (rep)
+#pragma unroll
+        for (int e = 0; e < PER; ++e) sm[e][slot] = acc[e];
+    __syncthreads();
+    for (u32 st = RW / 2; st > 0; st >>= 1) {
+        if (rep && rw < st)
+#pragma unroll
+            for (int e = 0; e < PER; ++e)
+                sm[e][slot] = OP::combine(sm[e][slot], sm[e][slot + st * CG]);
         __syncthreads();
     }
+#pragma unroll
+    for (int e = 0; e < PER; ++e) acc[e] = sm[e][slot];
+    __syncthreads();
 }
 
 // =============================================================================================
 // columns: reduce each column of an (nred x ncols) view. A block is CG column threads (a power
 // of two up to CBS) x CBS / CG row lanes: thread (rl, cg) owns PER adjacent columns (16-byte
 // loads when VEC: the host checks the base and ld * sizeof(T) are 16-byte multiples) and walks
-// every (CBS / CG)-th row of the block's row range with COLS_UNR loads in flight, so a warp always
-// reads whole 32-byte sectors, however few the columns. The row lanes are then combined in
-// shared memory. Grid (column blocks, S): with S > 1 each row range leaves partials, and the
-// last block of a column block (one ticket each) combines the S partials of its columns, every
-// thread of it taking part (row lane rl takes partials rl, rl + RL, ..., COLS_FIN_BYTES in flight).
+// every (CBS / CG)-th row of the block's row range with COLS_UNR loads in flight, so a warp
+// always reads whole 32-byte sectors, however few the columns. The row lanes are then combined
+// (cols_lanes). Grid (column blocks, S): with S > 1 each row range leaves partials, and the last
+// block of a column block (one ticket each) combines the S partials of its columns, every
+// thread of it taking part (row lane rl takes partials rl, rl + RL, ..., COLS_FIN_BYTES of them
+// in flight).
 // =============================================================================================
 template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(CBS)
 axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, u64 chunk,
           A* partials, u32* tickets, R* __restrict__ out, double ddof, u64 out2) {
     constexpr int PER = VEC ? 16 / sizeof(T) : 1;
-    __shared__ A sm[CBS];
+    __shared__ A sm[PER][CBS];
     __shared__ bool last;
     const u32 cg = threadIdx.x & (CG - 1), rl = threadIdx.x / CG, RL = CBS / CG;
     const u64 c0 = ((u64)blockIdx.x * CG + cg) * PER;

@@ -70,6 +70,7 @@ NATIVE = tuple(C_TYPE)
 KERNEL_OP = {"sum": "OpSum", "mean": "OpMean", "min": "OpMin", "max": "OpMax", "var": "OpVar",
              "std": "OpStd", "stats": "OpStats"}
 _I64, _F64 = np.dtype(np.int64), np.dtype(np.float64)
+ACC_BYTES = {"double": 8, "long long": 8, "Mom": 16}  # else the input type
 _SIGN = np.int64(-(1 << 63))
 
 
@@ -328,12 +329,13 @@ def cols_launch(nred: int, ncols: int, ld: int, base_aligned: bool, op: str, t: 
     aligned = base_aligned and (ld * t.itemsize) % 16 == 0
     vs = "true" if aligned and ncols * t.itemsize >= 16 else "false"
     expr = f"axis_cols<{args}, {vs}>"
-    p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev))
+    acc = kernel_dtypes(op, t)[0]
+    p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev), ACC_BYTES.get(acc, t.itemsize))
     return _planned(_kernel(expr, args, dev), (p.gx, p.splits), (COLS_BLOCK,),
                     (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
                      np.uint32(p.splits), np.uint64(p.chunk)),
                     (np.float64(ddof), np.uint64(out2)),
-                    (kernel_dtypes(op, t)[0], t, ncols * p.splits if p.splits > 1 else 1,
+                    (acc, t, ncols * p.splits if p.splits > 1 else 1,
                      p.gx if p.splits > 1 else 1))
 
 

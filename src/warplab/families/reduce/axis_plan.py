@@ -36,6 +36,10 @@ SPLIT_BLOCKS_PER_SM = 4
 #: The columns kernel's grid: about this many blocks per SM (on the H100 two beat one, four and
 #: eight on 8192 x 8192 and 2^20 x 32, float32 and float64).
 COLS_BLOCKS_PER_SM = 2
+#: Bytes of partials the last block of a column block combines at most (``plan_cols``): on the
+#: H200 8192 x 8192 float32 read 85% of the read ceiling with 64 column threads a block and 8
+#: splits (16 KiB of partials a column block), 79% with 256 and 33 (264 KiB).
+COLS_FINISH_BYTES = 32 << 10
 #: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
 #: stays under ~3% of the input for float32 data and float64 partials).
 COLS_MIN_ROWS = 128
@@ -143,18 +147,27 @@ class ColsPlan(NamedTuple):
     chunk: int
 
 
-def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int) -> ColsPlan:
+def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
+              acc_bytes: int = 8) -> ColsPlan:
     """Choose the ``columns`` launch (pure: CPU-tested): 16-byte loads when the base and the row
     stride are 16-byte multiples; as many column threads per block as the columns need (up to
     256), the rest of the block row lanes; the reduced rows split over blocks so that the grid
     holds about ``COLS_BLOCKS_PER_SM`` blocks per SM, in runs of at least ``COLS_MIN_ROWS``
-    rows (8192 x 8192 float32: 8 column blocks x 33 splits; 2^20 x 32: 1 x 264).
+    rows. Where the rows are split, the last block of each column block combines the splits'
+    partials (``acc_bytes`` each) of its columns alone: the column threads per block are halved
+    (down to 16) until that is at most ``COLS_FINISH_BYTES`` (8192 x 8192 float32: 32 column
+    blocks of 64 threads x 8 splits; 2^20 x 32: 1 x 264).
 
     Performance: host arithmetic only."""
     vec = aligned and ncols * itemsize >= 16
-    groups = -(-ncols // (16 // itemsize if vec else 1))
+    per = 16 // itemsize if vec else 1
+    groups = -(-ncols // per)
     cg = min(COLS_BLOCK, _pow2_ceil(groups))
-    gx = -(-groups // cg)
-    s = max(1, min((COLS_BLOCKS_PER_SM * sms) // gx, -(-nred // COLS_MIN_ROWS), 65535))
+    while True:
+        gx = -(-groups // cg)
+        s = max(1, min((COLS_BLOCKS_PER_SM * sms) // gx, -(-nred // COLS_MIN_ROWS), 65535))
+        if s == 1 or cg <= 16 or s * cg * per * acc_bytes <= COLS_FINISH_BYTES:
+            break
+        cg //= 2
     chunk = -(-nred // s)
     return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk)
