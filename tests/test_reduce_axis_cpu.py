@@ -485,7 +485,9 @@ def test_plan_rows_shapes(rows: int, cols: int, itemsize: int, contiguous: bool)
 
 def test_plan_cols() -> None:
     wide = axis_cuda.plan_cols(8192, 8192, 4, True, 132)
-    assert wide.vec and wide.cg == 64 and (wide.gx, wide.splits) == (32, 8)
+    assert wide.vec and wide.cg == 128 and (wide.gx, wide.splits) == (16, 16)
+    square64 = axis_cuda.plan_cols(8192, 8192, 8, True, 132)
+    assert square64.cg == 256 and (square64.gx, square64.splits) == (16, 16)
     assert wide.chunk >= axis_cuda.COLS_MIN_ROWS
     for acc in (4, 8, 16):  # the last block's partials within the bound, or 16 column threads
         p = axis_cuda.plan_cols(8192, 8192, 4, True, 132, acc)

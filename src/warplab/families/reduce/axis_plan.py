@@ -37,9 +37,10 @@ SPLIT_BLOCKS_PER_SM = 4
 #: eight on 8192 x 8192 and 2^20 x 32, float32 and float64).
 COLS_BLOCKS_PER_SM = 2
 #: Bytes of partials the last block of a column block combines at most (``plan_cols``): on the
-#: H200 8192 x 8192 float32 read 85% of the read ceiling with 64 column threads a block and 8
-#: splits (16 KiB of partials a column block), 79% with 256 and 33 (264 KiB).
-COLS_FINISH_BYTES = 32 << 10
+#: H200 8192 x 8192 float32 read 84-85% of the read ceiling with 64 or 128 column threads a
+#: block (8 or 16 splits: 16 or 64 KiB of partials a column block), 79% with 256 and 33 splits
+#: (264 KiB); float64 at 256 x 16 (64 KiB) as fast as any other geometry.
+COLS_FINISH_BYTES = 64 << 10
 #: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
 #: stays under ~3% of the input for float32 data and float64 partials).
 COLS_MIN_ROWS = 128
@@ -155,8 +156,8 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
     holds about ``COLS_BLOCKS_PER_SM`` blocks per SM, in runs of at least ``COLS_MIN_ROWS``
     rows. Where the rows are split, the last block of each column block combines the splits'
     partials (``acc_bytes`` each) of its columns alone: the column threads per block are halved
-    (down to 16) until that is at most ``COLS_FINISH_BYTES`` (8192 x 8192 float32: 32 column
-    blocks of 64 threads x 8 splits; 2^20 x 32: 1 x 264).
+    (down to 16) until that is at most ``COLS_FINISH_BYTES`` (8192 x 8192 float32: 16 column
+    blocks of 128 threads x 16 splits; 2^20 x 32: 1 x 264).
 
     Performance: host arithmetic only."""
     vec = aligned and ncols * itemsize >= 16
