@@ -1,4 +1,4 @@
-"""Compile every CUDA source of the package for sm_75 (to PTX) and sm_90 (to cubins) with nvcc.
+"""Compile every CUDA source of the package for sm_75 and sm_90 with nvcc (PTX; ptxas on a few).
 
 A library source ``families/F/F.cu`` takes its ``-D`` constants from ``families/F/cuda.py``
 (``DEFINES``), ``families/F/X.cu`` from ``families/F/X_cuda.py``; a lab source
@@ -35,18 +35,30 @@ sys.path.insert(0, str(SRC))
 from warplab.core.loader import defines  # noqa: E402
 
 ARCHS = ("sm_75", "sm_90")
-#: What each architecture's compile produces: the kernels are built at run time by NVRTC, so
-#: no host code is compiled here. sm_90 to a cubin with the optimiser on, as NVRTC builds it
-#: (ptxas runs: its resource lines, the matmul spill check); sm_75, the oldest target, to PTX
-#: with NVVM's optimiser off (``-Xcicc -O0``): the front end for that architecture (every
-#: template instantiated, its ``__CUDA_ARCH__`` branches) and NVVM's code generation for it
-#: (an intrinsic or instruction sm_75 lacks fails there) in a fifth of the time; the optimiser
-#: itself runs in the sm_90 jobs, and ptxas for sm_75 on the GPU machine's runs.
-_OUTPUT = {"sm_75": ("-Xcicc", "-O0", "-ptx"), "sm_90": ("-Xptxas", "-v", "-cubin")}
+#: What each compile produces: the kernels are built at run time by NVRTC, so no host code is
+#: compiled here. sm_75, the oldest target, to PTX with NVVM's optimiser off (``-Xcicc -O0``):
+#: the front end for that architecture (every template instantiated, its ``__CUDA_ARCH__``
+#: branches) and NVVM's code generation for it (an intrinsic or instruction sm_75 lacks fails
+#: there) in a fifth of the time. sm_90 to PTX with the optimiser on, as NVRTC builds it; ptxas
+#: (half of an sm_90 compile's time) runs here only on the sources whose register use is
+#: checked or printed (``PTXAS``: the matmul tiles' spill check, ``-v``'s resource lines), and
+#: on every kernel in the GPU machine's runs, where NVRTC builds each for its device.
+_OUTPUT = {"sm_75": ("-Xcicc", "-O0", "-ptx"), "sm_90": ("-ptx",)}
+_CUBIN = ("-Xptxas", "-v", "-cubin")
 #: Kernels whose ptxas resource lines ``-v`` prints (mangled-name prefixes), per log name.
 RESOURCES = {"histogram-sm_90": r"_Z19hist_privatized_vec|_Z11hist_global|_Z19hist_private_stride",
              "reduce-sm_90": r"_Z21reduce_persistent_vec",
              "matmul-sm_90": r"_Z14matmul_regtile"}
+#: sm_90 compiles that run ptxas (to a cubin): the resource lines above, and every Gram
+#: configuration (its tiles' register use decides its occupancy).
+PTXAS = (*RESOURCES, "gram-")
+
+
+def _output(name: str, arch: str) -> tuple[str, ...]:
+    """The output options of compile ``name`` for ``arch``."""
+    if arch == "sm_90" and name.startswith(PTXAS):
+        return _CUBIN
+    return _OUTPUT[arch]
 
 
 @dataclass(frozen=True)
@@ -95,8 +107,8 @@ def jobs() -> list[Job]:
         if "lab" in cu.parts and family.is_dir():            # family's headers
             opts = (f"-I{family}", *opts)
         for arch in ARCHS:
-            out.append(Job(f"{cu.stem}-{arch}", cu, (f"-arch={arch}", *base, *opts,
-                                                      *_OUTPUT[arch])))
+            name = f"{cu.stem}-{arch}"
+            out.append(Job(name, cu, (f"-arch={arch}", *base, *opts, *_output(name, arch))))
     memcpy = SRC / "warplab/families/memcpy"
     if (memcpy / "memcpy.cu").exists():
         from warplab.families.memcpy.cuda import DEFINES
@@ -104,12 +116,12 @@ def jobs() -> list[Job]:
 
         opts = tuple(defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": WARP_TIERS_WORDS.loads}))
         out.append(Job("memcpy-default-sm_90", memcpy / "memcpy.cu",
-                       ("-arch=sm_90", *base, *opts, "-cubin")))
+                       ("-arch=sm_90", *base, *opts, *_OUTPUT["sm_90"])))
     from warplab.families.corr.gram_cuda import CONFIGS
 
     for name, cfg in CONFIGS.items():
         out.append(Job(f"gram-{name}-sm_90", SRC / "warplab/families/corr/gram.cu",
-                       ("-arch=sm_90", *base, *defines(cfg.defines), *_OUTPUT["sm_90"])))
+                       ("-arch=sm_90", *base, *defines(cfg.defines), *_CUBIN)))
     for cub in sorted(SRC.glob("warplab/lab/campaigns/*/cub/*.cu")):
         out.append(Job(f"{cub.stem}-sm_90-shared", cub,
                        ("-arch=sm_90", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
@@ -143,11 +155,12 @@ def _local_bytes(path: Path, seen: set[Path] | None = None) -> int:
 def _cost(job: Job) -> float:
     """A rough estimate of a job's compile time, only for the order the jobs start in (the
     longest first, so that no long one starts last and runs alone): the bytes of the source
-    and its local headers, three times over for sm_90 (NVVM's optimiser and ptxas run there);
-    a build with host code (the CUB library) before every other."""
+    and its local headers, twice over for sm_90 (NVVM's optimiser runs there), three times for
+    a cubin (ptxas too); a build with host code (the CUB library) before every other."""
     if "-shared" in job.args:
         return float("inf")
-    return _local_bytes(job.source) * (3 if "-arch=sm_90" in job.args else 1)
+    return _local_bytes(job.source) * (1 if "-arch=sm_75" in job.args
+                                       else 3 if "-cubin" in job.args else 2)
 
 
 def run(job: Job, nvcc: str, tmp: Path) -> tuple[Job, bool, str]:
