@@ -1,6 +1,7 @@
 """The C helpers of the library, built with the package: ``warplab.core._launch`` (the short
-paths' kernel launch and small reads, ``core/launch.c``) and ``warplab.core._ntcopy`` (the
-staging copy with streaming stores, ``core/ntcopy.c``). Everything else about the package is in
+paths' kernel launch and small reads, ``core/launch.c``), ``warplab.core._ntcopy`` (the
+staging copy with streaming stores, ``core/ntcopy.c``) and ``warplab.core._hostcopy``
+(``copy_batched`` of NumPy arrays, ``core/hostcopy.c``). Everything else about the package is in
 ``pyproject.toml``.
 
 setuptools stays the build backend: it already builds the package, and ``Extension(...,
@@ -22,6 +23,8 @@ EXTENSIONS = [
     # Every architecture builds it; only x86-64 (SSE2) has streaming stores, and ntcopy.py
     # uses np.copyto elsewhere (the module's STREAMING is 0 there).
     Extension("warplab.core._ntcopy", ["src/warplab/core/ntcopy.c"], optional=True),
+    # copy_batched of NumPy arrays: every pair checked, then copied (families/memcpy/host.py).
+    Extension("warplab.core._hostcopy", ["src/warplab/core/hostcopy.c"], optional=True),
 ]
 if os.name == "posix":  # dlopen and pthreads
     EXTENSIONS.append(Extension("warplab.core._launch", ["src/warplab/core/launch.c"],
