@@ -9,7 +9,9 @@ needs a value that changes when the variable does. Elsewhere it falls back to
 """
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from typing import Any
 
 _DATA: Any = getattr(os.environ, "_data", None)
@@ -21,6 +23,14 @@ def raw(name: str) -> Any:
     if _POSIX:
         return _DATA.get(name.encode())
     return os.environ.get(name)
+
+
+def reader(name: str) -> Callable[[], Any]:
+    """A function of no arguments that returns :func:`raw` ``(name)``, with the name encoded
+    once: one C call per read (a plan key's read of ``WARPLAB_DEVICE``)."""
+    if _POSIX:
+        return functools.partial(_DATA.get, name.encode())
+    return functools.partial(os.environ.get, name)
 
 
 def is_set(name: str) -> bool:

@@ -165,10 +165,10 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0, *, variant: str | 
     atomics per element beyond), plus the pass that finds the largest value. The result length
     depends on the data, so device input synchronises once to read it.
     """
-    return bincount_with(DEFAULT, x, weights, minlength, variant=variant, device=device)
+    return bincount_with(DEFAULT, x, weights, minlength, variant, device)
 
 
-def bincount_with(config: LaunchConfig, x: Any, weights: Any = None, minlength: Any = 0, *,
+def bincount_with(config: LaunchConfig, x: Any, weights: Any = None, minlength: Any = 0,
                   variant: str | None = None, device: str | None = None) -> Any:
     """:func:`bincount` with the kernels' launch configuration ``config``."""
     if type(minlength) is not int:

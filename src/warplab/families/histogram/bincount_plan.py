@@ -44,6 +44,8 @@ _F64, _U64 = np.dtype(np.float64), np.dtype(np.uint64)
 #: dispatch to; the dispatch costs 0.3 us of a 2 us call)
 _BINCOUNT = getattr(np.bincount, "_implementation", np.bincount)
 _MAX_BINS_KEPT = 64
+#: ``WARPLAB_DEVICE`` as stored (part of every host key: the backend it picks).
+_DEVICE_ENV = env.reader("WARPLAB_DEVICE")
 
 
 def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
@@ -54,17 +56,17 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
     tx = type(x)
     if tx is np.ndarray and variant is None and device is None and config is DEFAULT:
         if weights is None:
-            return (env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides)
+            return (_DEVICE_ENV(), x.dtype, x.shape, x.strides)
         if type(weights) is np.ndarray:
-            return (env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, weights.dtype,
+            return (_DEVICE_ENV(), x.dtype, x.shape, x.strides, weights.dtype,
                     weights.shape, weights.strides)
     if tx is np.ndarray and (variant is None or type(variant) is str) \
             and (device is None or type(device) is str):  # host data: the common keys first
         if weights is None:
-            return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, None,
+            return ("host", _DEVICE_ENV(), x.dtype, x.shape, x.strides, None,
                     variant, device, config)
         if type(weights) is np.ndarray:
-            return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides,
+            return ("host", _DEVICE_ENV(), x.dtype, x.shape, x.strides,
                     (np.ndarray, weights.dtype, weights.shape, weights.strides), variant,
                     device, config)
     cupy: Any = sys.modules.get("cupy")
@@ -85,7 +87,7 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
     if dev_x:
         return (x.dtype, x.shape, x.strides, wk, aligned, variant, device,
                 cupy.cuda.runtime.getDevice(), config)
-    return ("host", env.raw("WARPLAB_DEVICE"), x.dtype, x.shape, x.strides, wk,
+    return ("host", _DEVICE_ENV(), x.dtype, x.shape, x.strides, wk,
             variant, device, config)
 
 

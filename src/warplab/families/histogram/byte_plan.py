@@ -27,6 +27,8 @@ from warplab.families.histogram import cpu, streamed
 from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
 
 FAMILY = "histogram"
+#: ``WARPLAB_DEVICE`` as stored (part of every host key: the backend it picks).
+_DEVICE_ENV = env.reader("WARPLAB_DEVICE")
 STR_IS_A_PATH = ("a str is taken as a file path; pass bytes (e.g. b'...' or s.encode()) to "
                  "count a string's bytes")
 _BYTE_CHARS = ("B", "b", "?")  # uint8, int8, bool
@@ -77,7 +79,7 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     t = type(data)
     if t is np.ndarray and type(bins) is str and variant is None and device is None \
             and accumulate is False:
-        return (env.raw("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides, bins, has_out)
+        return (_DEVICE_ENV(), data.dtype, data.shape, data.strides, bins, has_out)
     if type(bins) is str:
         bk: Any = bins
     elif type(bins) is np.ndarray and bins.ndim == 1 and bins.dtype.kind in "iub":
@@ -88,7 +90,7 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
             or (type(device) is not str and device is not None) or type(accumulate) is not bool:
         return None
     if t is np.ndarray:
-        return ("host", env.raw("WARPLAB_DEVICE"), data.dtype, data.shape, data.strides,
+        return ("host", _DEVICE_ENV(), data.dtype, data.shape, data.strides,
                 bk, variant, device, has_out, accumulate)
     cupy = sys.modules.get("cupy")
     if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):

@@ -108,6 +108,8 @@ def copy_pairs(srcs: list[Any], dsts: list[Any]) -> bool:
     destinations'; all 1-D: lengths are the shapes). With the C helper, any equal byte sizes
     and dtypes without Python objects: the bytes are copied, as the general path does."""
     if _ext is not None:
+        if not dsts or type(dsts[0]) is not _ND:  # device arrays: no host plan looked up
+            return False
         v = _variant()
         if v is None or not _ext.copy_pairs(_ND, dsts, srcs):
             return False
