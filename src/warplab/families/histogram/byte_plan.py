@@ -27,11 +27,14 @@ from warplab.families.histogram import cpu, streamed
 from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
 
 FAMILY = "histogram"
-#: ``WARPLAB_DEVICE`` as stored (part of every host key: the backend it picks).
+#: ``WARPLAB_DEVICE`` and ``WARPLAB_STREAM_MIN`` as stored (part of every host key: the
+#: backend, and whether the array is streamed, are decided by the plan).
 _DEVICE_ENV = env.reader("WARPLAB_DEVICE")
+_STREAM_MIN_ENV = env.reader("WARPLAB_STREAM_MIN")
 STR_IS_A_PATH = ("a str is taken as a file path; pass bytes (e.g. b'...' or s.encode()) to "
                  "count a string's bytes")
 _BYTE_CHARS = ("B", "b", "?")  # uint8, int8, bool
+_BINCOUNT = cpu._BINCOUNT  # np.bincount without its dispatch (NumPy arrays only)
 
 
 def explained_input(data: Any) -> Input:
@@ -74,12 +77,14 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     """The plan key of a call, or None for calls planned afresh each time (files, sequences,
     other array types, bins that are neither a name nor a NumPy table). Device arrays: dtype,
     shape, strides, bins, ``variant``, ``device``, ``out`` given, ``accumulate`` (the kernels'
-    own plans add the device id); NumPy arrays also ``WARPLAB_DEVICE`` (read per call). A
-    NumPy array with the default options has the shortest key (checked first)."""
+    own plans add the device id); NumPy arrays also ``WARPLAB_DEVICE`` and
+    ``WARPLAB_STREAM_MIN`` (read per call). A NumPy array with the default options has the
+    shortest key (checked first)."""
     t = type(data)
     if t is np.ndarray and type(bins) is str and variant is None and device is None \
             and accumulate is False:
-        return (_DEVICE_ENV(), data.dtype, data.shape, data.strides, bins, has_out)
+        return (_DEVICE_ENV(), _STREAM_MIN_ENV(), data.dtype, data.shape, data.strides, bins,
+                has_out)
     if type(bins) is str:
         bk: Any = bins
     elif type(bins) is np.ndarray and bins.ndim == 1 and bins.dtype.kind in "iub":
@@ -90,7 +95,7 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
             or (type(device) is not str and device is not None) or type(accumulate) is not bool:
         return None
     if t is np.ndarray:
-        return ("host", _DEVICE_ENV(), data.dtype, data.shape, data.strides,
+        return ("host", _DEVICE_ENV(), _STREAM_MIN_ENV(), data.dtype, data.shape, data.strides,
                 bk, variant, device, has_out, accumulate)
     cupy = sys.modules.get("cupy")
     if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):
@@ -101,24 +106,26 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
 class BytePlan:
     """One call's decisions: the ``variant`` (and so the backend), the ``mapping``, whether
     the data is already flat uint8 (``direct``), int8/bool to view as uint8 (``view``) or to
-    be made contiguous first; ``on_device``: device input."""
+    be made contiguous first; ``on_device``: device input; ``nbytes`` the input's size."""
 
-    __slots__ = ("direct", "host_bytes", "mapping", "on_device", "variant", "view")
+    __slots__ = ("direct", "host_bytes", "mapping", "on_device", "small", "variant", "view")
 
     def __init__(self, variant: _registry.Variant, mapping: Mapping, on_device: bool,
-                 direct: bool, view: bool) -> None:
+                 direct: bool, view: bool, nbytes: int) -> None:
         self.variant, self.mapping, self.on_device = variant, mapping, on_device
         self.direct, self.view = direct, view
-        #: flat uint8 host data, 256 bins, NumPy's variant: ``cpu.byte_counts`` is the result
+        #: flat uint8 host data below the streaming size, 256 bins, NumPy's variant:
+        #: ``cpu.byte_counts`` is the result (``small``: one ``np.bincount``)
         self.host_bytes = (direct and not on_device and mapping.map_id == 0
-                           and variant.fn is cpu.numpy_chunked)
+                           and variant.fn is cpu.numpy_chunked and not worth_streaming(nbytes))
+        self.small = self.host_bytes and nbytes < cpu.PAIRS_MIN
 
     def run(self, data: Any, out: Any, accumulate: bool) -> Any:
         """Count ``data`` (of the key's kind, dtype and layout) into the caller's kind of
         array (``out`` when given, added into with ``accumulate``)."""
-        if self.host_bytes and out is None and not worth_streaming(data.nbytes):
+        if self.host_bytes and out is None:
             _registry.ran(self.variant)  # flat uint8 host data into 256 bins with NumPy
-            return cpu.byte_counts(data)
+            return _BINCOUNT(data, None, 256) if self.small else cpu.byte_counts(data)
         v, mapping = self.variant, self.mapping
         if out is not None:
             check_out(out, (mapping.nbins,), np.int64, self.on_device)
@@ -157,7 +164,8 @@ def build(data: Any, bins: Any, variant: str | None, device: str | None, out: An
     v = byte_variant(int(inp.size), mapping, inp.on_device, variant, device)
     flat = is_flat(inp.array)
     return BytePlan(v, mapping, inp.on_device, flat and dt == np.uint8 and inp.array is data,
-                    flat and inp.array is data and dt.char in _BYTE_CHARS)
+                    flat and inp.array is data and dt.char in _BYTE_CHARS,
+                    int(inp.size) * dt.itemsize)
 
 
 def count_files(files: Any, mapping: Mapping, variant: str | None, device: str | None
