@@ -199,3 +199,19 @@ def test_the_c_helper_copies_bytes_across_dtypes_and_large_batches(impl: str) ->
     dsts = [np.zeros(1 << 17), np.zeros(3, np.int64), np.zeros(12, np.int32)]
     wl.copy_batched(srcs, dsts)
     assert all(s.tobytes() == d.tobytes() for s, d in zip(srcs, dsts))
+
+
+def test_the_helpers_exact_type_check(impl: str) -> None:
+    """``exact``: every element of a list or tuple an exact ``ndarray`` (what NumPy's functions
+    are called without their dispatch on); concatenate's results match NumPy's either way."""
+    a = np.arange(3.0)
+    sub = a.view(np.matrix)
+    if impl == "c":
+        assert host._ext.exact(np.ndarray, [a, a]) and host._ext.exact(np.ndarray, (a,))
+        assert host._ext.exact(np.ndarray, [])
+        assert not host._ext.exact(np.ndarray, [a, sub]) and not host._ext.exact(np.ndarray, [a, 1])
+        with pytest.raises(TypeError):
+            host._ext.exact(np.ndarray, iter([a]))
+    assert host._all_arrays([a, a]) and not host._all_arrays([a, sub])
+    assert np.array_equal(wl.concatenate((a, a)), np.concatenate((a, a)))
+    assert host.concatenate([a, sub], 0) is None  # a subclass: the general path

@@ -14,6 +14,9 @@
  *   of each source are copied into its destination (without the GIL from 1 MiB in all) and
  *   True is returned. False, with nothing written and no exception, for any other call: the
  *   caller's general path then runs it and raises what it raises.
+ * exact(ndarray, arrays) -> bool
+ *   True when every element of the list or tuple `arrays` is of exactly the type passed (the
+ *   check before NumPy's functions are called without their dispatch).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -125,10 +128,26 @@ static PyObject *copy_pairs(PyObject *self, PyObject *const *args, Py_ssize_t na
     return PyBool_FromLong(ok);
 }
 
+static PyObject *exact(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyType_Check(args[0])
+            || !(PyList_Check(args[1]) || PyTuple_Check(args[1]))) {
+        PyErr_SetString(PyExc_TypeError, "exact(ndarray, arrays: list or tuple)");
+        return NULL;
+    }
+    PyObject *const *items = PySequence_Fast_ITEMS(args[1]);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args[1]);
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (Py_TYPE(items[i]) != (PyTypeObject *)args[0]) Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"copy_pairs", (PyCFunction)(void (*)(void))copy_pairs, METH_FASTCALL,
      "copy_pairs(ndarray, dsts, srcs): every pair checked, then copied; False (nothing "
      "written) for a call it does not take"},
+    {"exact", (PyCFunction)(void (*)(void))exact, METH_FASTCALL,
+     "exact(ndarray, arrays): every element of the list or tuple of exactly that type"},
     {NULL, NULL, 0, NULL},
 };
 

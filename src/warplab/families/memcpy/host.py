@@ -83,7 +83,10 @@ def _variant() -> _registry.Variant | None:
 
 
 def _all_arrays(arrays: list[Any]) -> bool:
-    """Every element an exact ``ndarray`` (a list of types counted in C: cheaper than a set)."""
+    """Every element an exact ``ndarray``: the helper's loop, or a list of types counted in
+    C (cheaper than a set)."""
+    if _ext is not None:
+        return bool(_ext.exact(_ND, arrays))
     return list(map(type, arrays)).count(_ND) == len(arrays)
 
 
@@ -167,7 +170,8 @@ def copy_pairs(srcs: list[Any], dsts: list[Any]) -> bool:
 def concatenate(arrays: list[Any], axis: Any) -> np.ndarray | None:
     """``np.concatenate`` of NumPy arrays (exact ``ndarray``s: nothing to dispatch, so
     without ``__array_function__``) of plain data, or None."""
-    if list(map(type, arrays)).count(_ND) != len(arrays):  # _all_arrays, one frame less
+    if not (_ext.exact(_ND, arrays) if _ext is not None  # _all_arrays, one frame less
+            else list(map(type, arrays)).count(_ND) == len(arrays)):
         return None
     v = _variant()
     if v is None:
