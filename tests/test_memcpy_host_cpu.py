@@ -206,12 +206,14 @@ def test_the_helpers_exact_type_check(impl: str) -> None:
     are called without their dispatch on); concatenate's results match NumPy's either way."""
     a = np.arange(3.0)
     sub = a.view(np.matrix)
+    ext = host._ext
     if impl == "c":
-        assert host._ext.exact(np.ndarray, [a, a]) and host._ext.exact(np.ndarray, (a,))
-        assert host._ext.exact(np.ndarray, [])
-        assert not host._ext.exact(np.ndarray, [a, sub]) and not host._ext.exact(np.ndarray, [a, 1])
+        assert ext is not None
+        assert ext.exact(np.ndarray, [a, a]) and ext.exact(np.ndarray, (a,))
+        assert ext.exact(np.ndarray, [])
+        assert not ext.exact(np.ndarray, [a, sub]) and not ext.exact(np.ndarray, [a, 1])
         with pytest.raises(TypeError):
-            host._ext.exact(np.ndarray, iter([a]))
+            ext.exact(np.ndarray, iter([a]))
     assert host._all_arrays([a, a]) and not host._all_arrays([a, sub])
     assert np.array_equal(wl.concatenate((a, a)), np.concatenate((a, a)))
     assert host.concatenate([a, sub], 0) is None  # a subclass: the general path
