@@ -10,9 +10,9 @@ Two parts, one JSON:
 * ``kernels``: the axis kernels launched directly with other geometries and compile-time
   settings than the plan's (``CONFIGS``): loads with and without the L2::256B prefetch hint
   (``*_STREAM``), the columns kernel with 8 loads in flight instead of 4 and its finish with
-  64 or 128 bytes of partials in flight instead of 256; the persistent group
-  grid against the full one, the split kernel at 1, 2, 4 or 8 blocks per SM in total (or one
-  block per row), the columns kernel's column threads per block and splits. Every candidate's
+  64 or 128 bytes of partials in flight instead of 256; the persistent group grid against the
+  full one, the split kernel at 1, 2, 4 or 8 blocks per SM in total (or one block per row),
+  the columns kernel's column threads per block and splits. Every candidate's
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
