@@ -86,7 +86,7 @@
 #endif
 #ifndef WARPLAB_AXIS_COLS_FIN_BYTES
 #ifdef WARPLAB_NVCC_CHECK
-#define WARPLAB_AXIS_COLS_FIN_BYTES 256
+#define WARPLAB_AXIS_COLS_FIN_BYTES 128
 #else
 #error "WARPLAB_AXIS_COLS_FIN_BYTES is passed by the launch plan (-DWARPLAB_AXIS_COLS_FIN_BYTES=..., axis_cuda.py DEFINES)"
 #endif
