@@ -14,8 +14,9 @@ with the package): every pair checked through the buffer protocol (exact ``ndarr
 contiguous, writable destinations, equal byte sizes, no Python objects, no destination
 overlapping another or a source: sorted address intervals), then every pair copied with
 ``memcpy``. NumPy's loop checks each pair in C; the same checks in Python cost as much as the
-copies of small arrays (at 10 pairs of 128 bytes the Python checks below took 2.4x NumPy's loop,
-the helper 0.5-0.6x: ``benchmarks/NOTES.md``).
+copies of small arrays (pairs of 128 bytes against NumPy's loop: the Python checks below 2.4x
+at 10 pairs and 1.5-1.6x at 100 to 10,000, the helper 0.7x and 0.4-0.8x:
+``benchmarks/NOTES.md``).
 
 Where the helper is not built, or ``WARPLAB_HOST_COPY=0`` is set when warplab is imported, the
 checks are whole-list operations in Python (``map`` over attribute getters, sets of ids, the
