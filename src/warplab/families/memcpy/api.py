@@ -124,7 +124,9 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
         (``args_table``, ``table_cuda.py``); otherwise one H2D copy of the table from pinned
         memory and the default variant's launches (one when no buffer exceeds 8 KiB, else
         two), which read 24 bytes per buffer and every byte once. No host synchronisation (a
-        fifth call while four copies are still queued waits for the first).
+        fifth call while four copies are still queued waits for the first). Host (NumPy
+        arrays): every pair checked, then copied, in one call of the C helper built with the
+        package (``memcpy/host.py``; whole-list checks and ``np.copyto`` where it is not).
     """
     copy_pairs(srcs, dsts, variant, device, DEFAULT)
 
