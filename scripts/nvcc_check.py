@@ -116,12 +116,13 @@ def jobs() -> list[Job]:
 
         opts = tuple(defines({**DEFINES, "WARPLAB_MEMCPY_LOADS": WARP_TIERS_WORDS.loads}))
         out.append(Job("memcpy-default-sm_90", memcpy / "memcpy.cu",
-                       ("-arch=sm_90", *base, *opts, *_OUTPUT["sm_90"])))
+                       ("-arch=sm_90", *base, *opts, *_output("memcpy-default", "sm_90"))))
     from warplab.families.corr.gram_cuda import CONFIGS
 
     for name, cfg in CONFIGS.items():
         out.append(Job(f"gram-{name}-sm_90", SRC / "warplab/families/corr/gram.cu",
-                       ("-arch=sm_90", *base, *defines(cfg.defines), *_CUBIN)))
+                       ("-arch=sm_90", *base, *defines(cfg.defines),
+                        *_output(f"gram-{name}", "sm_90"))))
     for cub in sorted(SRC.glob("warplab/lab/campaigns/*/cub/*.cu")):
         out.append(Job(f"{cub.stem}-sm_90-shared", cub,
                        ("-arch=sm_90", "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",

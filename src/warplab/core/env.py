@@ -33,6 +33,10 @@ def reader(name: str) -> Callable[[], Any]:
     return functools.partial(os.environ.get, name)
 
 
+#: ``WARPLAB_DEVICE`` as stored: the backend override every host plan key holds.
+device = reader("WARPLAB_DEVICE")
+
+
 def is_set(name: str) -> bool:
     """True when environment variable ``name`` is set (to anything, empty included)."""
     return raw(name) is not None

@@ -31,6 +31,7 @@ from warplab.core.outputs import cupy as _cupy
 from warplab.core.scalar import RESULT_TYPES, zeros
 from warplab.families.histogram import byte_plan, minmax_cuda, numeric_cuda, numeric_variants
 from warplab.families.histogram.config import DEFAULT, LaunchConfig
+from warplab.families.histogram.cpu import NUMPY_BINCOUNT
 from warplab.families.histogram.hist_plan import chunk_bytes, min_max
 from warplab.families.histogram.numeric import (
     BINCOUNT,
@@ -40,12 +41,7 @@ from warplab.families.histogram.numeric import (
 )
 
 _F64, _U64 = np.dtype(np.float64), np.dtype(np.uint64)
-#: ``np.bincount`` without its ``__array_function__`` dispatch, for NumPy arrays (nothing to
-#: dispatch to; the dispatch costs 0.3 us of a 2 us call)
-_BINCOUNT = getattr(np.bincount, "_implementation", np.bincount)
 _MAX_BINS_KEPT = 64
-#: ``WARPLAB_DEVICE`` as stored (part of every host key: the backend it picks).
-_DEVICE_ENV = env.reader("WARPLAB_DEVICE")
 
 
 def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
@@ -56,17 +52,17 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
     tx = type(x)
     if tx is np.ndarray and variant is None and device is None and config is DEFAULT:
         if weights is None:
-            return (_DEVICE_ENV(), x.dtype, x.shape, x.strides)
+            return (env.device(), x.dtype, x.shape, x.strides)
         if type(weights) is np.ndarray:
-            return (_DEVICE_ENV(), x.dtype, x.shape, x.strides, weights.dtype,
+            return (env.device(), x.dtype, x.shape, x.strides, weights.dtype,
                     weights.shape, weights.strides)
     if tx is np.ndarray and (variant is None or type(variant) is str) \
             and (device is None or type(device) is str):  # host data: the common keys first
         if weights is None:
-            return ("host", _DEVICE_ENV(), x.dtype, x.shape, x.strides, None,
+            return ("host", env.device(), x.dtype, x.shape, x.strides, None,
                     variant, device, config)
         if type(weights) is np.ndarray:
-            return ("host", _DEVICE_ENV(), x.dtype, x.shape, x.strides,
+            return ("host", env.device(), x.dtype, x.shape, x.strides,
                     (np.ndarray, weights.dtype, weights.shape, weights.strides), variant,
                     device, config)
     cupy: Any = sys.modules.get("cupy")
@@ -87,7 +83,7 @@ def key(x: Any, weights: Any, variant: Any, device: Any, config: LaunchConfig
     if dev_x:
         return (x.dtype, x.shape, x.strides, wk, aligned, variant, device,
                 cupy.cuda.runtime.getDevice(), config)
-    return ("host", _DEVICE_ENV(), x.dtype, x.shape, x.strides, wk,
+    return ("host", env.device(), x.dtype, x.shape, x.strides, wk,
             variant, device, config)
 
 
@@ -132,14 +128,14 @@ class Unweighted:
 
     def _run_numpy(self, x: np.ndarray, weights: None, minlength: int) -> Any:
         try:
-            return _BINCOUNT(x, None, minlength)
+            return NUMPY_BINCOUNT(x, None, minlength)
         except ValueError:  # a negative value: the general run raises warplab's message
             return Unweighted.run(self, x, weights, minlength)
 
     def run(self, x: Any, weights: Any, minlength: int) -> Any:
         if self.backend == "cpu" and self.variant_error is None and type(x) is np.ndarray:
             try:  # NumPy's own call; a negative value falls through to the message below
-                return _BINCOUNT(x, None, minlength)
+                return NUMPY_BINCOUNT(x, None, minlength)
             except ValueError:
                 pass
         arr, on_device = _input(x)
@@ -198,7 +194,7 @@ class Weighted:
 
     def _run_numpy(self, x: np.ndarray, weights: np.ndarray, minlength: int) -> Any:
         _registry.ran(self.variant)
-        return _BINCOUNT(x, weights, minlength)
+        return NUMPY_BINCOUNT(x, weights, minlength)
 
     def run(self, x: Any, weights: Any, minlength: int) -> Any:
         """The result of the call (the general run: a job per call)."""
@@ -206,7 +202,7 @@ class Weighted:
         if v is not None and v.fn is bincount_numpy and type(x) is np.ndarray \
                 and type(weights) is np.ndarray and x.dtype.kind != "b":
             _registry.ran(v)  # host arrays on the cpu backend: NumPy's own call
-            return _BINCOUNT(x, weights, minlength)
+            return NUMPY_BINCOUNT(x, weights, minlength)
         arr, on_device = _input(x)
         n, dt = int(arr.size), np.dtype(arr.dtype)
         xp = _cupy() if on_device else np

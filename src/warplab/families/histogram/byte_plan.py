@@ -27,14 +27,12 @@ from warplab.families.histogram import cpu, streamed
 from warplab.families.histogram.spec import HistogramProblem, Mapping, resolve
 
 FAMILY = "histogram"
-#: ``WARPLAB_DEVICE`` and ``WARPLAB_STREAM_MIN`` as stored (part of every host key: the
-#: backend, and whether the array is streamed, are decided by the plan).
-_DEVICE_ENV = env.reader("WARPLAB_DEVICE")
+#: ``WARPLAB_STREAM_MIN`` as stored (part of every host key with ``env.device``: the backend,
+#: and whether the array is streamed, are decided by the plan).
 _STREAM_MIN_ENV = env.reader("WARPLAB_STREAM_MIN")
 STR_IS_A_PATH = ("a str is taken as a file path; pass bytes (e.g. b'...' or s.encode()) to "
                  "count a string's bytes")
 _BYTE_CHARS = ("B", "b", "?")  # uint8, int8, bool
-_BINCOUNT = cpu._BINCOUNT  # np.bincount without its dispatch (NumPy arrays only)
 
 
 def explained_input(data: Any) -> Input:
@@ -83,7 +81,7 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
     t = type(data)
     if t is np.ndarray and type(bins) is str and variant is None and device is None \
             and accumulate is False:
-        return (_DEVICE_ENV(), _STREAM_MIN_ENV(), data.dtype, data.shape, data.strides, bins,
+        return (env.device(), _STREAM_MIN_ENV(), data.dtype, data.shape, data.strides, bins,
                 has_out)
     if type(bins) is str:
         bk: Any = bins
@@ -95,7 +93,7 @@ def key(data: Any, bins: Any, variant: Any, device: Any, has_out: bool, accumula
             or (type(device) is not str and device is not None) or type(accumulate) is not bool:
         return None
     if t is np.ndarray:
-        return ("host", _DEVICE_ENV(), _STREAM_MIN_ENV(), data.dtype, data.shape, data.strides,
+        return ("host", env.device(), _STREAM_MIN_ENV(), data.dtype, data.shape, data.strides,
                 bk, variant, device, has_out, accumulate)
     cupy = sys.modules.get("cupy")
     if cupy is not None and (t is cupy.ndarray or t in RESULT_TYPES):
@@ -125,7 +123,7 @@ class BytePlan:
         array (``out`` when given, added into with ``accumulate``)."""
         if self.host_bytes and out is None:
             _registry.ran(self.variant)  # flat uint8 host data into 256 bins with NumPy
-            return _BINCOUNT(data, None, 256) if self.small else cpu.byte_counts(data)
+            return cpu.NUMPY_BINCOUNT(data, None, 256) if self.small else cpu.byte_counts(data)
         v, mapping = self.variant, self.mapping
         if out is not None:
             check_out(out, (mapping.nbins,), np.int64, self.on_device)

@@ -18,7 +18,7 @@ from warplab.families.histogram.spec import Mapping, histogram_bytes_moved
 CHUNK = 1 << 20
 #: ``np.bincount`` without its ``__array_function__`` dispatch (the callers' data are NumPy
 #: arrays: there is nothing to dispatch to; the dispatch costs 0.3 us of a 1 us call).
-_BINCOUNT = getattr(np.bincount, "_implementation", np.bincount)
+NUMPY_BINCOUNT = getattr(np.bincount, "_implementation", np.bincount)
 #: Below this many bytes one ``np.bincount`` of the bytes is faster than counting pairs (the
 #: pairs' 65,536 counters cost about as much as counting 512 KiB; measured on a 2-core CPU
 #: with uniform and constant bytes).
@@ -32,7 +32,7 @@ def byte_counts(data: np.ndarray, chunk: int = CHUNK) -> np.ndarray:
     """
     n = len(data)
     if n < PAIRS_MIN:
-        return _BINCOUNT(data, None, 256)
+        return NUMPY_BINCOUNT(data, None, 256)
     even = n & ~1
     chunk = max(2, chunk & ~1)  # pairs never straddle a chunk boundary
     pairs = np.zeros(1 << 16, dtype=np.int64)

@@ -171,8 +171,7 @@ def copy_pairs(srcs: list[Any], dsts: list[Any]) -> bool:
 def concatenate(arrays: list[Any], axis: Any) -> np.ndarray | None:
     """``np.concatenate`` of NumPy arrays (exact ``ndarray``s: nothing to dispatch, so
     without ``__array_function__``) of plain data, or None."""
-    if not (_ext.exact(_ND, arrays) if _ext is not None  # _all_arrays, one frame less
-            else list(map(type, arrays)).count(_ND) == len(arrays)):
+    if not _all_arrays(arrays):
         return None
     v = _variant()
     if v is None:
