@@ -9,6 +9,7 @@ with NumPy's and brute force."""
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 import pytest
@@ -249,28 +250,73 @@ def test_errors_same_as_full_path(gpu) -> None:
     warplab.copy_batched([buf[:64], buf[32:96]], [dsts[0], dsts[1]])
 
 
+def _c_reader() -> None:
+    """Skip where the C reader of the pairs is not built (fail under CI, where the package
+    build must have built it)."""
+    if transfer._ext is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the C helper is not built under CI: {transfer._WHY}")
+        pytest.skip(f"the C helper is not built: {transfer._WHY}")
+
+
+def test_the_c_reader_builds_the_launch_table_or_declines(gpu) -> None:
+    """``transfer.device_table``: three rows of max(n, 32) uint64 (sources, destinations,
+    sizes, zeros after the n-th), the largest and total sizes, the device; None for any pair
+    it does not take (the general path then raises or copies), nothing written."""
+    _c_reader()
+    for sizes in ([64, 1000, 0, 3], list(range(1, 41))):
+        srcs, dsts = _buffers(sizes)
+        table, largest, total, where = transfer.device_table(srcs, dsts)
+        rows = max(len(sizes), table_cuda.MAX_BUFFERS)
+        t = np.frombuffer(table, np.uint64).reshape(3, rows)
+        want = [[a.data.ptr for a in srcs], [a.data.ptr for a in dsts], sizes]
+        assert t[:, :len(sizes)].tolist() == want and not t[:, len(sizes):].any()
+        assert (largest, total, where) == (max(sizes), sum(sizes), 0)
+        assert [r.tolist() for r in table_cuda.rows(table, len(sizes))] == want
+    srcs, dsts = _buffers([64, 64])
+    buf = dev(np.zeros(256, np.uint8))
+    other = dev(np.zeros(64, np.uint8))
+    other.device_id = 1
+    declined = [(srcs, [dsts[0]]),                                 # lengths
+                (srcs, [dsts[0], other]),                          # another GPU
+                ([], []),                                          # empty
+                (srcs, [dsts[0], np.zeros(64, np.uint8)]),         # a host array
+                (srcs, [dsts[0], dev(np.zeros(128, np.uint8))[::2]]),  # not contiguous
+                (srcs, [dsts[0], dev(np.zeros(32, np.uint16))[:31]]),  # 62 bytes for 64
+                (srcs, [dsts[0], srcs[1]]),                        # a destination is a source
+                ([buf[:64], buf[64:128]], [buf[32:96], buf[128:192]]),  # dst on a source
+                ([buf[:64], buf[64:128]], [buf[128:192], buf[160:224]])]  # dsts overlap
+    for s, d in declined:
+        assert transfer.device_table(list(s), list(d)) is None
+    assert transfer.device_table([buf[:64]], [buf[64:128]]) is not None  # adjacent: apart
+
+
 class _Unowned:
     """A memory object that is not CuPy's own allocation (another library's memory through
     DLPack, ``cupy.cuda.UnownedMemory``)."""
 
 
-def test_separate_allocations_skip_the_interval_test_only_when_cupy_owns_them(gpu) -> None:
-    """Destinations each on an allocation of their own copy; memory CuPy does not own can
-    alias anything, so a destination on it that overlaps a source is refused (the address
-    test), and the same pair on two pool allocations is not an overlap at all."""
+@pytest.mark.parametrize("reader", ["c", "python"])
+def test_overlaps_are_found_by_address_whatever_owns_the_memory(gpu, monkeypatch, reader) -> None:
+    """Destinations on allocations of their own copy; a destination on memory another library
+    owns that overlaps a source is refused, nothing written; adjacent views of one allocation
+    copy. The same answers from the C reader of the pairs and from the general path."""
+    if reader == "python":
+        monkeypatch.setattr(transfer, "_ext", None)
+    else:
+        _c_reader()
     buf = dev(np.arange(256, dtype=np.uint8))
     srcs, dsts = _buffers([64, 64, 64])
-    assert transfer.device_pointers(srcs, dsts)[4]  # apart
     warplab.copy_batched(srcs, dsts)
     _same(srcs, dsts)
     ptr = buf.data + 32
     ptr.mem = _Unowned()
     alias = Dev((64,), np.uint8, ptr)  # buf[32:96] under another allocation object
-    assert not transfer.device_pointers([buf[:64]], [alias])[4]
     with pytest.raises(ValueError, match="overlaps"):
         warplab.copy_batched([buf[:64]], [alias])
+    with pytest.raises(ValueError, match="overlaps"):
+        warplab.copy_batched([buf[:64], buf[128:192]], [buf[192:256], buf[160:224]])
     assert np.array_equal(np.asarray(buf), np.arange(256, dtype=np.uint8))  # nothing written
-    assert not transfer.device_pointers([buf[:64]], [buf[64:128]])[4]  # one allocation
     warplab.copy_batched([buf[:64]], [buf[64:128]])
     assert np.array_equal(np.asarray(buf[64:128]), np.arange(64, dtype=np.uint8))
 

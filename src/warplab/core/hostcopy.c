@@ -1,10 +1,13 @@
-/* warplab's batched copy of NumPy arrays on the host: the extension module
- * warplab.core._hostcopy, built with the package (setup.py) and used by
- * families/memcpy/host.py for copy_batched on the cpu backend.
+/* copy_batched's pairs read and checked in C: the extension module warplab.core._hostcopy,
+ * built with the package (setup.py) and used by families/memcpy/host.py (NumPy arrays: checked,
+ * then copied) and families/memcpy/transfer.py (CuPy arrays: checked, then the address table
+ * of the launch).
  *
  * NumPy's own loop (np.copyto per pair) checks each pair in C; the same checks made in Python
- * over lists cost as much as the copies of small arrays. Here every pair is checked first and
- * then every pair copied, so that nothing is written when a pair is refused.
+ * over lists cost as much as the copies of small arrays, and on the device the reads of a few
+ * attributes of each array cost more than the launch (benchmarks/NOTES.md). Here every pair is
+ * checked first and then every pair copied (or its addresses packed), so that nothing is
+ * written when a pair is refused.
  *
  * copy_pairs(ndarray, dsts, srcs) -> bool
  *   dsts, srcs: lists of equal length. True when every element is an exact `ndarray` (the
@@ -15,6 +18,17 @@
  *   True is returned. False, with nothing written and no exception, for any other call: the
  *   caller's general path then runs it and raises what it raises. Holds every pair's two
  *   buffer views (about 160 bytes a pair) until the copies are done.
+ * device_pairs(ndarray, dsts, srcs, device, rows) -> (table, largest, total, device) or None
+ *   copy_batched's device pairs read and checked in one call (families/memcpy/transfer.py):
+ *   every element an exact `ndarray` (CuPy's type, passed), C-contiguous (`_c_contiguous`),
+ *   its memory (`data`) on `device` (`data.device_id`), each pair of equal `nbytes`, and no
+ *   destination overlapping another destination or a source (the same interval test as
+ *   copy_pairs). Then the address table: `table` is bytes of three rows of max(n, rows)
+ *   uint64 (source addresses, destination addresses, sizes; zeros after the n-th), the
+ *   launch parameter of the few-buffer kernel as it is (families/memcpy/table.cu); `largest`
+ *   and `total` the largest and summed byte sizes. None, with no exception, for any other
+ *   call (an attribute missing or of another type included): the caller's general path then
+ *   reads the arrays again and raises what it raises.
  * exact(ndarray, arrays) -> bool
  *   True when every element of the list or tuple `arrays` is of exactly the type passed (the
  *   check before NumPy's functions are called without their dispatch).
@@ -62,6 +76,19 @@ static int take(PyObject *obj, Py_buffer *view, int extra) {
     return 1;
 }
 
+/* 1 when the destination spans dst[0..nd) are pairwise disjoint (sorted here) and no source
+ * span src[0..ns) meets one; the callers leave empty spans out. */
+static int apart(Span *dst, Py_ssize_t nd, const Span *src, Py_ssize_t ns) {
+    if (nd > 1) {
+        qsort(dst, (size_t)nd, sizeof(Span), by_start);
+        for (Py_ssize_t i = 1; i < nd; ++i)
+            if (dst[i].start < dst[i - 1].end) return 0;
+    }
+    for (Py_ssize_t i = 0; i < ns; ++i)
+        if (hits(dst, nd, src[i].start, src[i].end)) return 0;
+    return 1;
+}
+
 static PyObject *copy_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 3 || !PyType_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2])) {
@@ -76,7 +103,7 @@ static PyObject *copy_pairs(PyObject *self, PyObject *const *args, Py_ssize_t na
         if (Py_TYPE(PyList_GET_ITEM(dsts, i)) != nd || Py_TYPE(PyList_GET_ITEM(srcs, i)) != nd)
             Py_RETURN_FALSE;
     Py_buffer *views = PyMem_Malloc(sizeof(Py_buffer) * (size_t)(2 * n + 1));
-    Span *spans = PyMem_Malloc(sizeof(Span) * (size_t)(n + 1));
+    Span *spans = PyMem_Malloc(sizeof(Span) * (size_t)(2 * n + 1)); /* destinations, sources */
     if (views == NULL || spans == NULL) {
         PyMem_Free(views);
         PyMem_Free(spans);
@@ -102,14 +129,16 @@ static PyObject *copy_pairs(PyObject *self, PyObject *const *args, Py_ssize_t na
             total += (size_t)dv[taken].len;
         }
     }
-    if (ok && ns > 1) { /* destinations pairwise disjoint */
-        qsort(spans, (size_t)ns, sizeof(Span), by_start);
-        for (Py_ssize_t i = 1; i < ns && ok; ++i)
-            if (spans[i].start < spans[i - 1].end) ok = 0;
-    }
-    for (Py_ssize_t i = 0; i < n && ok; ++i) { /* no source on a destination */
-        uintptr_t s = (uintptr_t)sv[i].buf;
-        if (sv[i].len > 0 && hits(spans, ns, s, s + (uintptr_t)sv[i].len)) ok = 0;
+    if (ok) {
+        Span *src = spans + ns;
+        Py_ssize_t nsrc = 0;
+        for (Py_ssize_t i = 0; i < n; ++i)
+            if (sv[i].len > 0) {
+                src[nsrc].start = (uintptr_t)sv[i].buf;
+                src[nsrc].end = src[nsrc].start + (uintptr_t)sv[i].len;
+                ++nsrc;
+            }
+        ok = apart(spans, ns, src, nsrc);
     }
     if (ok) {
         if (total >= NOGIL_BYTES) {
@@ -127,6 +156,111 @@ static PyObject *copy_pairs(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyMem_Free(views);
     PyMem_Free(spans);
     return PyBool_FromLong(ok);
+}
+
+/* The names device_pairs reads, interned once (module init). */
+static PyObject *s_c_contiguous, *s_nbytes, *s_data, *s_ptr, *s_device_id;
+
+/* An attribute of `obj` as an unsigned 64-bit integer; 0 (no exception) when it is missing or
+ * not a non-negative int. */
+static int u64_attr(PyObject *obj, PyObject *name, uint64_t *out) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = PyLong_Check(v);
+    if (ok) {
+        *out = PyLong_AsUnsignedLongLong(v);
+        if (*out == (uint64_t)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            ok = 0;
+        }
+    }
+    Py_DECREF(v);
+    return ok;
+}
+
+/* The address and byte size of a CuPy array `a` that is C-contiguous with its memory on
+ * `device`; 0 (no exception) otherwise. */
+static int device_array(PyObject *a, uint64_t device, uint64_t *ptr, uint64_t *nbytes) {
+    PyObject *c = PyObject_GetAttr(a, s_c_contiguous);
+    if (c == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = c == Py_True;
+    Py_DECREF(c);
+    if (!ok || !u64_attr(a, s_nbytes, nbytes)) return 0;
+    PyObject *data = PyObject_GetAttr(a, s_data);
+    if (data == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    uint64_t on = 0;
+    ok = u64_attr(data, s_device_id, &on) && on == device && u64_attr(data, s_ptr, ptr);
+    Py_DECREF(data);
+    return ok;
+}
+
+static PyObject *device_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5 || !PyType_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2])
+            || !PyLong_Check(args[3]) || !PyLong_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "device_pairs(ndarray, dsts: list, srcs: list, device: int, rows: int)");
+        return NULL;
+    }
+    PyTypeObject *nd = (PyTypeObject *)args[0];
+    PyObject *dsts = args[1], *srcs = args[2];
+    uint64_t device = PyLong_AsUnsignedLongLong(args[3]);
+    Py_ssize_t rows = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred()) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(dsts);
+    if (n == 0 || n != PyList_GET_SIZE(srcs)) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (Py_TYPE(PyList_GET_ITEM(dsts, i)) != nd || Py_TYPE(PyList_GET_ITEM(srcs, i)) != nd)
+            Py_RETURN_NONE;
+    if (rows < n) rows = n;
+    PyObject *table = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(3 * sizeof(uint64_t)) * rows);
+    Span *spans = PyMem_Malloc(sizeof(Span) * (size_t)(2 * n + 1)); /* destinations, sources */
+    if (table == NULL || spans == NULL) {
+        Py_XDECREF(table);
+        PyMem_Free(spans);
+        return table == NULL ? NULL : PyErr_NoMemory();
+    }
+    uint64_t *src = (uint64_t *)PyBytes_AS_STRING(table), *dst = src + rows, *size = dst + rows;
+    memset(src, 0, 3 * sizeof(uint64_t) * (size_t)rows);
+    uint64_t largest = 0, total = 0, bytes = 0;
+    Py_ssize_t nd_ = 0, ns = 0;
+    int ok = 1;
+    for (Py_ssize_t i = 0; i < n && ok; ++i) {
+        ok = device_array(PyList_GET_ITEM(srcs, i), device, &src[i], &size[i])
+             && device_array(PyList_GET_ITEM(dsts, i), device, &dst[i], &bytes)
+             && bytes == size[i];
+        if (ok && bytes > 0) {
+            spans[nd_].start = (uintptr_t)dst[i];
+            spans[nd_++].end = (uintptr_t)(dst[i] + bytes);
+            if (bytes > largest) largest = bytes;
+            total += bytes;
+        }
+    }
+    if (ok) {
+        Span *s = spans + nd_;
+        for (Py_ssize_t i = 0; i < n; ++i)
+            if (size[i] > 0) {
+                s[ns].start = (uintptr_t)src[i];
+                s[ns++].end = (uintptr_t)(src[i] + size[i]);
+            }
+        ok = apart(spans, nd_, s, ns);
+    }
+    PyMem_Free(spans);
+    if (!ok) {
+        Py_DECREF(table);
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(NKKO)", table, (unsigned long long)largest, (unsigned long long)total,
+                         args[3]);
 }
 
 static PyObject *exact(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -147,6 +281,9 @@ static PyMethodDef methods[] = {
     {"copy_pairs", (PyCFunction)(void (*)(void))copy_pairs, METH_FASTCALL,
      "copy_pairs(ndarray, dsts, srcs): every pair checked, then copied; False (nothing "
      "written) for a call it does not take"},
+    {"device_pairs", (PyCFunction)(void (*)(void))device_pairs, METH_FASTCALL,
+     "device_pairs(ndarray, dsts, srcs, device, rows): copy_batched's device pairs checked and "
+     "their address table, or None for a call it does not take"},
     {"exact", (PyCFunction)(void (*)(void))exact, METH_FASTCALL,
      "exact(ndarray, arrays): every element of the list or tuple of exactly that type"},
     {NULL, NULL, 0, NULL},
@@ -155,4 +292,12 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "warplab.core._hostcopy", NULL, -1,
                                     methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__hostcopy(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__hostcopy(void) {
+    if ((s_c_contiguous = PyUnicode_InternFromString("_c_contiguous")) == NULL
+            || (s_nbytes = PyUnicode_InternFromString("nbytes")) == NULL
+            || (s_data = PyUnicode_InternFromString("data")) == NULL
+            || (s_ptr = PyUnicode_InternFromString("ptr")) == NULL
+            || (s_device_id = PyUnicode_InternFromString("device_id")) == NULL)
+        return NULL;
+    return PyModule_Create(&module);
+}

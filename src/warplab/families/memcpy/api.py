@@ -46,7 +46,7 @@ from warplab.families.memcpy.spec import Plan as Layout, concat_plan, split_plan
 from warplab.families.memcpy.transfer import (
     address,
     check_overlap,
-    device_pointers,
+    device_table,
     host_pointers,
     require_contiguous,
     side,
@@ -117,9 +117,10 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
             Nothing is written when an error is raised.
 
     Performance:
-        Device: addresses and sizes read on the host in one pass (a few attribute reads per
-        array), the plan looked up (key: side, buffer count, size classes, options, device:
-        ``plan.py``) and the overlap test; up to 32 buffers of at most 16 KiB (no
+        Device: the arrays read and checked, the overlap test and the address table in one
+        call of the C helper built with the package (``transfer.device_table``; a few
+        attribute reads per array), the plan looked up (key: side, buffer count, size
+        classes, options, device: ``plan.py``); up to 32 buffers of at most 16 KiB (no
         ``variant``/``device``): one launch whose parameter is the address table
         (``args_table``, ``table_cuda.py``); otherwise one H2D copy of the table from pinned
         memory and the default variant's launches (one when no buffer exceeds 8 KiB, else
@@ -144,25 +145,25 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
     if variant is None and device is None and config is DEFAULT \
             and host.copy_pairs(srcs, dsts):
         return
-    read = device_pointers(srcs, dsts)  # CuPy arrays on the current device, in one pass
+    read = device_table(srcs, dsts)  # CuPy arrays on the current device, checked in C
     if read is None:
         _refuse_dispatched("copy_batched", srcs, dsts)
         srcs, dsts, on_device = _pairs(srcs, dsts)
         sp, dp = [address(a) for a in srcs], [address(a) for a in dsts]
         sz = [a.nbytes for a in srcs]
-        where, apart = _where(on_device), False
+        largest, total, where, table = max(sz), sum(sz), _where(on_device), None
     else:
-        sp, dp, sz, where, apart = read
-    largest, total = max(sz), sum(sz)
-    key = ("pairs", where, len(sz), (largest - 1).bit_length(), (total - 1).bit_length(),
+        sp, dp, sz = [], [], []
+        table, largest, total, where = read
+    key = ("pairs", where, len(srcs), (largest - 1).bit_length(), (total - 1).bit_length(),
            variant, device, _registry.generation, config)
     plan = PLANS.get(key)
     if plan is None:
-        plan = PLANS.put(key, decide(where is not None, len(sz), total, largest, variant,
+        plan = PLANS.put(key, decide(where is not None, len(srcs), total, largest, variant,
                                      device, config))
-    if not apart:  # else each destination is a CuPy allocation of its own (device_pointers)
+    if table is None:  # else checked with the table
         check_overlap(sp, dp, sz)
-    run(plan, sp, dp, sz, largest, (srcs, dsts))
+    run(plan, sp, dp, sz, largest, (srcs, dsts), table=table)
 
 
 def _device_arrays(given: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:

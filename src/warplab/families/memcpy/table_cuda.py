@@ -11,11 +11,12 @@ the sizes unknown to the host): one launch of ``memcpy_table_walk`` on a grid of
 ``grid``-th ``MEMCPY_TABLE_CHUNK``-byte chunk of the batch (:func:`walk`), instead of the
 size classes' two launches.
 
-The table is the bytes of three ``MEMCPY_TABLE_MAX``-long uint64 rows, packed per call by one
-``struct.Struct`` per buffer count (zero padding after each row; nothing shared between
-threads): the C launch takes the bytes as they are, CuPy's launch a one-element structured
-array over them (CuPy passes a NumPy array of one element by value). The plan of a key that
-takes this path (``plan.py``) holds the launch (:func:`prepared`); :func:`copy` runs it.
+The table is the bytes of three ``MEMCPY_TABLE_MAX``-long uint64 rows: built with the checks by
+the C reader of the pairs (``transfer.device_table``), else packed by one ``struct.Struct``
+per buffer count (:func:`pack`; zero padding after each row). The C launch takes the bytes as
+they are, CuPy's launch a one-element structured array over them (CuPy passes a NumPy array of
+one element by value). The plan of a key that takes this path (``plan.py``) holds the launch
+(:func:`prepared`); :func:`copy` runs it.
 """
 from __future__ import annotations
 
@@ -87,10 +88,20 @@ def walk(go: Prepared, src: Any, dst: Any, sizes: Any) -> None:
     go(src, dst, sizes, np.int32(sizes.size))
 
 
-def copy(go: Prepared, src: Addresses, dst: Addresses, sizes: Addresses) -> None:
-    """Copy ``sizes[i]`` bytes from ``src[i]`` to ``dst[i]`` (device addresses, :func:`fits`)
-    on the current stream with the launch ``go`` of :func:`prepared`: one launch, nothing
-    else."""
-    n = len(sizes)
-    table = ROWS[n].pack(*src, *dst, *sizes)
+def pack(src: Addresses, dst: Addresses, sizes: Addresses) -> bytes:
+    """The table of at most ``MAX_BUFFERS`` buffers: what ``transfer.device_table`` builds in
+    C, here from address and size lists."""
+    return ROWS[len(sizes)].pack(*src, *dst, *sizes)
+
+
+def rows(table: bytes, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The source, destination and size rows of a table of ``n`` buffers (three rows of
+    ``max(n, MAX_BUFFERS)`` uint64) as uint64 arrays over its bytes."""
+    t = np.frombuffer(table, np.uint64).reshape(3, -1)
+    return t[0, :n], t[1, :n], t[2, :n]
+
+
+def copy(go: Prepared, table: bytes, n: int) -> None:
+    """Copy the ``n`` buffers of ``table`` (:func:`fits`) on the current stream with the
+    launch ``go`` of :func:`prepared`: one launch, nothing else."""
     go.at((n,), table if go.c else np.frombuffer(table, TABLE), np.int32(n))

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sys
 import threading
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from warplab.core.errors import InvalidTypeError, InvalidValueError
+from warplab.core.extensions import load
 from warplab.families.memcpy.cuda import DeviceBatch
 from warplab.families.memcpy.spec import Addresses, Plan, overlaps
+from warplab.families.memcpy.table_cuda import MAX_BUFFERS
 
 RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
 
@@ -71,43 +72,27 @@ def require_contiguous(a: Any, what: str) -> None:
             "(make one with ascontiguousarray)")
 
 
-_NBYTES, _DATA, _C = attrgetter("nbytes"), attrgetter("data"), attrgetter("_c_contiguous")
-_PTR, _DEVICE, _MEM = attrgetter("ptr"), attrgetter("device_id"), attrgetter("mem")
+#: The C helper that reads ``copy_batched``'s device pairs (``core/hostcopy.c``), or None where
+#: it is not built or ``WARPLAB_HOST_COPY=0`` (the general path reads them).
+_ext, _WHY = load("warplab.core._hostcopy", "WARPLAB_HOST_COPY")
 
 
-def device_pointers(srcs: list[Any], dsts: list[Any]
-                    ) -> tuple[list[int], list[int], list[int], int, bool] | None:
-    """(source addresses, destination addresses, byte sizes, the current device, apart) of
+def device_table(srcs: list[Any], dsts: list[Any]) -> tuple[bytes, int, int, int] | None:
+    """(address table, largest byte size, total bytes, the current device) of
     ``copy_batched``'s pairs when every array is a CuPy array on the current device,
-    C-contiguous, and each pair has equal byte sizes; None otherwise (the call then normalises
-    and checks each array, and raises what it raises).
+    C-contiguous, each pair of equal byte sizes, and no destination overlaps another or a
+    source; None otherwise, and where the C helper is not built (the call then normalises and
+    checks each array, and raises what it raises).
 
-    ``apart``: no destination can overlap a source or another destination because each
-    destination is an allocation of its own: the arrays' memory objects (``data.mem``) are
-    CuPy's own allocations (a pool's block or a ``cudaMalloc``; live ones never overlap), a
-    different one per destination and none a source's. False means "not shown": the caller
-    runs the address-interval test (views of one allocation, memory CuPy does not own, such as
-    another library's through DLPack).
-
-    Performance: whole-list passes (``map`` over attribute getters, sets of types, devices and
-    memory objects), no Python loop over the arrays, no sort."""
+    The table is three rows of ``max(n, table_cuda.MAX_BUFFERS)`` uint64 (sources,
+    destinations, sizes), the few-buffer launch's parameter as it is (``table_cuda.rows``
+    views it as arrays). One call of the C helper (``core/hostcopy.c``: ``device_pairs``):
+    a few attribute reads per array and the sorted-interval test, no Python loop."""
     cupy = sys.modules.get("cupy")
-    if cupy is None or {*map(type, srcs), *map(type, dsts)} != {cupy.ndarray}:
+    if _ext is None or cupy is None:
         return None
-    if not (all(map(_C, srcs)) and all(map(_C, dsts))):
-        return None
-    sz = list(map(_NBYTES, srcs))
-    if sz != list(map(_NBYTES, dsts)):
-        return None
-    s_data, d_data = list(map(_DATA, srcs)), list(map(_DATA, dsts))
-    dev = cupy.cuda.runtime.getDevice()
-    if {*map(_DEVICE, s_data), *map(_DEVICE, d_data)} != {dev}:
-        return None
-    d_mem, s_mem = set(map(_MEM, d_data)), set(map(_MEM, s_data))
-    memory = cupy.cuda.memory
-    apart = (len(d_mem) == len(dsts) and d_mem.isdisjoint(s_mem)
-             and {*map(type, d_mem), *map(type, s_mem)} <= {memory.PooledMemory, memory.Memory})
-    return list(map(_PTR, s_data)), list(map(_PTR, d_data)), sz, dev, apart
+    return _ext.device_pairs(cupy.ndarray, dsts, srcs, cupy.cuda.runtime.getDevice(),
+                             MAX_BUFFERS)
 
 
 def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan
