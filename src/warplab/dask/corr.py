@@ -207,9 +207,10 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     for (i, j), g in group.items():
         dsk[(name, i, j)] = (partial(_coefficients, dtype=res), (f"{name}-rep", g),
                              starts[i], starts[i + 1], starts[j], starts[j + 1])
-        if i != j:  # a view of the block, where the block is
-            dsk[(name, j, i)] = (_transpose, (name, i, j))
         where[(name, i, j)] = g
+        if i != j:  # a view of the block, where the block is, submitted right after it
+            dsk[(name, j, i)] = (_transpose, (name, i, j))
+            where[(name, j, i)] = g
     where.update({(f"{name}-rep", g): g for g in range(groups)})
     return da.Array(plan.graphs([name], dsk, where)[0], name,
                     chunks=(xs.chunks[0], xs.chunks[0]), meta=meta_from_array(xs._meta, 2, res))
