@@ -4,6 +4,7 @@ machines): the results equal NumPy's, the teardown leaves no process behind, and
 takes a bounded time. Skipped only where Dask's CLI is missing."""
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -19,6 +20,7 @@ import dask  # noqa: E402
 
 import warplab  # noqa: E402
 import warplab.dask as wd  # noqa: E402
+from warplab.lab.campaigns.dask import modes as md  # noqa: E402
 from warplab.lab.campaigns.dask.processes import dask_cli, process_cluster  # noqa: E402
 
 if dask_cli() is None:
@@ -26,6 +28,20 @@ if dask_cli() is None:
                 allow_module_level=True)
 
 RNG = np.random.default_rng(23)
+
+
+#: The workers' transfer limit read where it runs (a partial of Dask's own function: the
+#: workers cannot import this module).
+_transfer_limit = functools.partial(dask.config.get,
+                                    "distributed.worker.transfer.message-bytes-limit")
+
+
+def test_the_campaigns_local_clusters_take_the_transfer_limit(tmp_path):
+    """Every worker of the campaign's clusters fetches up to ``modes.TRANSFER_BYTES`` from
+    a peer in one message (the nannies hand the config to the worker processes)."""
+    with md.open_cluster(md.Mode("cluster", 2, "tcp"), "cpu", tmp_path) as (client, _):
+        assert set(client.run(_transfer_limit).values()) == {md.TRANSFER_BYTES}
+    assert _transfer_limit() != md.TRANSFER_BYTES  # this process's config is unchanged
 
 
 def test_separate_processes_over_tcp(tmp_path):
@@ -43,6 +59,7 @@ def test_separate_processes_over_tcp(tmp_path):
             info = client.scheduler_info()["workers"]
             pids = set(client.run(os.getpid).values())
             assert len(info) == 2 and len(pids) == 2 and os.getpid() not in pids
+            assert set(client.run(_transfer_limit).values()) == {md.TRANSFER_BYTES}
             x = da.from_array(s, chunks=(70, 40))
             xb = da.from_array(h, chunks=12_000)
             hist, edges = wd.histogram(x, bins=12)

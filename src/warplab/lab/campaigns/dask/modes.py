@@ -9,7 +9,11 @@
   (2 processes) started by Dask's CLI as separate processes over TCP (``processes.py``).
 
 No cluster spills: host and device memory limits are off (``memory_limit=0``,
-``device_memory_limit=0``), so data and results stay where they are made. Also here: what
+``device_memory_limit=0``), so data and results stay where they are made. Every cluster's
+workers fetch up to :data:`TRANSFER_BYTES` from one peer in one message (Dask's
+``distributed.worker.transfer.message-bytes-limit``, 50 MB by default: a worker building a
+``corrcoef`` replica fetched the other worker's four 128 MiB blocks one message at a time;
+``docs/dask.md``, ``benchmarks/NOTES.md``). Also here: what
 each worker's device synchronisation costs after a ``wait()`` (the completion lag), the fixed
 cost of one ``compute()``, and releasing a run's keys before the next run.
 """
@@ -28,6 +32,11 @@ from typing import Any
 
 from warplab.lab.campaigns.dask.processes import process_cluster
 from warplab.lab.harness.stats import summarize
+
+#: The workers' ``distributed.worker.transfer.message-bytes-limit`` in every mode (the
+#: processes get it through the environment, ``processes.py``).
+TRANSFER_BYTES = "1GiB"
+WORKER_CONFIG = {"distributed.worker.transfer.message-bytes-limit": TRANSFER_BYTES}
 
 
 @dataclass(frozen=True)
@@ -86,17 +95,21 @@ def open_cluster(mode: Mode, backend: str, folder: Path) -> Iterator[tuple[Any, 
                 client.as_current():
             yield client, "dask cuda worker" if backend == "cuda" else "dask worker"
         return
-    if backend == "cuda":
-        from dask_cuda import LocalCUDACluster
+    import dask
 
-        cluster: Any = LocalCUDACluster(
-            n_workers=mode.workers, CUDA_VISIBLE_DEVICES=",".join(map(str, range(mode.workers))),
-            protocol=mode.protocol, dashboard_address=None, memory_limit=0,
-            device_memory_limit=0, local_directory=str(folder))
-    else:
-        cluster = LocalCluster(n_workers=mode.workers, processes=True, threads_per_worker=1,
-                               protocol=f"{mode.protocol}://", dashboard_address=None,
-                               memory_limit=0, local_directory=str(folder))
+    with dask.config.set(WORKER_CONFIG):  # the nannies hand their config to the workers
+        if backend == "cuda":
+            from dask_cuda import LocalCUDACluster
+
+            cluster: Any = LocalCUDACluster(
+                n_workers=mode.workers,
+                CUDA_VISIBLE_DEVICES=",".join(map(str, range(mode.workers))),
+                protocol=mode.protocol, dashboard_address=None, memory_limit=0,
+                device_memory_limit=0, local_directory=str(folder))
+        else:
+            cluster = LocalCluster(n_workers=mode.workers, processes=True, threads_per_worker=1,
+                                   protocol=f"{mode.protocol}://", dashboard_address=None,
+                                   memory_limit=0, local_directory=str(folder))
     with cluster, Client(cluster, set_as_default=False) as client, client.as_current():
         yield client, type(cluster).__name__
 

@@ -58,7 +58,8 @@ def dask_cli(cuda: bool = False) -> list[str] | None:
 
 def _env() -> dict[str, str]:
     """This process's environment with warplab's folder first on ``PYTHONPATH`` and every
-    entry absolute (the workers may start in another folder)."""
+    entry absolute (the workers may start in another folder), and the campaign's transfer
+    limit (``modes.TRANSFER_BYTES``) unless the environment sets one."""
     import warplab
 
     env = dict(os.environ)
@@ -66,6 +67,9 @@ def _env() -> dict[str, str]:
     parts = [str(Path(p).resolve()) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([root, *parts]))
     env.setdefault("PYTHONUNBUFFERED", "1")
+    from warplab.lab.campaigns.dask.modes import TRANSFER_BYTES  # modes imports this module
+
+    env.setdefault("DASK_DISTRIBUTED__WORKER__TRANSFER__MESSAGE_BYTES_LIMIT", TRANSFER_BYTES)
     return env
 
 
