@@ -1,7 +1,8 @@
 """GPU tests of destination windows (``warp_tiers_windows``, ``memcpy_windows.cuh``): batches
-the count kernel groups (tiny buffers scattered over more than 2^25 bytes) and batches it
-does not, every destination byte against NumPy in a poisoned arena, the header's verdict
-read back to show which path ran, and the tally left zero for the stream's next call."""
+the count kernel groups (tiny buffers scattered far apart over 2^25 to 2^28 bytes) and batches
+it does not (back to back, a smaller or wider span, shuffled only locally, larger buffers),
+every destination byte against NumPy in a poisoned arena, the header's verdict read back to
+show which path ran, and the tally left zero for the stream's next call."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,21 +22,24 @@ from warplab.families.memcpy import spec, windows  # noqa: E402
 POISON = 0x5A
 
 
-def arena(sizes: np.ndarray, align: int, shuffled: bool, gap: int, seed: int
+def arena(sizes: np.ndarray, align: int, shuffled: bool | int, gap: int, seed: int
           ) -> tuple[np.ndarray, int]:
     """Offsets of the buffers (each after a gap of align..gap bytes, multiples of align) and
-    the arena's bytes."""
+    the arena's bytes; ``shuffled`` an int k: shuffled within runs of k consecutive buffers."""
     rng = np.random.default_rng(seed)
     n = sizes.size
     gaps = align * rng.integers(1, max(2, gap // align), size=n)
-    order = rng.permutation(n) if shuffled else np.arange(n)
+    if shuffled is True or shuffled is False:
+        order = rng.permutation(n) if shuffled else np.arange(n)
+    else:
+        order = np.lexsort((rng.random(n), np.arange(n) // shuffled))
     ends = np.cumsum(sizes[order] + gaps[order])
     off = np.empty(n, dtype=np.int64)
     off[order] = ends - sizes[order]
     return off, int(ends[-1]) + 64
 
 
-def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool, gap: int,
+def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool | int, gap: int,
                    largest: int | None = None, shape: spec.WindowsShape | None = None) -> int:
     """Copy through ``run_windows`` (the public call when neither ``largest`` nor ``shape`` is
     given) and compare every byte of the destination arena; returns the header's verdict (the
@@ -92,13 +96,18 @@ def test_grouped_without_the_blev_launch_when_the_host_knows_the_largest() -> No
     assert copy_and_check(sizes, 1, False, True, SCATTER_GAP, largest=32) > 0
 
 
-@pytest.mark.parametrize("case", ["consecutive", "small_span", "large_buffers"])
+@pytest.mark.parametrize("case", ["consecutive", "small_span", "large_buffers", "local",
+                                  "wide_span"])
 def test_batches_not_grouped_are_copied_through_the_header(case: str) -> None:
     rng = np.random.default_rng(9)
     if case == "consecutive":    # destinations back to back
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, False, 2)
     elif case == "small_span":   # scattered, but within 2^25 bytes (about 28 MB)
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 40)
+    elif case == "local":        # over 88 MB, shuffled within runs of about 1 MiB
+        verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, 12_000, SCATTER_GAP)
+    elif case == "wide_span":    # scattered over about 330 MB: above 2^28 bytes
+        verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 600)
     else:                        # scattered, a mean size above WINDOWS_MEAN_MAX
         verdict = copy_and_check(rng.integers(50, 100, size=N), 1, True, True, SCATTER_GAP)
     assert verdict == 0

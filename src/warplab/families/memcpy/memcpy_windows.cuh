@@ -7,9 +7,11 @@
 //
 // memcpy_windows_count: every block judges the batch from the same sample (SAMPLE pairs of
 //   neighbouring buffers spread over it; so every block reaches the same verdict): group when
-//   at least half the pairs are not back to back in the destination (the next destination
-//   more than GAP bytes past this buffer's end, or before it), the sampled buffers hold at most
-//   MEAN_MAX bytes on average and the sampled destinations span at least SPAN_MIN bytes. Block
+//   at least half the pairs lie far apart in the destination (more than 2^FAR_LOG2 bytes
+//   between their destinations, either way: destinations shuffled within a few MiB are written
+//   fastest as they are), the sampled buffers hold at most MEAN_MAX bytes on average and the
+//   sampled destinations span 2^SPAN_MIN_LOG2 to 2^SPAN_MAX_LOG2 bytes (over a wider span the
+//   windows are too wide to help: benchmarks/NOTES.md). Block
 //   0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the grouped
 //   copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the lowest
 //   sampled destination. When grouping, the blocks count the destinations per window into
@@ -29,7 +31,6 @@
 #define WINDOWS_THREADS 256
 #define WINDOWS_SAMPLE 256  // one pair per thread of a block
 #define WINDOWS_COUNT_PER 8 // loads in flight per thread of the count loop
-#define WINDOWS_GAP 64
 #define WINDOWS_MIN_SHIFT 16
 
 // Exclusive scan of BINS (32 or 64) counters by one warp, BINS / 32 a lane, from `from` into
@@ -99,7 +100,7 @@ __device__ __forceinline__ void windows_verdict_reduce(u32& far, u64& bytes, u64
 }
 
 // n >= 2. grouped: room for 3 n entries (sources, destinations, sizes).
-template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2>
+template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2, int SPAN_MAX_LOG2, int FAR_LOG2>
 __global__ void __launch_bounds__(WINDOWS_THREADS)
 memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, u64* __restrict__ hdr,
@@ -112,12 +113,12 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     const u64 d0 = dst[i], d1 = dst[i + 1];
     const i64 z = (i64)sizes[i];
     const u64 size = z < 0 ? 0 : (u64)z;
-    u32 far = d1 - d0 - size > (u64)WINDOWS_GAP ? 1 : 0;  // wraps below d0 + size: far too
+    u32 far = (d1 > d0 ? d1 - d0 : d0 - d1) > (1ull << FAR_LOG2) ? 1 : 0;
     u64 bytes = size < (1ull << 32) ? size : (1ull << 32), lo = d0, hi = d0 + size;
     windows_verdict_reduce(far, bytes, lo, hi);
     const u64 span = hi - lo;
     const bool group = 2 * far >= WINDOWS_SAMPLE && bytes <= (u64)MEAN_MAX * WINDOWS_SAMPLE &&
-                       span >= (1ull << SPAN_MIN_LOG2);
+                       span >= (1ull << SPAN_MIN_LOG2) && span <= (1ull << SPAN_MAX_LOG2);
     // windows of 2^shift bytes, BINS of them over the sampled span
     const u32 bits = 64 - __clzll(span > 1 ? span - 1 : 1);
     constexpr u32 LOG2_BINS = BINS == 64 ? 6 : 5;

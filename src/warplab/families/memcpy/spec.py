@@ -160,9 +160,14 @@ class WindowsShape(NamedTuple):
     the sampled destination span (32 or 64), buffers per thread of the group kernel's tiles,
     its blocks per SM (the register cap), the count kernel's blocks per SM, the greatest
     sampled mean size grouped (bytes), log2 of the least sampled destination span grouped
-    (below it the scattered writes stay in the H100's 50 MiB L2), and how many consecutive
+    (below it the scattered writes stay in the H100's 50 MiB L2), how many consecutive
     passes of 32 buffers a warp each block of the copy makes (``Runs`` in
-    ``memcpy_warp.cuh``: blocks still start in the batch's order, fewer of them)."""
+    ``memcpy_warp.cuh``: blocks still start in the batch's order, fewer of them), log2 of the
+    widest sampled span grouped (wider, the 64 windows are wider than 4 MiB and grouping lost
+    to the plain copy in every destination order on the H200: 1 GiB of 16 B buffers shuffled
+    639 against 811 GB/s), and log2 of the distance between neighbours' destinations that
+    counts them as far apart (half the sampled pairs must be: 16 B buffers shuffled within
+    1 MiB windows copied at 3,005 GB/s as they are, 1,271 grouped; benchmarks/NOTES.md)."""
 
     bins: int = 64
     per: int = 4
@@ -171,6 +176,8 @@ class WindowsShape(NamedTuple):
     mean_max: int = 48
     span_min_log2: int = 25
     runs: int = 2
+    span_max_log2: int = 28
+    far_log2: int = 22
 
 
 #: ``warp_tiers_windows``'s shape (H100, benchmarks/NOTES.md): 64 windows, tiles of 4 buffers a
