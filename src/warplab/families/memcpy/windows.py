@@ -13,8 +13,9 @@ The call, for :data:`~.spec.WINDOWS_MIN_COUNT` to :data:`~.spec.WINDOWS_MAX_COUN
 (others: ``warp_tiers_words`` itself), nothing read back:
 
 1. ``memcpy_windows_count``: every block judges the batch from the same 256 sampled pairs of
-   neighbouring buffers (group when most are not back to back in the destination, the mean
-   sampled size is small and the sampled destinations span more than the L2) and block 0
+   neighbouring buffers (group when most lie more than 4 MiB apart in the destination, the
+   mean sampled size is small and the sampled destinations span more than the L2 and at most
+   256 MiB: wider windows than 4 MiB do not pay, ``spec.WindowsShape``) and block 0
    writes the stream's header; when grouping, the destinations are counted per window.
 2. ``memcpy_windows_group``: when the header says so, the three arrays are written grouped
    by window into 24 bytes a buffer of temporary memory (tiles staged in shared memory, each
