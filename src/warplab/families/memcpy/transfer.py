@@ -89,8 +89,8 @@ def device_table(srcs: list[Any], dsts: list[Any]) -> tuple[bytes, int, int, int
     views it as arrays). One call of the C helper (``core/hostcopy.c``: ``device_pairs``):
     a few attribute reads per array and the sorted-interval test, no Python loop."""
     cupy = sys.modules.get("cupy")
-    if _ext is None or cupy is None:
-        return None
+    if _ext is None or cupy is None or not dsts or type(dsts[0]) is not cupy.ndarray:
+        return None  # (host arrays never ask for the current device)
     return _ext.device_pairs(cupy.ndarray, dsts, srcs, cupy.cuda.runtime.getDevice(),
                              MAX_BUFFERS)
 
