@@ -30,12 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from warplab.lab.campaigns.dask.processes import process_cluster
+from warplab.lab.campaigns.dask.processes import TRANSFER_BYTES, process_cluster
 from warplab.lab.harness.stats import summarize
 
-#: The workers' ``distributed.worker.transfer.message-bytes-limit`` in every mode (the
-#: processes get it through the environment, ``processes.py``).
-TRANSFER_BYTES = "1GiB"
+#: The workers' transfer limit (``processes.TRANSFER_BYTES``) as Dask's config, for the
+#: nannies of the local clusters.
 WORKER_CONFIG = {"distributed.worker.transfer.message-bytes-limit": TRANSFER_BYTES}
 
 

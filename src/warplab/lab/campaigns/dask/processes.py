@@ -56,10 +56,16 @@ def dask_cli(cuda: bool = False) -> list[str] | None:
     return [sys.executable, "-m", "dask"]
 
 
+#: The workers' ``distributed.worker.transfer.message-bytes-limit`` in every mode of the
+#: campaign: up to this much from one peer in one message (``modes.WORKER_CONFIG``; here
+#: through the environment of the processes).
+TRANSFER_BYTES = "1GiB"
+
+
 def _env() -> dict[str, str]:
     """This process's environment with warplab's folder first on ``PYTHONPATH`` and every
     entry absolute (the workers may start in another folder), and the campaign's transfer
-    limit (``modes.TRANSFER_BYTES``) unless the environment sets one."""
+    limit (:data:`TRANSFER_BYTES`) unless the environment sets one."""
     import warplab
 
     env = dict(os.environ)
@@ -67,8 +73,6 @@ def _env() -> dict[str, str]:
     parts = [str(Path(p).resolve()) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([root, *parts]))
     env.setdefault("PYTHONUNBUFFERED", "1")
-    from warplab.lab.campaigns.dask.modes import TRANSFER_BYTES  # modes imports this module
-
     env.setdefault("DASK_DISTRIBUTED__WORKER__TRANSFER__MESSAGE_BYTES_LIMIT", TRANSFER_BYTES)
     return env
 
