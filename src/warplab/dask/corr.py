@@ -38,7 +38,7 @@ from warplab.dask.chunking import (
     worker_addresses,
     xp_of,
 )
-from warplab.dask.placement import deal, equal_work_rows, submit_placed
+from warplab.dask.placement import deal, equal_work_rows, persist_placed
 from warplab.families.corr import tiles
 from warplab.families.corr.pairs import CorrPairs, TopK, check_selection
 from warplab.families.corr.spec import CorrProblem
@@ -148,17 +148,17 @@ class _Plan:
             self.client.persist(xs)
 
     def graphs(self, names: list[str], dsk: dict, where: dict) -> list[HighLevelGraph]:
-        """One graph per name in ``names`` (each a layer of that name holding every task):
-        lazy on top of the series, or with every task in ``where`` (key: group) submitted
-        to its worker (``placement.submit_placed``), the input no longer a dependency."""
+        """One graph per name in ``names`` (a layer of that name holding its tasks, keys
+        ``(name, ...)``): lazy on top of the series, or with every task in ``where`` (key:
+        group) sent to its worker (``placement.persist_placed``), each graph holding the
+        futures of its chunks."""
         if not self.workers:
             return [graph(n, dsk, [self.xs]) for n in names]
-        from distributed import futures_of
-
-        inputs = {f.key: f for f in futures_of(self.xs)}
         pins = {key: self.workers[g] for key, g in where.items()}
-        placed = submit_placed(self.client, dsk, inputs, pins)
-        return [graph(n, placed, []) for n in names]
+        keys = {n: [k for k in dsk if k[0] == n] for n in names}
+        futures = persist_placed(self.client, names[0], dsk, pins,
+                                 [k for n in names for k in keys[n]], [self.xs])
+        return [graph(n, {k: futures[k] for k in keys[n]}, []) for n in names]
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
@@ -208,7 +208,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
         dsk[(name, i, j)] = (partial(_coefficients, dtype=res), (f"{name}-rep", g),
                              starts[i], starts[i + 1], starts[j], starts[j + 1])
         where[(name, i, j)] = g
-        if i != j:  # a view of the block, where the block is, submitted right after it
+        if i != j:  # a view of the block, on the block's worker
             dsk[(name, j, i)] = (_transpose, (name, i, j))
             where[(name, j, i)] = g
     where.update({(f"{name}-rep", g): g for g in range(groups)})

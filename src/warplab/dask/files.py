@@ -27,7 +27,7 @@ import warplab
 from warplab.core.errors import InvalidValueError
 from warplab.core.sources import FileRange
 from warplab.dask.chunking import completed, current_client, fan_in, graph, worker_addresses
-from warplab.dask.placement import submit_placed
+from warplab.dask.placement import persist_placed
 
 __all__ = ["file_shares", "histogram_files"]
 
@@ -142,8 +142,8 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
     if not dsk:
         dsk[(name, 0, 0)] = (np.zeros, (1, nbins), np.int64)
     elif workers:  # share i on worker i mod n, restricted (placement.py says why)
-        dsk = submit_placed(client, dsk, {}, {key: workers[i % len(workers)]
-                                              for i, key in enumerate(dsk)})
+        dsk = persist_placed(client, name, dsk, {key: workers[i % len(workers)]
+                                                 for i, key in enumerate(dsk)}, list(dsk))
     parts = da.Array(graph(name, dsk, []), name,
                      chunks=((1,) * len(dsk), (nbins,)), dtype=np.int64,
                      meta=np.empty((0, 0), np.int64))

@@ -7,14 +7,17 @@ normalised rows, the same object the single-GPU call builds) from the input bloc
 each remote block once, and the blocks of coefficients are dealt to the workers so that each
 worker's share of the multiply-adds is equal.
 
-The plan holds only with worker restrictions, and Dask keeps those only where they are given
-at submission: graph annotations (``dask.annotate``, layer annotations) are dropped by the
-array optimisation that ``persist`` and ``compute`` run (its task fusion rebuilds the graph
-without them), and without restrictions the scheduler's work stealing moves a task to an idle
-worker, which then fetches a whole replica. So with a ``distributed`` client the planned
-tasks are submitted when the function is called (:func:`submit_placed`), each restricted to
-its worker (strictly: ``allow_other_workers=False``), and the returned collection is backed by
-their futures; without a client the graph stays lazy and there is one group.
+The plan holds only with worker restrictions, and Dask keeps those only where they reach the
+scheduler with the tasks: graph annotations (``dask.annotate``, layer annotations) are dropped
+by the array optimisation that ``persist`` and ``compute`` run (its task fusion rebuilds the
+graph without them), and without restrictions the scheduler's work stealing moves a task to an
+idle worker, which then fetches a whole replica. So with a ``distributed`` client the planned
+tasks are sent when the function is called (:func:`persist_placed`): one graph, one layer per
+worker annotated with that worker (strictly: ``allow_other_workers=False``), not optimised,
+in one update of the scheduler (a ``submit`` per task costs the client and the scheduler a
+message each, tens of milliseconds for a call of 70 tasks); the returned collection is backed
+by the futures of its chunks, and what only they need (the replicas) is released once they
+are computed. Without a client the graph stays lazy and there is one group.
 """
 from __future__ import annotations
 
@@ -52,20 +55,23 @@ def equal_work_rows(m: int, parts: int) -> list[int]:
     return sorted(set(bounds))
 
 
-def submit_placed(client: Any, dsk: Mapping[Hashable, Any], inputs: Mapping[Hashable, Any],
-                  where: Mapping[Hashable, str]) -> dict[Hashable, Any]:
-    """``dsk`` with each task listed in ``where`` submitted now to ``client``, restricted to
-    that worker, its value replaced by its future; tasks not listed stay lazy. ``dsk`` is in
-    dependency order (a task after the tasks it names); a task's arguments that are keys of
-    ``inputs`` (futures) or of tasks submitted before it are passed as those futures."""
-    futures: dict[Hashable, Any] = dict(inputs)
-    out: dict[Hashable, Any] = {}
+def persist_placed(client: Any, name: str, dsk: Mapping[Hashable, Any],
+                   where: Mapping[Hashable, str], outputs: Sequence[Hashable],
+                   deps: Sequence[Any] = ()) -> dict[Hashable, Any]:
+    """Every task of ``dsk`` sent to ``client`` now, in one graph update: the tasks listed
+    in ``where`` restricted to that worker (strictly), the rest free. ``deps``: persisted
+    collections whose keys the tasks name. Returns the future of each key in ``outputs``;
+    the other tasks are released once their dependents are done."""
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+
+    parts: dict[str | None, dict[Hashable, Any]] = {}
     for key, task in dsk.items():
-        if key not in where:
-            out[key] = task
-            continue
-        fn, *args = task
-        args = [futures.get(a, a) if isinstance(a, tuple) else a for a in args]
-        futures[key] = out[key] = client.submit(fn, *args, key=key, workers=[where[key]],
-                                                allow_other_workers=False, pure=False)
-    return out
+        parts.setdefault(where.get(key), {})[key] = task
+    layers: dict[str, Any] = {}
+    for i, (worker, tasks) in enumerate(parts.items()):
+        notes = None if worker is None else {"workers": [worker], "allow_other_workers": False}
+        layers[f"{name}-on-{i}"] = MaterializedLayer(tasks, annotations=notes)
+    placed = HighLevelGraph(layers, {lay: set() for lay in layers})
+    hlg = HighLevelGraph.merge(*(d.__dask_graph__() for d in deps), placed)
+    keys = list(outputs)
+    return dict(zip(keys, client.get(hlg, keys, sync=False)))

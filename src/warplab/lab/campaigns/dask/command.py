@@ -125,11 +125,11 @@ def print_tables(doc: dict) -> None:
              for r in recs if r["variant"] == "fixed_cost"]
     if fixed:
         console.print("fixed cost of one compute() of a tiny graph: " + ", ".join(fixed))
-    reads = {r["params"]["source"]: r for r in recs if r["variant"] == "host_read"}
+    reads = [r for r in recs if r["variant"] == "host_read"]
     if reads:
-        threads = next(iter(reads.values()))["params"]["threads"]
-        console.print(f"host read, {threads} threads: " + ", ".join(
-            f"{src.replace('_', ' ')} {r['e2e_gbps']:,.1f} GB/s" for src, r in reads.items()))
+        console.print("host read: " + ", ".join(
+            f"{r['params']['source'].replace('_', ' ')} {r['e2e_gbps']:,.1f} GB/s "
+            f"({r['params']['threads']} threads)" for r in reads))
     for r in recs:
         p = r["params"]
         where = f"{r['variant']} {_mode(p)} x{p['workers']}"
