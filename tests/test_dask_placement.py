@@ -138,6 +138,25 @@ def test_each_worker_builds_one_replica_and_computes_from_it(client):
         assert all("transfer" not in acts for _, acts in tasks.values())
 
 
+@pytest.mark.parametrize("how", ["lazy", "persisted", "persisted then lazy"])
+def test_the_input_goes_with_the_planned_tasks(client, how):
+    """The series' graph travels with the placed tasks in one update: lazy (optimised
+    first), persisted (its futures), or persisted chunks under lazy tasks (sent as they
+    are: Dask's optimisation would drop the futures)."""
+    s = np.cumsum(RNG.normal(size=(90, 12)), axis=1)
+    x = da.from_array(s, chunks=((40, 30, 20), (12,)))
+    if how != "lazy":
+        x = x.persist()
+        distributed.wait(x)
+    if how == "persisted then lazy":
+        x = (x * 2.0 + 1.0).rechunk(((30, 30, 30), (12,)))
+    np.testing.assert_allclose(wd.corrcoef(x).compute(), warplab.corrcoef(s), rtol=1e-12,
+                               atol=1e-13)
+    got = dask.compute(*wd.corr_pairs(x, threshold=0.5))
+    exp = warplab.corr_pairs(s, threshold=0.5)
+    np.testing.assert_array_equal(got[0], exp[0])
+    np.testing.assert_array_equal(got[1], exp[1])
+
 
 def test_file_shares_one_per_worker(client, tmp_path):
     """histogram_files' default shares: one per worker, each read on its own worker (the

@@ -137,15 +137,22 @@ def _replicas(xs: da.Array, k: str, precision: str, name: str, groups: int) -> d
 
 class _Plan:
     """Where the tasks of one call run: the current client's workers (none: no client, one
-    group, a lazy graph). With workers the series are persisted first (the replicas are built
-    from their blocks) and the planned tasks submitted by :meth:`graphs`."""
+    group, a lazy graph). With workers the planned tasks and the series' own graph go to the
+    scheduler together, in one message (:meth:`graphs`): the client sends its messages at most
+    every 10 ms, so a separate ``persist`` of the input first held the planned tasks back by
+    up to that much. The series' graph is optimised as ``persist`` would, unless it holds
+    futures (Dask's optimisation drops them)."""
 
     def __init__(self, xs: da.Array) -> None:
         self.client = current_client()
         self.workers = worker_addresses(self.client)
         self.groups = max(1, len(self.workers))
-        self.xs: da.Array = xs if self.client is None or not self.workers else \
-            self.client.persist(xs)
+        self.xs: da.Array = xs
+        if self.workers:
+            from distributed import futures_of
+
+            if not futures_of(xs):
+                self.xs = dask.optimize(xs)[0]
 
     def graphs(self, names: list[str], dsk: dict, where: dict) -> list[HighLevelGraph]:
         """One graph per name in ``names`` (a layer of that name holding its tasks, keys

@@ -59,14 +59,18 @@ def persist_placed(client: Any, name: str, dsk: Mapping[Hashable, Any],
                    where: Mapping[Hashable, str], outputs: Sequence[Hashable],
                    deps: Sequence[Any] = ()) -> dict[Hashable, Any]:
     """Every task of ``dsk`` sent to ``client`` now, in one graph update: the tasks listed
-    in ``where`` restricted to that worker (strictly), the rest free. ``deps``: persisted
-    collections whose keys the tasks name. Returns the future of each key in ``outputs``;
-    the other tasks are released once their dependents are done."""
+    in ``where`` restricted to that worker (strictly), the rest free. ``deps``: collections
+    whose keys the tasks name (their graphs go with the tasks; a persisted one's chunks are
+    passed as its futures). Returns the future of each key in ``outputs``; the other tasks
+    are released once their dependents are done."""
     from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+    from distributed import futures_of
 
+    futures = {f.key: f for d in deps for f in futures_of(d)}
     parts: dict[str | None, dict[Hashable, Any]] = {}
-    for key, task in dsk.items():
-        parts.setdefault(where.get(key), {})[key] = task
+    for key, (fn, *args) in dsk.items():
+        args = [futures.get(a, a) if isinstance(a, tuple) else a for a in args]
+        parts.setdefault(where.get(key), {})[key] = (fn, *args)
     layers: dict[str, Any] = {}
     for i, (worker, tasks) in enumerate(parts.items()):
         notes = None if worker is None else {"workers": [worker], "allow_other_workers": False}
