@@ -143,8 +143,7 @@ def analyse(recs: list[dict], t0: float, wall: float, names: tuple[str, str],
             "completion_latency_ms": ms * wall - last, "kinds": kinds, "workers": workers}
 
 
-def _timed_call(client: Any, w: Any, backend: str, seed: int, held: list,
-                quiet_s: float) -> dict:
+def _timed_call(client: Any, w: Any, backend: str, seed: int, held: list) -> dict:
     """One campaign run inside the task stream; returns its split (and keeps its keys in
     ``held`` for the next release)."""
     from distributed import get_task_stream
@@ -163,7 +162,7 @@ def _timed_call(client: Any, w: Any, backend: str, seed: int, held: list,
     wd.corrcoef = corrcoef
     try:
         with get_task_stream(client) as ts:
-            data, out, sec = wl.on_cluster(w, client, [], backend, seed, quiet_s)
+            data, out, sec = wl.on_cluster(w, client, [], backend, seed)
             t1 = time.time()
     finally:
         wd.corrcoef = orig
@@ -186,7 +185,6 @@ def _tiny(client: Any) -> dict:
     fixed = md.fixed_cost(client, runs=5)["median"]
     tiny = da.ones(10, chunks=5).sum()
     with get_task_stream(client) as ts:
-        md.quiet()
         p0 = time.perf_counter()
         dask.compute(tiny, scheduler=client.get)
         sec = time.perf_counter() - p0
@@ -238,8 +236,6 @@ def main() -> None:
     p.add_argument("--json", default=None, help="write every run's split here")
     p.add_argument("--cpu", action="store_true", help="CPU LocalCluster, NumPy chunks, tcp")
     p.add_argument("--threads", type=int, default=1, help="threads per worker")
-    p.add_argument("--quiet-s", type=float, default=md.QUIET_S,
-                   help="seconds the client is quiet before each timed run (0: none)")
     a = p.parse_args()
     backend, protocol = ("cpu", "tcp") if a.cpu else ("cuda", a.protocol)
     base = next(w for w in wl.CAMPAIGNS["table"] if w.name == "corrcoef")
@@ -247,19 +243,19 @@ def main() -> None:
     counts = [int(c) for c in a.workers.split(",") if c]
     doc: dict[str, Any] = {"m": w.m, "n": w.n, "blocks": w.blocks, "precision": w.precision,
                            "backend": backend, "protocol": protocol, "threads": a.threads,
-                           "quiet_s": a.quiet_s, "results": []}
+                           "results": []}
     print(f"corrcoef {w.m:,} x {w.n:,} {w.precision}, {w.blocks} row blocks, {backend}, "
-          f"{protocol}, {a.threads} thread(s) a worker, quiet {a.quiet_s * 1e3:.0f} ms; ms")
+          f"{protocol}, {a.threads} thread(s) a worker; ms")
     for n in counts:
         with tempfile.TemporaryDirectory() as d, \
                 md.open_cluster(md.Mode("cluster", n, protocol), backend, Path(d),
                                a.threads) as (c, kind):
             c.run(_one_clock)
             held: list = []
-            _timed_call(c, w, backend, SEED0, held, a.quiet_s)  # warm-up (the campaign's first seed)
+            _timed_call(c, w, backend, SEED0, held)  # warm-up (the campaign's first seed)
             runs = []
             for i in range(a.runs):
-                r = _timed_call(c, w, backend, SEED0 + 1 + i, held, a.quiet_s)
+                r = _timed_call(c, w, backend, SEED0 + 1 + i, held)
                 r["tiny"] = _tiny(c)
                 runs.append(r)
             md.release(c, held)

@@ -105,8 +105,8 @@ def open_cluster(mode: Mode, backend: str, folder: Path, threads: int = 1
             cluster: Any = LocalCUDACluster(
                 n_workers=mode.workers,
                 CUDA_VISIBLE_DEVICES=",".join(map(str, range(mode.workers))),
-                threads_per_worker=threads, protocol=mode.protocol, dashboard_address=None, memory_limit=0,
-                device_memory_limit=0, local_directory=str(folder))
+                threads_per_worker=threads, protocol=mode.protocol, dashboard_address=None,
+                memory_limit=0, device_memory_limit=0, local_directory=str(folder))
         else:
             cluster = LocalCluster(n_workers=mode.workers, processes=True,
                                    threads_per_worker=threads,
@@ -136,21 +136,8 @@ def completion_lag_ms(client: Any | None) -> float:
     return max(client.run(device_sync_ms).values(), default=0.0)
 
 
-#: Seconds a timed run waits after the client's last message (the data's ``persist``, the
-#: previous run's releases): distributed's ``Client`` sends its messages to the scheduler in
-#: batches at most every 10 ms (a fixed interval), so a call's first message sent sooner
-#: waits for the rest of it. Runs start with the client quiet, as a call after idle does.
-QUIET_S = 0.02
-
-
-def quiet(seconds: float = QUIET_S) -> None:
-    """Let the client's send interval run out before the clock starts (:data:`QUIET_S`)."""
-    time.sleep(seconds)
-
-
 def fixed_cost(client: Any, runs: int = 20) -> dict:
-    """Timing statistics (ms) of one ``compute()`` of a tiny two-chunk sum, each started
-    with the client quiet (:func:`quiet`)."""
+    """Timing statistics (ms) of one ``compute()`` of a tiny two-chunk sum."""
     import dask
     import dask.array as da
 
@@ -158,7 +145,6 @@ def fixed_cost(client: Any, runs: int = 20) -> dict:
     dask.compute(tiny, scheduler=client.get)
     ms = []
     for _ in range(runs):
-        quiet()
         t0 = time.perf_counter()
         dask.compute(tiny, scheduler=client.get)
         ms.append(1e3 * (time.perf_counter() - t0))

@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from warplab.lab.campaigns.dask import modes as md
-
 MiB, GiB = 1 << 20, 1 << 30
 #: Side of the corner block of a corrcoef result compared with the direct call's.
 CORNER = 1024
@@ -145,11 +143,10 @@ def lazy_call(w: Workload, x: Any, paths: list[str], backend: str, seed: int) ->
     return [wd.corrcoef(x, precision=w.precision)]
 
 
-def on_cluster(w: Workload, client: Any, paths: list[str], backend: str, seed: int,
-               quiet_s: float = md.QUIET_S) -> tuple[list, list, float]:
-    """One cluster run: the data of ``seed`` made and persisted (untimed), then, with the
-    client quiet for ``quiet_s`` (``modes.quiet``), the call persisted and waited for (timed). Returns
-    (data, result, seconds); release both."""
+def on_cluster(w: Workload, client: Any, paths: list[str], backend: str, seed: int
+               ) -> tuple[list, list, float]:
+    """One cluster run: the data of ``seed`` made and persisted (untimed), then the call
+    persisted and waited for (timed). Returns (data, result, seconds); release both."""
     from distributed import wait
 
     data: list = []
@@ -158,7 +155,6 @@ def on_cluster(w: Workload, client: Any, paths: list[str], backend: str, seed: i
         x = client.persist(series(w, backend, seed))
         wait(x)
         data = [x]
-    md.quiet(quiet_s)
     t0 = time.perf_counter()  # the call itself counts: with a client corr submits its tasks
     lazy = lazy_call(w, x, paths, backend, seed)
     out = client.persist(lazy)
