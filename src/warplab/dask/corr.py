@@ -4,7 +4,7 @@ Each worker of the current client builds one replica of the prepared series (the
 ``warplab.corrcoef`` builds: normalised rows and their validity) from the input's row chunks,
 fetching each remote chunk once; the coefficient work is then dealt to the workers in equal
 shares and runs from the local replica (``placement.py``: with a ``distributed`` client the
-tasks are submitted at the call, each restricted to its worker). ``corrcoef``'s blocks are the row
+tasks are sent at the call, each restricted to its worker). ``corrcoef``'s blocks are the row
 chunks' block pairs ``(I, J)``, ``I <= J`` (``(J, I)`` is the transpose, a view);
 ``corr_pairs`` cuts the series into ranges of rows and reduces each range's coefficients at
 once (to the pairs above the threshold, or to each row's k strongest), so no task holds more
@@ -181,7 +181,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     prepared series (fetching each remote input block once); the blocks ``(I, J)``,
     ``I <= J``, are dealt to the workers in equal shares of multiply-adds and computed from
     the local replica; ``(J, I)`` is the transpose (a view). With a ``distributed`` client
-    the input is persisted and these tasks are submitted at the call, each restricted to its
+    these tasks and the input's graph are sent at the call, each task restricted to its
     worker (the returned array is backed by their futures); without one the graph is lazy.
     Every task returns when its GPU work is done.
 
@@ -282,7 +282,7 @@ def corr_pairs(x: Any, *, threshold: float | None = None, top_k: int | None = No
     pairs (the single-GPU call's strips, in ``(i, j)`` order, no sort); with ``top_k`` the
     rows against every column (twice the multiply-adds of the triangle, but no exchange of
     candidates between workers), ranges of equal rows. With a ``distributed`` client the
-    tasks are submitted at the call, each restricted to its worker; without one the graph is
+    tasks are sent at the call, each restricted to its worker; without one the graph is
     lazy. Pairs stay on the worker that found them (CuPy for CuPy chunks) until computed or
     persisted."""
     thr, top = check_selection(threshold, top_k)

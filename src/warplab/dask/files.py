@@ -2,7 +2,7 @@
 
 The client only lists the files and their sizes (``os.stat``) and cuts their bytes, read as
 one stream, into consecutive shares (one per worker by default; with a ``distributed``
-client share ``i`` is submitted at once to worker ``i mod n``, restricted to it: Dask's
+client share ``i`` is sent at once to worker ``i mod n``, restricted to it: Dask's
 scheduler may otherwise queue two root tasks on one worker); each task counts its share
 with ``warplab.byte_histogram`` over a list of :class:`warplab.FileRange`, the same reader
 the single-machine call uses: ``preadv`` straight into pinned staging buffers by worker
