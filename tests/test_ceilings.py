@@ -66,6 +66,7 @@ def test_datasheet_h100() -> None:
     assert d["datasheet_fp32_gflops"] == pytest.approx(132 * 128 * 2 * 1.98)   # 66.9 TFLOP/s
     assert d["datasheet_fp64_gflops"] == pytest.approx(132 * 64 * 2 * 1.98)    # 33.5
     assert d["datasheet_fp64_tensor_gflops"] == pytest.approx(2 * 132 * 64 * 2 * 1.98)
+    assert d["datasheet_int8_tensor_gops"] == pytest.approx(8192 * 132 * 1.98)  # 2,141 TOPS
     assert "132 SMs" in d["datasheet_basis"]
 
 
@@ -74,6 +75,7 @@ def test_datasheet_h100() -> None:
 def test_datasheet_unknown_or_missing(props: dict) -> None:
     d = ceilings.datasheet(props)
     assert d["datasheet_fp32_gflops"] is None and d["datasheet_fp64_tensor_gflops"] is None
+    assert d["datasheet_int8_tensor_gops"] is None
     if props.get("sms"):
         assert d["datasheet_sm_gcycles"] == pytest.approx(120.0)
 

@@ -58,6 +58,9 @@ LANES_PER_SM = {"7.0": (64, 32), "7.5": (64, 2), "8.0": (64, 32), "8.6": (128, 2
                 "8.7": (128, 2), "8.9": (128, 2), "9.0": (128, 64)}
 # Where cuBLAS DGEMM uses FP64 tensor cores: their rate as a multiple of the FP64 lane peak.
 FP64_TENSOR_FACTOR = {"8.0": 2, "9.0": 2}
+# Dense int8 tensor-core operations (2 per multiply-add) per SM per clock: NVIDIA's dense INT8
+# TOPS over SMs x boost clock (T4, RTX 30/40 and L4: 2048; A100: 4096; H100: 8192).
+INT8_TENSOR_OPS_PER_SM = {"7.5": 2048, "8.0": 4096, "8.6": 2048, "8.9": 2048, "9.0": 8192}
 #: The cpu read ceiling's candidates: one pass over the same buffer each, one thread, no temporary.
 CPU_READS: tuple[tuple[str, Callable[[np.ndarray], Any]], ...] = (
     ("np.sum of float32", np.sum),
@@ -274,13 +277,15 @@ def datasheet(props: dict[str, Any]) -> dict[str, Any]:
     ``datasheet_bw_gbps`` (memory clock x bus width x 2 / 8, as ``device_properties`` computes
     it), ``datasheet_sm_gcycles`` (SMs x clock, 1e9 SM-cycles per second),
     ``datasheet_fp32_gflops`` / ``datasheet_fp64_gflops`` (SMs x clock x lanes x 2 for the FMA),
-    ``datasheet_fp64_tensor_gflops`` where DGEMM can use FP64 tensor cores; None where the
-    device reports no clock or its lanes per SM are not in ``LANES_PER_SM``.
+    ``datasheet_fp64_tensor_gflops`` where DGEMM can use FP64 tensor cores,
+    ``datasheet_int8_tensor_gops`` (dense int8 tensor cores, ``INT8_TENSOR_OPS_PER_SM``); None
+    where the device reports no clock or its lanes per SM are not in ``LANES_PER_SM``.
     """
     sms, mhz, cc = props.get("sms"), props.get("sm_clock_mhz"), props.get("cc")
     out: dict[str, Any] = {"datasheet_bw_gbps": props.get("datasheet_bw_gbps"),
                            "datasheet_sm_gcycles": None, "datasheet_fp32_gflops": None,
-                           "datasheet_fp64_gflops": None, "datasheet_fp64_tensor_gflops": None}
+                           "datasheet_fp64_gflops": None, "datasheet_fp64_tensor_gflops": None,
+                           "datasheet_int8_tensor_gops": None}
     if not sms or not mhz:
         return out
     out["datasheet_sm_gcycles"] = sms * mhz / 1e3
@@ -293,6 +298,9 @@ def datasheet(props: dict[str, Any]) -> dict[str, Any]:
     if str(cc) in FP64_TENSOR_FACTOR and out["datasheet_fp64_gflops"]:
         out["datasheet_fp64_tensor_gflops"] = (FP64_TENSOR_FACTOR[str(cc)]
                                                * out["datasheet_fp64_gflops"])
+    if str(cc) in INT8_TENSOR_OPS_PER_SM:
+        out["datasheet_int8_tensor_gops"] = (INT8_TENSOR_OPS_PER_SM[str(cc)]
+                                             * out["datasheet_sm_gcycles"])
     return out
 
 

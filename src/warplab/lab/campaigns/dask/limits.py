@@ -5,9 +5,13 @@ that no record is above its ceiling.
   of the precision a workload runs (float64: DGEMM, on Hopper's FP64 tensor cores; float32
   and tf32: cuBLAS with TF32 tensor cores, the most a 3xTF32 or TF32 product can reach) and
   the host-to-device pinned copy rate; next to the datasheet figure where there is one (the
-  FP64 tensor-core peak from the SM count and clock: 66.9 TFLOP/s on an H100 SXM). A FLOP/s
-  ceiling is the sum over the workers' devices of the larger of measured and datasheet, so a
-  kernel that beats cuBLAS is not rejected. On the cpu backend every worker shares the host:
+  FP64 tensor-core peak from the SM count and clock: 66.9 TFLOP/s on an H100 SXM). The
+  engine a call runs is chosen on each worker, and ``int8_slices`` (the default from 1,024
+  series of 4,096 values, any precision) runs int8 GEMMs, ``s (s + 1) / 2`` of them per
+  product at ``s`` slices: its ceiling in the FLOP/s the records count is the int8 datasheet
+  peak over that many, at the precision's nominal ``s`` (float64: 5, so 15). A FLOP/s ceiling
+  is the sum over the workers' devices of the largest of those (measured GEMM, datasheet, int8
+  slices), so neither an engine that beats cuBLAS nor the int8 path is rejected. On the cpu backend every worker shares the host:
   the ceiling is the host's measured ``np.matmul`` rate, not a multiple of it.
 * Host reads (:func:`host_read_gbps`, :func:`page_cache_read_gbps`): a large host array and
   the page-cached files read by as many threads as the host has cores.
@@ -90,22 +94,35 @@ def device_peaks(backend: str, precisions: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+def slices_products(precision: str) -> int:
+    """int8 GEMMs of ``int8_slices`` per Gram product of ``precision`` at its nominal s."""
+    from warplab.families.corr.slices import NOMINAL_SLICES
+
+    s = NOMINAL_SLICES[precision]
+    return s * (s + 1) // 2
+
+
 def flop_ceiling(peaks: list[dict], precision: str, backend: str) -> tuple[float | None, str]:
     """(TFLOP/s, how it is made) of a Gram product of ``precision`` on the devices
-    ``peaks`` (one dict per worker)."""
+    ``peaks`` (one dict per worker): per device the largest of the measured GEMM, its
+    datasheet peak and the int8 datasheet peak over :func:`slices_products`."""
     name, sheet = GEMM_OF[precision]
-    per = [max(p.get(f"{name}_gflops") or 0.0, (p.get(sheet) or 0.0) if sheet else 0.0)
-           for p in peaks]
-    if not per or not all(per):
+    measured = [p.get(f"{name}_gflops") or 0.0 for p in peaks]
+    if not measured or not all(measured):
         return None, f"no {name} rate measured"
     if backend != "cuda":
-        return max(per) / 1e3, f"host np.matmul float64, {max(per):.0f} GFLOP/s (shared)"
-    measured = [p.get(f"{name}_gflops") or 0.0 for p in peaks]
+        return max(measured) / 1e3, \
+            f"host np.matmul float64, {max(measured):.0f} GFLOP/s (shared)"
     sheet_v = [(p.get(sheet) or 0.0) if sheet else 0.0 for p in peaks]
-    how = (f"{len(per)} x max(measured {name} {min(measured):.0f}, datasheet "
-           f"{max(sheet_v):.0f}) GFLOP/s" if sheet else
-           f"{len(per)} x measured {name} {min(measured):.0f} GFLOP/s")
-    return sum(per) / 1e3, how
+    prods = slices_products(precision)
+    int8_v = [(p.get("datasheet_int8_tensor_gops") or 0.0) / prods for p in peaks]
+    per = [max(parts) for parts in zip(measured, sheet_v, int8_v)]
+    terms = [f"measured {name} {min(measured):.0f}"]
+    if sheet:
+        terms.append(f"datasheet {max(sheet_v):.0f}")
+    if any(int8_v):
+        terms.append(f"int8 slices {max(int8_v):.0f} (int8 datasheet / {prods})")
+    return sum(per) / 1e3, f"{len(per)} x max({', '.join(terms)}) GFLOP/s"
 
 
 def byte_ceiling(peaks: list[dict], page_cache_gbps: float | None, backend: str
