@@ -14,10 +14,10 @@ graph without them), and without restrictions the scheduler's work stealing move
 idle worker, which then fetches a whole replica. So with a ``distributed`` client the planned
 tasks are sent when the function is called (:func:`persist_placed`): one graph, one layer per
 worker annotated with that worker (strictly: ``allow_other_workers=False``), not optimised,
-in one update of the scheduler (a ``submit`` per task costs the client and the scheduler a
-message each, tens of milliseconds for a call of 70 tasks); the returned collection is backed
-by the futures of its chunks, and what only they need (the replicas) is released once they
-are computed. Without a client the graph stays lazy and there is one group.
+in one update of the scheduler (a ``submit`` per task is a message each: on four H200s a
+call of 72 tasks returned in 6-10 ms that way, 1-3 ms in one update); the returned
+collection is backed by the futures of its chunks, and what only they need (the replicas) is
+released once they are computed. Without a client the graph stays lazy and there is one group.
 """
 from __future__ import annotations
 
