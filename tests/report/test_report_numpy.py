@@ -46,6 +46,8 @@ def test_dask_host_read_records_are_well_formed() -> None:
     from warplab.lab.campaigns.dask.bench import _host_reads
     from warplab.lab.report.load import Source, flatten_record
 
-    recs = _host_reads([__file__], "cpu", {}, quick=True)
+    recs = _host_reads([__file__], "cpu", {}, quick=True, worker_counts=[1, 2])
     src = Source(path=Path("dask.json"), meta={"device": {"backend": "cpu"}})
     assert all(flatten_record(r, src).ok for r in recs)
+    cache = [r["params"]["threads"] for r in recs if r["params"]["source"] == "page_cache"]
+    assert len(cache) == len(set(cache)) >= 2  # a thread per core and the workers' threads
