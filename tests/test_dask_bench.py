@@ -97,14 +97,16 @@ def test_a_record_above_its_ceiling_is_failed():
     limits.judge(r, 1676.0, "TFLOP/s", ceiling, how)
     assert r["verified"] is False and r["tflops"] is None
     assert "exceeds its ceiling" in r["error"] and "datasheet 66900" in r["error"]
-    # the int8 slices' ceiling where the device has int8 tensor cores: 15 int8 GEMMs a product
-    # at float64's nominal 5 slices, 6 at float32's 3
+    # the int8 slices' ceiling where that engine runs: 15 int8 GEMMs a product at float64's
+    # nominal 5 slices, 6 at float32's 3; the other engines keep the GEMM's
     h100 = [{"dgemm_gflops": 50_000.0, "datasheet_fp64_tensor_gflops": 66_900.0,
              "datasheet_int8_tensor_gops": 2_140_000.0, "tf32gemm_gflops": 400_000.0}] * 2
-    c64, how64 = limits.flop_ceiling(h100, "float64", "cuda")
+    c64, how64 = limits.flop_ceiling(h100, "float64", "cuda", "int8_slices")
     assert c64 == pytest.approx(2 * 2_140.0 / 15) and "int8 slices" in how64
-    c32, _ = limits.flop_ceiling(h100, "float32", "cuda")
-    assert c32 == pytest.approx(2 * 400.0)  # the TF32 GEMM is above int8 / 6
+    c32, _ = limits.flop_ceiling(h100, "float32", "cuda", "int8_slices")
+    assert c32 == pytest.approx(2 * 2_140.0 / 6)
+    assert limits.flop_ceiling(h100, "float64", "cuda", "tc_gram")[0] == pytest.approx(2 * 66.9)
+    assert limits.flop_ceiling(peaks, "float64", "cuda", "int8_slices")[0] == ceiling  # no sheet
     ok = {"verified": True, "error": None, "tflops": 200.0}
     limits.judge(ok, 200.0, "TFLOP/s", ceiling, how)
     assert ok["verified"] and ok["pct_of_ceiling"] == pytest.approx(100 * 200 / 267.6)

@@ -148,11 +148,26 @@ def _cluster_runner(w: Workload, client: Any, backend: str, paths: list[str], ki
     return run
 
 
-def _bound(w: Workload, peaks: list[dict], backend: str, page_cache: float | None
-           ) -> tuple[float | None, str]:
+def _bound(w: Workload, peaks: list[dict], backend: str, page_cache: float | None,
+           engines: dict[str, str]) -> tuple[float | None, str]:
     if w.op == "files":
         return limits.byte_ceiling(peaks, page_cache, backend)
-    return limits.flop_ceiling(peaks, w.precision, backend)
+    return limits.flop_ceiling(peaks, w.precision, backend, engines.get(w.name, ""))
+
+
+def _engines(ws: list[Workload], backend: str, notes: list[str]) -> dict[str, str]:
+    """The corrcoef engine of each correlation workload (``limits.corr_engine``; cuda only),
+    for its ceiling; where it cannot be told, a note, and the GEMM's ceiling is used."""
+    out: dict[str, str] = {}
+    for w in ws:
+        if w.op == "files" or backend != "cuda":
+            continue
+        try:
+            out[w.name] = limits.corr_engine(w.m, w.n, w.precision, backend)
+        except Exception as e:  # noqa: BLE001 - a ceiling, not a result: say why, go on
+            notes.append(f"{w.name}: engine unknown ({type(e).__name__}: {e}); its ceiling "
+                         f"is the GEMM's")
+    return out
 
 
 def _host_reads(paths: list[str], backend: str, ceilings: dict, quick: bool,
@@ -225,6 +240,7 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
             notes.append(f"{w.name} skipped: it needs {w.min_gpus} GPUs ({gpus} here)")
         else:
             ws.append(w)
+    engines = _engines(ws, backend, notes)
     ucx = md.ucx_available()
     if backend == "cuda" and not ucx:
         notes.append("ucx not run: distributed_ucxx (dask-cuda's UCX transport) is missing")
@@ -261,7 +277,7 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
                 for w in _runs_in(ws, mode):
                     add(_run_mode(w, mode, backend, ceilings,
                                   _direct_runner(w, backend, paths), refs,
-                                  _bound(w, peaks, backend, page_cache)))
+                                  _bound(w, peaks, backend, page_cache, engines)))
                 _free_device(backend)
                 continue
             try:
@@ -272,7 +288,7 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
                         held: list = []
                         run = _cluster_runner(w, client, backend, paths, kind, held)
                         add(_run_mode(w, mode, backend, ceilings, run, refs,
-                                      _bound(w, peaks, backend, page_cache)))
+                                      _bound(w, peaks, backend, page_cache, engines)))
                         md.release(client, held)
                     add(_fixed_cost(client, mode, kind, backend, ceilings))
             except Exception as exc:  # the cluster did not start (or stop): one record each

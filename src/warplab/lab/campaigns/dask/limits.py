@@ -5,14 +5,14 @@ that no record is above its ceiling.
   of the precision a workload runs (float64: DGEMM, on Hopper's FP64 tensor cores; float32
   and tf32: cuBLAS with TF32 tensor cores, the most a 3xTF32 or TF32 product can reach) and
   the host-to-device pinned copy rate; next to the datasheet figure where there is one (the
-  FP64 tensor-core peak from the SM count and clock: 66.9 TFLOP/s on an H100 SXM). The
-  engine a call runs is chosen on each worker, and ``int8_slices`` (the default from 1,024
-  series of 4,096 values, any precision) runs int8 GEMMs, ``s (s + 1) / 2`` of them per
-  product at ``s`` slices: its ceiling in the FLOP/s the records count is the int8 datasheet
-  peak over that many, at the precision's nominal ``s`` (float64: 5, so 15). A FLOP/s ceiling
-  is the sum over the workers' devices of the largest of those (measured GEMM, datasheet, int8
-  slices), so neither an engine that beats cuBLAS nor the int8 path is rejected. On the cpu backend every worker shares the host:
-  the ceiling is the host's measured ``np.matmul`` rate, not a multiple of it.
+  FP64 tensor-core peak from the SM count and clock: 66.9 TFLOP/s on an H100 SXM). Where the
+  call's engine (:func:`corr_engine`: the registry's choice for the workload's shape, the
+  same the workers make) is ``int8_slices`` (the default from 1,024 series of 4,096 values,
+  any precision), it runs int8 GEMMs, ``s (s + 1) / 2`` of them per product at ``s`` slices:
+  its ceiling in the FLOP/s the records count is the int8 datasheet peak over that many, at
+  the precision's nominal ``s`` (float64: 5, so 15). A FLOP/s ceiling is the sum over the
+  workers' devices of the largest of measured and datasheet (or, for the int8 slices, that
+  int8 figure), so an engine that beats cuBLAS is not rejected.
 * Host reads (:func:`host_read_gbps`, :func:`page_cache_read_gbps`): a large host array and
   the page-cached files read by as many threads as the host has cores.
 * Cold files: :func:`evict` drops the files from the page cache (``fsync``, then
@@ -102,10 +102,22 @@ def slices_products(precision: str) -> int:
     return s * (s + 1) // 2
 
 
-def flop_ceiling(peaks: list[dict], precision: str, backend: str) -> tuple[float | None, str]:
-    """(TFLOP/s, how it is made) of a Gram product of ``precision`` on the devices
-    ``peaks`` (one dict per worker): per device the largest of the measured GEMM, its
-    datasheet peak and the int8 datasheet peak over :func:`slices_products`."""
+def corr_engine(m: int, n: int, precision: str, backend: str) -> str:
+    """The name of the ``corrcoef`` engine that runs ``m`` series of ``n`` float32 values at
+    ``precision`` on ``backend`` here: what every worker's replica and the direct call pick."""
+    from warplab.core import registry
+    from warplab.families.corr.spec import CorrProblem
+
+    problem = CorrProblem(m, n, np.dtype(np.float32), precision, backend == "cuda")
+    return registry.choose("corrcoef", backend, problem).name
+
+
+def flop_ceiling(peaks: list[dict], precision: str, backend: str, engine: str = ""
+                 ) -> tuple[float | None, str]:
+    """(TFLOP/s, how it is made) of a Gram product of ``precision`` by ``engine`` on the
+    devices ``peaks`` (one dict per worker): per device the larger of the measured GEMM and
+    its datasheet peak, or for ``int8_slices`` the int8 datasheet peak over
+    :func:`slices_products`."""
     name, sheet = GEMM_OF[precision]
     measured = [p.get(f"{name}_gflops") or 0.0 for p in peaks]
     if not measured or not all(measured):
@@ -113,16 +125,18 @@ def flop_ceiling(peaks: list[dict], precision: str, backend: str) -> tuple[float
     if backend != "cuda":
         return max(measured) / 1e3, \
             f"host np.matmul float64, {max(measured):.0f} GFLOP/s (shared)"
+    if engine == "int8_slices":
+        prods = slices_products(precision)
+        int8 = [(p.get("datasheet_int8_tensor_gops") or 0.0) / prods for p in peaks]
+        if all(int8):
+            return sum(int8) / 1e3, (f"{len(int8)} x int8 datasheet {max(int8) * prods:.0f} "
+                                     f"GOP/s / {prods} (int8 slices) GFLOP/s")
     sheet_v = [(p.get(sheet) or 0.0) if sheet else 0.0 for p in peaks]
-    prods = slices_products(precision)
-    int8_v = [(p.get("datasheet_int8_tensor_gops") or 0.0) / prods for p in peaks]
-    per = [max(parts) for parts in zip(measured, sheet_v, int8_v)]
-    terms = [f"measured {name} {min(measured):.0f}"]
-    if sheet:
-        terms.append(f"datasheet {max(sheet_v):.0f}")
-    if any(int8_v):
-        terms.append(f"int8 slices {max(int8_v):.0f} (int8 datasheet / {prods})")
-    return sum(per) / 1e3, f"{len(per)} x max({', '.join(terms)}) GFLOP/s"
+    per = [max(a, b) for a, b in zip(measured, sheet_v)]
+    how = (f"{len(per)} x max(measured {name} {min(measured):.0f}, datasheet "
+           f"{max(sheet_v):.0f}) GFLOP/s" if sheet else
+           f"{len(per)} x measured {name} {min(measured):.0f} GFLOP/s")
+    return sum(per) / 1e3, how
 
 
 def byte_ceiling(peaks: list[dict], page_cache_gbps: float | None, backend: str
