@@ -138,10 +138,9 @@ def _replicas(xs: da.Array, k: str, precision: str, name: str, groups: int) -> d
 class _Plan:
     """Where the tasks of one call run: the current client's workers (none: no client, one
     group, a lazy graph). With workers the planned tasks and the series' own graph go to the
-    scheduler together, in one message (:meth:`graphs`): the client sends its messages at most
-    every 10 ms, so a separate ``persist`` of the input first held the planned tasks back by
-    up to that much. The series' graph is optimised as ``persist`` would, unless it holds
-    futures (Dask's optimisation drops them)."""
+    scheduler together, in one graph update (:meth:`graphs`), not a ``persist`` of the input
+    first and the tasks after it. The series' graph is optimised as ``persist`` would, unless
+    it holds futures (Dask's optimisation drops them)."""
 
     def __init__(self, xs: da.Array) -> None:
         self.client = current_client()
