@@ -34,6 +34,7 @@ from warplab.core import staging
 from warplab.core.errors import InvalidValueError
 from warplab.lab.campaigns.dask import limits, modes as md, workloads as wl
 from warplab.lab.campaigns.dask.modes import Mode
+from warplab.lab.campaigns.dask.processes import stream_threads
 from warplab.lab.campaigns.dask.workloads import WORKLOADS, Workload
 from warplab.lab.harness.campaign import finish_campaign
 from warplab.lab.harness.data import evict_from_page_cache
@@ -173,14 +174,16 @@ def _engines(ws: list[Workload], backend: str, notes: list[str]) -> dict[str, st
 def _host_reads(paths: list[str], backend: str, ceilings: dict, quick: bool,
                 worker_counts: list[int]) -> list[dict]:
     """The host's read bandwidth: memory with a thread per core; the page-cached files with
-    a thread per core and with the streaming threads of 1, 2, 4 ... workers (each process
-    reads with ``staging.threads()``), so a file workload's scaling is read against what
-    the host gives that many readers."""
+    a thread per core, with the direct call's streaming threads (``staging.threads()``) and
+    with the streaming threads of all the workers of each count (``stream_threads``), so a
+    file workload's scaling is read against what the host gives that many readers."""
     cores = md.cores()
     size = (64 << 20) if quick else (4 << 30)
     reads = [("memory", limits.host_read_gbps(size, cores), size, cores)]
     files = sum(Path(p).stat().st_size for p in paths)
-    counts = sorted({cores, *(staging.threads() * w for w in worker_counts)})
+    each = {w: int(stream_threads(w).get("WARPLAB_STREAM_THREADS") or staging.threads())
+            for w in worker_counts}
+    counts = sorted({cores, staging.threads(), *(each[w] * w for w in worker_counts)})
     reads += [("page_cache", limits.page_cache_read_gbps(paths, t), files, t) for t in counts]
     out = []
     for source, gbps, nbytes, threads in reads:
