@@ -130,6 +130,25 @@ def test_table_fits_80_columns(quick, monkeypatch, capsys):
 def test_unknown_workload_is_a_user_error(capsys):
     assert main(["--device", "cpu", "dask", "--workload", "nope"]) == 2
     assert "unknown dask workload" in capsys.readouterr().err
+    assert main(["--device", "cpu", "dask", "--threads", "0"]) == 2
+    assert "threads must be >= 1" in capsys.readouterr().err
+
+
+def test_threads_per_worker(quick, tmp_path):
+    """The clusters' threads per worker are recorded (1 by default); with two, tasks that
+    share a worker's replica at once give the same results (checked against the one-worker
+    cluster's, every record verified)."""
+    one = [r for r in quick["results"] if r["params"].get("mode") in ("cluster", "processes")
+           and r["variant"] in SERIES + FILES]
+    assert one and all(r["params"]["threads_per_worker"] == 1 for r in one)
+    out = tmp_path / "threads.json"
+    assert main(["--device", "cpu", "dask", "--workload", "corrcoef,corr_pairs_0.9",
+                 "--modes", "cluster", "--threads", "2", "--runs", "1", "--warmup", "0",
+                 "--json", str(out)]) == 0
+    recs = [r for r in json.loads(out.read_text())["results"] if r["variant"] in SERIES]
+    assert len(recs) >= 4 and all(r["verified"] for r in recs), \
+        [(r["variant"], r["error"]) for r in recs if not r["verified"]]
+    assert all(r["params"]["threads_per_worker"] == 2 for r in recs)
 
 
 def test_a_workload_for_four_gpus_runs_only_where_four_workers_are():

@@ -105,10 +105,10 @@ def _run_mode(w: Workload, mode: Mode, backend: str, ceilings: dict, run: Runner
             infos[-1]["pairs"] = summary
     extra: dict[str, Any] = {"seeds": [SEED0 + i for i in range(len(lags))],
                              "reference": reference}
-    for key in ("pairs", "resident_after_evict", "cluster"):
+    for key in ("pairs", "resident_after_evict", "cluster", "threads_per_worker"):
         vals = [x[key] for x in infos if key in x]
         if vals:
-            extra[key] = vals[-1] if key == "cluster" else vals
+            extra[key] = vals[-1] if key in ("cluster", "threads_per_worker") else vals
     if w.cold and "resident_after_evict" in extra:
         extra["evicted"] = max(extra["resident_after_evict"]) < 0.05
     r = _record(w, mode, backend, ceilings, secs if error is None else [], error, extra)
@@ -135,12 +135,12 @@ def _direct_runner(w: Workload, backend: str, paths: list[str]) -> Runner:
 
 
 def _cluster_runner(w: Workload, client: Any, backend: str, paths: list[str], kind: str,
-                    held: list) -> Runner:
+                    held: list, threads: int) -> Runner:
     """Runs on the cluster; ``held`` keeps the last run's persisted data and result (the
     caller releases them after the last run)."""
     def run(seed: int) -> tuple[Any, float, float, dict]:
         md.release(client, held)  # the previous run's data and result first
-        info = {"cluster": kind, **_cold(w, paths)}
+        info = {"cluster": kind, "threads_per_worker": threads, **_cold(w, paths)}
         data, out, sec = wl.on_cluster(w, client, paths, backend, seed)
         held.extend([*data, *out])
         del data
@@ -223,10 +223,14 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
              workloads: list[str] | None = None, runs: int | None = None,
              warmup: int | None = None, tmp_dir: str | None = None,
              files_dir: str | None = None, mode_kinds: list[str] | None = None,
-             progress: Callable[[int, int, dict], None] | None = None) -> dict:
+             threads: int = 1, progress: Callable[[int, int, dict], None] | None = None
+             ) -> dict:
     """Run the campaign; returns (and writes to ``json_path``) the results document.
     ``files_dir``: where the files of the file workloads are written, and kept (default: a
-    temporary folder); ``mode_kinds``: some of ``MODE_KINDS`` (default all)."""
+    temporary folder); ``mode_kinds``: some of ``MODE_KINDS`` (default all); ``threads``:
+    threads per worker of the clusters (``params.threads_per_worker`` of their records)."""
+    if int(threads) < 1:
+        raise InvalidValueError(f"threads must be >= 1, got {threads}")
     bad = [w for w in workloads or [] if w not in WORKLOADS]
     bad += [k for k in mode_kinds or [] if k not in MODE_KINDS]
     if bad:
@@ -284,12 +288,14 @@ def run_dask(*, campaign: str, backend: str, json_path: Path | None,
                 _free_device(backend)
                 continue
             try:
-                with md.open_cluster(mode, backend, Path(d) / "cluster") as (client, kind):
+                with md.open_cluster(mode, backend, Path(d) / "cluster",
+                                     int(threads)) as (client, kind):
                     peaks = list(client.run(limits.device_peaks, backend, precisions).values())
                     peaks_by_mode[mode.label] = peaks
                     for w in _runs_in(ws, mode):
                         held: list = []
-                        run = _cluster_runner(w, client, backend, paths, kind, held)
+                        run = _cluster_runner(w, client, backend, paths, kind, held,
+                                              int(threads))
                         add(_run_mode(w, mode, backend, ceilings, run, refs,
                                       _bound(w, peaks, backend, page_cache, engines)))
                         md.release(client, held)

@@ -31,6 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="direct,cluster,processes (default: all)")
     p.add_argument("--runs", type=int, default=None, help="timed runs per case")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs first")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads per worker of the clusters (default 1)")
     p.add_argument("--tmp", type=existing_folder, default=None, help="folder for temporary files")
     p.add_argument("--files", default=None,
                    help="folder for the file workloads' files, kept for the next run")
@@ -52,7 +54,8 @@ def _run(args: argparse.Namespace, campaign: str, backend: str, path: Path | Non
                         workloads=workloads, runs=args.runs, warmup=args.warmup,
                         tmp_dir=getattr(args, "tmp", None),
                         files_dir=getattr(args, "files", None),
-                        mode_kinds=getattr(args, "modes", None), progress=update)
+                        mode_kinds=getattr(args, "modes", None),
+                        threads=getattr(args, "threads", 1), progress=update)
 
 
 def run(args: argparse.Namespace) -> int:

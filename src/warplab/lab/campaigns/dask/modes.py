@@ -85,15 +85,16 @@ def open_cluster(mode: Mode, backend: str, folder: Path, threads: int = 1
                  ) -> Iterator[tuple[Any, str]]:
     """A client of the cluster of ``mode``, current inside the block (``wait()`` and the
     chunking rule's worker count use it), and the cluster's kind. ``threads``: threads per
-    worker of the local clusters (the separate processes: one)."""
+    worker (``--nthreads`` of the separate processes)."""
     from distributed import Client, LocalCluster
 
     if mode.kind == "processes":
         extra = ("--memory-limit", "0") + (("--device-memory-limit", "0")
                                            if backend == "cuda" else ())
         with process_cluster(workers=None if backend == "cuda" else mode.workers,
-                             cuda=backend == "cuda", protocol=mode.protocol or "tcp",
-                             worker_args=extra, folder=folder) as pc, pc.client() as client, \
+                             threads=threads, cuda=backend == "cuda",
+                             protocol=mode.protocol or "tcp", worker_args=extra,
+                             folder=folder) as pc, pc.client() as client, \
                 client.as_current():
             yield client, "dask cuda worker" if backend == "cuda" else "dask worker"
         return
