@@ -20,12 +20,11 @@ Usage: PYTHONPATH=src python3 benchmarks/explore_host_ops.py
 from __future__ import annotations
 
 import ctypes
-import statistics
-import time
 from typing import Callable
 
 import cupy
 import numpy as np
+from host_timing import per_call
 
 from warplab.core import scalar
 
@@ -33,20 +32,9 @@ N, ROUNDS = 2000, 5
 SRC = 'extern "C" __global__ void empty3(const float* x, unsigned long long n, float* y) {}'
 
 
-def per_call(fn: Callable[[], object]) -> float:
+def host_us(fn: Callable[[], object]) -> float:
     """Host microseconds per call (median of ROUNDS rounds of N calls), then a sync."""
-    s = cupy.cuda.get_current_stream()
-    for _ in range(50):
-        fn()
-    s.synchronize()
-    rounds = []
-    for _ in range(ROUNDS):
-        t = time.perf_counter()
-        for _ in range(N):
-            fn()
-        rounds.append((time.perf_counter() - t) / N * 1e6)
-        s.synchronize()
-    return statistics.median(rounds)
+    return per_call(fn, calls=N, rounds=ROUNDS, warm=50)
 
 
 def driver_launch(kernel: cupy.RawKernel, x: cupy.ndarray, y: cupy.ndarray
@@ -116,7 +104,7 @@ def main() -> None:
                 print(f"{name:36s} skipped: {fn}")
                 continue
             try:
-                print(f"{name:36s} {per_call(fn):8.2f}")
+                print(f"{name:36s} {host_us(fn):8.2f}")
             except Exception as exc:  # noqa: BLE001  (a row that cannot run says why)
                 print(f"{name:36s} failed: {type(exc).__name__}: {exc}")
 

@@ -6,11 +6,11 @@ calls, microseconds each (the launches queue without waiting: host time, as the 
 campaign's "host time per call").
 Usage: PYTHONPATH=src python3 benchmarks/explore_pairs_reader.py
 """
-import time
 from operator import attrgetter
 
 import cupy
 import numpy as np
+from host_timing import per_call
 
 import warplab
 from warplab.families.memcpy import table_cuda, transfer
@@ -38,15 +38,5 @@ CASES = {
     "copy_batched(8 pairs)": lambda: warplab.copy_batched(srcs, dsts),
 }
 for name, fn in CASES.items():
-    for _ in range(200):
-        fn()
-    cupy.cuda.get_current_stream().synchronize()
-    ts = []
-    for _ in range(ROUNDS):
-        t = time.perf_counter()
-        for _ in range(N):
-            fn()
-        ts.append((time.perf_counter() - t) / N * 1e6)
-        cupy.cuda.get_current_stream().synchronize()
-    print(f"{name:30s} {np.median(ts):6.2f} us")
+    print(f"{name:30s} {per_call(fn, calls=N, rounds=ROUNDS):6.2f} us")
 assert all(bool((d == s).all()) for s, d in zip(srcs, dsts))

@@ -5,10 +5,10 @@ for the 64-float32 result of ``mean(x, axis=1)`` on 64 x 64. Medians of 20 round
 back-to-back allocations (freed as they go: the pool's cached block), microseconds each.
 Usage: PYTHONPATH=src python3 benchmarks/explore_result_alloc.py
 """
-import time
 
 import cupy
 import numpy as np
+from host_timing import per_call
 
 from warplab.core import scalar
 
@@ -25,12 +25,4 @@ CASES = {
 }
 N, ROUNDS = 2000, 20
 for name, fn in CASES.items():
-    for _ in range(200):
-        fn()
-    ts = []
-    for _ in range(ROUNDS):
-        t = time.perf_counter()
-        for _ in range(N):
-            fn()
-        ts.append((time.perf_counter() - t) / N * 1e6)
-    print(f"{name:30s} {np.median(ts):6.2f} us")
+    print(f"{name:30s} {per_call(fn, calls=N, rounds=ROUNDS):6.2f} us")

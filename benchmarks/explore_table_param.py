@@ -14,10 +14,10 @@ Usage: PYTHONPATH=src python3 benchmarks/explore_table_param.py [--json PATH]
 import argparse
 import json
 import struct
-import time
 
 import cupy
 import numpy as np
+from host_timing import per_call
 
 from warplab.core import launch
 from warplab.core.launch import Prepared
@@ -26,24 +26,6 @@ from warplab.families.memcpy import table_cuda
 
 N, ROUNDS, PAIRS = 2000, 20, 8
 EMPTY = r'extern "C" __global__ void empty_kernel(int n) { if (n < 0) asm volatile("trap;"); }'
-
-
-def rounds(fn, sync_each: bool) -> float:
-    """Median microseconds per call of ``fn`` over ROUNDS rounds of N calls."""
-    stream = cupy.cuda.get_current_stream()
-    for _ in range(200):
-        fn()
-    stream.synchronize()
-    ts = []
-    for _ in range(ROUNDS):
-        t = time.perf_counter()
-        for _ in range(N):
-            fn()
-            if sync_each:
-                stream.synchronize()
-        ts.append((time.perf_counter() - t) / N * 1e6)
-        stream.synchronize()
-    return float(np.median(ts))
 
 
 def main() -> None:
@@ -77,7 +59,8 @@ def main() -> None:
                       len(table) + 4))
     print(f"{'launch':34s} {'param B':>8s} {'host us':>8s} {'latency us':>11s}")
     for name, fn, nbytes in cases:
-        host, lat = rounds(fn, False), rounds(fn, True)
+        host = per_call(fn, calls=N, rounds=ROUNDS)
+        lat = per_call(fn, calls=N, rounds=ROUNDS, sync_each=True)
         print(f"{name:34s} {nbytes:8d} {host:8.2f} {lat:11.2f}")
         out["cases"].append({"name": name, "param_bytes": nbytes, "host_us": host,
                              "latency_us": lat})

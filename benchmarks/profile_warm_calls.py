@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import cProfile
 import pstats
-import statistics
 import sys
-import time
 from typing import Any, Callable
 
 import cupy
 import numpy as np
+from host_timing import per_call
 
 import warplab as wl
 
@@ -47,17 +46,7 @@ def cases() -> dict[str, Callable[[], Any]]:
 
 def host_us(fn: Callable[[], Any], burst: int = 1000, bursts: int = 9) -> float:
     """Median over bursts of the host time per call (µs)."""
-    for _ in range(50):
-        fn()
-    cupy.cuda.Device().synchronize()
-    out = []
-    for _ in range(bursts):
-        t0 = time.perf_counter()
-        for _ in range(burst):
-            fn()
-        out.append((time.perf_counter() - t0) / burst * 1e6)
-        cupy.cuda.Device().synchronize()
-    return statistics.median(out)
+    return per_call(fn, calls=burst, rounds=bursts, warm=50)
 
 
 def main(argv: list[str]) -> int:

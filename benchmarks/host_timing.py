@@ -1,0 +1,34 @@
+"""Host time per call for the probe scripts (GPU machine; not part of the package's API).
+
+:func:`per_call` runs a call back to back, ``calls`` times a round, the queue drained only
+between rounds (or after every call with ``sync_each``: the call latency), and returns the
+median over ``rounds`` of the host microseconds per call. The probes import it by name (they
+run as ``python3 benchmarks/<probe>.py``, so this folder is on the import path).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def per_call(fn: Callable[[], object], *, calls: int = 2000, rounds: int = 20,
+             warm: int = 200, sync_each: bool = False) -> float:
+    """Median over ``rounds`` of the host microseconds per call of ``fn`` (``warm`` calls
+    first; the current CuPy stream synchronised after them and after every round)."""
+    import cupy
+
+    stream = cupy.cuda.get_current_stream()
+    for _ in range(warm):
+        fn()
+    stream.synchronize()
+    ts = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+            if sync_each:
+                stream.synchronize()
+        ts.append((time.perf_counter() - t) / calls * 1e6)
+        stream.synchronize()
+    return statistics.median(ts)
