@@ -13,7 +13,7 @@ import dask  # noqa: E402
 
 import warplab  # noqa: E402
 import warplab.dask as wd  # noqa: E402
-from warplab.dask.placement import deal, equal_work_rows  # noqa: E402
+from warplab.dask.placement import deal, deal_blocks, equal_work_rows  # noqa: E402
 
 RNG = np.random.default_rng(11)
 
@@ -110,32 +110,61 @@ def test_threshold_pairs_are_spread_over_the_workers(client):
     assert len(where) % n == 0  # whole shares per worker
 
 
-def test_each_worker_builds_one_replica_and_computes_from_it(client):
-    """The plan as run: with n workers, n replicas on n different workers, and every
-    coefficient or pair task on its replica's worker with nothing fetched for it (a task
-    moved elsewhere would fetch a whole replica)."""
+def _task_runs(client, work):
+    """``key: (worker, actions)`` of every task ``work`` runs, from the task stream."""
+    with distributed.get_task_stream(client) as ts:
+        work()
+    return {d["key"]: (d["worker"], [a["action"] for a in d["startstops"]]) for d in ts.data}
+
+
+def test_corrcoef_panels_are_built_where_their_blocks_run(client):
+    """The plan as run: each chunk's statistics where the chunk is; each worker builds the
+    panel of every chunk its blocks need, once, and computes its blocks from them with
+    nothing fetched; every worker has a share."""
     n = len(client.nthreads())
     s = np.cumsum(RNG.normal(size=(400, 32)), axis=1)
     x = da.from_array(s, chunks=50).persist()
     distributed.wait(x)
-    with distributed.get_task_stream(client) as ts:
-        r = wd.corrcoef(x).persist()
-        pairs = [a.persist() for a in wd.corr_pairs(x, threshold=0.3)]
-        distributed.wait([r, *pairs])
-    np.testing.assert_allclose(r.compute(), warplab.corrcoef(s), rtol=1e-12, atol=1e-13)
-    runs = {}
-    for d in ts.data:
-        runs[d["key"]] = (d["worker"], [a["action"] for a in d["startstops"]])
-    for prefix, work in (("wl-corrcoef-", lambda k: len(k) == 3),
-                         ("wl-corrpairs-", lambda k: k[0].endswith("-rows"))):
-        reps = {k: w for k, (w, _) in runs.items() if k[0].startswith(prefix)
-                and k[0].endswith("-rep")}
-        assert len(reps) == n and len(set(reps.values())) == n
-        tasks = {k: v for k, v in runs.items() if k[0].startswith(prefix) and work(k)}
-        assert tasks
-        assert {w for w, _ in tasks.values()} <= set(reps.values())
-        assert len({w for w, _ in tasks.values()}) == n  # every worker has a share
-        assert all("transfer" not in acts for _, acts in tasks.values())
+    held = _who(client, x)
+    runs = _task_runs(client, lambda: distributed.wait(wd.corrcoef(x).persist()))
+    np.testing.assert_allclose(wd.corrcoef(x).compute(), warplab.corrcoef(s), rtol=1e-12,
+                               atol=1e-13)
+    mine = {k: v for k, v in runs.items() if isinstance(k, tuple) and
+            str(k[0]).startswith("wl-corrcoef-")}
+    stats = {k: w for k, (w, _) in mine.items() if k[0].endswith("-stat")}
+    panels = {k: w for k, (w, _) in mine.items() if k[0].endswith("-panel")}
+    blocks = {k: (w, acts) for k, (w, acts) in mine.items() if len(k) == 3 and
+              not k[0].endswith("-panel")}
+    assert len(stats) == x.numblocks[0]
+    assert all(w == held[(x.name, p, 0)] for (_, p), w in stats.items())
+    assert len({(w, k[2]) for k, w in panels.items()}) == len(panels)  # once a worker
+    assert all(w == sorted(client.nthreads())[k[1]] for k, w in panels.items())
+    assert len(blocks) == x.numblocks[0] ** 2
+    assert all("transfer" not in acts for _, acts in blocks.values())
+    assert len({w for w, _ in blocks.values()}) == n
+    if n > 1:  # fewer panels than a whole replica per worker
+        assert len(panels) < n * x.numblocks[0]
+
+
+def test_each_worker_builds_one_replica_for_its_pairs(client):
+    """``corr_pairs``: n replicas on n different workers, and every pair task on its
+    replica's worker with nothing fetched for it (a task moved elsewhere would fetch a whole
+    replica)."""
+    n = len(client.nthreads())
+    s = np.cumsum(RNG.normal(size=(400, 32)), axis=1)
+    x = da.from_array(s, chunks=50).persist()
+    distributed.wait(x)
+    runs = _task_runs(client, lambda: distributed.wait(
+        [a.persist() for a in wd.corr_pairs(x, threshold=0.3)]))
+    reps = {k: w for k, (w, _) in runs.items() if isinstance(k, tuple) and
+            str(k[0]).startswith("wl-corrpairs-") and k[0].endswith("-rep")}
+    assert len(reps) == n and len(set(reps.values())) == n
+    tasks = {k: v for k, v in runs.items() if isinstance(k, tuple) and
+             str(k[0]).startswith("wl-corrpairs-") and k[0].endswith("-rows")}
+    assert tasks
+    assert {w for w, _ in tasks.values()} <= set(reps.values())
+    assert len({w for w, _ in tasks.values()}) == n  # every worker has a share
+    assert all("transfer" not in acts for _, acts in tasks.values())
 
 
 @pytest.mark.parametrize("how", ["lazy", "persisted", "persisted then lazy"])
@@ -173,3 +202,23 @@ def test_file_shares_one_per_worker(client, tmp_path):
     np.testing.assert_array_equal(h.compute(), np.bincount(data, minlength=256))
     shares = [d["worker"] for d in ts.data if str(d["key"][0]).startswith("wl-files-")]
     assert sorted(shares) == sorted(client.nthreads())
+
+
+@pytest.mark.parametrize("nb,groups", [(8, 1), (8, 2), (8, 4), (16, 4), (5, 3), (3, 4)])
+def test_deal_blocks_balances_and_fetches_less_than_replicas(nb, groups):
+    rows = [int(r) for r in RNG.integers(50, 60, size=nb)]
+    rows[nb // 2] = 0  # an empty chunk
+    home = [p * groups // nb for p in range(nb)]
+    got = deal_blocks(rows, home, groups)
+    assert sorted(got) == [(i, j) for i in range(nb) for j in range(i, nb)]
+    cost = {b: rows[b[0]] * rows[b[1]] * (0.5 if b[0] == b[1] else 1.0) for b in got}
+    load = [sum(c for b, c in cost.items() if got[b] == g) for g in range(groups)]
+    assert max(load) - sum(load) / groups <= max(cost.values()) + 1e-9
+    fetched = [{p for b, g2 in got.items() if g2 == g and cost[b] for p in b} -
+               {p for p in range(nb) if home[p] == g} for g in range(groups)]
+    assert all(got[(i, j)] == home[i] for (i, j), c in cost.items() if not c)
+    if groups == 1:
+        assert fetched == [set()]
+    elif nb >= 2 * groups:  # each worker fetches less than a whole replica would
+        replica = [sum(1 for p in range(nb) if home[p] != g and rows[p]) for g in range(groups)]
+        assert sum(len(f) for f in fetched) < sum(replica)

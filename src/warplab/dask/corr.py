@@ -1,14 +1,18 @@
 """``corrcoef`` and ``corr_pairs`` of dask arrays: the single-GPU engines on every worker.
 
-Each worker of the current client builds one replica of the prepared series (the engine
-``warplab.corrcoef`` builds: normalised rows and their validity) from the input's row chunks,
-fetching each remote chunk once; the coefficient work is then dealt to the workers in equal
-shares and runs from the local replica (``placement.py``: with a ``distributed`` client the
-tasks are sent at the call, each restricted to its worker). ``corrcoef``'s blocks are the row
-chunks' block pairs ``(I, J)``, ``I <= J`` (``(J, I)`` is the transpose, a view);
-``corr_pairs`` cuts the series into ranges of rows and reduces each range's coefficients at
-once (to the pairs above the threshold, or to each row's k strongest), so no task holds more
-than a strip of coefficients. Every task returns when its GPU work is done.
+``corrcoef``'s blocks are the row chunks' block pairs ``(I, J)``, ``I <= J`` (``(J, I)`` is
+the transpose, a view). They are computed by panels of rows (``families/corr/panels.py``):
+each worker builds the engine of each row chunk its blocks need (its own chunks first; a
+remote chunk is fetched once per worker), every engine with the call's one variant and shared
+choice, so each block holds the single call's coefficients; the blocks are dealt to the
+workers in equal shares, each to the worker that fetches the fewest rows for it.
+``corr_pairs`` needs every series for each range of rows: each worker builds one replica of
+the prepared series (the engine ``warplab.corrcoef`` builds: normalised rows and their
+validity) from the input's row chunks, fetching each remote chunk once, and reduces its ranges'
+coefficients at once (to the pairs above the threshold, or to each row's k strongest), so no
+task holds more than a strip of coefficients. With a ``distributed`` client the tasks are sent
+at the call, each restricted to its worker (``placement.py``). Every task returns when its GPU
+work is done.
 """
 from __future__ import annotations
 
@@ -38,8 +42,8 @@ from warplab.dask.chunking import (
     worker_addresses,
     xp_of,
 )
-from warplab.dask.placement import deal, equal_work_rows, persist_placed
-from warplab.families.corr import tiles
+from warplab.dask.placement import deal_blocks, equal_work_rows, persist_placed
+from warplab.families.corr import panels, tiles
 from warplab.families.corr.pairs import CorrPairs, TopK, check_selection
 from warplab.families.corr.spec import CorrProblem
 from warplab.families.corr.strips import stream_above, strip_bytes_for
@@ -98,25 +102,48 @@ def _replica(k: str, precision: str, *blocks: Any) -> Replica:
         check_chunk(b, k)
     xp = xp_of(k)
     data = xp.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-    backend = "cuda" if k == "cupy" else "cpu"
-    m, n = (int(s) for s in data.shape)
-    v = _registry.choose("corrcoef", backend, CorrProblem(m, n, np.dtype(data.dtype),
-                                                          precision, k == "cupy"))
-    _registry.ran(v)
+    v = _variant(k, precision, data, int(data.shape[0]))
     eng = v.fn(data, precision)
     if k == "cupy":
         data.device.synchronize()
     return Replica(eng, data.nbytes * 2)
 
 
+def _variant(k: str, precision: str, x: Any, m: int) -> Any:
+    """The variant the single call picks for all ``m`` series (``x``: some of them)."""
+    v = _registry.choose("corrcoef", "cuda" if k == "cupy" else "cpu", CorrProblem(
+        m, int(x.shape[1]), np.dtype(x.dtype), precision, k == "cupy"))
+    _registry.ran(v)
+    return v
+
+
+def _statistics(k: str, precision: str, m: int, x: Any) -> Any:
+    """What the row chunk ``x`` contributes to the call's shared choice (or None)."""
+    check_chunk(x, k)
+    return panels.statistics(_variant(k, precision, x, m), x, precision)
+
+
+def _panel(k: str, precision: str, m: int, x: Any, *parts: Any) -> panels.Panel:
+    """The engine of the row chunk ``x`` with the choice of every chunk's ``parts``; its GPU
+    work done before it returns."""
+    check_chunk(x, k)
+    v = _variant(k, precision, x, m)
+    shared = panels.choice(v, [p for p in parts if p is not None], precision, int(x.shape[1]))
+    pan = panels.Panel(v, x, precision, shared)
+    if k == "cupy":
+        x.device.synchronize()
+    return pan
+
+
 @completed
-def _coefficients(rep: Replica, r0: int, r1: int, c0: int, c1: int, dtype: np.dtype) -> Any:
-    """The finished block of rows ``r0:r1`` against ``c0:c1`` (a diagonal block whole, or
-    one strictly above the diagonal)."""
-    eng = rep.eng
-    if r0 == r1 or c0 == c1:  # an empty row chunk: no kernel to launch
-        return eng.xp.empty((r1 - r0, c1 - c0), dtype)
-    return finish(eng.block(r0, r1, c0, c1), r0, c0, eng).astype(dtype, copy=False)
+def _coefficients(a: panels.Panel, b: panels.Panel | None, dtype: np.dtype) -> Any:
+    """The finished block of ``a``'s rows against ``b``'s (None: a diagonal block)."""
+    return panels.block(a, b).astype(dtype, copy=False)
+
+
+def _empty(k: str, rows: int, cols: int, dtype: np.dtype) -> Any:
+    """A block of an empty row chunk: no kernel to launch."""
+    return xp_of(k).empty((rows, cols), dtype)
 
 
 def _transpose(b: Any) -> Any:
@@ -152,6 +179,25 @@ class _Plan:
 
             if not futures_of(xs):
                 self.xs = dask.optimize(xs)[0]
+
+    def homes(self) -> list[int]:
+        """The group holding each row chunk of a persisted series (one round trip to the
+        scheduler); consecutive chunks to each group where that is not known (a lazy
+        series: its chunks are computed where the scheduler puts them)."""
+        nb = self.xs.numblocks[0]
+        home = [p * self.groups // nb for p in range(nb)]
+        if not self.workers:
+            return home
+        from distributed import futures_of
+
+        futures = {f.key: f for f in futures_of(self.xs)}
+        keys = [(self.xs.name, p, 0) for p in range(nb)]
+        if not all(key in futures for key in keys):
+            return home
+        who = self.client.who_has([futures[key] for key in keys])
+        group = {w: g for g, w in enumerate(self.workers)}
+        return [next((group[w] for w in who.get(key, ()) if w in group), h)
+                for key, h in zip(keys, home)]
 
     def graphs(self, names: list[str], dsk: dict, where: dict) -> list[HighLevelGraph]:
         """One graph per name in ``names`` (a layer of that name holding its tasks, keys
@@ -201,25 +247,29 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     k = kind(xs)
     name = "wl-corrcoef-" + dask.base.tokenize(xs, precision, res)
     plan = _Plan(xs)
-    groups = plan.groups
-    dsk = _replicas(xs, k, precision, name, groups)
-    starts = [0, *np.cumsum(xs.chunks[0]).tolist()]
-    nb = xs.numblocks[0]
-    upper = [(i, j) for i in range(nb) for j in range(i, nb)]
     rows = xs.chunks[0]
-    costs = [rows[i] * rows[j] * (0.5 if i == j else 1.0) for i, j in upper]
-    group = dict(zip(upper, deal(costs, groups)))
-    where: dict = {}
+    nb = len(rows)
+    home = plan.homes()
+    group = deal_blocks(rows, home, plan.groups)
+    chunk = [(xs.name, p, 0) for p in range(nb)]
+    stats = [(f"{name}-stat", p) for p in range(nb) if rows[p]]
+    dsk: dict = {key: (_statistics, k, precision, m, chunk[key[1]]) for key in stats}
+    where: dict = {key: home[key[1]] for key in stats}
     for (i, j), g in group.items():
-        dsk[(name, i, j)] = (partial(_coefficients, dtype=res), (f"{name}-rep", g),
-                             starts[i], starts[i + 1], starts[j], starts[j + 1])
+        for p in {i, j} if rows[i] * rows[j] else ():
+            dsk[(f"{name}-panel", g, p)] = (_panel, k, precision, m, chunk[p], *stats)
+            where[(f"{name}-panel", g, p)] = g
+        if not rows[i] * rows[j]:
+            dsk[(name, i, j)] = (_empty, k, rows[i], rows[j], res)
+        else:
+            dsk[(name, i, j)] = (_coefficients, (f"{name}-panel", g, i),
+                                 None if i == j else (f"{name}-panel", g, j), res)
         where[(name, i, j)] = g
         if i != j:  # a view of the block, on the block's worker
             dsk[(name, j, i)] = (_transpose, (name, i, j))
             where[(name, j, i)] = g
-    where.update({(f"{name}-rep", g): g for g in range(groups)})
-    return da.Array(plan.graphs([name], dsk, where)[0], name,
-                    chunks=(xs.chunks[0], xs.chunks[0]), meta=meta_from_array(xs._meta, 2, res))
+    return da.Array(plan.graphs([name], dsk, where)[0], name, chunks=(rows, rows),
+                    meta=meta_from_array(xs._meta, 2, res))
 
 
 # ---------------------------------------------------------------------------------------------

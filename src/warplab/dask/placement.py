@@ -38,6 +38,33 @@ def deal(costs: Sequence[float], groups: int) -> list[int]:
     return out
 
 
+def deal_blocks(rows: Sequence[int], home: Sequence[int],
+                groups: int) -> dict[tuple[int, int], int]:
+    """The group of each block ``(i, j)``, ``i <= j``, of the panels of ``rows`` rows, panel
+    ``p`` held by group ``home[p]``: equal shares of multiply-adds, and few panels fetched.
+    Largest block first (blocks of one home before the others), to the group that needs the
+    fewest rows it does not hold among those it keeps within the mean share, else to the
+    least loaded. Blocks of an empty panel stay with its home."""
+    nb, groups = len(rows), max(1, groups)
+    out = {(i, j): home[i] for i in range(nb) for j in range(i, nb) if not rows[i] * rows[j]}
+    blocks = [(i, j) for i in range(nb) for j in range(i, nb) if rows[i] * rows[j]]
+    cost = {b: rows[b[0]] * rows[b[1]] * (0.5 if b[0] == b[1] else 1.0) for b in blocks}
+    mean = sum(cost.values()) / groups * (1 + 1e-9)
+    has = [{p for p in range(nb) if home[p] == g} for g in range(groups)]
+    load = [0.0] * groups
+    for b in sorted(blocks, key=lambda b: (-cost[b], home[b[0]] != home[b[1]], b)):
+        def new_rows(g: int, b: tuple[int, int] = b) -> int:
+            return sum(rows[p] for p in set(b) - has[g])
+
+        fit = [g for g in range(groups) if load[g] + cost[b] <= mean]
+        g = (min(fit, key=lambda g: (new_rows(g), load[g], g)) if fit else
+             min(range(groups), key=lambda g: (load[g], new_rows(g), g)))
+        out[b] = g
+        load[g] += cost[b]
+        has[g] |= set(b)
+    return out
+
+
 def equal_work_rows(m: int, parts: int) -> list[int]:
     """Row boundaries ``0 = a_0 < a_1 < ... = m`` cutting the pairs ``i < j`` of ``m`` series
     into ``parts`` ranges of rows with (nearly) equal numbers of pairs: row ``i`` has

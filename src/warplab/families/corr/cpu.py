@@ -40,6 +40,14 @@ class NumpyEngine:
     def block(self, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
         return self.z[r0:r1] @ self.z[c0:c1].T
 
+    def cross(self, other: NumpyEngine) -> np.ndarray:
+        """The finished coefficients of this engine's series against ``other``'s (the rows of
+        another panel of the same call): clipped, NaN for invalid series."""
+        b = np.clip(self.z @ other.z.T, -1, 1)
+        b[~self.valid, :] = np.nan
+        b[:, ~other.valid] = np.nan
+        return b
+
 
 @register("corrcoef", "numpy", backend="cpu", bytes_moved=gram_bytes, flops=corr_flops, rank=0)
 def numpy_corrcoef(x: Any, precision: str) -> NumpyEngine:

@@ -123,19 +123,34 @@ class _Engine:
         blocks, the engines' only kinds): NaN for invalid series, 1 on the diagonal, the rest
         clipped to [-1, 1], in place (a contiguous copy first for strides the kernel cannot
         index). Needs no ``all_valid``: no synchronisation."""
-        import cupy
+        return _finish(b, self.valid, r0, c0)
 
-        rows, cols = b.shape
-        item = b.itemsize
-        if any(st % item for st in b.strides):
-            b = cupy.ascontiguousarray(b)
-        if rows and cols:
-            grid = (min(-(-cols // DEFINES["CORR_NORM_BLOCK"]), 1 << 16), min(rows, MAX_GRID_Y))
-            _kernel(f"corr_finish<{_C[np.dtype(b.dtype)]}>")(
-                grid, (DEFINES["CORR_NORM_BLOCK"],),
-                (b, self.valid, np.int64(rows), np.int64(cols), np.int64(b.strides[0] // item),
-                 np.int64(b.strides[1] // item), np.int64(r0), np.int64(c0)))
-        return b
+    def cross(self, other: Any) -> Any:
+        """The finished coefficients of this engine's series against ``other``'s (an engine
+        of the same variant over other rows of the same call): the block the engine of both
+        would compute off its diagonal (``warplab.dask.corrcoef``'s panels)."""
+        return _finish(self._cross(other), self.xp.concatenate([self.valid, other.valid]), 0,
+                       self.m)
+
+    def _cross(self, other: Any) -> Any:
+        raise NotImplementedError
+
+
+def _finish(b: Any, valid: Any, r0: int, c0: int) -> Any:
+    """:meth:`_Engine.finish_block` with the validity of the series ``valid``."""
+    import cupy
+
+    rows, cols = b.shape
+    item = b.itemsize
+    if any(st % item for st in b.strides):
+        b = cupy.ascontiguousarray(b)
+    if rows and cols:
+        grid = (min(-(-cols // DEFINES["CORR_NORM_BLOCK"]), 1 << 16), min(rows, MAX_GRID_Y))
+        _kernel(f"corr_finish<{_C[np.dtype(b.dtype)]}>")(
+            grid, (DEFINES["CORR_NORM_BLOCK"],),
+            (b, valid, np.int64(rows), np.int64(cols), np.int64(b.strides[0] // item),
+             np.int64(b.strides[1] // item), np.int64(r0), np.int64(c0)))
+    return b
 
 
 class TiledEngine(_Engine):
@@ -147,14 +162,21 @@ class TiledEngine(_Engine):
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
         sym = r0 == c0 and r1 == c1
-        rows, cols = r1 - r0, c1 - c0
+        c = self._tiles(self.z[r0:r1], self.z[c0:c1], sym)
+        return mirror_upper(c, self.xp) if sym else c
+
+    def _cross(self, other: Any) -> Any:
+        return self._tiles(self.z, other.z, False)
+
+    def _tiles(self, zr: Any, zc: Any, sym: bool) -> Any:
+        rows, cols = zr.shape[0], zc.shape[0]
         t = DEFINES["CORR_TILE"]
         c = (self.xp.zeros if sym else self.xp.empty)((rows, cols), self.z.dtype)
         k = _kernel(f"corr_tiled_smem<{_C[np.dtype(self.z.dtype)]}>")
         k((-(-cols // t), -(-rows // t)), (t, t),
-          (self.z[r0:r1], self.z[c0:c1], c, np.int32(rows), np.int32(cols),
-           np.int64(self.z.shape[1]), np.int32(sym)))
-        return mirror_upper(c, self.xp) if sym else c
+          (zr, zc, c, np.int32(rows), np.int32(cols), np.int64(self.z.shape[1]),
+           np.int32(sym)))
+        return c
 
 
 class DirectEngine(_Engine):
@@ -171,14 +193,27 @@ class DirectEngine(_Engine):
         super().__init__(x.shape[0], valid)
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
-        rows, cols = r1 - r0, c1 - c0
-        t = DEFINES["CORR_PAIR_BLOCK"]
-        c = self.xp.zeros((rows, cols), np.float64)
-        _kernel("corr_pairwise_direct")(
-            (-(-cols // t), -(-rows // t)), (t, t),
-            (self.x, self.mean, self.norm, c, np.int64(self.x.shape[1]), np.int32(r0),
-             np.int32(rows), np.int32(c0), np.int32(cols)))
+        c = _direct(self.x, self.mean, self.norm, r0, r1, c0, c1)
         return c + c.T if r0 == c0 and r1 == c1 else c
+
+    def _cross(self, other: Any) -> Any:
+        both = [self.xp.concatenate([a, b]) for a, b in
+                ((self.x, other.x), (self.mean, other.mean), (self.norm, other.norm))]
+        return _direct(*both, 0, self.m, self.m, self.m + other.m)
+
+
+def _direct(x: Any, mean: Any, norm: Any, r0: int, r1: int, c0: int, c1: int) -> Any:
+    """``corr_pairwise_direct`` of rows ``r0:r1`` against ``c0:c1`` of ``x``."""
+    import cupy
+
+    rows, cols = r1 - r0, c1 - c0
+    t = DEFINES["CORR_PAIR_BLOCK"]
+    c = cupy.zeros((rows, cols), np.float64)
+    _kernel("corr_pairwise_direct")(
+        (-(-cols // t), -(-rows // t)), (t, t),
+        (x, mean, norm, c, np.int64(x.shape[1]), np.int32(r0), np.int32(rows), np.int32(c0),
+         np.int32(cols)))
+    return c
 
 
 class GramEngine(_Engine):
@@ -197,24 +232,42 @@ class GramEngine(_Engine):
             return self.gram(self.z[r0:r1], precision=self.precision)
         return self.gram(self.z[r0:r1], self.z[c0:c1], precision=self.precision)
 
+    def _cross(self, other: Any) -> Any:
+        return self.gram(self.z, other.z, precision=self.precision)
+
 
 class SlicesEngine(_Engine):
     """Normalised float64 rows split into int8 slices (``slices_cuda.Prepared``: s chosen
     from the rows' statistics); blocks by cuBLAS int8 GEMMs, upper-triangle panels only on
     diagonal blocks, mirrored by the combine, which also clips and sets the diagonal."""
 
-    def __init__(self, x: Any, precision: str) -> None:
+    def __init__(self, x: Any, precision: str, choice: Any = None) -> None:
         import cupy
 
         from warplab.families.corr.slices_cuda import Prepared
 
         z, valid, extent = normalise_with_extent(x)
-        self.prep = Prepared(z, valid, precision, extent=extent)  # z is not kept
+        self.prep = Prepared(z, valid, precision, extent=extent, choice=choice)  # z not kept
         self.xp, self.m, self.valid = cupy, int(x.shape[0]), valid
         self._all_valid, self.slices = self.prep.all_valid, self.prep.slices
 
+    @staticmethod
+    def statistics(x: Any) -> np.ndarray:
+        """What the rows ``x`` (a panel of a call's rows) contribute to the call's choice of
+        s (``slices.Choice.of``); one read-back."""
+        from warplab.families.corr.slices_cuda import statistics
+
+        return statistics(*normalise_with_extent(x))
+
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
         return self.prep.block(r0, r1, c0, c1, finish=True)
+
+    def cross(self, other: Any) -> Any:
+        """:meth:`_Engine.cross` of two engines made with one ``choice``: clipped by the
+        combine, NaN for invalid series only where the choice saw some."""
+        b = self.prep.cross(other.prep)
+        return b if self._all_valid else _finish(b, self.xp.concatenate(
+            [self.valid, other.valid]), 0, self.m)
 
     def finish_block(self, b: Any, r0: int, c0: int) -> Any:
         """Blocks come clipped with their diagonal from the combine: only invalid series (known

@@ -204,6 +204,41 @@ def choose_slices(precision: str, n: int, maxima: RowMaxima) -> int:
     return DIGITS
 
 
+@dataclass(frozen=True)
+class Choice:
+    """s and the validity of every series, chosen once for all the rows of a call whose rows
+    are prepared in panels (``warplab.dask.corrcoef``: each worker splits only the panels it
+    needs, all with this s, so every coefficient equals the single call's)."""
+
+    s: int
+    all_valid: bool
+    bound: float
+
+    @classmethod
+    def of(cls, precision: str, n: int, panels: list[np.ndarray], light: bool) -> Choice:
+        """The single call's choice from each panel's read-back (:func:`panel_maxima`'s
+        layout): the a-priori bound first when ``light`` (the normalisation's maxima), the
+        digit statistics when that needs more than the nominal s or when not ``light``."""
+        both = np.stack([np.asarray(p, np.float64) for p in panels])
+        ext, st = both[:, :3], both[:, 3:]
+        top = np.max(both, axis=0)
+        if light:
+            maxima = apriori_maxima(top[0] / TOP, top[1])
+            s = choose_slices(precision, n, maxima)
+            light = s <= NOMINAL_SLICES[precision]
+        if not light:
+            maxima = RowMaxima.of(top[3:3 + STATS])
+            s = choose_slices(precision, n, maxima)
+        valid = bool(ext[:, 2].min() > 0 and st[:, STATS].min() > 0)
+        return cls(s, valid, slices_error_bound(s, n, maxima))
+
+
+def panel_maxima(extent_maxima: np.ndarray, stats_maxima: np.ndarray) -> np.ndarray:
+    """One panel's contribution to :class:`Choice`: the column maxima (and validity flag) of
+    its normalisation's extent (3 values) and of its :func:`row_stats` (STATS + 1)."""
+    return np.concatenate([np.ravel(extent_maxima), np.ravel(stats_maxima)]).astype(np.float64)
+
+
 def chunking(n: int, s: int) -> tuple[int, int]:
     """``(kc, nc)``: k cut into ``nc`` chunks of ``kc`` (a multiple of 16, ``nc kc >= n``) so
     that the deepest level's GEMM, ``s kc`` products of at most 2^14 each, stays below 2^31:

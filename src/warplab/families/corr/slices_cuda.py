@@ -21,10 +21,12 @@ from warplab.families.corr.slices import (
     STATS,
     TARGETS,
     TOP,
+    Choice,
     RowMaxima,
     SlicesPlan,
     apriori_maxima,
     choose_slices,
+    panel_maxima,
     panel_rows,
     panels,
     round_up,
@@ -137,6 +139,17 @@ def split(z: Any, c: Any, plan: SlicesPlan) -> tuple[Any, Any]:
     return f, r
 
 
+def statistics(z: Any, valid: Any, extent: Any) -> np.ndarray:
+    """One panel's part of :class:`slices.Choice` (``slices.panel_maxima``): the column
+    maxima of its extent and of its digit statistics, read back (one synchronisation)."""
+    import cupy
+
+    both = cupy.concatenate([column_maxima(extent, valid),
+                             column_maxima(row_stats(z, valid, extent), valid)])
+    host = read_async(both)()
+    return panel_maxima(host[:3], host[3:])
+
+
 def read_async(a: Any) -> Callable[[], np.ndarray]:
     """Enqueue the copy of the small device array ``a`` into pinned host memory on the current
     stream; returns ``wait()``, which waits for that copy only (not for work launched after
@@ -167,15 +180,22 @@ class Prepared:
     precisions of ``STATS_FIRST``. The split runs with the nominal s (or the forced one) while
     the maxima travel to the host, and again only when the choice differs.
     ``events``: set to a list to have each panel append ``(name, start, end)`` CUDA events
-    around its GEMMs and its combine (benchmarks).
+    around its GEMMs and its combine (benchmarks). ``choice``: s and the validity chosen over
+    more rows than ``z`` (:class:`slices.Choice`, with ``extent``): no statistics, no
+    read-back, the split at once.
     """
 
     def __init__(self, z: Any, valid: Any, precision: str, slices: int | None = None,
-                 extent: Any = None) -> None:
+                 extent: Any = None, choice: Choice | None = None) -> None:
         import cupy
 
         self.xp, self.events = cupy, None
         m, n = z.shape
+        if choice is not None:
+            self.slices, self.all_valid, self.bound = choice.s, choice.all_valid, choice.bound
+            self.plan, self.c = SlicesPlan.of(m, n, choice.s), extent[:, 0] / TOP
+            self.f, self.r = split(z, self.c, self.plan)
+            return
         light = extent is not None and slices is None and precision not in STATS_FIRST
         stats: Any = None if light else row_stats(z, valid, extent)
         wait = read_async(column_maxima(extent if light else stats, valid))
@@ -216,12 +236,30 @@ class Prepared:
             self._panel(out, a, b, j0, j1, r0, c0, sym, finish)
         return out
 
+    def cross(self, other: Prepared) -> Any:
+        """Finished coefficients (clipped; float64) of this call's rows against ``other``'s,
+        two panels of rows split with one :class:`slices.Choice`: what :meth:`block` gives for
+        those rows of the whole call, bit for bit (the same GEMMs and combine per element)."""
+        cupy, ma, mb = self.xp, self.plan.m, other.plan.m
+        out = cupy.empty((ma, mb), np.float64)
+        c = cupy.concatenate([self.c, other.c])  # columns at ma + j: never on the diagonal
+        w = panel_rows(mb, self.plan)
+        for a in range(0, ma, w):
+            self._panel(out, a, min(a + w, ma), 0, mb, 0, 0, False, True, other=other,
+                        shift=ma, c=c)
+        return out
+
     def _panel(self, out: Any, a: int, b: int, j0: int, j1: int, r0: int, c0: int,
-               sym: bool, finish: bool) -> None:
+               sym: bool, finish: bool, other: Prepared | None = None, shift: int = 0,
+               c: Any = None) -> None:
+        """Rows ``a:b`` (of F) against columns ``j0:j1`` (of ``other``'s R: this call's by
+        default), written at ``(a - r0, j0 - c0)``; the combine reads the columns' scales at
+        ``shift + j`` of ``c`` (this call's scales by default)."""
         cupy, p = self.xp, self.plan
         rows_p, cols_p = round_up(b - a), round_up(j1 - j0)
         prod = cupy.empty((p.planes, rows_p, cols_p), np.int32)
-        fp, rp, cp = self.f.data.ptr, self.r.data.ptr, prod.data.ptr
+        fp, cp = self.f.data.ptr, prod.data.ptr
+        rp = (self if other is None else other).r.data.ptr
         t0 = self._mark()
         for level in p.levels:
             for chunk in range(p.nc):
@@ -234,8 +272,9 @@ class Prepared:
         rows, cols = b - a, j1 - j0
         _kernel("slices_combine")(
             (-(-cols // t), -(-rows // t)), (t, ty),
-            (prod, self.c, out, np.int64(rows_p * cols_p), np.int64(cols_p), np.int32(rows),
-             np.int32(cols), np.int32(p.s), np.int32(p.nc), np.int64(a), np.int64(j0),
+            (prod, self.c if c is None else c, out, np.int64(rows_p * cols_p), np.int64(cols_p),
+             np.int32(rows), np.int32(cols), np.int32(p.s), np.int32(p.nc), np.int64(a),
+             np.int64(shift + j0),
              np.int64(out.shape[1]), np.int64(a - r0), np.int64(j0 - c0), np.int32(sym),
              np.int32(finish)))
         if self.events is not None:
