@@ -78,3 +78,18 @@ def test_threshold_pairs_persisted_stay_on_their_workers(client):
     assert len(_holders(client, i)) == len(client.nthreads())
     counts = dask.compute(*[dask.delayed(len)(c) for c in i.to_delayed().ravel()])
     assert sum(counts) > 0
+
+
+def test_int8_slices_corrcoef_on_every_gpu_is_the_single_call_bit_for_bit(client):
+    """Series of 4,096 values: the int8_slices engine by panels, s chosen from every
+    chunk's statistics; an empty chunk and a constant series included."""
+    h, x = _walks(1800, 4096, (700, 0, 900, 200))
+    r = wd.corrcoef(x).persist()
+    distributed.wait(r)
+    got = cupy.asnumpy(r.compute())
+    from warplab.core.registry import record_variants
+
+    with np.errstate(invalid="ignore", divide="ignore"), record_variants() as ran:
+        exp = cupy.asnumpy(warplab.corrcoef(cupy.asarray(h)))
+    assert [r.name for r in ran] == ["int8_slices"]
+    np.testing.assert_array_equal(got, exp)

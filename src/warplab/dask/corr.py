@@ -186,7 +186,7 @@ class _Plan:
         series: its chunks are computed where the scheduler puts them)."""
         nb = self.xs.numblocks[0]
         home = [p * self.groups // nb for p in range(nb)]
-        if not self.workers:
+        if self.client is None:
             return home
         from distributed import futures_of
 

@@ -197,9 +197,9 @@ class DirectEngine(_Engine):
         return c + c.T if r0 == c0 and r1 == c1 else c
 
     def _cross(self, other: Any) -> Any:
-        both = [self.xp.concatenate([a, b]) for a, b in
-                ((self.x, other.x), (self.mean, other.mean), (self.norm, other.norm))]
-        return _direct(*both, 0, self.m, self.m, self.m + other.m)
+        cat = self.xp.concatenate
+        return _direct(cat([self.x, other.x]), cat([self.mean, other.mean]),
+                       cat([self.norm, other.norm]), 0, self.m, self.m, self.m + other.m)
 
 
 def _direct(x: Any, mean: Any, norm: Any, r0: int, r1: int, c0: int, c1: int) -> Any:

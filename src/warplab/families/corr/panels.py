@@ -47,6 +47,7 @@ class Panel:
     sees, so it never finds a panel cheap to move."""
 
     def __init__(self, variant: Variant, x: Any, precision: str, shared: Any) -> None:
+        self.eng: Any
         if shared is not None:
             from warplab.families.corr.cuda import SlicesEngine
 
