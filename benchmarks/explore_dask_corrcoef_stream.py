@@ -9,8 +9,8 @@ run (``workloads.on_cluster``: the series made and persisted untimed, then the c
 inside ``distributed.get_task_stream``, and splits each timed run's wall time:
 
 * scheduling latency: clock start to the first task's compute start (the client submitting
-  the tasks: ``corr.py`` sends every task in one graph update inside the call); ``call`` is when ``warplab.dask.corrcoef`` returned
-  (timed by wrapping it: two ``time.time()`` calls);
+  the tasks: ``corr.py`` sends every task in one graph update inside the call); ``call`` is
+  when ``warplab.dask.corrcoef`` returned (timed by wrapping it: two ``time.time()`` calls);
 * makespan: first compute start to last compute stop; completion latency: last compute
   stop to the clock's stop (the scheduler telling the client);
 * per task kind (``statistics``: a chunk's part of the shared choice; ``panel``: a worker's
