@@ -13,8 +13,8 @@ inside ``distributed.get_task_stream``, and splits each timed run's wall time:
   when ``warplab.dask.corrcoef`` returned (timed by wrapping it: two ``time.time()`` calls);
 * makespan: first compute start to last compute stop; completion latency: last compute
   stop to the clock's stop (the scheduler telling the client);
-* per task kind (``statistics``: a chunk's part of the shared choice; ``panel``: a worker's
-  engine of one row chunk; ``diag``/``upper``: the Gram
+* per task kind (``part``: a worker's blocks from the chunks it holds, or the rest of its
+  blocks, the GPU work; ``diag``/``upper``: the reads of one block of a part; the Gram
   blocks (I, I) and (I, J > I); ``transpose``: the views (J, I)): count, summed and largest
   compute, first start and last stop, summed ``transfer`` startstops;
 * per worker: busy compute, first start, last stop, idle gaps between its tasks, the bytes
@@ -56,8 +56,7 @@ def _kind(key: Any, name: str, data: str) -> str:
     head = key[0] if isinstance(key, tuple) else key
     if head == name and len(key) == 3:
         return "diag" if key[1] == key[2] else "upper" if key[1] < key[2] else "transpose"
-    return {f"{name}-stat": "statistics", f"{name}-panel": "panel",
-            data: "data"}.get(head, key_split(key))
+    return {f"{name}-part": "part", data: "data"}.get(head, key_split(key))
 
 
 def _one_clock(dask_worker: Any = None) -> None:

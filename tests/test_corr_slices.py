@@ -25,15 +25,17 @@ from warplab.families.corr import cuda, slices, slices_cuda
 from warplab.families.corr.slices import (
     ALIGN,
     DIGITS,
+    NOMINAL_SLICES,
     TARGETS,
+    TOP,
     Choice,
     RowMaxima,
     SlicesPlan,
+    apriori_maxima,
     block_ops,
     choose_slices,
     chunking,
     emulate,
-    panel_maxima,
     panel_rows,
     panels,
     row_stats,
@@ -508,27 +510,34 @@ def test_naming_int8_slices_without_a_gpu_says_why() -> None:
             warplab.corrcoef(x, variant="int8_slices")
 
 
-def _panel_read_back(z: np.ndarray) -> np.ndarray:
-    """What ``slices_cuda.statistics`` reads back for the rows ``z``, in NumPy."""
+def _read_backs(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What ``slices_cuda.extent_maxima`` and ``digit_maxima`` read back for the rows ``z``,
+    in NumPy."""
     stats = row_stats(z)
     valid = 1.0 if bool((stats[:, -2] > 0).all()) else 0.0
-    ext = [np.abs(z).max(initial=0.0), stats[:, -1].max(initial=0.0), valid]
-    return panel_maxima(np.array(ext), np.append(stats.max(axis=0), valid))
+    ext = np.array([np.abs(z).max(initial=0.0), stats[:, -1].max(initial=0.0), valid])
+    return ext, np.append(stats.max(axis=0), valid)
 
 
 @pytest.mark.parametrize("precision", ["float64", "float32", "tf32"])
 @pytest.mark.parametrize("light", [True, False])
-def test_choice_from_panels_is_the_whole_calls(precision, light):
-    """The choice made from each panel's read-back equals the one made from all the rows at
-    once (maxima of maxima), including data that needs more slices than the nominal."""
+def test_choice_over_parts_is_the_choice_over_their_rows(precision, light):
+    """The choice made from each part's read-backs (maxima of maxima) equals the one made
+    from all their rows at once, including data whose a-priori bound needs more than the
+    nominal s; without the digit statistics it is None exactly when it needs them."""
     rng = np.random.default_rng(5)
-    for scale in (1.0, 1e-6):
-        x = np.cumsum(rng.normal(size=(96, 300)), axis=1)
-        x[7] += scale * rng.normal(size=300) * 1e6  # one series far from the others
+    for n in (300, 5000):
+        x = np.cumsum(rng.normal(size=(96, n)), axis=1)
         z = x - x.mean(axis=1, keepdims=True)
         z /= np.linalg.norm(z, axis=1, keepdims=True)
-        whole = Choice.of(precision, 300, [_panel_read_back(z)], light)
-        parts = [_panel_read_back(z[a:b]) for a, b in ((0, 10), (10, 64), (64, 96))]
-        assert Choice.of(precision, 300, parts, light) == whole
+        e, d = _read_backs(z)
+        whole = Choice.of(precision, n, [e], [d], light)
+        cut = [_read_backs(z[a:b]) for a, b in ((0, 10), (10, 64), (64, 96))]
+        assert Choice.of(precision, n, [c[0] for c in cut], [c[1] for c in cut], light) == whole
         if not light:
             assert whole.s == emulate(z, precision=precision)[1]
+        quick = Choice.of(precision, n, [c[0] for c in cut], None, light)
+        needs = not light or choose_slices(precision, n, apriori_maxima(e[0] / TOP, e[1])) > \
+            NOMINAL_SLICES[precision]
+        assert (quick is None) == needs
+        assert quick is None or quick == whole

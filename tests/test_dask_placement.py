@@ -117,33 +117,28 @@ def _task_runs(client, work):
     return {d["key"]: (d["worker"], [a["action"] for a in d["startstops"]]) for d in ts.data}
 
 
-def test_corrcoef_panels_are_built_where_their_blocks_run(client):
-    """The plan as run: each chunk's statistics where the chunk is; each worker builds the
-    panel of every chunk its blocks need, once, and computes its blocks from them with
-    nothing fetched; every worker has a share."""
+def test_corrcoef_blocks_run_where_their_chunks_are(client):
+    """The plan as run: at most two tasks a worker compute its blocks, one from the chunks
+    it holds (nothing fetched) and one for the rest; every block and transpose is read on
+    its task's worker with nothing fetched; every worker has a share."""
     n = len(client.nthreads())
+    workers = sorted(client.nthreads())
     s = np.cumsum(RNG.normal(size=(400, 32)), axis=1)
     x = da.from_array(s, chunks=50).persist()
     distributed.wait(x)
-    held = _who(client, x)
     runs = _task_runs(client, lambda: distributed.wait(wd.corrcoef(x).persist()))
     np.testing.assert_allclose(wd.corrcoef(x).compute(), warplab.corrcoef(s), rtol=1e-12,
                                atol=1e-13)
     mine = {k: v for k, v in runs.items() if isinstance(k, tuple) and
             str(k[0]).startswith("wl-corrcoef-")}
-    stats = {k: w for k, (w, _) in mine.items() if k[0].endswith("-stat")}
-    panels = {k: w for k, (w, _) in mine.items() if k[0].endswith("-panel")}
-    blocks = {k: (w, acts) for k, (w, acts) in mine.items() if len(k) == 3 and
-              not k[0].endswith("-panel")}
-    assert len(stats) == x.numblocks[0]
-    assert all(w == held[(x.name, p, 0)] for (_, p), w in stats.items())
-    assert len({(w, k[2]) for k, w in panels.items()}) == len(panels)  # once a worker
-    assert all(w == sorted(client.nthreads())[k[1]] for k, w in panels.items())
+    parts = {k: v for k, v in mine.items() if k[0].endswith("-part")}
+    blocks = {k: v for k, v in mine.items() if not k[0].endswith("-part")}
     assert len(blocks) == x.numblocks[0] ** 2
+    assert all(w == workers[k[1]] for k, (w, _) in parts.items())
+    assert all("transfer" not in acts for k, (_, acts) in parts.items() if k[2] == 1)
+    assert len(parts) <= 2 * n and {k[1] for k in parts} == set(range(n))
     assert all("transfer" not in acts for _, acts in blocks.values())
     assert len({w for w, _ in blocks.values()}) == n
-    if n > 1:  # fewer panels than a whole replica per worker
-        assert len(panels) < n * x.numblocks[0]
 
 
 def test_each_worker_builds_one_replica_for_its_pairs(client):

@@ -91,5 +91,5 @@ def test_int8_slices_corrcoef_on_every_gpu_is_the_single_call_bit_for_bit(client
 
     with np.errstate(invalid="ignore", divide="ignore"), record_variants() as ran:
         exp = cupy.asnumpy(warplab.corrcoef(cupy.asarray(h)))
-    assert [r.name for r in ran] == ["int8_slices"]
+    assert [r.variant for r in ran] == ["int8_slices"]
     np.testing.assert_array_equal(got, exp)

@@ -117,37 +117,26 @@ def _variant(k: str, precision: str, x: Any, m: int) -> Any:
     return v
 
 
-def _statistics(k: str, precision: str, m: int, x: Any) -> Any:
-    """What the row chunk ``x`` contributes to the call's shared choice (or None)."""
-    check_chunk(x, k)
-    return panels.statistics(_variant(k, precision, x, m), x, precision)
-
-
-def _panel(k: str, precision: str, m: int, x: Any, *parts: Any) -> panels.Panel:
-    """The engine of the row chunk ``x`` with the choice of every chunk's ``parts``; its GPU
-    work done before it returns."""
-    check_chunk(x, k)
-    v = _variant(k, precision, x, m)
-    shared = panels.choice(v, [p for p in parts if p is not None], precision, int(x.shape[1]))
-    pan = panels.Panel(v, x, precision, shared)
-    if k == "cupy":
-        x.device.synchronize()
-    return pan
-
-
 @completed
-def _coefficients(a: panels.Panel, b: panels.Panel | None, dtype: np.dtype) -> Any:
-    """The finished block of ``a``'s rows against ``b``'s (None: a diagonal block)."""
-    return panels.block(a, b).astype(dtype, copy=False)
+def _blocks(k: str, precision: str, m: int, dtype: np.dtype, pairs: list[tuple[int, int]],
+            index: list[int], *chunks: Any) -> list[Any]:
+    """The finished blocks ``(I, J)`` of ``pairs`` (in order) from the row chunks ``chunks``
+    (chunk ``index[t]`` of the call is ``chunks[t]``), each chunk's engine built once; its
+    GPU work done before it returns (one synchronisation for all the blocks)."""
+    for c in chunks:
+        check_chunk(c, k)
+    rows = dict(zip(index, chunks))
+    xp = xp_of(k)
+    if not any(c.shape[0] for c in chunks):
+        return [xp.empty((rows[i].shape[0], rows[j].shape[0]), dtype) for i, j in pairs]
+    work = panels.Chunks(_variant(k, precision, next(c for c in chunks if c.shape[0]), m),
+                         precision, {i: c for i, c in rows.items() if c.shape[0]})
+    return [work.block(i, j).astype(dtype, copy=False) if i in work.rows and j in work.rows
+            else xp.empty((rows[i].shape[0], rows[j].shape[0]), dtype) for i, j in pairs]
 
 
-def _empty(k: str, rows: int, cols: int, dtype: np.dtype) -> Any:
-    """A block of an empty row chunk: no kernel to launch."""
-    return xp_of(k).empty((rows, cols), dtype)
-
-
-def _transpose(b: Any) -> Any:
-    return b.T
+def _transposed(blocks: list[Any], t: int) -> Any:
+    return blocks[t].T
 
 
 def _whole(xs: Any, dtype: np.dtype) -> Any:
@@ -248,26 +237,24 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     name = "wl-corrcoef-" + dask.base.tokenize(xs, precision, res)
     plan = _Plan(xs)
     rows = xs.chunks[0]
-    nb = len(rows)
     home = plan.homes()
-    group = deal_blocks(rows, home, plan.groups)
-    chunk = [(xs.name, p, 0) for p in range(nb)]
-    stats = [(f"{name}-stat", p) for p in range(nb) if rows[p]]
-    dsk: dict = {key: (_statistics, k, precision, m, chunk[key[1]]) for key in stats}
-    where: dict = {key: home[key[1]] for key in stats}
-    for (i, j), g in group.items():
-        for p in {i, j} if rows[i] * rows[j] else ():
-            dsk[(f"{name}-panel", g, p)] = (_panel, k, precision, m, chunk[p], *stats)
-            where[(f"{name}-panel", g, p)] = g
-        if not rows[i] * rows[j]:
-            dsk[(name, i, j)] = (_empty, k, rows[i], rows[j], res)
-        else:
-            dsk[(name, i, j)] = (_coefficients, (f"{name}-panel", g, i),
-                                 None if i == j else (f"{name}-panel", g, j), res)
-        where[(name, i, j)] = g
-        if i != j:  # a view of the block, on the block's worker
-            dsk[(name, j, i)] = (_transpose, (name, i, j))
-            where[(name, j, i)] = g
+    parts: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+    for (i, j), g in deal_blocks(rows, home, plan.groups).items():
+        parts.setdefault((g, home[i] == home[j] == g), []).append((i, j))
+    dsk: dict = {}
+    where: dict = {}
+    for (g, local), pairs in parts.items():
+        key = (f"{name}-part", g, int(local))
+        index = sorted({c for pair in pairs for c in pair})
+        dsk[key] = (partial(_blocks, k, precision, m, res, pairs, index),
+                    *((xs.name, c, 0) for c in index))
+        where[key] = g
+        for t, (i, j) in enumerate(pairs):
+            dsk[(name, i, j)] = (operator.getitem, key, t)
+            where[(name, i, j)] = g
+            if i != j:  # a view of the block, on the block's worker
+                dsk[(name, j, i)] = (_transposed, key, t)
+                where[(name, j, i)] = g
     return da.Array(plan.graphs([name], dsk, where)[0], name, chunks=(rows, rows),
                     meta=meta_from_array(xs._meta, 2, res))
 

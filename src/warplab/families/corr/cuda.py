@@ -241,33 +241,27 @@ class SlicesEngine(_Engine):
     from the rows' statistics); blocks by cuBLAS int8 GEMMs, upper-triangle panels only on
     diagonal blocks, mirrored by the combine, which also clips and sets the diagonal."""
 
-    def __init__(self, x: Any, precision: str, choice: Any = None) -> None:
+    def __init__(self, x: Any, precision: str, choice: Any = None,
+                 normalised: tuple[Any, Any, Any] | None = None) -> None:
         import cupy
 
         from warplab.families.corr.slices_cuda import Prepared
 
-        z, valid, extent = normalise_with_extent(x)
+        z, valid, extent = normalise_with_extent(x) if normalised is None else normalised
         self.prep = Prepared(z, valid, precision, extent=extent, choice=choice)  # z not kept
-        self.xp, self.m, self.valid = cupy, int(x.shape[0]), valid
+        self.xp, self.m, self.valid = cupy, int(z.shape[0]), valid
         self._all_valid, self.slices = self.prep.all_valid, self.prep.slices
-
-    @staticmethod
-    def statistics(x: Any) -> np.ndarray:
-        """What the rows ``x`` (a panel of a call's rows) contribute to the call's choice of
-        s (``slices.Choice.of``); one read-back."""
-        from warplab.families.corr.slices_cuda import statistics
-
-        return statistics(*normalise_with_extent(x))
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
         return self.prep.block(r0, r1, c0, c1, finish=True)
 
     def cross(self, other: Any) -> Any:
-        """:meth:`_Engine.cross` of two engines made with one ``choice``: clipped by the
-        combine, NaN for invalid series only where the choice saw some."""
+        """:meth:`_Engine.cross` of two engines made with one s (``choice``): clipped by the
+        combine, the finishing kernel only for invalid series."""
         b = self.prep.cross(other.prep)
-        return b if self._all_valid else _finish(b, self.xp.concatenate(
-            [self.valid, other.valid]), 0, self.m)
+        if self._all_valid and other._all_valid:
+            return b
+        return _finish(b, self.xp.concatenate([self.valid, other.valid]), 0, self.m)
 
     def finish_block(self, b: Any, r0: int, c0: int) -> Any:
         """Blocks come clipped with their diagonal from the combine: only invalid series (known

@@ -1,20 +1,21 @@
-"""corrcoef by panels of rows (``warplab.dask.corrcoef``): engines over some of a call's rows.
+"""corrcoef by row chunks (``warplab.dask.corrcoef``): the blocks of coefficients between some
+row chunks of a call, from engines over each chunk's rows alone.
 
-The variant is chosen once for the whole call (``registry.choose`` on all its rows). Each panel
-of rows (a row chunk) gets an engine of that variant over its rows alone: its diagonal block is
-the engine's own, and the block between two panels is the first engine's ``cross`` of the
-second. Every engine prepares its rows one by one (normalised, and for ``int8_slices`` split
-into slices), except for the one choice that depends on every row: ``int8_slices``'s number of
-slices, made from each panel's statistics (:func:`statistics`, then :func:`choice`: the single
-call's rule, ``slices.Choice``) and given to every panel's engine. So each block holds the
-single call's coefficients. A variant without ``cross`` (``fused_small``, up to 64 series)
-keeps its rows and builds the engine of both panels for each block between them.
+The variant is chosen once for the whole call (``registry.choose`` on all its rows). Each
+chunk gets an engine of that variant over its rows: the diagonal block ``(I, I)`` is the
+engine's own, the block ``(I, J)`` is the first engine's ``cross`` of the second (a variant
+without ``cross``, ``fused_small`` for at most 64 series, builds the engine of both chunks for
+it). Every variant prepares rows one by one, so these blocks are the single call's, except
+for ``int8_slices``'s number of slices s: the single call chooses it from maxima over all its
+rows. Here each block's s is chosen by the same rule from the maxima over its two chunks' rows
+(``slices.Choice``), which bound exactly the coefficients of that block, so every block meets
+the precision's target with no exchange between chunks. Where a block's rows choose the
+call's s (data of one kind, such as random walks) the block is the single call's bit for
+bit; elsewhere it can take fewer slices than the single call, within the same target.
 """
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from warplab.core.registry import Variant
 from warplab.families.corr.tiles import finish
@@ -22,53 +23,68 @@ from warplab.families.corr.tiles import finish
 SLICES = "int8_slices"
 
 
-def statistics(variant: Variant, x: Any, precision: str) -> np.ndarray | None:
-    """What the rows ``x`` contribute to the call's shared choice (None: the variant makes
-    none). One read-back for ``int8_slices``."""
-    if variant.name != SLICES:
-        return None
-    from warplab.families.corr.cuda import SlicesEngine
+class Chunks:
+    """The engines of the row chunks ``rows`` (index: the chunk's array) of one call of
+    ``variant``, each built once, when a block first needs it."""
 
-    return SlicesEngine.statistics(x)
+    def __init__(self, variant: Variant, precision: str, rows: dict[int, Any]) -> None:
+        self.variant, self.precision, self.rows = variant, precision, rows
+        self._engines: dict[tuple[int, int], Any] = {}
+        self._norm: dict[int, tuple[Any, Any, Any]] = {}
+        self._extents: dict[int, Any] = {}
+        self._digits: dict[int, Any] = {}
 
+    def block(self, i: int, j: int) -> Any:
+        """The finished coefficients of chunk ``i``'s series against chunk ``j``'s."""
+        pick = self._choice(i, j) if self.variant.name == SLICES else None
+        a = self._engine(i, pick)
+        if i == j:
+            return finish(a.block(0, a.m, 0, a.m), 0, 0, a)
+        b = self._engine(j, pick)
+        if hasattr(a, "cross"):
+            return a.cross(b)
+        both = self.variant.fn(a.xp.concatenate([self.rows[i], self.rows[j]]), self.precision)
+        return finish(both.block(0, a.m, a.m, a.m + b.m), 0, a.m, both)
 
-def choice(variant: Variant, parts: list[Any], precision: str, n: int) -> Any:
-    """The call's shared choice from every non-empty panel's :func:`statistics`."""
-    if variant.name != SLICES:
-        return None
-    from warplab.families.corr.slices import Choice
-    from warplab.families.corr.slices_cuda import STATS_FIRST
+    def _engine(self, i: int, pick: Any) -> Any:
+        """Chunk ``i``'s engine (``int8_slices``: split with the s of ``pick``, the choice of
+        the block it is first built for, which also gives its ``bound``)."""
+        s = 0 if pick is None else pick.s
+        eng = self._engines.get((i, s))
+        if eng is None:
+            if pick is not None:
+                from dataclasses import replace
 
-    return Choice.of(precision, n, parts, precision not in STATS_FIRST)
+                from warplab.families.corr.cuda import SlicesEngine
 
+                own = replace(pick, all_valid=bool(self._extents[i][2] > 0))
+                eng = SlicesEngine(None, self.precision, own, normalised=self._norm[i])
+            else:
+                eng = self.variant.fn(self.rows[i], self.precision)
+            self._engines[(i, s)] = eng
+        return eng
 
-class Panel:
-    """One panel's engine; ``nbytes`` (its rows' bytes, twice) is what Dask's cost model
-    sees, so it never finds a panel cheap to move."""
+    def _choice(self, i: int, j: int) -> Any:
+        """``int8_slices``'s s for the block of chunks ``i`` and ``j``: the single call's rule
+        on their rows (the digit statistics only where the a-priori bound asks for them)."""
+        from warplab.families.corr.cuda import normalise_with_extent
+        from warplab.families.corr.slices import Choice
+        from warplab.families.corr.slices_cuda import STATS_FIRST, digit_maxima, extent_maxima
 
-    def __init__(self, variant: Variant, x: Any, precision: str, shared: Any) -> None:
-        self.eng: Any
-        if shared is not None:
-            from warplab.families.corr.cuda import SlicesEngine
-
-            self.eng = SlicesEngine(x, precision, shared)
-        else:
-            self.eng = variant.fn(x, precision)
-        self.variant, self.precision, self.m = variant, precision, int(x.shape[0])
-        self.x = None if hasattr(self.eng, "cross") else x
-        self.nbytes = 2 * int(x.nbytes)
-
-    def __sizeof__(self) -> int:
-        return self.nbytes
-
-
-def block(a: Panel, b: Panel | None = None) -> Any:
-    """The finished coefficients of ``a``'s rows against ``b``'s (None: against its own, the
-    diagonal block)."""
-    if b is None:
-        return finish(a.eng.block(0, a.m, 0, a.m), 0, 0, a.eng)
-    if a.x is None:
-        return a.eng.cross(b.eng)
-    xp = a.eng.xp
-    both = a.variant.fn(xp.concatenate([a.x, b.x]), a.precision)
-    return finish(both.block(0, a.m, a.m, a.m + b.m), 0, a.m, both)
+        both = sorted({i, j})
+        for c in both:
+            if c not in self._norm:
+                self._norm[c] = normalise_with_extent(self.rows[c])
+                self._extents[c] = extent_maxima(self._norm[c][2], self._norm[c][1])
+        light = self.precision not in STATS_FIRST
+        n = int(self.rows[i].shape[1])
+        extents = [self._extents[c] for c in both]
+        choice = Choice.of(self.precision, n, extents, None, light)
+        if choice is None:
+            for c in both:
+                if c not in self._digits:
+                    self._digits[c] = digit_maxima(*self._norm[c])
+            choice = Choice.of(self.precision, n, extents, [self._digits[c] for c in both],
+                               light)
+        assert choice is not None
+        return choice

@@ -206,37 +206,35 @@ def choose_slices(precision: str, n: int, maxima: RowMaxima) -> int:
 
 @dataclass(frozen=True)
 class Choice:
-    """s and the validity of every series, chosen once for all the rows of a call whose rows
-    are prepared in panels (``warplab.dask.corrcoef``: each worker splits only the panels it
-    needs, all with this s, so every coefficient equals the single call's)."""
+    """s and the validity of every series for some rows of a call, chosen by the single
+    call's rule from their maxima, for rows prepared apart from the others (``panels.py``:
+    the rows of two chunks, whose block of coefficients it bounds)."""
 
     s: int
     all_valid: bool
     bound: float
 
     @classmethod
-    def of(cls, precision: str, n: int, panels: list[np.ndarray], light: bool) -> Choice:
-        """The single call's choice from each panel's read-back (:func:`panel_maxima`'s
-        layout): the a-priori bound first when ``light`` (the normalisation's maxima), the
-        digit statistics when that needs more than the nominal s or when not ``light``."""
-        both = np.stack([np.asarray(p, np.float64) for p in panels])
-        ext, st = both[:, :3], both[:, 3:]
-        top = np.max(both, axis=0)
+    def of(cls, precision: str, n: int, extents: list[np.ndarray],
+           digits: list[np.ndarray] | None, light: bool) -> Choice | None:
+        """The choice over the rows of every part: ``extents``, per part the column maxima of
+        its normalisation's extent and its validity flag (3 values); ``digits``, per part
+        those of its :func:`row_stats` and the flag (STATS + 1). The a-priori bound from the
+        extents first when ``light``; the digit statistics when that needs more than the
+        nominal s or when not ``light`` (None when they are needed and not given)."""
+        ext = np.max(np.stack([np.asarray(e, np.float64) for e in extents]), axis=0)
+        valid = bool(min(float(e[2]) for e in extents) > 0)
         if light:
-            maxima = apriori_maxima(top[0] / TOP, top[1])
+            maxima = apriori_maxima(ext[0] / TOP, ext[1])
             s = choose_slices(precision, n, maxima)
-            light = s <= NOMINAL_SLICES[precision]
-        if not light:
-            maxima = RowMaxima.of(top[3:3 + STATS])
-            s = choose_slices(precision, n, maxima)
-        valid = bool(ext[:, 2].min() > 0 and st[:, STATS].min() > 0)
+            if s <= NOMINAL_SLICES[precision]:
+                return cls(s, valid, slices_error_bound(s, n, maxima))
+        if digits is None:
+            return None
+        top = np.max(np.stack([np.asarray(d, np.float64) for d in digits]), axis=0)
+        maxima = RowMaxima.of(top[:STATS])
+        s = choose_slices(precision, n, maxima)
         return cls(s, valid, slices_error_bound(s, n, maxima))
-
-
-def panel_maxima(extent_maxima: np.ndarray, stats_maxima: np.ndarray) -> np.ndarray:
-    """One panel's contribution to :class:`Choice`: the column maxima (and validity flag) of
-    its normalisation's extent (3 values) and of its :func:`row_stats` (STATS + 1)."""
-    return np.concatenate([np.ravel(extent_maxima), np.ravel(stats_maxima)]).astype(np.float64)
 
 
 def chunking(n: int, s: int) -> tuple[int, int]:

@@ -26,7 +26,6 @@ from warplab.families.corr.slices import (
     SlicesPlan,
     apriori_maxima,
     choose_slices,
-    panel_maxima,
     panel_rows,
     panels,
     round_up,
@@ -139,15 +138,16 @@ def split(z: Any, c: Any, plan: SlicesPlan) -> tuple[Any, Any]:
     return f, r
 
 
-def statistics(z: Any, valid: Any, extent: Any) -> np.ndarray:
-    """One panel's part of :class:`slices.Choice` (``slices.panel_maxima``): the column
-    maxima of its extent and of its digit statistics, read back (one synchronisation)."""
-    import cupy
+def extent_maxima(extent: Any, valid: Any) -> np.ndarray:
+    """``slices.Choice.of``'s extents of some rows: the column maxima of their extent and
+    whether every row is valid (3 values), read back (one synchronisation)."""
+    return read_async(column_maxima(extent, valid))()
 
-    both = cupy.concatenate([column_maxima(extent, valid),
-                             column_maxima(row_stats(z, valid, extent), valid)])
-    host = read_async(both)()
-    return panel_maxima(host[:3], host[3:])
+
+def digit_maxima(z: Any, valid: Any, extent: Any) -> np.ndarray:
+    """``slices.Choice.of``'s digits of some rows: the column maxima of their digit
+    statistics and the validity flag (STATS + 1 values), read back."""
+    return read_async(column_maxima(row_stats(z, valid, extent), valid))()
 
 
 def read_async(a: Any) -> Callable[[], np.ndarray]:
