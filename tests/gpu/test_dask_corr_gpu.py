@@ -93,3 +93,24 @@ def test_int8_slices_corrcoef_on_every_gpu_is_the_single_call_bit_for_bit(client
         exp = cupy.asnumpy(warplab.corrcoef(cupy.asarray(h)))
     assert [r.variant for r in ran] == ["int8_slices"]
     np.testing.assert_array_equal(got, exp)
+
+
+def _idle() -> bool:
+    return bool(cupy.cuda.Stream.null.done)
+
+
+def test_corrcoef_blocks_are_done_when_wait_returns(client):
+    """The GPU work of a worker's blocks is queued by one task and waited for block by block
+    by the tasks that hand the blocks to Dask: when ``wait()`` returns, no device has work
+    left (about 30 ms of int8 GEMMs a worker here, far longer than the wait's round trip)."""
+    h = cupy.cumsum(cupy.random.default_rng(3).standard_normal((32768, 4096), np.float32),
+                    axis=1)
+    x = da.from_array(h, chunks=(8192, 4096), asarray=False).persist()
+    distributed.wait(x)
+    r = wd.corrcoef(x).persist()
+    distributed.wait(r)
+    assert all(client.run(_idle).values())
+    corner = cupy.asnumpy(r[:64, -64:].compute())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        exp = cupy.asnumpy(warplab.corrcoef(h)[:64, -64:])
+    np.testing.assert_array_equal(corner, exp)

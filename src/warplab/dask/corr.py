@@ -117,26 +117,51 @@ def _variant(k: str, precision: str, x: Any, m: int) -> Any:
     return v
 
 
-@completed
 def _blocks(k: str, precision: str, m: int, dtype: np.dtype, pairs: list[tuple[int, int]],
-            index: list[int], *chunks: Any) -> list[Any]:
-    """The finished blocks ``(I, J)`` of ``pairs`` (in order) from the row chunks ``chunks``
-    (chunk ``index[t]`` of the call is ``chunks[t]``), each chunk's engine built once; its
-    GPU work done before it returns (one synchronisation for all the blocks)."""
+            index: list[int], *chunks: Any) -> list[tuple[Any, Any]]:
+    """The blocks ``(I, J)`` of ``pairs`` (in order) from the row chunks ``chunks`` (chunk
+    ``index[t]`` of the call is ``chunks[t]``), each chunk's engine built once, each block
+    with the event recorded after its GPU work (None for NumPy chunks). The GPU work is
+    queued, not waited for: the tasks that hand each block to Dask (:func:`_block`) wait for
+    its event, so every chunk of the result is complete when Dask has it, and the GPU
+    computes the next blocks while Dask takes the finished ones (a task each)."""
     for c in chunks:
         check_chunk(c, k)
     rows = dict(zip(index, chunks))
     xp = xp_of(k)
-    if not any(c.shape[0] for c in chunks):
-        return [xp.empty((rows[i].shape[0], rows[j].shape[0]), dtype) for i, j in pairs]
-    work = panels.Chunks(_variant(k, precision, next(c for c in chunks if c.shape[0]), m),
-                         precision, {i: c for i, c in rows.items() if c.shape[0]})
-    return [work.block(i, j).astype(dtype, copy=False) if i in work.rows and j in work.rows
-            else xp.empty((rows[i].shape[0], rows[j].shape[0]), dtype) for i, j in pairs]
+    full = {i: c for i, c in rows.items() if c.shape[0]}
+    work = panels.Chunks(_variant(k, precision, next(iter(full.values())), m), precision,
+                         full) if full else None
+    if work is not None:
+        work.prepare([(i, j) for i, j in pairs if i in full and j in full])
+    out = []
+    for i, j in pairs:
+        if work is None or i not in full or j not in full:
+            b = xp.empty((rows[i].shape[0], rows[j].shape[0]), dtype)
+        else:
+            b = work.block(i, j).astype(dtype, copy=False)
+        out.append((b, _mark(k)))
+    return out
 
 
-def _transposed(blocks: list[Any], t: int) -> Any:
-    return blocks[t].T
+def _mark(k: str) -> Any:
+    """An event recorded on the current stream (CuPy chunks), else None."""
+    if k != "cupy":
+        return None
+    import cupy
+
+    done = cupy.cuda.Event(block=False, disable_timing=True)
+    done.record()
+    return done
+
+
+def _block(blocks: list[tuple[Any, Any]], t: int, transpose: bool = False) -> Any:
+    """Block ``t`` of a :func:`_blocks` task (its transpose, a view), once its GPU work is
+    done."""
+    b, done = blocks[t]
+    if done is not None:
+        done.synchronize()
+    return b.T if transpose else b
 
 
 def _whole(xs: Any, dtype: np.dtype) -> Any:
@@ -250,10 +275,10 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
                     *((xs.name, c, 0) for c in index))
         where[key] = g
         for t, (i, j) in enumerate(pairs):
-            dsk[(name, i, j)] = (operator.getitem, key, t)
+            dsk[(name, i, j)] = (_block, key, t)
             where[(name, i, j)] = g
             if i != j:  # a view of the block, on the block's worker
-                dsk[(name, j, i)] = (_transposed, key, t)
+                dsk[(name, j, i)] = (_block, key, t, True)
                 where[(name, j, i)] = g
     return da.Array(plan.graphs([name], dsk, where)[0], name, chunks=(rows, rows),
                     meta=meta_from_array(xs._meta, 2, res))

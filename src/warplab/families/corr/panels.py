@@ -33,9 +33,33 @@ class Chunks:
         self._norm: dict[int, tuple[Any, Any, Any]] = {}
         self._extents: dict[int, Any] = {}
         self._digits: dict[int, Any] = {}
+        self._choices: dict[tuple[int, ...], Any] = {}
+
+    def prepare(self, pairs: list[tuple[int, int]]) -> None:
+        """Everything that reads back to the host before the blocks of ``pairs`` are queued
+        (``int8_slices``: each chunk's maxima, one read-back for all, and the digit
+        statistics where a block's a-priori bound asks for them), so that queuing the blocks
+        never waits for the GPU. Optional: :meth:`block` does it for its pair otherwise."""
+        if self.variant.name != SLICES:
+            return
+        from warplab.families.corr.cuda import normalise_with_extent
+        from warplab.families.corr.slices_cuda import column_maxima, read_async
+
+        new = sorted({c for pair in pairs for c in pair} - set(self._norm))
+        for c in new:
+            self._norm[c] = normalise_with_extent(self.rows[c])
+        if new:
+            import cupy
+
+            both = read_async(cupy.stack([column_maxima(self._norm[c][2], self._norm[c][1])
+                                          for c in new]))()
+            self._extents.update(zip(new, both))
+        for i, j in pairs:
+            self._choice(i, j)
 
     def block(self, i: int, j: int) -> Any:
-        """The finished coefficients of chunk ``i``'s series against chunk ``j``'s."""
+        """The finished coefficients of chunk ``i``'s series against chunk ``j``'s (queued on
+        the current stream)."""
         pick = self._choice(i, j) if self.variant.name == SLICES else None
         a = self._engine(i, pick)
         if i == j:
@@ -65,17 +89,16 @@ class Chunks:
         return eng
 
     def _choice(self, i: int, j: int) -> Any:
-        """``int8_slices``'s s for the block of chunks ``i`` and ``j``: the single call's rule
-        on their rows (the digit statistics only where the a-priori bound asks for them)."""
-        from warplab.families.corr.cuda import normalise_with_extent
+        """``int8_slices``'s choice for the block of chunks ``i`` and ``j``: the single call's
+        rule on their rows (the digit statistics only where the a-priori bound asks)."""
         from warplab.families.corr.slices import Choice
-        from warplab.families.corr.slices_cuda import STATS_FIRST, digit_maxima, extent_maxima
+        from warplab.families.corr.slices_cuda import STATS_FIRST, digit_maxima
 
-        both = sorted({i, j})
-        for c in both:
-            if c not in self._norm:
-                self._norm[c] = normalise_with_extent(self.rows[c])
-                self._extents[c] = extent_maxima(self._norm[c][2], self._norm[c][1])
+        both = tuple(sorted({i, j}))
+        if both in self._choices:
+            return self._choices[both]
+        if any(c not in self._norm for c in both):
+            self.prepare([(i, j)])
         light = self.precision not in STATS_FIRST
         n = int(self.rows[i].shape[1])
         extents = [self._extents[c] for c in both]
@@ -86,5 +109,5 @@ class Chunks:
                     self._digits[c] = digit_maxima(*self._norm[c])
             choice = Choice.of(self.precision, n, extents, [self._digits[c] for c in both],
                                light)
-        assert choice is not None
+        self._choices[both] = choice
         return choice
