@@ -16,7 +16,8 @@
 #              a run cut short keeps what it measured
 #   TESTS=0    skip the tests (a second call that runs more workloads); TEST_FILES: other
 #              test files (default: the dask, dask corr placement and corr GPU tests)
-#   CAMPAIGN   table (default) or quick; RUNS, WARMUP override the campaign's
+#   CAMPAIGN   table (default) or quick; RUNS, WARMUP override the campaign's; THREADS:
+#              threads per worker of the campaign's clusters (default 1)
 #   FILES_DIR  where histogram_files' 4 x 8 GiB are written once and kept between calls
 #              (default /tmp/warplab-dask-files)
 # Every workload in every mode does not fit one 10-minute command on 4 GPUs. Measured on
@@ -72,7 +73,7 @@ if [ "$left" -gt 30 ]; then
   # shellcheck disable=SC2086
   timeout --signal=INT --kill-after=10 "$left" python3 -m warplab dask \
     --campaign "${CAMPAIGN:-table}" ${WORKLOADS:+--workload "$WORKLOADS"} \
-    ${MODES:+--modes "$MODES"} ${RUNS:+--runs "$RUNS"} ${WARMUP:+--warmup "$WARMUP"} \
+    ${MODES:+--modes "$MODES"} ${RUNS:+--runs "$RUNS"} ${WARMUP:+--warmup "$WARMUP"} ${THREADS:+--threads "$THREADS"} \
     --files "${FILES_DIR:-/tmp/warplab-dask-files}" --json "$OUT/dask-$tag.json" \
     > "$OUT/dask-$tag.txt" 2> "$OUT/dask-$tag.err" || rc=$?
   grep -v " eta " "$OUT/dask-$tag.txt"
