@@ -13,18 +13,9 @@ import dask  # noqa: E402
 
 import warplab  # noqa: E402
 import warplab.dask as wd  # noqa: E402
-from warplab.dask.placement import deal, deal_blocks, equal_work_rows  # noqa: E402
+from warplab.dask.placement import deal_blocks, equal_work_rows  # noqa: E402
 
 RNG = np.random.default_rng(11)
-
-
-@pytest.mark.parametrize("groups", [1, 2, 3, 4, 7])
-def test_deal_balances_within_the_largest_item(groups):
-    costs = list(RNG.uniform(0.1, 5.0, size=37))
-    g = deal(costs, groups)
-    load = [sum(c for c, gi in zip(costs, g) if gi == k) for k in range(groups)]
-    assert sorted(set(g)) == list(range(min(groups, len(costs))))
-    assert max(load) - min(load) <= max(costs) + 1e-12
 
 
 @pytest.mark.parametrize("m,parts", [(2, 1), (2, 5), (10, 3), (1000, 4), (400_000, 8),

@@ -1,11 +1,12 @@
 """``corrcoef`` and ``corr_pairs`` of dask arrays: the single-GPU engines on every worker.
 
 ``corrcoef``'s blocks are the row chunks' block pairs ``(I, J)``, ``I <= J`` (``(J, I)`` is
-the transpose, a view). They are computed by panels of rows (``families/corr/panels.py``):
-each worker builds the engine of each row chunk its blocks need (its own chunks first; a
-remote chunk is fetched once per worker), every engine with the call's one variant and shared
-choice, so each block holds the single call's coefficients; the blocks are dealt to the
-workers in equal shares, each to the worker that fetches the fewest rows for it.
+the transpose, a view), dealt to the workers in equal shares, each to the worker that needs
+the fewest rows it does not hold. A worker computes them in at most two tasks (its blocks
+among the chunks it holds, then the rest), from an engine per row chunk
+(``families/corr/chunks.py``: the single call's variant over the chunk's rows); a task queues
+its blocks' GPU work and each chunk of the result is handed to Dask by a task that waits for
+its block.
 ``corr_pairs`` needs every series for each range of rows: each worker builds one replica of
 the prepared series (the engine ``warplab.corrcoef`` builds: normalised rows and their
 validity) from the input's row chunks, fetching each remote chunk once, and reduces its ranges'
@@ -43,7 +44,8 @@ from warplab.dask.chunking import (
     xp_of,
 )
 from warplab.dask.placement import deal_blocks, equal_work_rows, persist_placed
-from warplab.families.corr import panels, tiles
+from warplab.families.corr import tiles
+from warplab.families.corr.chunks import Chunks
 from warplab.families.corr.pairs import CorrPairs, TopK, check_selection
 from warplab.families.corr.spec import CorrProblem
 from warplab.families.corr.strips import stream_above, strip_bytes_for
@@ -130,7 +132,7 @@ def _blocks(k: str, precision: str, m: int, dtype: np.dtype, pairs: list[tuple[i
     rows = dict(zip(index, chunks))
     xp = xp_of(k)
     full = {i: c for i, c in rows.items() if c.shape[0]}
-    work = panels.Chunks(_variant(k, precision, next(iter(full.values())), m), precision,
+    work = Chunks(_variant(k, precision, next(iter(full.values())), m), precision,
                          full) if full else None
     if work is not None:
         work.prepare([(i, j) for i, j in pairs if i in full and j in full])

@@ -1,23 +1,26 @@
 """Which worker runs which task: the placement plan of ``corrcoef`` and ``corr_pairs``.
 
-Every coefficient block ``(I, J)`` needs the rows of two blocks of series. Letting Dask fetch
-them per task moves row panels between workers once per block pair (and more GPUs get
-slower). Instead, each worker builds **one replica** of the prepared series (its engine: the
-normalised rows, the same object the single-GPU call builds) from the input blocks, fetching
-each remote block once, and the blocks of coefficients are dealt to the workers so that each
-worker's share of the multiply-adds is equal.
+Every coefficient block ``(I, J)`` needs the rows of two row chunks. Letting Dask fetch them
+per task moves the chunks between workers once per block pair (and more GPUs get slower).
+Instead ``corrcoef``'s blocks are dealt in equal shares of multiply-adds, each to the worker
+that needs the fewest rows it does not hold (:func:`deal_blocks`), so each worker fetches a
+remote chunk once; ``corr_pairs``' ranges of rows need every column, so each worker builds
+**one replica** of the prepared series (its engine: the normalised rows, the same object the
+single-GPU call builds) from the input chunks, fetching each remote chunk once, and the ranges
+hold equal numbers of pairs (:func:`equal_work_rows`).
 
 The plan holds only with worker restrictions, and Dask keeps those only where they reach the
 scheduler with the tasks: graph annotations (``dask.annotate``, layer annotations) are dropped
 by the array optimisation that ``persist`` and ``compute`` run (its task fusion rebuilds the
 graph without them), and without restrictions the scheduler's work stealing moves a task to an
-idle worker, which then fetches a whole replica. So with a ``distributed`` client the planned
+idle worker, which then fetches its inputs again. So with a ``distributed`` client the planned
 tasks are sent when the function is called (:func:`persist_placed`): one graph, one layer per
 worker annotated with that worker (strictly: ``allow_other_workers=False``), not optimised,
 in one update of the scheduler (a ``submit`` per task is a message each: on four H200s a
 call of 72 tasks returned in 6-10 ms that way, 1-3 ms in one update); the returned
-collection is backed by the futures of its chunks, and what only they need (the replicas) is
-released once they are computed. Without a client the graph stays lazy and there is one group.
+collection is backed by the futures of its chunks, and what only they need (a replica, a
+worker's blocks before they are handed over) is released once they are computed. Without a
+client the graph stays lazy and there is one group.
 """
 from __future__ import annotations
 
@@ -26,25 +29,13 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 
-def deal(costs: Sequence[float], groups: int) -> list[int]:
-    """The group of each item: largest cost first to the least loaded group (ties to the
-    lowest group), so each group's total is within the largest item of the mean."""
-    load = [0.0] * max(1, groups)
-    out = [0] * len(costs)
-    for i in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
-        g = min(range(len(load)), key=lambda g: (load[g], g))
-        out[i] = g
-        load[g] += costs[i]
-    return out
-
-
 def deal_blocks(rows: Sequence[int], home: Sequence[int],
                 groups: int) -> dict[tuple[int, int], int]:
-    """The group of each block ``(i, j)``, ``i <= j``, of the panels of ``rows`` rows, panel
-    ``p`` held by group ``home[p]``: equal shares of multiply-adds, and few panels fetched.
+    """The group of each block ``(i, j)``, ``i <= j``, of the row chunks of ``rows`` rows,
+    chunk ``p`` held by group ``home[p]``: equal shares of multiply-adds, few chunks fetched.
     Largest block first (blocks of one home before the others), to the group that needs the
     fewest rows it does not hold among those it keeps within the mean share, else to the
-    least loaded. Blocks of an empty panel stay with its home."""
+    least loaded. Blocks of an empty chunk stay with its home."""
     nb, groups = len(rows), max(1, groups)
     out = {(i, j): home[i] for i in range(nb) for j in range(i, nb) if not rows[i] * rows[j]}
     blocks = [(i, j) for i in range(nb) for j in range(i, nb) if rows[i] * rows[j]]

@@ -128,7 +128,7 @@ class _Engine:
     def cross(self, other: Any) -> Any:
         """The finished coefficients of this engine's series against ``other``'s (an engine
         of the same variant over other rows of the same call): the block the engine of both
-        would compute off its diagonal (``warplab.dask.corrcoef``'s panels)."""
+        would compute off its diagonal (``chunks.py``, ``warplab.dask.corrcoef``)."""
         return _finish(self._cross(other), self.xp.concatenate([self.valid, other.valid]), 0,
                        self.m)
 

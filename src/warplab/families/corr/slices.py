@@ -207,7 +207,7 @@ def choose_slices(precision: str, n: int, maxima: RowMaxima) -> int:
 @dataclass(frozen=True)
 class Choice:
     """s and the validity of every series for some rows of a call, chosen by the single
-    call's rule from their maxima, for rows prepared apart from the others (``panels.py``:
+    call's rule from their maxima, for rows prepared apart from the others (``chunks.py``:
     the rows of two chunks, whose block of coefficients it bounds)."""
 
     s: int

@@ -238,7 +238,7 @@ class Prepared:
 
     def cross(self, other: Prepared) -> Any:
         """Finished coefficients (clipped; float64) of this call's rows against ``other``'s,
-        two panels of rows split with one :class:`slices.Choice`: what :meth:`block` gives for
+        two row chunks of one call split with one s: what :meth:`block` gives for
         those rows of the whole call, bit for bit (the same GEMMs and combine per element)."""
         cupy, ma, mb = self.xp, self.plan.m, other.plan.m
         out = cupy.empty((ma, mb), np.float64)

@@ -1,4 +1,4 @@
-"""GPU tests of corrcoef by row chunks (``families/corr/panels.py``, what
+"""GPU tests of corrcoef by row chunks (``families/corr/chunks.py``, what
 ``warplab.dask.corrcoef``'s workers run): every variant's chunk engines give the single call's
 finished blocks bit for bit (``pairwise_direct`` to an ulp: its row sums' order depends on the
 rows' count; ``int8_slices`` where the block's rows choose the call's s, as random walks do),
@@ -20,7 +20,7 @@ cupy = pytest.importorskip("cupy")
 from itertools import pairwise  # noqa: E402
 
 from warplab.core import registry  # noqa: E402
-from warplab.families.corr import panels  # noqa: E402
+from warplab.families.corr import chunks  # noqa: E402
 from warplab.families.corr.slices import TARGETS  # noqa: E402
 from warplab.families.corr.spec import CorrProblem  # noqa: E402
 from warplab.families.corr.tiles import finish  # noqa: E402
@@ -50,7 +50,7 @@ def test_chunk_blocks_are_the_single_calls(variant, precision, invalid):
     with np.errstate(invalid="ignore", divide="ignore"):
         whole = v.fn(x, precision)
     cuts = [0, m // 3, m // 3 + 1, m]  # a chunk of one row
-    work = panels.Chunks(v, precision, _chunks(x, cuts))
+    work = chunks.Chunks(v, precision, _chunks(x, cuts))
     for i in range(3):
         for j in range(i, 3):
             got = cupy.asnumpy(work.block(i, j))
@@ -74,7 +74,7 @@ def test_int8_slices_blocks_take_the_slices_their_rows_need():
     x = cupy.asarray(h)
     v = registry.get("corrcoef", "int8_slices")
     whole = v.fn(x, "float64")
-    work = panels.Chunks(v, "float64", _chunks(x, [0, 300, 600]))
+    work = chunks.Chunks(v, "float64", _chunks(x, [0, 300, 600]))
     exp = np.corrcoef(h)
     for i, j in ((0, 0), (0, 1), (1, 1)):
         got = cupy.asnumpy(work.block(i, j))

@@ -1,7 +1,7 @@
 """corrcoef by row chunks against one engine over every row, on one GPU, without Dask.
 
 ``warplab.dask.corrcoef``'s workers compute their blocks from engines over each row chunk
-(``families/corr/panels.py``: ``Chunks``, each chunk's engine built by its first block).
+(``families/corr/chunks.py``: ``Chunks``, each chunk's engine built by its first block).
 A replica plan builds one engine over every row instead. This times both on one GPU for the
 Dask campaign's shape (65,536 x 4,096 float32 random walks in 8 row chunks), each block
 synchronised (the Dask task of a block used to be):
@@ -12,7 +12,7 @@ synchronised (the Dask task of a block used to be):
   (the first block of each chunk builds its engine).
 
 Prints the median of ``--runs`` per phase (ms) and writes them as JSON. Usage (GPU machine):
-  PYTHONPATH=src python3 benchmarks/explore_corr_panels.py --json $OUT/panels.json
+  PYTHONPATH=src python3 benchmarks/explore_corr_chunks.py --json $OUT/chunks.json
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def run(m: int, n: int, nb: int, precision: str, seed: int) -> dict[str, Any]:
     import cupy
 
     from warplab.core import registry
-    from warplab.families.corr import panels
+    from warplab.families.corr.chunks import Chunks
     from warplab.families.corr.spec import CorrProblem
     from warplab.families.corr.tiles import finish
 
@@ -70,7 +70,7 @@ def run(m: int, n: int, nb: int, precision: str, seed: int) -> dict[str, Any]:
     def chunks() -> dict[str, float]:
         p: dict[str, float] = {}
         t = time.perf_counter()
-        work = panels.Chunks(v, precision, {i: x[a:b] for i, (a, b) in enumerate(parts)})
+        work = Chunks(v, precision, {i: x[a:b] for i, (a, b) in enumerate(parts)})
         for i in range(nb):
             for j in range(i, nb):
                 work.block(i, j)  # the first block of a chunk builds its engine
