@@ -238,13 +238,17 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None,
     ``warplab.corrcoef`` (the same engine runs on each worker). Persist it to keep the blocks
     on the workers: ``r = corrcoef(x).persist()``.
 
-    Placement (``placement.py``): each worker of the current client builds one replica of the
-    prepared series (fetching each remote input block once); the blocks ``(I, J)``,
-    ``I <= J``, are dealt to the workers in equal shares of multiply-adds and computed from
-    the local replica; ``(J, I)`` is the transpose (a view). With a ``distributed`` client
-    these tasks and the input's graph are sent at the call, each task restricted to its
-    worker (the returned array is backed by their futures); without one the graph is lazy.
-    Every task returns when its GPU work is done.
+    Placement (``placement.py``): the blocks ``(I, J)``, ``I <= J``, are dealt to the
+    workers of the current client in equal shares of multiply-adds, each to the worker that
+    needs the fewest rows it does not hold (each remote chunk fetched once per worker); a
+    worker computes them in at most two tasks from an engine per row chunk (the single
+    call's variant; ``int8_slices`` chooses s per block from its two chunks' rows, so a
+    block equals the single call's wherever its rows choose the call's s, and meets the
+    precision's target everywhere); ``(J, I)`` is the transpose (a view). With a
+    ``distributed`` client these tasks and the input's graph are sent at the call, each task
+    restricted to its worker (the returned array is backed by their futures); without one
+    the graph is lazy. Each chunk of the result is complete (its GPU work done) when Dask
+    has it.
 
     Constant or non-finite series give NaN rows and columns as the single-machine function,
     but without its ``RuntimeWarning`` (it would be raised on a worker). Unknown chunk sizes:
