@@ -133,3 +133,28 @@ def test_the_check_sees_tasks_that_do_not_wait(way: str, monkeypatch: pytest.Mon
         assert left > 0, f"{way}: a task that does not wait left no work queued"
     _, left = _ready(way, [x.map_blocks(completed(_scaled))], request)
     assert left == 0
+
+
+class _Event:
+    """A CUDA event's stand-in: done once synchronised."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def synchronize(self) -> None:
+        self.done = True
+
+
+def test_a_block_leaves_its_worker_only_once_its_gpu_work_is_done():
+    """corrcoef's worker task hands its blocks on with the end of their GPU work; pickling
+    that end (Dask spilling or moving the task's output) waits for it first and travels as
+    done (a CUDA event cannot be pickled)."""
+    import pickle
+
+    from warplab.dask.corr import Done
+
+    ev = _Event()
+    copy = pickle.loads(pickle.dumps(Done(ev)))
+    assert ev.done
+    assert copy.event is None
+    copy.wait()  # nothing left to wait for

@@ -120,13 +120,13 @@ def _variant(k: str, precision: str, x: Any, m: int) -> Any:
 
 
 def _blocks(k: str, precision: str, m: int, dtype: np.dtype, pairs: list[tuple[int, int]],
-            index: list[int], *chunks: Any) -> list[tuple[Any, Any]]:
+            index: list[int], *chunks: Any) -> list[tuple[Any, Done]]:
     """The blocks ``(I, J)`` of ``pairs`` (in order) from the row chunks ``chunks`` (chunk
     ``index[t]`` of the call is ``chunks[t]``), each chunk's engine built once, each block
-    with the event recorded after its GPU work (None for NumPy chunks). The GPU work is
-    queued, not waited for: the tasks that hand each block to Dask (:func:`_block`) wait for
-    its event, so every chunk of the result is complete when Dask has it, and the GPU
-    computes the next blocks while Dask takes the finished ones (a task each)."""
+    with the end of its GPU work (:class:`Done`). The GPU work is queued, not waited for:
+    the tasks that hand each block to Dask (:func:`_block`) wait for its end, so every chunk
+    of the result is complete when Dask has it, and the GPU computes the next blocks while
+    Dask takes the finished ones (a task each)."""
     for c in chunks:
         check_chunk(c, k)
     rows = dict(zip(index, chunks))
@@ -146,23 +146,39 @@ def _blocks(k: str, precision: str, m: int, dtype: np.dtype, pairs: list[tuple[i
     return out
 
 
-def _mark(k: str) -> Any:
-    """An event recorded on the current stream (CuPy chunks), else None."""
+class Done:
+    """The end of a block's GPU work: an event recorded after it (None: nothing to wait
+    for). Pickled (Dask spilling or moving a task's output) only once the work is done, and
+    as done: a CUDA event does not travel."""
+
+    def __init__(self, event: Any = None) -> None:
+        self.event = event
+
+    def wait(self) -> None:
+        if self.event is not None:
+            self.event.synchronize()
+
+    def __reduce__(self) -> tuple:
+        self.wait()
+        return (Done, ())
+
+
+def _mark(k: str) -> Done:
+    """The end of the work queued so far on the current stream (CuPy chunks)."""
     if k != "cupy":
-        return None
+        return Done()
     import cupy
 
-    done = cupy.cuda.Event(block=False, disable_timing=True)
-    done.record()
-    return done
+    event = cupy.cuda.Event(block=False, disable_timing=True)
+    event.record()
+    return Done(event)
 
 
-def _block(blocks: list[tuple[Any, Any]], t: int, transpose: bool = False) -> Any:
+def _block(blocks: list[tuple[Any, Done]], t: int, transpose: bool = False) -> Any:
     """Block ``t`` of a :func:`_blocks` task (its transpose, a view), once its GPU work is
     done."""
     b, done = blocks[t]
-    if done is not None:
-        done.synchronize()
+    done.wait()
     return b.T if transpose else b
 
 
