@@ -3,6 +3,9 @@ worker, one replica of the series per worker, each task where its replica is, an
 to the single-machine call on clusters of 1, 2 and 3 workers."""
 from __future__ import annotations
 
+import os
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -22,11 +25,11 @@ RNG = np.random.default_rng(11)
                                      (33, 33)])
 def test_equal_work_rows_cut_the_triangle_evenly(m, parts):
     b = equal_work_rows(m, parts)
-    assert b[0] == 0 and b[-1] == m and all(x < y for x, y in zip(b, b[1:]))
+    assert b[0] == 0 and b[-1] == m and all(x < y for x, y in pairwise(b))
     assert len(b) - 1 <= min(parts, m)
     work = [sum(m - 1 - i for i in range(lo, hi)) if m < 5000 else
             (hi - lo) * (m - 1) - (hi * (hi - 1) - lo * (lo - 1)) // 2
-            for lo, hi in zip(b, b[1:])]
+            for lo, hi in pairwise(b)]
     assert sum(work) == m * (m - 1) // 2
     if len(work) > 1:  # one row more or less per cut
         assert max(work) - min(work) <= 2 * m
@@ -210,3 +213,35 @@ def test_deal_blocks_balances_and_fetches_less_than_replicas(nb, groups):
         got_total = sum(len(f) for f in fetched)
         assert got_total < replica if groups >= 4 and nb >= 2 * groups else \
             got_total <= replica
+
+
+def test_host_processes_count_the_worker_processes_of_each_host():
+    from warplab.dask.chunking import host_processes
+
+    ws = ["tcp://10.0.0.1:4001", "ucx://10.0.0.1:4002", "tcp://10.0.0.2:4001",
+          "tcp://[fe80::1]:9000", "inproc://10.0.0.3/77/1", "inproc://10.0.0.3/77/2",
+          "inproc://10.0.0.3/78/1"]
+    assert host_processes(ws) == {ws[0]: 2, ws[1]: 2, ws[2]: 1, ws[3]: 1, ws[4]: 2, ws[5]: 2,
+                                  ws[6]: 2}
+    assert host_processes([]) == {}
+
+
+def test_file_workers_of_one_host_share_its_cores(tmp_path, monkeypatch):
+    """Two worker processes of this host: the first files task of each makes its streaming
+    threads for two processes (cores / 2); ``WARPLAB_STREAM_THREADS`` wins where set."""
+    from warplab.core import staging
+
+    data = RNG.integers(0, 256, 200_003, dtype=np.uint8)
+    p = tmp_path / "f.bin"
+    p.write_bytes(data.tobytes())
+    want = {None: max(1, min(32, (os.cpu_count() or 1) // 2)), "3": 3}
+    for setting in (None, "3"):
+        if setting is None:
+            monkeypatch.delenv("WARPLAB_STREAM_THREADS", raising=False)
+        else:
+            monkeypatch.setenv("WARPLAB_STREAM_THREADS", setting)
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                      dashboard_address=None) as c, distributed.Client(c) as cl:
+            h = wd.histogram_files([str(p)]).compute()
+            assert set(cl.run(staging.threads).values()) == {want[setting]}
+        np.testing.assert_array_equal(h, np.bincount(data, minlength=256))

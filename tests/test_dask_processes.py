@@ -21,11 +21,8 @@ import dask  # noqa: E402
 import warplab  # noqa: E402
 import warplab.dask as wd  # noqa: E402
 from warplab.lab.campaigns.dask import modes as md  # noqa: E402
-from warplab.lab.campaigns.dask.processes import (  # noqa: E402
-    dask_cli,
-    process_cluster,
-    stream_threads,
-)
+from warplab.core import staging  # noqa: E402
+from warplab.lab.campaigns.dask.processes import dask_cli, process_cluster  # noqa: E402
 
 if dask_cli() is None:
     pytest.skip("Dask's command-line tools (python -m dask scheduler/worker) are missing",
@@ -44,31 +41,35 @@ _transfer_limit = functools.partial(dask.config.get,
 _stream_threads = functools.partial(os.getenv, "WARPLAB_STREAM_THREADS")
 
 
+def _files(tmp_path: Path, sizes: tuple[int, ...]) -> list[str]:
+    paths = []
+    for i, size in enumerate(sizes):
+        p = tmp_path / f"part{i}.bin"
+        p.write_bytes(RNG.integers(0, 256, size, dtype=np.uint8).tobytes())
+        paths.append(str(p))
+    return paths
+
+
 def test_the_campaigns_local_clusters_take_the_transfer_limit(tmp_path, monkeypatch):
     """Every worker of the campaign's clusters fetches up to ``modes.TRANSFER_BYTES`` from
-    a peer in one message (the nannies hand the config to the worker processes), and the
-    workers of the host share its cores for streaming (``stream_threads``)."""
+    a peer in one message (the nannies hand the config to the worker processes); their
+    streaming threads are the library's own split of the host (no setting of the
+    campaign's): two workers, cores / 2 each once a files task has run."""
     monkeypatch.delenv("WARPLAB_STREAM_THREADS", raising=False)
-    want = stream_threads(2)["WARPLAB_STREAM_THREADS"]
-    assert int(want) == max(1, min(32, len(os.sched_getaffinity(0)) // 2))
+    paths = _files(tmp_path, (30_000,))
     with md.open_cluster(md.Mode("cluster", 2, "tcp"), "cpu", tmp_path) as (client, _):
         assert set(client.run(_transfer_limit).values()) == {md.TRANSFER_BYTES}
-        assert set(client.run(_stream_threads).values()) == {want}
+        assert set(client.run(_stream_threads).values()) == {None}
+        wd.histogram_files(paths).compute()
+        assert set(client.run(staging.threads).values()) == {staging.host_threads(2)}
     assert _transfer_limit() != md.TRANSFER_BYTES  # this process's config is unchanged
-    assert os.environ.get("WARPLAB_STREAM_THREADS") is None
-    monkeypatch.setenv("WARPLAB_STREAM_THREADS", "3")  # the user's setting wins
-    assert stream_threads(2) == {}
 
 
 def test_separate_processes_over_tcp(tmp_path):
     start = time.monotonic()
     s = RNG.normal(size=(300, 40)).cumsum(axis=1)
     h = RNG.integers(0, 256, 50_000, dtype=np.uint8)
-    paths = []
-    for i, size in enumerate((0, 7_000, 40_001)):
-        p = tmp_path / f"part{i}.bin"
-        p.write_bytes(RNG.integers(0, 256, size, dtype=np.uint8).tobytes())
-        paths.append(str(p))
+    paths = _files(tmp_path, (0, 7_000, 40_001))
     with process_cluster(workers=2, threads=1, folder=tmp_path / "cluster") as pc:
         assert pc.address.startswith("tcp://")
         with pc.client() as client:
@@ -76,9 +77,8 @@ def test_separate_processes_over_tcp(tmp_path):
             pids = set(client.run(os.getpid).values())
             assert len(info) == 2 and len(pids) == 2 and os.getpid() not in pids
             assert set(client.run(_transfer_limit).values()) == {md.TRANSFER_BYTES}
-            threads = set(client.run(_stream_threads).values())
-            assert threads == {os.environ.get("WARPLAB_STREAM_THREADS") or
-                               stream_threads(2)["WARPLAB_STREAM_THREADS"]}
+            assert set(client.run(_stream_threads).values()) == \
+                {os.environ.get("WARPLAB_STREAM_THREADS")}
             x = da.from_array(s, chunks=(70, 40))
             xb = da.from_array(h, chunks=12_000)
             hist, edges = wd.histogram(x, bins=12)

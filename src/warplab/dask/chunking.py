@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -141,6 +142,21 @@ def worker_addresses(client: Any | None = None) -> list[str]:
     a cache that lags behind workers that just joined)."""
     client = client if client is not None else current_client()
     return [] if client is None else sorted(client.nthreads())
+
+
+def host_processes(workers: Sequence[str]) -> dict[str, int]:
+    """Per worker address: the worker processes on its host (the workers whose addresses name
+    that host; in-process workers, ``inproc://host/pid/n``, of one process count once)."""
+    proc: dict[str, tuple[str, str]] = {}
+    for w in workers:
+        scheme, _, loc = w.partition("://")
+        if scheme == "inproc":
+            host, _, rest = loc.partition("/")
+            proc[w] = (host, rest.partition("/")[0])
+        else:
+            proc[w] = (loc.rsplit(":", 1)[0] if ":" in loc else loc, w)
+    per_host = Counter(host for host, _ in set(proc.values()))
+    return {w: per_host[proc[w][0]] for w in workers}
 
 
 def n_workers() -> int:

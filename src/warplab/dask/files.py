@@ -6,7 +6,9 @@ client share ``i`` is sent at once to worker ``i mod n``, restricted to it: Dask
 scheduler may otherwise queue two root tasks on one worker); each task counts its share
 with ``warplab.byte_histogram`` over a list of :class:`warplab.FileRange`, the same reader
 the single-machine call uses: ``preadv`` straight into pinned staging buffers by worker
-threads, H2D copies overlapped with the kernels (docs/streaming.md). No byte of data passes
+threads, H2D copies overlapped with the kernels (docs/streaming.md). Workers that share a host
+share its cores: each process's streaming threads are made for the worker processes of its
+host (cores / processes, unless ``WARPLAB_STREAM_THREADS`` is set). No byte of data passes
 through the client; the per-share counts add in Dask's tree.
 """
 from __future__ import annotations
@@ -24,9 +26,17 @@ import dask.array as da
 import numpy as np
 
 import warplab
+from warplab.core import staging
 from warplab.core.errors import InvalidValueError
 from warplab.core.sources import FileRange
-from warplab.dask.chunking import completed, current_client, fan_in, graph, worker_addresses
+from warplab.dask.chunking import (
+    completed,
+    current_client,
+    fan_in,
+    graph,
+    host_processes,
+    worker_addresses,
+)
 from warplab.dask.placement import persist_placed
 
 __all__ = ["file_shares", "histogram_files"]
@@ -86,11 +96,15 @@ def file_shares(paths: Sequence[str], sizes: Sequence[int], share_bytes: int
 
 
 @completed
-def _count_share(share: list[FileRange], bins: Any, device: str | None) -> np.ndarray:
+def _count_share(share: list[FileRange], processes: int, *, bins: Any,
+                 device: str | None) -> np.ndarray:
     """The counts of one share (runs on a worker): one ``byte_histogram`` stream over its
     ranges, read with ``preadv`` into the pinned staging buffers, as the single-machine call
-    reads whole files. Host counts: the GPU's work is done when they are returned
-    (``completed`` keeps that true should they ever stay on the device)."""
+    reads whole files, by this process's streaming threads, made (if not yet) for the
+    ``processes`` worker processes of its host (``staging.share_host``). Host counts: the
+    GPU's work is done when they are returned (``completed`` keeps that true should they
+    ever stay on the device)."""
+    staging.share_host(processes)
     return warplab.byte_histogram(share, bins, device=device).reshape(1, -1)
 
 
@@ -138,7 +152,9 @@ def histogram_files(paths_or_glob: Any, bins: Any = "bytes", *, chunk_bytes: int
     name = "wl-files-" + dask.base.tokenize(paths, sizes, bins, chunk_bytes, device,
                                             uuid.uuid4().hex)
     fn = partial(_count_share, bins=bins, device=device)
-    dsk: dict = {(name, i, 0): (fn, share) for i, share in enumerate(ranges)}
+    procs = host_processes(workers)
+    dsk: dict = {(name, i, 0): (fn, share, procs[workers[i % len(workers)]] if workers else 1)
+                 for i, share in enumerate(ranges)}
     if not dsk:
         dsk[(name, 0, 0)] = (np.zeros, (1, nbins), np.int64)
     elif workers:  # share i on worker i mod n, restricted (placement.py says why)

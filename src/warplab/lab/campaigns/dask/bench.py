@@ -25,6 +25,7 @@ threads) beside the file workloads; the fastest page-cache read is the files' ce
 """
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +35,6 @@ from warplab.core import staging
 from warplab.core.errors import InvalidValueError
 from warplab.lab.campaigns.dask import limits, modes as md, workloads as wl
 from warplab.lab.campaigns.dask.modes import Mode
-from warplab.lab.campaigns.dask.processes import stream_threads
 from warplab.lab.campaigns.dask.workloads import WORKLOADS, Workload
 from warplab.lab.harness.campaign import finish_campaign
 from warplab.lab.harness.data import evict_from_page_cache
@@ -175,14 +175,15 @@ def _host_reads(paths: list[str], backend: str, ceilings: dict, quick: bool,
                 worker_counts: list[int]) -> list[dict]:
     """The host's read bandwidth: memory with a thread per core; the page-cached files with
     a thread per core, with the direct call's streaming threads (``staging.threads()``) and
-    with the streaming threads of all the workers of each count (``stream_threads``), so a
+    with the streaming threads of all the workers of each count (``staging.host_threads``
+    each, or ``WARPLAB_STREAM_THREADS``), so a
     file workload's scaling is read against what the host gives that many readers."""
     cores = md.cores()
     size = (64 << 20) if quick else (4 << 30)
     reads = [("memory", limits.host_read_gbps(size, cores), size, cores)]
     files = sum(Path(p).stat().st_size for p in paths)
-    each = {w: int(stream_threads(w).get("WARPLAB_STREAM_THREADS") or staging.threads())
-            for w in worker_counts}
+    each = {w: staging.threads() if os.environ.get("WARPLAB_STREAM_THREADS") else
+            staging.host_threads(w) for w in worker_counts}
     counts = sorted({cores, staging.threads(), *(each[w] * w for w in worker_counts)})
     reads += [("page_cache", limits.page_cache_read_gbps(paths, t), files, t) for t in counts]
     out = []

@@ -13,8 +13,9 @@ No cluster spills: host and device memory limits are off (``memory_limit=0``,
 workers fetch up to :data:`TRANSFER_BYTES` from one peer in one message (Dask's
 ``distributed.worker.transfer.message-bytes-limit``, 50 MB by default: a worker building a
 ``corrcoef`` replica fetched the other worker's four 128 MiB blocks one message at a time;
-``docs/dask.md``, ``benchmarks/NOTES.md``), and the workers of one host stream files with a
-thread per core together (``processes.stream_threads``). Also here: what
+``docs/dask.md``, ``benchmarks/NOTES.md``); the workers of one host stream files with a
+thread per core together by themselves (``staging.share_host``, from
+``warplab.dask.histogram_files``: what a user's cluster does). Also here: what
 each worker's device synchronisation costs after a ``wait()`` (the completion lag), the fixed
 cost of one ``compute()``, and releasing a run's keys before the next run.
 """
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from warplab.lab.campaigns.dask.processes import TRANSFER_BYTES, process_cluster, stream_threads
+from warplab.lab.campaigns.dask.processes import TRANSFER_BYTES, process_cluster
 from warplab.lab.harness.stats import summarize
 
 #: The workers' transfer limit (``processes.TRANSFER_BYTES``) as Dask's config, for the
@@ -108,14 +109,12 @@ def open_cluster(mode: Mode, backend: str, folder: Path, threads: int = 1
                 n_workers=mode.workers,
                 CUDA_VISIBLE_DEVICES=",".join(map(str, range(mode.workers))),
                 threads_per_worker=threads, protocol=mode.protocol, dashboard_address=None,
-                memory_limit=0, device_memory_limit=0, local_directory=str(folder),
-                env=stream_threads(mode.workers))
+                memory_limit=0, device_memory_limit=0, local_directory=str(folder))
         else:
             cluster = LocalCluster(n_workers=mode.workers, processes=True,
                                    threads_per_worker=threads,
                                    protocol=f"{mode.protocol}://", dashboard_address=None,
-                                   memory_limit=0, local_directory=str(folder),
-                                   env=stream_threads(mode.workers))
+                                   memory_limit=0, local_directory=str(folder))
     with cluster, Client(cluster, set_as_default=False) as client, client.as_current():
         yield client, type(cluster).__name__
 

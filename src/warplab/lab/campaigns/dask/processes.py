@@ -62,26 +62,14 @@ def dask_cli(cuda: bool = False) -> list[str] | None:
 TRANSFER_BYTES = "1GiB"
 
 
-def stream_threads(workers: int) -> dict[str, str]:
-    """``WARPLAB_STREAM_THREADS`` for ``workers`` worker processes of one host, so that
-    together they stream with a thread per core (the default is a thread per core, at most
-    32, in every process: two workers on a 32-core host ran 64 threads and read the page
-    cache no faster than one, ``benchmarks/NOTES.md``); empty where the environment sets it."""
-    if os.environ.get("WARPLAB_STREAM_THREADS"):
-        return {}
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
-    return {"WARPLAB_STREAM_THREADS": str(max(1, min(32, cores // max(1, workers))))}
-
-
 def _env(workers: int) -> dict[str, str]:
     """This process's environment with warplab's folder first on ``PYTHONPATH`` and every
     entry absolute (the workers may start in another folder), the campaign's transfer
-    limit (:data:`TRANSFER_BYTES`) unless the environment sets one, and the streaming
-    threads of ``workers`` workers (:func:`stream_threads`)."""
+    limit (:data:`TRANSFER_BYTES`) unless the environment sets one. The workers of one host
+    split its cores for streaming by themselves (``warplab.dask.histogram_files``)."""
     import warplab
 
-    env = dict(os.environ) | stream_threads(workers)
+    env = dict(os.environ)
     root = str(Path(warplab.__file__).resolve().parents[1])
     parts = [str(Path(p).resolve()) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([root, *parts]))
