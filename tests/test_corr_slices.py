@@ -511,8 +511,8 @@ def test_naming_int8_slices_without_a_gpu_says_why() -> None:
 
 
 def _read_backs(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """What ``slices_cuda.extent_maxima`` and ``digit_maxima`` read back for the rows ``z``,
-    in NumPy."""
+    """What the GPU reads back for the rows ``z`` (``slices_cuda.column_maxima`` of their
+    extent, ``digit_maxima``), in NumPy."""
     stats = row_stats(z)
     valid = 1.0 if bool((stats[:, -2] > 0).all()) else 0.0
     ext = np.array([np.abs(z).max(initial=0.0), stats[:, -1].max(initial=0.0), valid])

@@ -104,11 +104,15 @@ def share_host(processes: int) -> int:
 
 
 def host_threads(processes: int) -> int:
-    """Streaming threads of each of ``processes`` processes that share this host's cores (the
-    cores this process may run on): cores / processes, at least 1, at most 32."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+    """Streaming threads of each of ``processes`` processes that share this host's
+    :func:`cores`: cores / processes, at least 1, at most 32."""
+    return max(1, min(MAX_THREADS, cores() // max(1, int(processes))))
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
-    return max(1, min(MAX_THREADS, cores // max(1, int(processes))))
 
 
 def _make(n: int) -> ThreadPoolExecutor:

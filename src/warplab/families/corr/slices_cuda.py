@@ -138,12 +138,6 @@ def split(z: Any, c: Any, plan: SlicesPlan) -> tuple[Any, Any]:
     return f, r
 
 
-def extent_maxima(extent: Any, valid: Any) -> np.ndarray:
-    """``slices.Choice.of``'s extents of some rows: the column maxima of their extent and
-    whether every row is valid (3 values), read back (one synchronisation)."""
-    return read_async(column_maxima(extent, valid))()
-
-
 def digit_maxima(z: Any, valid: Any, extent: Any) -> np.ndarray:
     """``slices.Choice.of``'s digits of some rows: the column maxima of their digit
     statistics and the validity flag (STATS + 1 values), read back."""
@@ -207,7 +201,7 @@ class Prepared:
             self.maxima, self.all_valid = apriori_maxima(host[0] / TOP, host[1]), bool(host[2])
             self.slices = choose_slices(precision, n, self.maxima)
             if self.slices > NOMINAL_SLICES[precision]:  # the digit statistics may lower it
-                host = read_async(column_maxima(row_stats(z, valid, extent), valid))()
+                host = digit_maxima(z, valid, extent)
                 light = False
         if not light:
             self.maxima, self.all_valid = RowMaxima.of(host[:STATS]), bool(host[STATS])

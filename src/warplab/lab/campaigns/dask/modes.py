@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib.util
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from warplab.core import staging
 from warplab.lab.campaigns.dask.processes import TRANSFER_BYTES, process_cluster
 from warplab.lab.harness.stats import summarize
 
@@ -177,5 +177,5 @@ def workers_of(client: Any) -> int:
 
 
 def cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
+    """The host's cores as the library counts them (``staging.cores``)."""
+    return staging.cores()
