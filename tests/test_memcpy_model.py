@@ -454,3 +454,21 @@ def test_group_worded_buffers() -> None:
     assert np.array_equal(got, want)
     assert not group_worded(n, src.astype(np.uint64), dst.astype(np.uint64),
                             WARP_TIERS_WORDS._replace(words=2)).any()
+
+
+def test_parts_per_group_fill_the_gpu_only_where_groups_are_few() -> None:
+    """The warp kernel's warps per group of 32 buffers (``cuda.parts_log2``): a power of two
+    of at most 8, the largest whose warps stay within PARTS_WAVES x the resident warps, and 1
+    once the groups alone reach that."""
+    from warplab.families.memcpy.cuda import PARTS_WAVES, parts_log2
+
+    resident = 132 * 4 * 8  # an H100 at four blocks of eight warps per SM
+    for count in (1, 31, 32, 33, 1000, 16_384, 65_536, 200_000, 262_144, 1 << 20, 1 << 27):
+        groups = -(-count // 32)
+        p = 1 << parts_log2(count, resident)
+        assert p in (1, 2, 4, 8)
+        assert p == 1 or p * groups <= PARTS_WAVES * resident
+        assert p == 8 or 2 * p * groups > PARTS_WAVES * resident
+    assert 1 << parts_log2(16_384, resident) == 8      # 64 MiB of 4 KiB buffers
+    assert 1 << parts_log2(65_536, resident) == 4      # 64 MiB of 1 KiB buffers
+    assert parts_log2(1 << 20, resident) == 0          # 1 GiB of 1 KiB buffers

@@ -31,7 +31,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from warplab.core import overrides, registry as _registry
 from warplab.core.device import device_errors
 from warplab.core.errors import InvalidTypeError, InvalidValueError
-from warplab.families.memcpy import host
+from warplab.families.memcpy import host, table_cuda
 from warplab.families.memcpy.plan import (
     DEFAULT,
     PLANS,
@@ -54,6 +54,8 @@ from warplab.families.memcpy.transfer import (
 
 
 def _as_list(x: Any, what: str) -> list[Any]:
+    if type(x) is list:  # read, never changed: no copy
+        return x
     if not isinstance(x, (list, tuple)):
         raise InvalidTypeError(f"{what} must be a list or tuple of arrays, got {type(x).__name__}")
     return list(x)
@@ -163,6 +165,11 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
                                      device, config))
     if table is None:  # else checked with the table
         check_overlap(sp, dp, sz)
+    if plan.table is not None:  # args_table: the table is the launch's parameter
+        _registry.ran(plan.variant)
+        table_cuda.copy(plan.table, table_cuda.pack(sp, dp, sz) if table is None else table,
+                        len(srcs))
+        return
     run(plan, sp, dp, sz, largest, (srcs, dsts), table=table)
 
 

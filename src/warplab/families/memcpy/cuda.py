@@ -284,9 +284,10 @@ _LAUNCHES = fastpath.PlanCache("memcpy.launches")
 
 
 def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
-              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"]) -> tuple[_Launches, int]:
-    """The launches of a first kernel ``first_expr`` with its BLEV kernel on the current
-    device, and the device's id."""
+              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], extra: tuple = ()
+              ) -> tuple[_Launches, int]:
+    """The launches of a first kernel ``first_expr`` (``extra``: samples of its arguments
+    after the queue's) with its BLEV kernel on the current device, and the device's id."""
     import cupy
 
     dev = cupy.cuda.runtime.getDevice()
@@ -296,7 +297,7 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
         u64 = np.uint64(0)
         got = _LAUNCHES.put(key, _Launches(
             Prepared(_kernel_on(first_expr, dev, loads), None, (block,),
-                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64, *extra)),
             Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
                      (ARRAY, ARRAY, ARRAY, u64, u64, u64)),
             BLEV_BLOCKS_PER_SM * sms(dev), wlev_max))
@@ -312,20 +313,21 @@ def stream_queue(dev: int) -> tuple[int, _Queue]:
     return stream, q
 
 
-def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int) -> None:
-    """The launches of a size-class kernel (``memcpy.cu``): the first kernel copies every
-    buffer of up to ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second
-    kernel, through the stream's :class:`_Queue`. When the host knows that no buffer is that
-    large, the first kernel never touches the queue: one launch, null pointers."""
+def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int, *extra: Any) -> None:
+    """The launches of a size-class kernel (``memcpy.cu``; ``extra``: the first kernel's
+    arguments after the queue's): the first kernel copies every buffer of up to
+    ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second kernel, through the
+    stream's :class:`_Queue`. When the host knows that no buffer is that large, the first
+    kernel never touches the queue: one launch, null pointers."""
     if b.largest is not None and b.largest <= go.wlev_max:
         go.first.on_stream(fastpath.current_stream()[0], grid, b.src, b.dst, b.sizes, b.count,
-                           0, 0, 0)
+                           0, 0, 0, *extra)
         return
     stream, q = stream_queue(dev)
     with q.lock:
         keep, first, ids = q.slots_for(b.count)
         go.first.on_stream(stream, grid, b.src, b.dst, b.sizes, b.count, q.counter_at, ids,
-                           first)
+                           first, *extra)
         try:
             go.blev.on_stream(stream, go.blev_grid, b.src, b.dst, b.sizes, q.counter_at, ids,
                               first)
@@ -343,15 +345,34 @@ def _size_classes(b: DeviceBatch, c: SizeClasses) -> None:
     _classed(b, go, -(-b.count // (c.tile_threads * c.buffers_per_thread)), dev)
 
 
+#: The warp kernel's ``parts_log2`` argument per value (a NumPy scalar: CuPy's launch too).
+_PARTS_LOG2 = tuple(np.uint32(k) for k in range(4))
+#: Warps the warp kernel's grid is given per warp the GPU holds at once, at least, while the
+#: batch's groups of 32 buffers are fewer (``parts_log2``).
+PARTS_WAVES = 2
+
+
+def parts_log2(count: int, resident_warps: int) -> int:
+    """log2 of the warps per group of 32 buffers of the warp kernel (``memcpy_warp.cuh``,
+    GridStride): the largest power of two P <= 8 with ``P * groups <= PARTS_WAVES *
+    resident_warps`` (1 where the groups alone fill that many): a batch of a few thousand
+    buffers of 1-8 KiB gets more warps copying at once than its groups."""
+    r = PARTS_WAVES * resident_warps // -(-count // 32)
+    return min(3, r.bit_length() - 1) if r > 1 else 0
+
+
 def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
     """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``,
     ``WARP_CLASSES_STREAM``, ``WARP_TIERS``, ``WARP_TIERS_WORDS`` and ``WARP_CLASSES_SWEEP``:
-    the modules compile those): the warp kernel, then the BLEV queue's kernel (``_classed``:
-    one launch when the host knows no buffer exceeds ``c.wlev_max``)."""
+    the modules compile those): the warp kernel, ``parts_log2`` warps per group, then the BLEV
+    queue's kernel (``_classed``: one launch when the host knows no buffer exceeds
+    ``c.wlev_max``)."""
     if b.count == 0:
         return
-    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads)
-    _classed(b, go, min(-(-b.count // WARP_THREADS), MAX_GRID), dev)
+    go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads,
+                        (_PARTS_LOG2[0],))
+    lg = parts_log2(b.count, sms(dev) * c.min_blocks * (WARP_THREADS // 32))
+    _classed(b, go, min(-(-(b.count << lg) // WARP_THREADS), MAX_GRID), dev, _PARTS_LOG2[lg])
 
 
 def _queue_fits(p: MemcpyProblem) -> bool:

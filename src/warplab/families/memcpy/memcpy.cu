@@ -224,7 +224,7 @@ template __global__ void memcpy_size_classes_blev<32768>(const u64*, const u64*,
                                                          u64*, const u32*, const u64*);
 #define WARP_CLASSES_INST(TM, G, SM, G2, S2, WM, C, MB, ST, Z, W)                            \
     template __global__ void memcpy_warp_classes<TM, G, SM, G2, S2, WM, C, MB, ST, Z, W>(    \
-        const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);
+        const u64*, const u64*, const u64*, u64, u64*, u32*, u64*, u32);
 WARP_CLASSES_INST(16, 8, 256, 32, 256, 8192, 32768, 4, 0, 0, 0)   // WARP_CLASSES
 WARP_CLASSES_INST(16, 8, 256, 32, 256, 8192, 32768, 4, 1, 0, 0)   // WARP_CLASSES_STREAM
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 3, 0, 0)  // WARP_TIERS

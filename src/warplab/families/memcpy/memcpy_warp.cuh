@@ -265,15 +265,27 @@ __device__ __forceinline__ void stream_copy(const u64* s_src, const u64* s_dst,
 // (their addresses read from a header that memcpy_windows_count wrote: the batch's own arrays
 // or their copies grouped by destination window, memcpy_windows.cuh).
 // How a kernel's warps take their groups of 32 buffers (warp_classes_body's Passes): a
-// grid-stride loop (GridStride: a warp per 32 buffers in one pass when the grid covers the
-// batch), or runs of blocks' own (Runs: block b takes `passes` consecutive groups of THREADS
-// buffers from b * passes * THREADS on, a pass each, so blocks still start in the batch's
-// order while each lives `passes` times as long: fewer blocks to launch and retire).
+// grid-stride loop (GridStride: 2^parts_log2 neighbouring warps per group, in one pass when the
+// grid covers the batch), or runs of blocks' own (Runs: one warp per group; block b takes
+// `passes` consecutive groups of THREADS buffers from b * passes * THREADS on, a pass each, so
+// blocks still start in the batch's order while each lives `passes` times as long: fewer
+// blocks to launch and retire).
+//
+// The parts of a group: where a batch has fewer groups than the GPU holds warps (a few
+// thousand buffers of 1-8 KiB: 64 MiB of 4 KiB buffers is 512 groups), a warp that copies its
+// group's 32 buffers one after another keeps too few bytes in flight and the copy is bound by
+// latency. With P = 2^parts_log2 parts, P warps share a group: all read its descriptors, part p
+// copies every P-th buffer of each list of the sub-warp groups and warp-level buffers, and part
+// 0 alone the thread-level buffers, the streams and the BLEV queue (the host picks P from the
+// group count: cuda.py parts_log2).
 struct GridStride {
     u64 stride;
+    u32 parts_log2, part;
     __device__ __forceinline__ u64 first(u64) {
-        stride = ((u64)gridDim.x * blockDim.x) & ~31ull;
-        return ((u64)blockIdx.x * blockDim.x + threadIdx.x) & ~31ull;
+        const u64 w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;  // the grid's warp
+        part = (u32)w & ((1u << parts_log2) - 1);
+        stride = (((u64)gridDim.x * blockDim.x) >> (5 + parts_log2)) << 5;
+        return (w >> parts_log2) << 5;
     }
     __device__ __forceinline__ bool more(u64 base, u64 n) const { return base < n; }
     __device__ __forceinline__ u64 next(u64 base) const { return base + stride; }
@@ -281,6 +293,7 @@ struct GridStride {
 
 struct Runs {
     u64 passes, end;
+    static constexpr u32 parts_log2 = 0, part = 0;
     __device__ __forceinline__ u64 first(u64 n) {
         const u64 start = (u64)blockIdx.x * passes * blockDim.x;
         end = start + passes * blockDim.x < n ? start + passes * blockDim.x : n;
@@ -291,12 +304,11 @@ struct Runs {
 };
 
 template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int CHUNK,
-          int STREAM, int ZERO, int WORDS, typename Passes = GridStride>
+          int STREAM, int ZERO, int WORDS, typename Passes>
 __device__ __forceinline__ void
 warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                   const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
-                  u32* __restrict__ queue_id, u64* __restrict__ queue_first,
-                  Passes passes = Passes{}) {
+                  u32* __restrict__ queue_id, u64* __restrict__ queue_first, Passes passes) {
     static_assert(TMAX <= 16 && TMAX < SUB_MAX && SUB_MAX <= SUB2_MAX && SUB2_MAX <= WLEV_MAX,
                   "bad size classes");
     static_assert(G >= 2 && G <= 32 && 32 % G == 0, "G lanes must divide a warp");
@@ -314,7 +326,11 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
     __shared__ u8 s_owner[WARPS][STREAM ? OWN : 1];  // bytes from the front, words the back
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 lt = (1u << lane) - 1;  // lanes below this one
-    for (u64 base = passes.first(n); passes.more(base, n); base = passes.next(base)) {
+    const u64 base0 = passes.first(n);
+    // this warp's part of its group (GridStride's parts; 0 of 1 for Runs)
+    const u32 part = passes.part, parts = 1u << passes.parts_log2;
+    const bool lead = part == 0;  // thread-level buffers, streams and the BLEV queue
+    for (u64 base = base0; passes.more(base, n); base = passes.next(base)) {
         const u64 i = base + lane;
         const bool live = i < n;
         const u64 size = live ? size_of(sizes, i) : 0;
@@ -326,7 +342,7 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                          : (WARPLAB_MEMCPY_LOADS & 200) ? sc
                                                        : scattered(dp, size, live, lane, FULL_MASK);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
-        const u32 big = __ballot_sync(FULL_MASK, size > (u64)WLEV_MAX);
+        const u32 big = __ballot_sync(FULL_MASK, lead && size > (u64)WLEV_MAX);
         if (big) {
             const u64 mine = size > (u64)WLEV_MAX ? (size + CHUNK - 1) / CHUNK : 0;
             u64 incl = mine;
@@ -347,7 +363,7 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
             }
         }
         // Thread level: the lane's own buffer, or the warp's byte stream (or word stream).
-        const bool tiny = size > 0 && size <= (u64)TMAX;
+        const bool tiny = lead && size > 0 && size <= (u64)TMAX;
         bool streamed = false, wstreamed = false;
         if constexpr (STREAM == 3) {  // one aligned move: n a power of two dividing both
             streamed = tiny && ((size & (size - 1)) | ((sp | dp) & (size - 1))) != 0;
@@ -427,10 +443,12 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                 stream_copy<u32, TMAX / 4, ZS, true, OWN>(s_src[warp], s_dst[warp],
                                                           s_owner[warp], wtotal, lane, sc);
             // Sub-warp level: groups of G lanes over the list, group_words' buffers first.
+            // Part p of P takes every P-th round of each list (P = 1: all of them).
             const u32 n_sub = __popc(subs);
             if constexpr ((WORDS & 1) != 0) {
                 const u32 n_w = n_sub + __popc(wsubs);
-                for (u32 r0 = n_sub; r0 < n_w; r0 += 32 / G) {  // every lane: the shuffles
+                for (u32 r0 = n_sub + part * (32 / G); r0 < n_w; r0 += parts * (32 / G)) {
+                    // every lane: the shuffles
                     const u32 r = r0 + lane / G;
                     const bool on = r < n_w;
                     const u32 b = s_list[warp][on ? r : r0];
@@ -438,26 +456,28 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                                            s_size[warp][b], lane % G, on);
                 }
             }
-            for (u32 r = lane / G; r < n_sub; r += 32 / G) {
+            for (u32 r = lane / G + part * (32 / G); r < n_sub; r += parts * (32 / G)) {
                 const u32 b = s_list[warp][r];
                 group_copy<G, SUB_MAX, ZL>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
                                            s_size[warp][b], lane % G);
             }
             if constexpr (SUB2_MAX > SUB_MAX) {  // the second tier: groups of G2 lanes
                 const u32 n_sub2 = __popc(subs2);
-                for (u32 r = lane / G2; r < n_sub2; r += 32 / G2) {
+                for (u32 r = lane / G2 + part * (32 / G2); r < n_sub2;
+                     r += parts * (32 / G2)) {
                     const u32 b = s_list[warp][31 - r];
                     group_copy<G2, SUB2_MAX, ZL>((u8*)s_dst[warp][b],
                                                  (const u8*)s_src[warp][b], s_size[warp][b],
                                                  lane % G2);
                 }
             }
-            // Warp level: the whole warp per buffer, in lane order.
-            while (wl) {
+            // Warp level: the whole warp per buffer, in lane order (part p: every P-th).
+            for (u32 k = 0; wl; ++k) {
                 const u32 b = __ffs(wl) - 1;
                 wl &= wl - 1;
-                copy_bytes((u8*)s_dst[warp][b], (const u8*)s_src[warp][b], s_size[warp][b],
-                           lane, 32);
+                if ((k & (parts - 1)) == part)
+                    copy_bytes((u8*)s_dst[warp][b], (const u8*)s_src[warp][b], s_size[warp][b],
+                               lane, 32);
             }
             __syncwarp();
         }
@@ -470,8 +490,9 @@ template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int 
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
 memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                     const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
-                    u32* __restrict__ queue_id, u64* __restrict__ queue_first) {
-    warp_classes_body<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first);
+                    u32* __restrict__ queue_id, u64* __restrict__ queue_first, u32 parts_log2) {
+    warp_classes_body<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first,
+                                         GridStride{0, parts_log2, 0});
 }
 
 // hdr[0..2]: the addresses of the source, destination and size arrays to copy; each block

@@ -128,23 +128,18 @@ def decide(on_device: bool, count: int, data: int, largest: int, variant: str | 
 def run(plan: CopyPlan, src: Addresses, dst: Addresses, sizes: Addresses, largest: int,
         arrays: tuple[list[Any], list[Any]] | None = None,
         layout: Layout | None = None, table: bytes | None = None) -> None:
-    """Run a list form's plan on the buffers at addresses ``src``/``dst`` of ``sizes`` bytes
-    (lists of ints or uint64 arrays; ``largest`` the largest size), or on ``table``, the
-    pairs' address table read in C (``transfer.device_table``; ``src``/``dst``/``sizes``
-    are then not read): ``args_table``'s one launch; the cpu variant on the ``arrays``
-    (sources, destinations) as bytes, buffer k being ``layout``'s (the pairs',
-    ``pairwise_plan(sizes)``, when None); or one H2D copy of the addresses from the pinned
-    ring and the variant's launches."""
+    """Run a list form's plan (not ``args_table``'s, which the call launches itself:
+    ``api.copy_pairs``) on the buffers at addresses ``src``/``dst`` of ``sizes`` bytes (lists
+    of ints or uint64 arrays; ``largest`` the largest size), or on ``table``, the pairs'
+    address table read in C (``transfer.device_table``; ``src``/``dst``/``sizes`` are then
+    not read): the cpu variant on the ``arrays`` (sources, destinations) as bytes, buffer k
+    being ``layout``'s (the pairs', ``pairwise_plan(sizes)``, when None); or one H2D copy of
+    the addresses from the pinned ring and the variant's launches."""
+    assert plan.table is None, "args_table is launched by the call"
     _registry.ran(plan.variant)
     if table is not None:
-        n = len(cast(tuple[list[Any], list[Any]], arrays)[0])
-        if plan.table is not None:
-            table_cuda.copy(plan.table, table, n)
-            return
-        src, dst, sizes = table_cuda.rows(table, n)
-    elif plan.table is not None:
-        table_cuda.copy(plan.table, table_cuda.pack(src, dst, sizes), len(sizes))
-        return
+        src, dst, sizes = table_cuda.rows(table, len(cast(tuple[list[Any], list[Any]],
+                                                          arrays)[0]))
     if not len(sizes):
         return
     if plan.backend == "cpu":

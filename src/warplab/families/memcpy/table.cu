@@ -31,8 +31,11 @@ memcpy_table(const CopyTable t, int count) {
 // table in device memory. The sizes are not known on the host, so every block walks the whole
 // table and copies its share: the buffers' MEMCPY_TABLE_CHUNK-byte chunks, numbered across the
 // batch, are dealt round-robin over the grid (one launch, whatever the sizes: a single large
-// buffer is spread over every block). Sizes are read as signed 64-bit: a negative size copies
-// nothing, as in the other kernels.
+// buffer is spread over every block). A block's first chunk of each buffer follows from the
+// previous buffer's by a subtraction (a 64-bit division only for buffers of at least a grid's
+// chunks): a 64-bit remainder per buffer cost each block a dependent chain of about a thousand
+// instructions on a table of 8 (benchmarks/NOTES.md). Sizes are read as signed 64-bit: a
+// negative size copies nothing, as in the other kernels.
 __global__ void __launch_bounds__(MEMCPY_TABLE_BLOCK)
 memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
                   const long long* __restrict__ size, int count) {
@@ -46,18 +49,20 @@ memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
         t_size[threadIdx.x] = size[threadIdx.x];
     }
     __syncthreads();
-    const u64 grid = gridDim.x;
-    u64 first = 0;  // the batch-wide number of buffer i's first chunk
+    const unsigned grid = gridDim.x;
+    unsigned first = blockIdx.x;  // this block's first chunk of buffer i: (block - chunks
+                                  // before buffer i) mod grid
     for (int i = 0; i < count; ++i) {
         const long long n = t_size[i];
         if (n <= 0) continue;
         const u64 chunks = ((u64)n + CHUNK - 1) / CHUNK;
-        for (u64 c = (blockIdx.x + grid - first % grid) % grid; c < chunks; c += grid) {
+        for (u64 c = first; c < chunks; c += grid) {
             const u64 off = c * CHUNK;
             const u64 len = (u64)n - off < CHUNK ? (u64)n - off : CHUNK;
             copy_bytes((u8*)t_dst[i] + off, (const u8*)t_src[i] + off, len, threadIdx.x,
                        MEMCPY_TABLE_BLOCK);
         }
-        first += chunks;
+        const unsigned step = chunks < grid ? (unsigned)chunks : (unsigned)(chunks % grid);
+        first = first >= step ? first - step : first + grid - step;
     }
 }
