@@ -158,7 +158,8 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
 // counter[0] is the first kernel's count (queued buffers, chunks), counter[1] the blocks
 // finished here: the last one zeroes both, so the stream's next call finds the queue empty
 // (the counter is the stream's, cuda.py _Queue; every block reads counter[0] before it counts
-// itself finished).
+// itself finished). Where nothing was queued (counter[0] is 0, and so is counter[1]) there is
+// nothing to zero: every block returns at once instead of taking its turn at one atomic.
 template <int CHUNK>
 __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                                           const u64* __restrict__ sizes,
@@ -166,6 +167,7 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
                                           const u32* __restrict__ queue_id,
                                           const u64* __restrict__ queue_first) {
     const u64 c = *counter;
+    if (c == 0) return;
     const u64 n_queued = c >> CHUNK_BITS, n_chunks = c & ((1ull << CHUNK_BITS) - 1);
     for (u64 g = blockIdx.x; g < n_chunks; g += gridDim.x) {
         u64 lo = 0, hi = n_queued - 1;
