@@ -11,7 +11,7 @@ warps.
 
 Per cell (fixed-size buffers at a data total, consecutive or shuffled on both sides, align
 16): ``memcpy_batched(..., variant="warp_tiers_words")`` with ``cuda.PARTS_WAVES`` set to 0
-(one warp per group: what the kernel did before), the library's value and twice it; 20 calls
+(one warp per group), the library's value and twice it; 20 calls
 back to back between CUDA events, median of 7; every byte checked once per setting; GB/s of
 data read and written over the copy ceiling measured in the same run (``cudaMemcpyAsync``
 device to device of the same total, same timing).

@@ -33,9 +33,9 @@ memcpy_table(const CopyTable t, int count) {
 // batch, are dealt round-robin over the grid (one launch, whatever the sizes: a single large
 // buffer is spread over every block). A block's first chunk of each buffer follows from the
 // previous buffer's by a subtraction (a 64-bit division only for buffers of at least a grid's
-// chunks): a 64-bit remainder per buffer cost each block a dependent chain of about a thousand
-// instructions on a table of 8 (benchmarks/NOTES.md). Sizes are read as signed 64-bit: a
-// negative size copies nothing, as in the other kernels.
+// chunks: a 64-bit remainder is a dependent chain of some 60 instructions, and every block
+// walks every row). Sizes are read as signed 64-bit: a negative size copies nothing, as in
+// the other kernels.
 __global__ void __launch_bounds__(MEMCPY_TABLE_BLOCK)
 memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
                   const long long* __restrict__ size, int count) {
