@@ -43,7 +43,8 @@ CALLS, BATCHES, WARMUP = 10, 11, 3
 #: Compile-time settings tried per axis: (name, DEFINES changed from the library's).
 CONFIGS = {1: (("default", {}),
                ("no_stream", {"WARPLAB_AXIS_GROUP_STREAM": 0}),
-               ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1})),
+               ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1}),
+           ("stage_hoist", {"WARPLAB_AXIS_STAGE_HOIST": 1})),
            0: (("default", {}),
                ("no_stream", {"WARPLAB_AXIS_COLS_STREAM": 0}),
                ("unroll8", {"WARPLAB_AXIS_COLS_UNROLL": 8}),

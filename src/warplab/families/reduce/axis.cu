@@ -77,6 +77,13 @@
 #error "WARPLAB_AXIS_STAGE_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_STAGE_UNROLL=..., axis_cuda.py DEFINES)"
 #endif
 #endif
+#ifndef WARPLAB_AXIS_STAGE_HOIST
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_STAGE_HOIST 0
+#else
+#error "WARPLAB_AXIS_STAGE_HOIST is passed by the launch plan (-DWARPLAB_AXIS_STAGE_HOIST=..., axis_cuda.py DEFINES)"
+#endif
+#endif
 #ifndef WARPLAB_AXIS_COLS_UNROLL
 #ifdef WARPLAB_NVCC_CHECK
 #define WARPLAB_AXIS_COLS_UNROLL 4
@@ -96,6 +103,9 @@ constexpr u32 BS = WARPLAB_AXIS_BLOCK;         // rows kernels: threads per bloc
 constexpr int SPLIT_UNR = WARPLAB_AXIS_SPLIT_UNROLL;    // the same, in the split kernel
 constexpr int STAGE_UNR = WARPLAB_AXIS_STAGE_UNROLL;    // 16-byte words a thread stages per tile
 constexpr u32 STAGE_WORDS = BS * STAGE_UNR;             // a staged tile: 16 KiB at 256 x 4
+// the staged kernel's boundary words (those holding bytes outside the tile) loaded element by
+// element with the tile's other loads (1), or after them (0)
+constexpr bool STAGE_HOIST = WARPLAB_AXIS_STAGE_HOIST != 0;
 // 16-byte loads with the L2::256B prefetch hint (ld_stream) instead of __ldg, per kernel:
 constexpr bool GROUP_STREAM = WARPLAB_AXIS_GROUP_STREAM != 0;
 constexpr bool SPLIT_STREAM = WARPLAB_AXIS_SPLIT_STREAM != 0;
@@ -407,12 +417,24 @@ axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __rest
             const u64 w = threadIdx.x + (u64)j * BS;
             const bool whole = w < nw && (w > 0 || lead == 0) && (w + 1 < nw || tail_whole);
             q[j] = whole ? ld_stream(src + w) : make_uint4(0u, 0u, 0u, 0u);
+            if constexpr (STAGE_HOIST) {  // a boundary word: its elements inside the tile now
+                if (!whole && w < nw) {    // (zeros elsewhere: outside the rows read below)
+                    Pack<T, PER> p;
+                    p.u = q[j];
+#pragma unroll
+                    for (u32 e = 0; e < PER; ++e) {
+                        const i64 idx = (i64)(w * PER + e) - (i64)lead;
+                        if (idx >= 0 && idx < (i64)ne) p.v[e] = first[idx];
+                    }
+                    q[j] = p.u;
+                }
+            }
         }
 #pragma unroll
         for (int j = 0; j < STAGE_UNR; ++j) {
             const u64 w = threadIdx.x + (u64)j * BS;
             if (w >= nw) continue;
-            if ((w > 0 || lead == 0) && (w + 1 < nw || tail_whole)) {
+            if (STAGE_HOIST || ((w > 0 || lead == 0) && (w + 1 < nw || tail_whole))) {
                 tile[w] = q[j];
             } else {  // a word that holds bytes outside the tile: its elements inside it
 #pragma unroll

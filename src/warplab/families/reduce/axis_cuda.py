@@ -44,6 +44,7 @@ from warplab.families.reduce.axis_plan import (  # noqa: F401
     PACKED_LANES,
     SPLIT_STREAM,
     SPLIT_UNROLL,
+    STAGE_HOIST,
     STAGE_UNROLL,
     UNROLL,
     ColsPlan,
@@ -60,6 +61,7 @@ K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
 DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_SPLIT_UNROLL": SPLIT_UNROLL, "WARPLAB_AXIS_STAGE_UNROLL": STAGE_UNROLL,
+           "WARPLAB_AXIS_STAGE_HOIST": STAGE_HOIST,
            "WARPLAB_AXIS_GROUP_STREAM": GROUP_STREAM, "WARPLAB_AXIS_SPLIT_STREAM": SPLIT_STREAM,
            "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
            "WARPLAB_AXIS_COLS_UNROLL": COLS_UNROLL, "WARPLAB_AXIS_COLS_FIN_BYTES": COLS_FIN_BYTES,

@@ -30,6 +30,11 @@ PACKED_LANES = (1, 2, 4, 8, 16)
 STAGE_UNROLL = 4
 STAGE_BYTES = BLOCK * 16 * STAGE_UNROLL
 STAGE_MIN_ROWS = 2
+#: Whether the staged kernel loads a tile's boundary words (those that also hold bytes of the
+#: neighbouring rows, or of none) element by element together with the tile's other loads (1)
+#: or after it has stored those (0): the last thread's tail word then waits a second round trip,
+#: and the block with it. 1 has not run on a GPU yet (benchmarks/NOTES.md).
+STAGE_HOIST = 0
 #: Rows of at least this many bytes run the split kernel (a block per row or more): on the H100
 #: a block per row of 8, 16 or 32 KiB read 99-102% of the read ceiling, a warp per row 94-96%.
 SPLIT_MIN_ROW_BYTES = 4 << 10
