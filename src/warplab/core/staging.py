@@ -99,8 +99,15 @@ def share_host(processes: int) -> int:
     slower when oversubscribed: two workers of 32 threads each on 32 cores read no faster than
     one, with 16 each 1.07-1.30x faster (docs/dask.md). ``WARPLAB_STREAM_THREADS`` wins when
     set; a pool made before keeps its size (one per process). Returns the pool's threads."""
-    _make(threads() if os.environ.get("WARPLAB_STREAM_THREADS") else host_threads(processes))
+    _make(shared_threads(processes))
     return threads()
+
+
+def shared_threads(processes: int) -> int:
+    """The streaming threads :func:`share_host` makes for each of ``processes`` processes:
+    ``WARPLAB_STREAM_THREADS`` when set, else :func:`host_threads`."""
+    v = os.environ.get("WARPLAB_STREAM_THREADS")
+    return max(1, int(v)) if v else host_threads(processes)
 
 
 def host_threads(processes: int) -> int:

@@ -133,7 +133,7 @@ def _blocks(k: str, precision: str, m: int, dtype: np.dtype, pairs: list[tuple[i
     xp = xp_of(k)
     full = {i: c for i, c in rows.items() if c.shape[0]}
     work = Chunks(_variant(k, precision, next(iter(full.values())), m), precision,
-                         full) if full else None
+                  full) if full else None
     if work is not None:
         work.prepare([(i, j) for i, j in pairs if i in full and j in full])
     out = []

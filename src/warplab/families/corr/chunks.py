@@ -15,6 +15,7 @@ bit; elsewhere it can take fewer slices than the single call, within the same ta
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from warplab.core.registry import Variant
@@ -77,8 +78,6 @@ class Chunks:
         eng = self._engines.get((i, s))
         if eng is None:
             if pick is not None:
-                from dataclasses import replace
-
                 from warplab.families.corr.cuda import SlicesEngine
 
                 own = replace(pick, all_valid=bool(self._extents[i][2] > 0))

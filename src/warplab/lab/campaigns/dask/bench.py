@@ -25,7 +25,6 @@ threads) beside the file workloads; the fastest page-cache read is the files' ce
 """
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -175,16 +174,15 @@ def _host_reads(paths: list[str], backend: str, ceilings: dict, quick: bool,
                 worker_counts: list[int]) -> list[dict]:
     """The host's read bandwidth: memory with a thread per core; the page-cached files with
     a thread per core, with the direct call's streaming threads (``staging.threads()``) and
-    with the streaming threads of all the workers of each count (``staging.host_threads``
-    each, or ``WARPLAB_STREAM_THREADS``), so a
-    file workload's scaling is read against what the host gives that many readers."""
+    with the streaming threads of all the workers of each count (``staging.shared_threads``
+    each), so a file workload's scaling is read against what the host gives that many
+    readers."""
     cores = md.cores()
     size = (64 << 20) if quick else (4 << 30)
     reads = [("memory", limits.host_read_gbps(size, cores), size, cores)]
     files = sum(Path(p).stat().st_size for p in paths)
-    each = {w: staging.threads() if os.environ.get("WARPLAB_STREAM_THREADS") else
-            staging.host_threads(w) for w in worker_counts}
-    counts = sorted({cores, staging.threads(), *(each[w] * w for w in worker_counts)})
+    counts = sorted({cores, staging.threads(),
+                     *(staging.shared_threads(w) * w for w in worker_counts)})
     reads += [("page_cache", limits.page_cache_read_gbps(paths, t), files, t) for t in counts]
     out = []
     for source, gbps, nbytes, threads in reads:
