@@ -12,7 +12,11 @@ Two parts, one JSON:
   (``*_STREAM``), the columns kernel with 8 loads in flight instead of 4 and its finish with
   64 or 128 bytes of partials in flight instead of 256; the persistent group grid against the
   full one, the split kernel at 1, 2, 4 or 8 blocks per SM in total (or one block per row),
-  the columns kernel's column threads per block and splits. Every candidate's
+  the columns kernel's column threads per block and splits; staged tiles of 32 KiB
+  (``stage32k``: 8 words a thread) and the staged tile's boundary words loaded with the tile
+  (``stage_hoist``); ``overlap``: the library's settings launched with programmatic stream
+  serialization (``Prepared(overlap=True)``, the kernel's blocks scheduled while the previous
+  call's kernel drains) where the others launch the plain way. Every candidate's
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
@@ -30,6 +34,7 @@ import cupy
 import numpy as np
 
 import warplab
+from warplab.core.launch import Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
 from warplab.lab.campaigns.series.bench import back_to_back
@@ -44,8 +49,11 @@ CALLS, BATCHES, WARMUP = 10, 11, 3
 CONFIGS = {1: (("default", {}),
                ("no_stream", {"WARPLAB_AXIS_GROUP_STREAM": 0}),
                ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1}),
-           ("stage_hoist", {"WARPLAB_AXIS_STAGE_HOIST": 1})),
+               ("stage_hoist", {"WARPLAB_AXIS_STAGE_HOIST": 1}),
+               ("stage32k", {"WARPLAB_AXIS_STAGE_UNROLL": 8}),
+               ("overlap", {})),
            0: (("default", {}),
+               ("overlap", {}),
                ("no_stream", {"WARPLAB_AXIS_COLS_STREAM": 0}),
                ("unroll8", {"WARPLAB_AXIS_COLS_UNROLL": 8}),
                ("fin64", {"WARPLAB_AXIS_COLS_FIN_BYTES": 64}),
@@ -71,7 +79,8 @@ def check(got: Any, ref: Any) -> float:
     return max_rel(cupy.asnumpy(got), cupy.asnumpy(ref))
 
 
-def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
+def row_candidates(x: Any, dt: np.dtype, sms: int, stage_unroll: int = ap.STAGE_UNROLL,
+                   staged_only: bool = False) -> list[tuple[str, str, tuple, tuple, Any]]:
     """(label, expression template, grid, arguments, output) of the rows launches to try: the
     packed and staged kernels where they apply, the group kernel on the full and on the
     resident grid, the split kernel a block per row and at power-of-two chunks."""
@@ -89,12 +98,15 @@ def row_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
         warps = -(-rows * lanes // (32 * ap.UNROLL))
         cands.append(("packed", f"axis_rows_packed<{{a}}, {lanes}>",
                       (max(1, -(-warps * 32 // ap.BLOCK)),), (x, r64, c64, out, *tail), out))
-    elif ap.staged_rows(cols, dt.itemsize) >= 2 and rows > 1:  # the plan's up to 2 KiB rows,
-        rt = ap.staged_rows(cols, dt.itemsize)                 # the probe's up to a half tile
+    elif (rt := (ap.BLOCK * 16 * stage_unroll - 16 + dt.itemsize) // row_bytes) >= 2 \
+            and rows > 1:  # the plan's up to 2 KiB rows (ap.staged_rows), the probe's up to
+        # a half tile
         gs = min(32, ap._pow2_floor(ap.BLOCK // min(rt, ap.BLOCK)))
         cands.append((f"staged G={gs} RT={rt}", f"axis_rows_staged<{{a}}, {gs}>",
                       (min(-(-rows // rt), 2 ** 31 - 1),),
                       (x, r64, c64, np.uint64(rt), out, *tail), out))
+    if staged_only:
+        return cands
     if g < 32 or row_bytes < 64 * 1024:
         warps = -(-rows // (32 // g))
         full = max(1, -(-warps * 32 // ap.BLOCK))
@@ -203,14 +215,16 @@ def main() -> None:
                 configs = CONFIGS[axis][:1] if args.quick or args.default_only else CONFIGS[axis]
                 for cname, changes in configs:
                     opts = module_defines(changes)
-                    cands = (row_candidates(x, dt, sms) if axis == 1
-                             else col_candidates(x, dt, sms))
+                    unroll = changes.get("WARPLAB_AXIS_STAGE_UNROLL", ap.STAGE_UNROLL)
+                    cands = (row_candidates(x, dt, sms, unroll, cname.startswith("stage"))
+                             if axis == 1 else col_candidates(x, dt, sms))
                     for label, expr, grid, kargs, out in cands:
                         e = expr.format(a=a)
                         k = kernel(e, a, opts)
                         block = (ap.COLS_BLOCK,) if axis == 0 else (ap.BLOCK,)
-                        def launch(k=k, grid=grid, block=block, kargs=kargs) -> None:
-                            k(grid, block, kargs)
+                        go = Prepared(k, grid, block, kargs, overlap=cname == "overlap")
+                        def launch(go=go, kargs=kargs) -> None:
+                            go(*kargs)
                         out.fill(0)
                         launch()
                         err = check(out, ref["mean"])

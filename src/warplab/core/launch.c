@@ -27,6 +27,13 @@
  * .code is the driver's CUresult; the message names the call, the error's name and code)
  * when the driver refuses the launch.
  *
+ * launch_after(function, grid, block, shared, stream, format, *args) -> None
+ *   launch's arguments; one cuLaunchKernelEx with programmatic stream serialization
+ *   (programmatic dependent launch, sm_90 and later): the kernel's blocks may be scheduled
+ *   before the stream's previous kernel has finished, so the kernel must wait for it
+ *   (griddepcontrol.wait, core/warplab.cuh wait_prior_grids) before its first memory access.
+ *   can_launch_after() says whether the driver has cuLaunchKernelEx (CUDA 12.0 and later).
+ *
  * read(address, stream, kind) -> int, float or bool
  *   One element at a device address, as NumPy's item() makes it: kind is the NumPy type
  *   character (b B h H i I l L q Q f d ?). One cuMemcpyDtoHAsync on the stream into this
@@ -58,6 +65,24 @@
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, void *, void **, void **);
+/* cuLaunchKernelEx's CUlaunchAttribute and CUlaunchConfig (cuda.h), the fields used here. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int value;
+        void *align;
+    } value;
+} launch_attribute;
+typedef struct {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared;
+    void *stream;
+    launch_attribute *attrs;
+    unsigned num_attrs;
+} launch_config;
+typedef int (*launch_ex_fn)(const launch_config *, void *, void **, void **);
+#define CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
 typedef int (*name_fn)(int, const char **);
 typedef int (*copy_fn)(void *, uint64_t, size_t, void *);
 typedef int (*sync_fn)(void *);
@@ -65,6 +90,7 @@ typedef int (*host_alloc_fn)(void **, size_t, unsigned);
 typedef int (*host_free_fn)(void *);
 
 static launch_fn cu_launch;
+static launch_ex_fn cu_launch_ex;
 static name_fn cu_error_name;
 static copy_fn cu_copy;
 static sync_fn cu_sync;
@@ -255,15 +281,17 @@ static PyObject *driver_error(const char *what, int rc) {
     return NULL;
 }
 
-static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
+/* launch and launch_after: after != 0 launches with programmatic stream serialization. */
+static PyObject *launch_with(PyObject *const *args, Py_ssize_t nargs, int after) {
+    const char *name = after ? "launch_after" : "launch";
     if (nargs < 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "launch(function, grid, block, shared, stream, format, *args)");
+        PyErr_Format(PyExc_TypeError,
+                     "%s(function, grid, block, shared, stream, format, *args)", name);
         return NULL;
     }
-    if (cu_launch == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "launch: libcuda is not open (call driver())");
+    if (after ? cu_launch_ex == NULL : cu_launch == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "%s: libcuda is not open (call driver())%s", name,
+                     after ? " or has no cuLaunchKernelEx" : "");
         return NULL;
     }
     void *function = PyLong_AsVoidPtr(args[0]);
@@ -302,13 +330,38 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             params[k] = &values[k];
         }
     }
-    if (k == count)
+    if (k == count && after) {
+        launch_attribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.value = 1;
+        launch_config config = {grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                (unsigned)shared, stream, &attr, 1};
+        rc = cu_launch_ex(&config, function, params, NULL);
+    } else if (k == count) {
         rc = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                        (unsigned)shared, stream, params, NULL);
+    }
     while (held > 0) PyBuffer_Release(&views[--held]);
     if (k < count) return NULL;
-    if (rc != 0) return driver_error("cuLaunchKernel", rc);
+    if (rc != 0) return driver_error(after ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
     Py_RETURN_NONE;
+}
+
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return launch_with(args, nargs, 0);
+}
+
+static PyObject *launch_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return launch_with(args, nargs, 1);
+}
+
+static PyObject *can_launch_after(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(cu_launch_ex != NULL);
 }
 
 /* The device address and the stream handle of a read's first two arguments; 0 on success. */
@@ -391,6 +444,7 @@ static PyObject *driver(PyObject *self, PyObject *unused) {
             driver_missing = driver_reason;
         } else {
             launch_fn l = (launch_fn)dlsym(lib, "cuLaunchKernel");
+            cu_launch_ex = (launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
             cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
             cu_copy = (copy_fn)dlsym(lib, "cuMemcpyDtoHAsync_v2");
             cu_sync = (sync_fn)dlsym(lib, "cuStreamSynchronize");
@@ -409,6 +463,11 @@ static PyMethodDef methods[] = {
      "driver(): None once libcuda.so.1 is open with its functions, else why not"},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(function, grid, block, shared, stream, format, *args): one cuLaunchKernel"},
+    {"launch_after", (PyCFunction)(void (*)(void))launch_after, METH_FASTCALL,
+     "launch_after(function, grid, block, shared, stream, format, *args): one "
+     "cuLaunchKernelEx with programmatic stream serialization"},
+    {"can_launch_after", can_launch_after, METH_NOARGS,
+     "can_launch_after(): whether the open libcuda has cuLaunchKernelEx"},
     {"read", (PyCFunction)(void (*)(void))read_element, METH_FASTCALL,
      "read(address, stream, kind): one element at a device address, synchronising stream"},
     {"read_into", (PyCFunction)(void (*)(void))read_into, METH_FASTCALL,

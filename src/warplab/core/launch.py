@@ -65,6 +65,18 @@ def function() -> Callable[..., None] | None:
     return None if mod is None else mod.launch
 
 
+def after_function() -> Callable[..., None] | None:
+    """The C ``launch_after`` (``launch``'s arguments; the launch may overlap the stream's
+    previous kernel, whose end the kernel awaits itself: ``wait_prior_grids`` in
+    ``core/warplab.cuh``) where the current device has compute capability 9.0 or later and the
+    driver ``cuLaunchKernelEx``; else None."""
+    mod = _module()
+    if mod is None or not mod.can_launch_after():
+        return None
+    cupy = sys.modules["cupy"]
+    return mod.launch_after if int(cupy.cuda.Device().compute_capability) >= 90 else None
+
+
 def reader() -> Callable[[int, int, str], Any] | None:
     """The C ``read(address, stream, kind)``: one element at a device address as a Python
     number, after the stream's work (``core/scalar.py``); None where there is no C."""
@@ -159,6 +171,12 @@ class Prepared:
     dynamic shared memory and the arguments' format, taken from ``sample`` (arguments of the
     types every call passes: arrays where arrays go, NumPy scalars or Python numbers).
 
+    ``overlap``: the kernel calls ``wait_prior_grids()`` (``core/warplab.cuh``) before its
+    first memory access, so it may be launched with programmatic stream serialization
+    (:func:`after_function`; where there is none, the plain launch): its blocks are scheduled
+    while the stream's previous kernel drains, which hides the launch's gap between two
+    kernels of a stream (sm_90 and later).
+
     ``p(*args)`` launches on ``grid`` on the current CuPy stream; ``p.at(grid, *args)`` on
     another grid, ``p.on(grid, block, *args)`` with another block too, ``p.on_stream(stream,
     grid, *args)`` on a stream handle the caller has read already. Four spelled-out methods,
@@ -168,9 +186,9 @@ class Prepared:
 
     __slots__ = ("block", "c", "call", "format", "grid", "kernel", "shared", "token")
 
-    def __init__(self, kernel: Any, grid: Any, block: Any, sample: tuple, shared: int = 0
-                 ) -> None:
-        fn = function()
+    def __init__(self, kernel: Any, grid: Any, block: Any, sample: tuple, shared: int = 0,
+                 overlap: bool = False) -> None:
+        fn = (overlap and after_function()) or function()
         self.format = format_of(sample)
         self.grid, self.block, self.shared, self.kernel = grid, block, shared, kernel
         self.c = fn is not None

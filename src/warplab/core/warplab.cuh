@@ -29,6 +29,25 @@ template <> struct Lim<double> {
 // NaN test that works for every accumulator type (false for integers).
 template <class A> __device__ __forceinline__ bool is_nan(A x) { return x != x; }
 
+// Programmatic dependent launch (sm_90 and later). A kernel launched with the driver's
+// programmatic stream serialization (core/launch.py: Prepared(..., overlap=True)) may have
+// blocks resident before the stream's previous kernel has finished: wait_prior_grids() holds
+// the thread until that kernel has completed and its writes are visible, so it comes before
+// the kernel's first memory access (launched the plain way, the previous kernel is done and
+// it returns at once). allow_dependents() lets the stream's next such launch schedule its
+// blocks once every block of this grid has called it or exited; they wait in their own
+// wait_prior_grids() for this grid's end.
+__device__ __forceinline__ void wait_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 // A 16-byte read-only streaming load: not kept in L1, and (sm_80 and later) with the hint that
 // L2 fetch the whole 256-byte block around it from DRAM. On the H100 a warp reading whole
 // 512-byte segments this way reaches 98-99% of the 1 GiB read ceiling on a 128 MiB input,

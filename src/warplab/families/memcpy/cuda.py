@@ -283,23 +283,31 @@ class _Launches(NamedTuple):
 _LAUNCHES = fastpath.PlanCache("memcpy.launches")
 
 
+#: Whether the warp kernel and its BLEV kernel are launched to overlap the stream's previous
+#: kernel (``Prepared(overlap=True)``: programmatic dependent launch on sm_90 and later; both
+#: kernels await the previous one's end before their first memory access).
+OVERLAP = True
+
+
 def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
-              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], extra: tuple = ()
-              ) -> tuple[_Launches, int]:
+              loads: int = DEFINES["WARPLAB_MEMCPY_LOADS"], extra: tuple = (),
+              overlap: bool = False) -> tuple[_Launches, int]:
     """The launches of a first kernel ``first_expr`` (``extra``: samples of its arguments
-    after the queue's) with its BLEV kernel on the current device, and the device's id."""
+    after the queue's) with its BLEV kernel on the current device, and the device's id;
+    ``overlap``: both launched with :class:`Prepared`'s ``overlap`` (the first kernel must
+    call ``wait_prior_grids`` first, as the warp kernel and the BLEV kernel do)."""
     import cupy
 
     dev = cupy.cuda.runtime.getDevice()
-    key = (first_expr, block, wlev_max, chunk, loads, dev)
+    key = (first_expr, block, wlev_max, chunk, loads, overlap, dev)
     got = _LAUNCHES.get(key)
     if got is None:
         u64 = np.uint64(0)
         got = _LAUNCHES.put(key, _Launches(
             Prepared(_kernel_on(first_expr, dev, loads), None, (block,),
-                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64, *extra)),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64, *extra), overlap=overlap),
             Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
-                     (ARRAY, ARRAY, ARRAY, u64, u64, u64)),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64), overlap=overlap),
             BLEV_BLOCKS_PER_SM * sms(dev), wlev_max))
     return got, dev
 
@@ -361,16 +369,18 @@ def parts_log2(count: int, resident_warps: int) -> int:
     return min(3, r.bit_length() - 1) if r > 1 else 0
 
 
-def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES) -> None:
+def run_warp_classes(b: DeviceBatch, c: WarpClasses = WARP_CLASSES, overlap: bool = OVERLAP
+                     ) -> None:
     """The launches of ``warp_classes`` with thresholds ``c`` (one of ``WARP_CLASSES``,
     ``WARP_CLASSES_STREAM``, ``WARP_TIERS``, ``WARP_TIERS_WORDS`` and ``WARP_CLASSES_SWEEP``:
     the modules compile those): the warp kernel, ``parts_log2`` warps per group, then the BLEV
     queue's kernel (``_classed``: one launch when the host knows no buffer exceeds
-    ``c.wlev_max``)."""
+    ``c.wlev_max``); ``overlap``: both launched to overlap the stream's previous kernel
+    (:data:`OVERLAP`)."""
     if b.count == 0:
         return
     go, dev = _launches(_warp_expr(c), WARP_THREADS, c.wlev_max, c.chunk, c.loads,
-                        (_PARTS_LOG2[0],))
+                        (_PARTS_LOG2[0],), overlap)
     lg = parts_log2(b.count, sms(dev) * c.min_blocks * (WARP_THREADS // 32))
     _classed(b, go, min(-(-(b.count << lg) // WARP_THREADS), MAX_GRID), dev, _PARTS_LOG2[lg])
 

@@ -198,6 +198,8 @@ memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ ds
                          const u64* __restrict__ sizes, u64* __restrict__ counter,
                          const u32* __restrict__ queue_id,
                          const u64* __restrict__ queue_first) {
+    wait_prior_grids();
+    allow_dependents();
     blev_body<CHUNK>(src, dst, sizes, counter, queue_id, queue_first);
 }
 

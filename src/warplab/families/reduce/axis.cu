@@ -318,6 +318,8 @@ template <class T, class A, class R, class OP, int G, bool VEC>
 __global__ void __launch_bounds__(BS)
 axis_rows_group(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, R* __restrict__ out,
                 double ddof, u64 out2) {
+    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
+    allow_dependents();
     static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two up to 32");
     constexpr u32 GPW = 32 / G;  // rows per warp and step
     const u32 lane = threadIdx.x & 31u;
@@ -351,6 +353,8 @@ template <class T, class A, class R, class OP, int L>
 __global__ void __launch_bounds__(BS)
 axis_rows_packed(const T* __restrict__ in, u64 rows, u64 cols, R* __restrict__ out, double ddof,
                  u64 out2) {
+    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
+    allow_dependents();
     static_assert(L >= 1 && L <= 16 && (L & (L - 1)) == 0, "L: a power of two up to 16");
     constexpr int PER = 16 / sizeof(T);
     const u32 lane = threadIdx.x & 31u;
@@ -396,6 +400,8 @@ template <class T, class A, class R, class OP, int G>
 __global__ void __launch_bounds__(BS)
 axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __restrict__ out,
                  double ddof, u64 out2) {
+    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
+    allow_dependents();
     static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two up to 32");
     constexpr u32 PER = 16 / sizeof(T);
     __shared__ uint4 tile[STAGE_WORDS];
@@ -473,6 +479,8 @@ template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(BS)
 axis_rows_split(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, u32 S, u64 chunk,
                 A* partials, u32* tickets, R* __restrict__ out, double ddof, u64 out2) {
+    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
+    allow_dependents();
     __shared__ A wsum[BS / 32];
     __shared__ bool last;
     const u64 r = blockIdx.x / S;
@@ -548,6 +556,8 @@ template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(CBS)
 axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, u64 chunk,
           A* partials, u32* tickets, R* __restrict__ out, double ddof, u64 out2) {
+    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
+    allow_dependents();
     constexpr int PER = VEC ? 16 / sizeof(T) : 1;
     __shared__ A sm[PER][CBS];
     __shared__ bool last;

@@ -256,11 +256,17 @@ class Launch(NamedTuple):
     partials: tuple | None
 
 
+#: Whether the axis kernels are launched to overlap the stream's previous kernel
+#: (``Prepared(overlap=True)``: programmatic dependent launch on sm_90 and later; every axis
+#: kernel awaits the previous kernel's end before its first memory access).
+OVERLAP = True
+
+
 def _planned(kernel: Any, grid: tuple, block: tuple, mid: tuple, tail: tuple,
              partials: tuple | None) -> Launch:
     arrays = (ARRAY,) * (1 if partials is None else 3)
-    return Launch(Prepared(kernel, grid, block, (ARRAY, *mid, *arrays, *tail)), mid, tail,
-                  partials)
+    return Launch(Prepared(kernel, grid, block, (ARRAY, *mid, *arrays, *tail), overlap=OVERLAP),
+                  mid, tail, partials)
 
 
 def fire(launch: Launch, x: Any, out: Any) -> None:

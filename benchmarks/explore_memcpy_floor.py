@@ -1,0 +1,131 @@
+"""Where the batched copy's time goes beside the runtime's copy of the same bytes (GPU
+machine; not part of the package's API).
+
+At 64 MiB every cell of 1 KiB buffers or more costs ~7 us more than ``cudaMemcpyAsync`` of
+the same total (42-44 us against 35 on the H200). This splits the call's device time: the
+public call (``memcpy_batched``, the default) against the warp kernel and its BLEV kernel
+launched directly (``cuda.run_warp_classes`` with ``WARP_TIERS_WORDS``: ``two``: the host
+does not know the largest size, the pointer form's two launches; ``one``: it does and no
+buffer exceeds 8 KiB, ``copy_batched``'s one launch), each the plain way and with
+``overlap`` (``Prepared(overlap=True)``: programmatic stream serialization, the next
+kernel's blocks scheduled while the previous one drains); the empty BLEV kernel alone (1,056
+blocks that return at once); an empty kernel of one block and of 1,056 blocks (the launch's
+own gap in a stream).
+
+Timing: a spinning kernel of ~3 ms queued first, then an event, ``CALLS`` calls back to
+back, an event: the host's launch time is hidden and the events see the device's time per
+call, median of ``SAMPLES``. Every copy variant's destination is compared with its source.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from typing import Any
+
+import cupy
+import numpy as np
+
+import warplab
+from warplab.families.memcpy import cuda
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+
+CELLS = [(1024, 64 << 20, "C_C"), (1024, 64 << 20, "S_S"), (4096, 64 << 20, "C_C"),
+         (65536, 64 << 20, "C_C"), (1024, 256 << 20, "C_C"), (65536, 256 << 20, "C_C")]
+CALLS, SAMPLES = 20, 7
+_SRC = r"""
+extern "C" __global__ void spin(long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+}
+extern "C" __global__ void nop() { }
+"""
+_MOD = cupy.RawModule(code=_SRC)
+SPIN, NOP = _MOD.get_function("spin"), _MOD.get_function("nop")
+
+
+def timed(fn) -> float:
+    """Median device seconds per call of ``CALLS`` calls queued behind a spinning kernel."""
+    fn()
+    out = []
+    for _ in range(SAMPLES):
+        SPIN((1,), (1,), (np.int64(6_000_000),))
+        a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        a.record()
+        for _ in range(CALLS):
+            fn()
+        b.record()
+        b.synchronize()
+        out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / CALLS)
+    return statistics.median(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    dev = cupy.cuda.runtime.getDevice()
+    blev_grid = cuda.BLEV_BLOCKS_PER_SM * cuda.sms(dev)
+    doc: dict[str, Any] = {"calls": CALLS, "samples": SAMPLES, "rows": [],
+                           "device": cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()}
+    doc["nop_1_us"] = 1e6 * timed(lambda: NOP((1,), (1,), ()))
+    doc["nop_blev_grid_us"] = 1e6 * timed(lambda: NOP((blev_grid,), (256,), ()))
+    c = WARP_TIERS_WORDS
+    for overlap in (False, True):
+        go, _ = cuda._launches(cuda._warp_expr(c), cuda.WARP_THREADS, c.wlev_max, c.chunk,
+                               c.loads, (cuda._PARTS_LOG2[0],), overlap)
+        stream, q = cuda.stream_queue(dev)
+        z = cupy.zeros(1, np.uint64)
+        doc[f"blev_empty_{'overlap' if overlap else 'plain'}_us"] = 1e6 * timed(
+            lambda go=go, q=q, z=z: go.blev.on_stream(
+                cupy.cuda.get_current_stream().ptr, go.blev_grid, z, z, z, q.counter_at, 0, 0))
+    print(f"{doc['device']}: nop 1 block {doc['nop_1_us']:.2f} us, nop {blev_grid} blocks "
+          f"{doc['nop_blev_grid_us']:.2f} us, empty BLEV plain {doc['blev_empty_plain_us']:.2f}"
+          f" overlap {doc['blev_empty_overlap_us']:.2f} us", flush=True)
+    for size, total, layout in CELLS:
+        count = total // size
+        src = cupy.random.randint(0, 256, total, dtype=np.uint8)
+        dst = cupy.empty(total, np.uint8)
+        rng = np.random.default_rng(size + total)
+        so = np.arange(count, dtype=np.uint64) * size
+        do = so.copy()
+        if layout == "S_S":
+            so, do = so[rng.permutation(count)], do[rng.permutation(count)]
+        sp, dp = cupy.asarray(so + src.data.ptr), cupy.asarray(do + dst.data.ptr)
+        sizes = cupy.full(count, size, np.int64)
+        rs = cupy.asarray((so // size).astype(np.int64))
+        rd = cupy.asarray((do // size).astype(np.int64))
+        row: dict[str, Any] = {"size": size, "total": total, "count": count, "layout": layout}
+        row["copy_us"] = 1e6 * timed(lambda: cupy.cuda.runtime.memcpyAsync(
+            dst.data.ptr, src.data.ptr, total, 3, cupy.cuda.get_current_stream().ptr))
+        targets = {"public": lambda: warplab.memcpy_batched(sp, dp, sizes)}
+        for overlap in (False, True):
+            tag = "overlap" if overlap else "plain"
+            two = cuda.DeviceBatch(sp, dp, sizes, count, None, None)
+            targets[f"two_{tag}"] = (lambda b=two, o=overlap:
+                                     cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
+            if size <= WARP_TIERS_WORDS.wlev_max:
+                one = cuda.DeviceBatch(sp, dp, sizes, count, None, size)
+                targets[f"one_{tag}"] = (lambda b=one, o=overlap:
+                                         cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
+        for name, fn in targets.items():
+            dst.fill(0)
+            fn()
+            ok = bool((dst.reshape(count, size)[rd] == src.reshape(count, size)[rs]).all())
+            us = 1e6 * timed(fn)
+            row[name] = {"us": us, "pct_copy": 100 * row["copy_us"] / us, "ok": ok}
+        doc["rows"].append(row)
+        print(f"{size:>6} B {total >> 20:>4} MiB {layout} copy {row['copy_us']:6.1f} us | " +
+              " ".join(f"{k} {v['us']:6.1f} ({v['pct_copy']:4.1f}%){'' if v['ok'] else ' WRONG'}"
+                       for k, v in row.items() if isinstance(v, dict)), flush=True)
+        del src, dst
+        cupy.get_default_memory_pool().free_all_blocks()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
