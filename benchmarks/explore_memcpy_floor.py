@@ -120,8 +120,6 @@ def main() -> None:
         print(f"{size:>6} B {total >> 20:>4} MiB {layout} copy {row['copy_us']:6.1f} us | " +
               " ".join(f"{k} {v['us']:6.1f} ({v['pct_copy']:4.1f}%){'' if v['ok'] else ' WRONG'}"
                        for k, v in row.items() if isinstance(v, dict)), flush=True)
-        del src, dst
-        cupy.get_default_memory_pool().free_all_blocks()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)
