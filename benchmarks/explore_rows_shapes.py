@@ -14,9 +14,12 @@ Two parts, one JSON:
   full one, the split kernel at 1, 2, 4 or 8 blocks per SM in total (or one block per row),
   the columns kernel's column threads per block and splits; staged tiles of 32 KiB
   (``stage32k``: 8 words a thread) and the staged tile's boundary words loaded with the tile
-  (``stage_hoist``); ``overlap``: the library's settings launched with programmatic stream
-  serialization (``Prepared(overlap=True)``, the kernel's blocks scheduled while the previous
-  call's kernel drains) where the others launch the plain way. Every candidate's
+  (``stage_no_hoist``: after the tile's other loads); ``overlap*``: launched with
+  programmatic stream serialization (``Prepared(overlap=True)``, the kernel's blocks
+  scheduled while the previous call's kernel drains) where the others launch the plain way,
+  with the library's early triggers (``overlap``), every kernel's (``overlap_all``) or none
+  (``overlap_none``); ``default_again``: the first configuration measured again last (the
+  run's noise). Every candidate's
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
@@ -49,15 +52,20 @@ CALLS, BATCHES, WARMUP = 10, 11, 3
 CONFIGS = {1: (("default", {}),
                ("no_stream", {"WARPLAB_AXIS_GROUP_STREAM": 0}),
                ("split_stream", {"WARPLAB_AXIS_SPLIT_STREAM": 1}),
-               ("stage_hoist", {"WARPLAB_AXIS_STAGE_HOIST": 1}),
+               ("stage_no_hoist", {"WARPLAB_AXIS_STAGE_HOIST": 0}),
                ("stage32k", {"WARPLAB_AXIS_STAGE_UNROLL": 8}),
-               ("overlap", {})),
+               ("overlap", {}),
+               ("overlap_all", {"WARPLAB_AXIS_TRIGGER": 31}),
+               ("overlap_none", {"WARPLAB_AXIS_TRIGGER": 0}),
+               ("default_again", {})),
            0: (("default", {}),
                ("overlap", {}),
+               ("overlap_all", {"WARPLAB_AXIS_TRIGGER": 31}),
                ("no_stream", {"WARPLAB_AXIS_COLS_STREAM": 0}),
                ("unroll8", {"WARPLAB_AXIS_COLS_UNROLL": 8}),
                ("fin64", {"WARPLAB_AXIS_COLS_FIN_BYTES": 64}),
-               ("fin128", {"WARPLAB_AXIS_COLS_FIN_BYTES": 128}))}
+               ("fin128", {"WARPLAB_AXIS_COLS_FIN_BYTES": 128}),
+               ("default_again", {}))}
 
 
 def per_call_ms(call: Callable[[], Any]) -> float:
@@ -222,7 +230,7 @@ def main() -> None:
                         e = expr.format(a=a)
                         k = kernel(e, a, opts)
                         block = (ap.COLS_BLOCK,) if axis == 0 else (ap.BLOCK,)
-                        go = Prepared(k, grid, block, kargs, overlap=cname == "overlap")
+                        go = Prepared(k, grid, block, kargs, overlap=cname.startswith("overlap"))
                         def launch(go=go, kargs=kargs) -> None:
                             go(*kargs)
                         out.fill(0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The overlapped launches and the per-row probe on the GPU machine, in one device call of
 # under 10 minutes:
-#   (a) the GPU tests (tests/gpu, the Dask ones skip without Dask)   -> $OUT/pytest-gpu.log
+#   (a) the GPU tests in shards (gpu_shards.sh; Dask's skip)  -> $OUT/pytest-gpu.log, shards
 #   (b) benchmarks/explore_rows_shapes.py --axis 1 (all settings)    -> $OUT/rows_shapes1.json
 #   (c) benchmarks/explore_rows_shapes.py --axis 0 (all settings)    -> $OUT/rows_shapes0.json
 #   (d) benchmarks/explore_memcpy_floor.py                           -> $OUT/memcpy_floor.json
@@ -20,9 +20,9 @@ log "commit $WARPLAB_COMMIT"
 parts=" ${*:-tests rows1 rows0 floor writeback} "
 want() { [[ $parts == *" $1 "* ]]; }
 
-want tests && step "(a) GPU tests" 240 "$OUT/pytest-gpu.log" \
-  python3 -m pytest -m gpu tests/gpu -q -rfEs -p no:cacheprovider --maxfail=20 --tb=short
-want tests && tail -n 3 "$OUT/pytest-gpu.log" | tee -a "$LOG"
+want tests && step "(a) GPU tests" 300 "$OUT/pytest-gpu.log" \
+  env PYTEST_TIMEOUT=290 bash benchmarks/gpu_shards.sh
+want tests && tail -n 12 "$OUT/pytest-gpu.log" | tee -a "$LOG"
 want rows1 && step "(b) rows probe, axis 1" 150 "$OUT/rows_shapes1.log" \
   python3 benchmarks/explore_rows_shapes.py --axis 1 --json "$OUT/rows_shapes1.json"
 want rows0 && step "(c) rows probe, axis 0" 120 "$OUT/rows_shapes0.log" \

@@ -153,8 +153,13 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
     }
 }
 
-// Second kernel: a persistent grid walks the global chunk space; chunk g belongs to the last
-// queue slot whose first chunk is <= g (binary search), and the block copies its CHUNK bytes.
+// Second kernel: a persistent grid walks the global chunk space, block b the chunks
+// [b * per, (b + 1) * per) in order (per: the chunks over the grid, rounded up). Chunk g
+// belongs to the last queue slot whose first chunk is <= g: the block finds its first chunk's
+// slot by a binary search (first chunks grow with the slot: both come from one atomic), then
+// steps to the next slot as its chunks pass into it, and copies each chunk's CHUNK bytes (a
+// search per chunk was a chain of ~12 dependent loads before every 32 KiB piece at 4,096
+// queued buffers).
 // counter[0] is the first kernel's count (queued buffers, chunks), counter[1] the blocks
 // finished here: the last one zeroes both, so the stream's next call finds the queue empty
 // (the counter is the stream's, cuda.py _Queue; every block reads counter[0] before it counts
@@ -169,18 +174,33 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
     const u64 c = *counter;
     if (c == 0) return;
     const u64 n_queued = c >> CHUNK_BITS, n_chunks = c & ((1ull << CHUNK_BITS) - 1);
-    for (u64 g = blockIdx.x; g < n_chunks; g += gridDim.x) {
+    const u64 per = (n_chunks + gridDim.x - 1) / gridDim.x;
+    const u64 g0 = (u64)blockIdx.x * per;
+    const u64 g1 = g0 + per < n_chunks ? g0 + per : n_chunks;
+    if (g0 < g1) {
         u64 lo = 0, hi = n_queued - 1;
         while (lo < hi) {
             const u64 mid = (lo + hi + 1) >> 1;
-            if (queue_first[mid] <= g) lo = mid;
+            if (queue_first[mid] <= g0) lo = mid;
             else hi = mid - 1;
         }
-        const u64 i = queue_id[lo];
-        const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
-        const u64 size = size_of(sizes, i);
-        const u64 len = size - off < (u64)CHUNK ? size - off : (u64)CHUNK;
-        copy_bytes((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x, blockDim.x);
+        u64 first = queue_first[lo];
+        u64 next = lo + 1 < n_queued ? queue_first[lo + 1] : ~0ull;
+        u64 i = queue_id[lo];
+        u64 size = size_of(sizes, i);
+        for (u64 g = g0; g < g1; ++g) {
+            while (g >= next) {  // the chunks of the next queued buffer (every one has some)
+                ++lo;
+                first = next;
+                next = lo + 1 < n_queued ? queue_first[lo + 1] : ~0ull;
+                i = queue_id[lo];
+                size = size_of(sizes, i);
+            }
+            const u64 off = (g - first) * (u64)CHUNK;
+            const u64 len = size - off < (u64)CHUNK ? size - off : (u64)CHUNK;
+            copy_bytes((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
+                       blockDim.x);
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) {

@@ -98,6 +98,13 @@
 #error "WARPLAB_AXIS_COLS_FIN_BYTES is passed by the launch plan (-DWARPLAB_AXIS_COLS_FIN_BYTES=..., axis_cuda.py DEFINES)"
 #endif
 #endif
+#ifndef WARPLAB_AXIS_TRIGGER
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_TRIGGER 7
+#else
+#error "WARPLAB_AXIS_TRIGGER is passed by the launch plan (-DWARPLAB_AXIS_TRIGGER=..., axis_cuda.py DEFINES)"
+#endif
+#endif
 constexpr u32 BS = WARPLAB_AXIS_BLOCK;         // rows kernels: threads per block
 [[maybe_unused]] constexpr int UNR = WARPLAB_AXIS_UNROLL;  // independent loads in flight per thread
 constexpr int SPLIT_UNR = WARPLAB_AXIS_SPLIT_UNROLL;    // the same, in the split kernel
@@ -106,6 +113,15 @@ constexpr u32 STAGE_WORDS = BS * STAGE_UNR;             // a staged tile: 16 KiB
 // the staged kernel's boundary words (those holding bytes outside the tile) loaded element by
 // element with the tile's other loads (1), or after them (0)
 constexpr bool STAGE_HOIST = WARPLAB_AXIS_STAGE_HOIST != 0;
+// Which kernels let the stream's next overlapped launch schedule its blocks as soon as each
+// of their blocks has started (allow_dependents, core/warplab.cuh; bits: 1 packed, 2 staged,
+// 4 group, 8 split, 16 columns); the others let it when their blocks have exited. Every axis
+// kernel waits for the previous kernel first (wait_prior_grids).
+template <int BIT>
+__device__ __forceinline__ void axis_start() {
+    wait_prior_grids();
+    if constexpr ((WARPLAB_AXIS_TRIGGER & BIT) != 0) allow_dependents();
+}
 // 16-byte loads with the L2::256B prefetch hint (ld_stream) instead of __ldg, per kernel:
 constexpr bool GROUP_STREAM = WARPLAB_AXIS_GROUP_STREAM != 0;
 constexpr bool SPLIT_STREAM = WARPLAB_AXIS_SPLIT_STREAM != 0;
@@ -318,8 +334,7 @@ template <class T, class A, class R, class OP, int G, bool VEC>
 __global__ void __launch_bounds__(BS)
 axis_rows_group(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, R* __restrict__ out,
                 double ddof, u64 out2) {
-    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
-    allow_dependents();
+    axis_start<4>();  // launched to overlap the stream's previous kernel
     static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two up to 32");
     constexpr u32 GPW = 32 / G;  // rows per warp and step
     const u32 lane = threadIdx.x & 31u;
@@ -353,8 +368,7 @@ template <class T, class A, class R, class OP, int L>
 __global__ void __launch_bounds__(BS)
 axis_rows_packed(const T* __restrict__ in, u64 rows, u64 cols, R* __restrict__ out, double ddof,
                  u64 out2) {
-    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
-    allow_dependents();
+    axis_start<1>();  // launched to overlap the stream's previous kernel
     static_assert(L >= 1 && L <= 16 && (L & (L - 1)) == 0, "L: a power of two up to 16");
     constexpr int PER = 16 / sizeof(T);
     const u32 lane = threadIdx.x & 31u;
@@ -400,8 +414,7 @@ template <class T, class A, class R, class OP, int G>
 __global__ void __launch_bounds__(BS)
 axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __restrict__ out,
                  double ddof, u64 out2) {
-    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
-    allow_dependents();
+    axis_start<2>();  // launched to overlap the stream's previous kernel
     static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two up to 32");
     constexpr u32 PER = 16 / sizeof(T);
     __shared__ uint4 tile[STAGE_WORDS];
@@ -479,8 +492,7 @@ template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(BS)
 axis_rows_split(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, u32 S, u64 chunk,
                 A* partials, u32* tickets, R* __restrict__ out, double ddof, u64 out2) {
-    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
-    allow_dependents();
+    axis_start<8>();  // launched to overlap the stream's previous kernel
     __shared__ A wsum[BS / 32];
     __shared__ bool last;
     const u64 r = blockIdx.x / S;
@@ -556,8 +568,7 @@ template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(CBS)
 axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, u64 chunk,
           A* partials, u32* tickets, R* __restrict__ out, double ddof, u64 out2) {
-    wait_prior_grids();  // launched to overlap the stream's previous kernel (axis_cuda)
-    allow_dependents();
+    axis_start<16>();  // launched to overlap the stream's previous kernel
     constexpr int PER = VEC ? 16 / sizeof(T) : 1;
     __shared__ A sm[PER][CBS];
     __shared__ bool last;

@@ -41,11 +41,13 @@ from warplab.families.reduce.axis_plan import (  # noqa: F401
     COLS_UNROLL,
     GROUP_STREAM,
     GROUPS,
+    OVERLAP,
     PACKED_LANES,
     SPLIT_STREAM,
     SPLIT_UNROLL,
     STAGE_HOIST,
     STAGE_UNROLL,
+    TRIGGER,
     UNROLL,
     ColsPlan,
     RowsPlan,
@@ -61,7 +63,7 @@ K2_BLOCK = 1024   # the Pearson report's K2 block (WARPLAB_K2_BLOCK)
 #: The kernels' compile-time constants: this dict is their only copy (passed as -D options).
 DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_SPLIT_UNROLL": SPLIT_UNROLL, "WARPLAB_AXIS_STAGE_UNROLL": STAGE_UNROLL,
-           "WARPLAB_AXIS_STAGE_HOIST": STAGE_HOIST,
+           "WARPLAB_AXIS_STAGE_HOIST": STAGE_HOIST, "WARPLAB_AXIS_TRIGGER": TRIGGER,
            "WARPLAB_AXIS_GROUP_STREAM": GROUP_STREAM, "WARPLAB_AXIS_SPLIT_STREAM": SPLIT_STREAM,
            "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
            "WARPLAB_AXIS_COLS_UNROLL": COLS_UNROLL, "WARPLAB_AXIS_COLS_FIN_BYTES": COLS_FIN_BYTES,
@@ -254,12 +256,6 @@ class Launch(NamedTuple):
     mid: tuple
     tail: tuple
     partials: tuple | None
-
-
-#: Whether the axis kernels are launched to overlap the stream's previous kernel
-#: (``Prepared(overlap=True)``: programmatic dependent launch on sm_90 and later; every axis
-#: kernel awaits the previous kernel's end before its first memory access).
-OVERLAP = True
 
 
 def _planned(kernel: Any, grid: tuple, block: tuple, mid: tuple, tail: tuple,

@@ -32,9 +32,19 @@ STAGE_BYTES = BLOCK * 16 * STAGE_UNROLL
 STAGE_MIN_ROWS = 2
 #: Whether the staged kernel loads a tile's boundary words (those that also hold bytes of the
 #: neighbouring rows, or of none) element by element together with the tile's other loads (1)
-#: or after it has stored those (0): the last thread's tail word then waits a second round trip,
-#: and the block with it. 1 has not run on a GPU yet (benchmarks/NOTES.md).
-STAGE_HOIST = 0
+#: or after it has stored those (0: the last thread's tail word then waits a second round
+#: trip, and the block with it). On the H200 1 read 2-6 points more of the read ceiling on
+#: rows of 33, 256 and 1000 elements (benchmarks/NOTES.md).
+STAGE_HOIST = 1
+#: Whether the axis kernels are launched to overlap the stream's previous kernel (core/launch.py
+#: ``Prepared(overlap=True)``: programmatic dependent launch, sm_90 and later), and which of
+#: them let the next such launch schedule its blocks once each of their blocks has started
+#: (WARPLAB_AXIS_TRIGGER bits: 1 packed, 2 staged, 4 group, 8 split, 16 columns; the others
+#: once their blocks have exited). On the H200 a grid of one wave of long blocks (the split
+#: kernel's 512 blocks on 256 x 2^20 float32) read 75% instead of 99% with the early trigger:
+#: the next grid's blocks, placed as slots freed, were spread unevenly over the SMs.
+OVERLAP = True
+TRIGGER = 1 | 2 | 4
 #: Rows of at least this many bytes run the split kernel (a block per row or more): on the H100
 #: a block per row of 8, 16 or 32 KiB read 99-102% of the read ceiling, a warp per row 94-96%.
 SPLIT_MIN_ROW_BYTES = 4 << 10
