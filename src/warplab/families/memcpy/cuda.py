@@ -315,9 +315,10 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
 
 def blev_grid(kernel: Any, dev: int) -> int:
     """The BLEV kernel's grid on device ``dev`` (the current one): one wave, the blocks the
-    SMs hold at once (at most ``BLEV_BLOCKS_PER_SM`` a SM). Each block copies a fixed range of the queued chunks,
-    so a grid of more blocks than fit would run its last ones as a second wave (48 registers a
-    thread on sm_90: five blocks a SM, where 8 x SMs blocks took 1.6 waves)."""
+    SMs hold at once (at most ``BLEV_BLOCKS_PER_SM`` a SM). Each block copies a fixed range
+    of the queued chunks, so a grid of more blocks than fit would run its last ones as a
+    second wave (48 registers a thread on sm_90: five blocks a SM, where 8 x SMs blocks took
+    1.6 waves)."""
     per_sm = occupancy_blocks_per_sm(kernel, BLEV_THREADS, 0)  # the current device's: dev
     return min(BLEV_BLOCKS_PER_SM, per_sm) * sms(dev)
 
