@@ -106,11 +106,13 @@ def row_candidates(x: Any, dt: np.dtype, sms: int, stage_unroll: int = ap.STAGE_
         warps = -(-rows * lanes // (32 * ap.UNROLL))
         cands.append(("packed", f"axis_rows_packed<{{a}}, {lanes}>",
                       (max(1, -(-warps * 32 // ap.BLOCK)),), (x, r64, c64, out, *tail), out))
-    elif (rt := (ap.BLOCK * 16 * stage_unroll - 16 + dt.itemsize) // row_bytes) >= 2 \
-            and rows > 1:  # the plan's up to 2 KiB rows (ap.staged_rows), the probe's up to
-        # a half tile
+    elif ap.staged_rows(cols, dt.itemsize) >= 2 and rows > 1:  # the plan's rows up to a
+        # half tile; with the module's default U (the define), the plan's U
+        u = ap.stage_unroll(cols, dt.itemsize) if stage_unroll == ap.STAGE_UNROLL else stage_unroll
+        rt = ap.staged_rows(cols, dt.itemsize, u)
         gs = min(32, ap._pow2_floor(ap.BLOCK // min(rt, ap.BLOCK)))
-        cands.append((f"staged G={gs} RT={rt}", f"axis_rows_staged<{{a}}, {gs}>",
+        suffix = "" if u == stage_unroll else f", {u}"
+        cands.append((f"staged G={gs} RT={rt} U={u}", f"axis_rows_staged<{{a}}, {gs}{suffix}>",
                       (min(-(-rows // rt), 2 ** 31 - 1),),
                       (x, r64, c64, np.uint64(rt), out, *tail), out))
     if staged_only:

@@ -440,9 +440,14 @@ def test_plan_rows_packed_and_staged() -> None:
     assert axis_cuda.plan_rows(1000, 32, 8, **H100, **back)[:2] == ("packed", 16)
     assert axis_cuda.plan_rows(5, 4, 4, **H100, **back)[:3] == ("packed", 1, True)
     assert axis_cuda.plan_rows(5, 4, 4, **H100, **back).grid == 1
-    # other back-to-back rows, at least two a 16 KiB tile: staged, G lanes per row
+    # other back-to-back rows, at least two a 16 KiB tile: staged, G lanes per row, in tiles
+    # of 32 KiB (8 words a thread) for rows under 512 bytes
     odd = axis_cuda.plan_rows(1 << 21, 33, 4, **H100, **back)
-    assert (odd.kernel, odd.group, odd.chunk, odd.grid) == ("staged", 2, 124, -(-(1 << 21) // 124))
+    assert (odd.kernel, odd.group, odd.chunk, odd.grid, odd.words) == (
+        "staged", 1, 248, -(-(1 << 21) // 248), 8)
+    odd64 = axis_cuda.plan_rows(1 << 21, 33, 8, **H100, **back)
+    assert (odd64.group, odd64.chunk, odd64.words) == (2, 124, 8)
+    assert axis_cuda.plan_rows(1 << 17, 256, 4, **H100, **back).words == 4  # 1 KiB rows
     assert axis_cuda.plan_rows(1 << 17, 256, 4, **H100, **back)[:2] == ("staged", 16)
     assert axis_cuda.plan_rows(10, 3, 4, **H100, **back)[:2] == ("staged", 1)
     assert axis_cuda.plan_rows(1 << 20, 32, 4, **H100, contiguous=True)[:1] == ("staged",)
@@ -474,9 +479,11 @@ def test_plan_rows_shapes(rows: int, cols: int, itemsize: int, contiguous: bool)
         assert p.grid == rows * p.splits and p.chunk * (p.splits - 1) < cols <= p.chunk * p.splits
         assert p.chunk % (16 // itemsize) == 0 or p.splits == 1
         assert p.grid <= 132 * 16 or p.splits == 1
-    elif p.kernel == "staged":  # whole rows in a tile of 16 KiB wherever it starts
+    elif p.kernel == "staged":  # whole rows in a tile of 16 or 32 KiB wherever it starts
         worst = 16 - itemsize + p.chunk * cols * itemsize  # the first element at word offset 12
-        assert contiguous and -(-worst // 16) <= 1024
+        assert p.words == (8 if cols * itemsize < 512 else 4)
+        assert contiguous and -(-worst // 16) <= 256 * p.words
+        assert p.words == 4 or p.group in axis_cuda.STAGE_WIDE_GROUPS  # instantiated
         assert p.grid == -(-rows // p.chunk) and p.group * min(p.chunk, 256) <= 256
     elif p.kernel == "group":
         assert p.vec == (cols * itemsize >= 64)

@@ -396,7 +396,7 @@ def test_packed_rows_integers(dtype: str) -> None:
 
 
 # Other rows back to back, at least two a 16 KiB tile (up to ~8 KiB), run the staged kernel (tiles
-# of whole rows through shared memory): row lengths off the 16-byte grid, one tile and several (rows around a tile's row
+# of whole rows through shared memory, 32 KiB for rows under 512 bytes): row lengths off the 16-byte grid, one tile and several (rows around a tile's row
 # count RT, tiles that end inside a 16-byte word), from bases at every element offset of a word
 # (the first and last word of a tile then hold bytes outside it), every op, with and without
 # ddof; series_stats through the same kernel.
@@ -408,7 +408,7 @@ STAGED = [(cols, dt) for dt, longer in (("float32", (512, 1000, 2046)),
 @pytest.mark.parametrize("cols,dtype", STAGED, ids=lambda v: str(v))
 def test_staged_rows(cols: int, dtype: str) -> None:
     t = np.dtype(dtype)
-    rt = axis_plan.staged_rows(cols, t.itemsize)
+    rt = axis_plan.staged_rows(cols, t.itemsize, axis_plan.stage_unroll(cols, t.itemsize))
     per = 16 // t.itemsize
     for rows in sorted({2, rt - 1, rt, rt + 1, 3 * rt + 7} - {0, 1}):
         plan = axis_cuda.plan_rows(rows, cols, t.itemsize, 132, contiguous=True)

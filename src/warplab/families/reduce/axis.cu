@@ -109,7 +109,7 @@ constexpr u32 BS = WARPLAB_AXIS_BLOCK;         // rows kernels: threads per bloc
 [[maybe_unused]] constexpr int UNR = WARPLAB_AXIS_UNROLL;  // independent loads in flight per thread
 constexpr int SPLIT_UNR = WARPLAB_AXIS_SPLIT_UNROLL;    // the same, in the split kernel
 constexpr int STAGE_UNR = WARPLAB_AXIS_STAGE_UNROLL;    // 16-byte words a thread stages per tile
-constexpr u32 STAGE_WORDS = BS * STAGE_UNR;             // a staged tile: 16 KiB at 256 x 4
+                                                        // (the staged kernel's default U)
 // the staged kernel's boundary words (those holding bytes outside the tile) loaded element by
 // element with the tile's other loads (1), or after them (0)
 constexpr bool STAGE_HOIST = WARPLAB_AXIS_STAGE_HOIST != 0;
@@ -408,16 +408,18 @@ axis_rows_packed(const T* __restrict__ in, u64 rows, u64 cols, R* __restrict__ o
 // segment (as the packed kernel); then G lanes per row reduce the tile's rows from shared
 // memory and the first lane of each group stores. The first and last word of a tile, where
 // they hold bytes outside the tile, are read element by element (no byte outside the array is
-// read). RT: the most whole rows whose words fit STAGE_WORDS (host plan).
+// read). RT: the most whole rows whose words fit the tile of BS * U words (host plan: 16 KiB
+// at U = 4, 32 KiB at U = 8 for rows under 512 bytes).
 // =============================================================================================
-template <class T, class A, class R, class OP, int G>
+template <class T, class A, class R, class OP, int G, int U = STAGE_UNR>
 __global__ void __launch_bounds__(BS)
 axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __restrict__ out,
                  double ddof, u64 out2) {
     axis_start<2>();  // launched to overlap the stream's previous kernel
     static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two up to 32");
     constexpr u32 PER = 16 / sizeof(T);
-    __shared__ uint4 tile[STAGE_WORDS];
+    static_assert(U >= 1 && U <= 8, "U: 16-byte words a thread stages, up to 8 (32 KiB)");
+    __shared__ uint4 tile[BS * U];
     T* st = reinterpret_cast<T*>(tile);
     const u32 sub = threadIdx.x & (G - 1);
     const u64 tiles = (rows + RT - 1) / RT;
@@ -430,9 +432,9 @@ axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __rest
         const u64 nw = (lead + ne + PER - 1) / PER;                 // words holding the tile
         const bool tail_whole = (lead + ne) % PER == 0;
         const uint4* __restrict__ src = reinterpret_cast<const uint4*>(first - lead);
-        uint4 q[STAGE_UNR];
+        uint4 q[U];
 #pragma unroll
-        for (int j = 0; j < STAGE_UNR; ++j) {
+        for (int j = 0; j < U; ++j) {
             const u64 w = threadIdx.x + (u64)j * BS;
             const bool whole = w < nw && (w > 0 || lead == 0) && (w + 1 < nw || tail_whole);
             q[j] = whole ? ld_stream(src + w) : make_uint4(0u, 0u, 0u, 0u);
@@ -450,7 +452,7 @@ axis_rows_staged(const T* __restrict__ in, u64 rows, u64 cols, u64 RT, R* __rest
             }
         }
 #pragma unroll
-        for (int j = 0; j < STAGE_UNR; ++j) {
+        for (int j = 0; j < U; ++j) {
             const u64 w = threadIdx.x + (u64)j * BS;
             if (w >= nw) continue;
             if (STAGE_HOIST || ((w > 0 || lead == 0) && (w + 1 < nw || tail_whole))) {
@@ -796,6 +798,8 @@ k2_multiblock(const T* __restrict__ in, u64 cols, u64 ld, u32 NB, u64 chunk, T* 
                                                               double, u64);                    \
     template __global__ void axis_rows_staged<T, A, R, OP, 32>(const T*, u64, u64, u64, R*,    \
                                                                double, u64);                   \
+    template __global__ void axis_rows_staged<T, A, R, OP, 1, 8>(const T*, u64, u64, u64, R*,  \
+                                                                 double, u64);                 \
     template __global__ void axis_rows_split<T, A, R, OP, true>(                               \
         const T*, u64, u64, u64, u32, u64, A*, u32*, R*, double, u64);                         \
     template __global__ void axis_rows_split<T, A, R, OP, false>(                              \

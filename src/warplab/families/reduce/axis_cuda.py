@@ -47,6 +47,8 @@ from warplab.families.reduce.axis_plan import (  # noqa: F401
     SPLIT_UNROLL,
     STAGE_HOIST,
     STAGE_UNROLL,
+    STAGE_WIDE_GROUPS,
+    STAGE_WIDE_UNROLL,
     TRIGGER,
     UNROLL,
     ColsPlan,
@@ -111,6 +113,7 @@ def _expressions(args: str) -> tuple[str, ...]:
     out = [f"axis_rows_group<{args}, {g}, {v}>" for g in GROUPS for v in ("true", "false")]
     out += [f"axis_rows_packed<{args}, {lanes}>" for lanes in PACKED_LANES]
     out += [f"axis_rows_staged<{args}, {g}>" for g in GROUPS]
+    out += [f"axis_rows_staged<{args}, {g}, {STAGE_WIDE_UNROLL}>" for g in STAGE_WIDE_GROUPS]
     out += [f"axis_rows_split<{args}, {v}>" for v in ("true", "false")]
     out += [f"axis_cols<{args}, {v}>" for v in ("true", "false")]
     return tuple(out)
@@ -295,7 +298,9 @@ def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.
         return _planned(_kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev), (p.grid,),
                         (BLOCK,), shape, tail, None)
     if p.kernel == "staged":
-        return _planned(_kernel(f"axis_rows_staged<{args}, {p.group}>", args, dev), (p.grid,),
+        wide = "" if p.words == STAGE_UNROLL else f", {p.words}"
+        return _planned(_kernel(f"axis_rows_staged<{args}, {p.group}{wide}>", args, dev),
+                        (p.grid,),
                         (BLOCK,), (*shape, np.uint64(p.chunk)), tail, None)
     if p.kernel == "group":
         return _planned(_kernel(f"axis_rows_group<{args}, {p.group}, {vs}>", args, dev),

@@ -30,6 +30,13 @@ PACKED_LANES = (1, 2, 4, 8, 16)
 STAGE_UNROLL = 4
 STAGE_BYTES = BLOCK * 16 * STAGE_UNROLL
 STAGE_MIN_ROWS = 2
+#: Rows under this many bytes are staged in tiles of 32 KiB (8 words a thread, the kernel's
+#: template argument U): on the H200 rows of 33 float64 (264 bytes) read 91.7% of the read
+#: ceiling so against 82%, rows of 33 float32 +1-3 points; rows of 1 KiB or more lost 1-9.
+STAGE_WIDE_ROW_BYTES = 512
+STAGE_WIDE_UNROLL = 8
+#: The lanes per row such tiles give (at least 64 rows a tile): the module's instantiations.
+STAGE_WIDE_GROUPS = (1, 2, 4)
 #: Whether the staged kernel loads a tile's boundary words (those that also hold bytes of the
 #: neighbouring rows, or of none) element by element together with the tile's other loads (1)
 #: or after it has stored those (0: the last thread's tail word then waits a second round
@@ -74,8 +81,9 @@ def _pow2_floor(v: int) -> int:
 class RowsPlan(NamedTuple):
     """A ``rows_adaptive`` launch: ``kernel`` "group" (G lanes per row, one warp step per warp),
     "packed" (``group`` = L lanes per row of back-to-back rows), "staged" (``group`` = G lanes
-    per row, tiles of ``chunk`` rows through shared memory, a block per tile) or "split" (S
-    blocks per row of ``chunk`` elements each, grid rows * S); ``vec`` 16-byte loads."""
+    per row, tiles of ``chunk`` rows through shared memory, a block per tile, ``words``
+    16-byte words a thread stages) or "split" (S blocks per row of ``chunk`` elements each,
+    grid rows * S); ``vec`` 16-byte loads."""
 
     kernel: str
     group: int
@@ -83,6 +91,7 @@ class RowsPlan(NamedTuple):
     grid: int
     splits: int
     chunk: int
+    words: int = STAGE_UNROLL
 
 
 def group_size(cols: int, itemsize: int) -> tuple[bool, int]:
@@ -94,11 +103,18 @@ def group_size(cols: int, itemsize: int) -> tuple[bool, int]:
     return vec, min(32, _pow2_ceil(-(-units // UNROLL)))
 
 
-def staged_rows(cols: int, itemsize: int) -> int:
-    """Whole rows of a staged tile: the most whose 16-byte words fit ``STAGE_BYTES`` wherever
-    the tile starts (up to 16 - itemsize bytes before its first element share its first word).
-    Performance: host arithmetic only."""
-    return (STAGE_BYTES - 16 + itemsize) // (cols * itemsize)
+def stage_unroll(cols: int, itemsize: int) -> int:
+    """16-byte words a thread stages in a tile for rows of ``cols`` elements (the staged
+    kernel's U): ``STAGE_WIDE_UNROLL`` for rows under ``STAGE_WIDE_ROW_BYTES``, else
+    ``STAGE_UNROLL``. Performance: host arithmetic only."""
+    return STAGE_WIDE_UNROLL if cols * itemsize < STAGE_WIDE_ROW_BYTES else STAGE_UNROLL
+
+
+def staged_rows(cols: int, itemsize: int, unroll: int = STAGE_UNROLL) -> int:
+    """Whole rows of a staged tile of ``BLOCK * unroll`` 16-byte words: the most whose words
+    fit it wherever the tile starts (up to 16 - itemsize bytes before its first element share
+    its first word). Performance: host arithmetic only."""
+    return (BLOCK * 16 * unroll - 16 + itemsize) // (cols * itemsize)
 
 
 def split_chunk(rows: int, cols: int, per: int, sms: int) -> int:
@@ -119,9 +135,10 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
 
     * packed: contiguous, aligned rows of 16, 32, ..., 256 bytes (L = row bytes / 16 lanes per
       row, each warp instruction one 512-byte segment; 1M x 32 float32: L = 8);
-    * staged: other contiguous rows of which a 16 KiB tile holds at least ``STAGE_MIN_ROWS``
-      (rows of 33 float32: 124 rows a tile, G = 2 lanes per row from shared memory; 1 KiB
-      rows: 15 a tile, G = 16; 65536 x 1000 float32: 4 a tile, G = 32);
+    * staged: other contiguous rows of which a 16 KiB tile holds at least ``STAGE_MIN_ROWS``,
+      in tiles of 32 KiB for rows under 512 bytes (rows of 33 float32: 248 rows a tile, G = 1
+      lane per row from shared memory; 1 KiB rows: 15 a tile of 16 KiB, G = 16; 65536 x 1000
+      float32: 4 a tile, G = 32);
     * group: rows under ``SPLIT_MIN_ROW_BYTES`` that are not back to back (a strided view; G
       lanes per row, G the smallest power of two up to 32 leaving each lane at most ``UNROLL``
       loads: a warp per row over 1 KiB), when the warps of the rows fill at least a quarter
@@ -140,10 +157,11 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
         warps = -(-rows * lanes // (32 * UNROLL))
         return RowsPlan("packed", lanes, True, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
                         1, cols)
-    rt = staged_rows(cols, itemsize)
-    if contiguous and rows > 1 and rt >= STAGE_MIN_ROWS:
+    if contiguous and rows > 1 and staged_rows(cols, itemsize) >= STAGE_MIN_ROWS:
+        u = stage_unroll(cols, itemsize)
+        rt = staged_rows(cols, itemsize, u)
         gs = min(32, _pow2_floor(BLOCK // min(rt, BLOCK)))  # the block's lanes over its rows
-        return RowsPlan("staged", gs, True, min(-(-rows // rt), 2 ** 31 - 1), 1, rt)
+        return RowsPlan("staged", gs, True, min(-(-rows // rt), 2 ** 31 - 1), 1, rt, u)
     if g < 32 or (row_bytes < SPLIT_MIN_ROW_BYTES and rows * 32 * 4 >= sms * 2048):
         warps = -(-rows // (32 // g))
         return RowsPlan("group", g, vec, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
