@@ -292,10 +292,7 @@ class Gpu:
                                     getDeviceProperties=lambda d: {
                                         "multiProcessorCount": 4, "major": 9, "minor": 0,
                                         "sharedMemPerBlock": 48 << 10,
-                                        "sharedMemPerBlockOptin": 227 << 10,
-                                        "maxThreadsPerMultiProcessor": 2048,
-                                        "regsPerMultiprocessor": 65536,
-                                        "sharedMemPerMultiprocessor": 228 << 10},
+                                        "sharedMemPerBlockOptin": 227 << 10},
                                     memcpyAsync=_memcpy_async, memsetAsync=_memset_async,
                                     hostRegister=lambda a, n, f: _host_register(self, a, n, f),
                                     hostUnregister=lambda a: _host_unregister(self, a),

@@ -58,7 +58,6 @@ def _kernel_on(expr: str, device: int, loads: int = 0) -> object:
             if n > c.wlev_max:
                 ctypes.memmove(int(d), int(s), int(n))
 
-    blev.num_regs, blev.shared_size_bytes = 48, 0  # what the BLEV grid is sized from
     return tiles if "tiles" in expr or "warp_classes" in expr else blev
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
-from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
+from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import register
 from warplab.families.memcpy.spec import (
     MAX_QUEUED,
@@ -303,24 +303,13 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
     got = _LAUNCHES.get(key)
     if got is None:
         u64 = np.uint64(0)
-        blev = _kernel_on(_blev_expr(chunk), dev, loads)
         got = _LAUNCHES.put(key, _Launches(
             Prepared(_kernel_on(first_expr, dev, loads), None, (block,),
                      (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64, *extra), overlap=overlap),
-            Prepared(blev, None, (BLEV_THREADS,), (ARRAY, ARRAY, ARRAY, u64, u64, u64),
-                     overlap=overlap),
-            blev_grid(blev, dev), wlev_max))
+            Prepared(_kernel_on(_blev_expr(chunk), dev, loads), None, (BLEV_THREADS,),
+                     (ARRAY, ARRAY, ARRAY, u64, u64, u64), overlap=overlap),
+            BLEV_BLOCKS_PER_SM * sms(dev), wlev_max))
     return got, dev
-
-
-def blev_grid(kernel: Any, dev: int) -> int:
-    """The BLEV kernel's grid on device ``dev`` (the current one): one wave, the blocks the
-    SMs hold at once (at most ``BLEV_BLOCKS_PER_SM`` a SM). Each block copies a fixed range
-    of the queued chunks, so a grid of more blocks than fit would run its last ones as a
-    second wave (48 registers a thread on sm_90: five blocks a SM, where 8 x SMs blocks took
-    1.6 waves)."""
-    per_sm = occupancy_blocks_per_sm(kernel, BLEV_THREADS, 0)  # the current device's: dev
-    return min(BLEV_BLOCKS_PER_SM, per_sm) * sms(dev)
 
 
 def stream_queue(dev: int) -> tuple[int, _Queue]:

@@ -153,21 +153,13 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
     }
 }
 
-// Second kernel: a grid of one wave (cuda.py blev_grid) splits the queued chunks, in units of
-// CHUNK / BLEV_SPLIT bytes, evenly over its blocks: block b the units [b * units / grid,
-// (b + 1) * units / grid), so no block has more than one unit above the mean (whole 32 KiB
-// chunks a block left 2,048 chunks on 660 blocks at 4 a block for the busiest, 3.1 on
-// average). Chunk g belongs to the last queue slot whose first chunk is <= g: the block finds
-// its first unit's slot by a binary search (first chunks grow with the slot: both come from
-// one atomic), then copies its share of each buffer, slot after slot, as one copy (a search
-// per chunk was a chain of ~12 dependent loads before every 32 KiB piece at 4,096 queued
-// buffers).
+// Second kernel: a persistent grid walks the global chunk space; chunk g belongs to the last
+// queue slot whose first chunk is <= g (binary search), and the block copies its CHUNK bytes.
 // counter[0] is the first kernel's count (queued buffers, chunks), counter[1] the blocks
 // finished here: the last one zeroes both, so the stream's next call finds the queue empty
 // (the counter is the stream's, cuda.py _Queue; every block reads counter[0] before it counts
 // itself finished). Where nothing was queued (counter[0] is 0, and so is counter[1]) there is
 // nothing to zero: every block returns at once instead of taking its turn at one atomic.
-constexpr u64 BLEV_SPLIT = 4;  // units a chunk: 8 KiB units of 32 KiB chunks
 template <int CHUNK>
 __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                                           const u64* __restrict__ sizes,
@@ -177,33 +169,18 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
     const u64 c = *counter;
     if (c == 0) return;
     const u64 n_queued = c >> CHUNK_BITS, n_chunks = c & ((1ull << CHUNK_BITS) - 1);
-    // units of CHUNK / BLEV_SPLIT bytes, split evenly over the grid: block b copies units
-    // [b * units / grid, (b + 1) * units / grid), each buffer's share as one copy
-    const u64 units = n_chunks * BLEV_SPLIT;
-    const u64 u0 = (u64)blockIdx.x * units / gridDim.x;
-    const u64 u1 = ((u64)blockIdx.x + 1) * units / gridDim.x;
-    if (u0 < u1) {
-        const u64 g0 = u0 / BLEV_SPLIT;  // the chunk holding the first unit
+    for (u64 g = blockIdx.x; g < n_chunks; g += gridDim.x) {
         u64 lo = 0, hi = n_queued - 1;
         while (lo < hi) {
             const u64 mid = (lo + hi + 1) >> 1;
-            if (queue_first[mid] <= g0) lo = mid;
+            if (queue_first[mid] <= g) lo = mid;
             else hi = mid - 1;
         }
-        constexpr u64 UNIT = (u64)CHUNK / BLEV_SPLIT;
-        for (u64 u = u0; u < u1; ++lo) {  // one queued buffer a pass (each has a chunk)
-            const u64 first = queue_first[lo] * BLEV_SPLIT;
-            const u64 next = lo + 1 < n_queued ? queue_first[lo + 1] * BLEV_SPLIT : units;
-            const u64 end = next < u1 ? next : u1;
-            const u64 i = queue_id[lo];
-            const u64 size = size_of(sizes, i);
-            const u64 b0 = (u - first) * UNIT;
-            const u64 b1 = (end - first) * UNIT < size ? (end - first) * UNIT : size;
-            if (b0 < b1)
-                copy_bytes((u8*)dst[i] + b0, (const u8*)src[i] + b0, b1 - b0, threadIdx.x,
-                           blockDim.x);
-            u = end;
-        }
+        const u64 i = queue_id[lo];
+        const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
+        const u64 size = size_of(sizes, i);
+        const u64 len = size - off < (u64)CHUNK ? size - off : (u64)CHUNK;
+        copy_bytes((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x, blockDim.x);
     }
     __syncthreads();
     if (threadIdx.x == 0) {

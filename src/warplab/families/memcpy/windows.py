@@ -35,13 +35,13 @@ from warplab.core.launch import ARRAY, Prepared
 from warplab.core.registry import register
 from warplab.families.memcpy.cuda import (
     _LAUNCHES,
+    BLEV_BLOCKS_PER_SM,
     BLEV_THREADS,
     WARP_THREADS,
     DeviceBatch,
     _kernel_on,
     _queue_fits,
     _via_exprs,
-    blev_grid,
     run_warp_classes,
     sms,
     stream_queue,
@@ -84,13 +84,12 @@ def _launches(c: WarpClasses, w: WindowsShape, dev: int) -> _WindowLaunches:
         count, group = windows_exprs(w)
         grouping = (ARRAY, ARRAY, ARRAY, u64, u64, u64, u64)
         n_sms = sms(dev)
-        blev_kernel = k(blev)
         got = _LAUNCHES.put(key, _WindowLaunches(
             Prepared(k(count), None, (THREADS,), grouping),
             Prepared(k(group), None, (THREADS,), grouping),
             Prepared(k(via), None, (WARP_THREADS,), (u64,) * 6),
-            Prepared(blev_kernel, None, (BLEV_THREADS,), (u64,) * 4),
-            w.count_blocks * n_sms, w.group_blocks * n_sms, blev_grid(blev_kernel, dev)))
+            Prepared(k(blev), None, (BLEV_THREADS,), (u64,) * 4),
+            w.count_blocks * n_sms, w.group_blocks * n_sms, BLEV_BLOCKS_PER_SM * n_sms))
     return got
 
 
