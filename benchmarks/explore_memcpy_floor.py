@@ -31,6 +31,7 @@ import numpy as np
 import warplab
 from warplab.families.memcpy import cuda
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+from warplab.lab.console import parse_size
 
 CELLS = [(1024, 64 << 20, "C_C"), (1024, 64 << 20, "S_S"), (4096, 64 << 20, "C_C"),
          (65536, 64 << 20, "C_C"), (1024, 256 << 20, "C_C"), (65536, 256 << 20, "C_C")]
@@ -65,11 +66,21 @@ def timed(fn) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", default=None)
+    ap.add_argument("--cells", default=None, help="SIZE:TOTAL:LAYOUT,... (e.g. 65536:1G:C_C; "
+                    "default: the module's CELLS), the empty launches skipped")
     args = ap.parse_args()
+    cells = CELLS if args.cells is None else [
+        (parse_size(a), parse_size(b), c)
+        for a, b, c in (x.split(":") for x in args.cells.split(","))]
     dev = cupy.cuda.runtime.getDevice()
     blev_grid = cuda.BLEV_BLOCKS_PER_SM * cuda.sms(dev)
     doc: dict[str, Any] = {"calls": CALLS, "samples": SAMPLES, "rows": [],
                            "device": cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()}
+    for size, total, layout in cells if args.cells else ():
+        run_cell(doc, size, total, layout)
+    if args.cells:
+        write(doc, args.json)
+        return
     doc["nop_1_us"] = 1e6 * timed(lambda: NOP((1,), (1,), ()))
     doc["nop_blev_grid_us"] = 1e6 * timed(lambda: NOP((blev_grid,), (256,), ()))
     c = WARP_TIERS_WORDS
@@ -86,45 +97,54 @@ def main() -> None:
           f"{doc['nop_blev_grid_us']:.2f} us, empty BLEV plain {doc['blev_empty_plain_us']:.2f}"
           f" overlap {doc['blev_empty_overlap_us']:.2f} us ({doc['blev_grid']} blocks)",
           flush=True)
-    for size, total, layout in CELLS:
-        count = total // size
-        src = cupy.random.randint(0, 256, total, dtype=np.uint8)
-        dst = cupy.empty(total, np.uint8)
-        rng = np.random.default_rng(size + total)
-        so = np.arange(count, dtype=np.uint64) * size
-        do = so.copy()
-        if layout == "S_S":
-            so, do = so[rng.permutation(count)], do[rng.permutation(count)]
-        sp, dp = cupy.asarray(so + src.data.ptr), cupy.asarray(do + dst.data.ptr)
-        sizes = cupy.full(count, size, np.int64)
-        rs = cupy.asarray((so // size).astype(np.int64))
-        rd = cupy.asarray((do // size).astype(np.int64))
-        row: dict[str, Any] = {"size": size, "total": total, "count": count, "layout": layout}
-        row["copy_us"] = 1e6 * timed(lambda: cupy.cuda.runtime.memcpyAsync(
-            dst.data.ptr, src.data.ptr, total, 3, cupy.cuda.get_current_stream().ptr))
-        targets = {"public": lambda: warplab.memcpy_batched(sp, dp, sizes)}
-        for overlap in (False, True):
-            tag = "overlap" if overlap else "plain"
-            two = cuda.DeviceBatch(sp, dp, sizes, count, None, None)
-            targets[f"two_{tag}"] = (lambda b=two, o=overlap:
-                                     cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
-            if size <= WARP_TIERS_WORDS.wlev_max:
-                one = cuda.DeviceBatch(sp, dp, sizes, count, None, size)
-                targets[f"one_{tag}"] = (lambda b=one, o=overlap:
-                                         cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
-        for name, fn in targets.items():
-            dst.fill(0)
-            fn()
-            ok = bool((dst.reshape(count, size)[rd] == src.reshape(count, size)[rs]).all())
-            us = 1e6 * timed(fn)
-            row[name] = {"us": us, "pct_copy": 100 * row["copy_us"] / us, "ok": ok}
-        doc["rows"].append(row)
-        print(f"{size:>6} B {total >> 20:>4} MiB {layout} copy {row['copy_us']:6.1f} us | " +
-              " ".join(f"{k} {v['us']:6.1f} ({v['pct_copy']:4.1f}%){'' if v['ok'] else ' WRONG'}"
-                       for k, v in row.items() if isinstance(v, dict)), flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
+    for size, total, layout in cells:
+        run_cell(doc, size, total, layout)
+    write(doc, args.json)
+
+
+def write(doc: dict, path: str | None) -> None:
+    if path:
+        with open(path, "w") as f:
             json.dump(doc, f, indent=1)
+
+
+def run_cell(doc: dict, size: int, total: int, layout: str) -> None:
+    """One cell's records (appended to ``doc["rows"]``, printed)."""
+    count = total // size
+    src = cupy.random.randint(0, 256, total, dtype=np.uint8)
+    dst = cupy.empty(total, np.uint8)
+    rng = np.random.default_rng(size + total)
+    so = np.arange(count, dtype=np.uint64) * size
+    do = so.copy()
+    if layout == "S_S":
+        so, do = so[rng.permutation(count)], do[rng.permutation(count)]
+    sp, dp = cupy.asarray(so + src.data.ptr), cupy.asarray(do + dst.data.ptr)
+    sizes = cupy.full(count, size, np.int64)
+    rs = cupy.asarray((so // size).astype(np.int64))
+    rd = cupy.asarray((do // size).astype(np.int64))
+    row: dict[str, Any] = {"size": size, "total": total, "count": count, "layout": layout}
+    row["copy_us"] = 1e6 * timed(lambda: cupy.cuda.runtime.memcpyAsync(
+        dst.data.ptr, src.data.ptr, total, 3, cupy.cuda.get_current_stream().ptr))
+    targets = {"public": lambda: warplab.memcpy_batched(sp, dp, sizes)}
+    for overlap in (False, True):
+        tag = "overlap" if overlap else "plain"
+        two = cuda.DeviceBatch(sp, dp, sizes, count, None, None)
+        targets[f"two_{tag}"] = (lambda b=two, o=overlap:
+                                 cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
+        if size <= WARP_TIERS_WORDS.wlev_max:
+            one = cuda.DeviceBatch(sp, dp, sizes, count, None, size)
+            targets[f"one_{tag}"] = (lambda b=one, o=overlap:
+                                     cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
+    for name, fn in targets.items():
+        dst.fill(0)
+        fn()
+        ok = bool((dst.reshape(count, size)[rd] == src.reshape(count, size)[rs]).all())
+        us = 1e6 * timed(fn)
+        row[name] = {"us": us, "pct_copy": 100 * row["copy_us"] / us, "ok": ok}
+    doc["rows"].append(row)
+    print(f"{size:>6} B {total >> 20:>4} MiB {layout} copy {row['copy_us']:6.1f} us | " +
+          " ".join(f"{k} {v['us']:6.1f} ({v['pct_copy']:4.1f}%){'' if v['ok'] else ' WRONG'}"
+                   for k, v in row.items() if isinstance(v, dict)), flush=True)
 
 
 if __name__ == "__main__":
