@@ -48,8 +48,9 @@ STAGE_HOIST = 1
 #: them let the next such launch schedule its blocks once each of their blocks has started
 #: (WARPLAB_AXIS_TRIGGER bits: 1 packed, 2 staged, 4 group, 8 split, 16 columns; the others
 #: once their blocks have exited). On the H200 a grid of one wave of long blocks (the split
-#: kernel's 512 blocks on 256 x 2^20 float32) read 75% instead of 99% with the early trigger:
-#: the next grid's blocks, placed as slots freed, were spread unevenly over the SMs.
+#: kernel's 512 blocks on 256 x 2^20 float32) read 75% instead of 99% with the early trigger
+#: (likely the next grid's blocks, placed as slots free up, spread unevenly over the SMs);
+#: the overlap itself gains 0.5-5 points of the read ceiling (benchmarks/NOTES.md).
 OVERLAP = True
 TRIGGER = 1 | 2 | 4
 #: Rows of at least this many bytes run the split kernel (a block per row or more): on the H100
