@@ -16,17 +16,22 @@ Timing: a spinning kernel of ~3 ms queued first, then an event, ``CALLS`` calls 
 back, an event: the host's launch time is hidden and the events see the device's time per
 call, median of ``SAMPLES``. Every copy variant's destination is compared with its source.
 
-Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH]
+``--warp-trigger 0`` compiles the warp kernel without its early trigger (its BLEV kernel's
+blocks then placed once the warp kernel's have exited): the A/B for the 64 KiB cells at 1 GiB
+(``--cells 65536:1G:C_C,65536:1G:S_S``), run once per setting (one process each).
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]
+[--warp-trigger 0|1]
 """
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from typing import Any
 
 import cupy
 import numpy as np
+from host_timing import device_per_call
 
 import warplab
 from warplab.families.memcpy import cuda
@@ -49,18 +54,8 @@ SPIN, NOP = _MOD.get_function("spin"), _MOD.get_function("nop")
 
 def timed(fn) -> float:
     """Median device seconds per call of ``CALLS`` calls queued behind a spinning kernel."""
-    fn()
-    out = []
-    for _ in range(SAMPLES):
-        SPIN((1,), (1,), (np.int64(6_000_000),))
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        a.record()
-        for _ in range(CALLS):
-            fn()
-        b.record()
-        b.synchronize()
-        out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / CALLS)
-    return statistics.median(out)
+    return device_per_call(fn, CALLS, SAMPLES,
+                           lambda: SPIN((1,), (1,), (np.int64(6_000_000),)))
 
 
 def main() -> None:
@@ -68,7 +63,12 @@ def main() -> None:
     ap.add_argument("--json", default=None)
     ap.add_argument("--cells", default=None, help="SIZE:TOTAL:LAYOUT,... (e.g. 65536:1G:C_C; "
                     "default: the module's CELLS), the empty launches skipped")
+    ap.add_argument("--warp-trigger", type=int, choices=(0, 1), default=None,
+                    help="compile the warp kernel with WARPLAB_MEMCPY_WARP_TRIGGER 0 or 1 "
+                    "(default: the library's)")
     args = ap.parse_args()
+    if args.warp_trigger is not None:  # before any kernel of the family is compiled
+        cuda.DEFINES["WARPLAB_MEMCPY_WARP_TRIGGER"] = args.warp_trigger
     cells = CELLS if args.cells is None else [
         (parse_size(a), parse_size(b), c)
         for a, b, c in (x.split(":") for x in args.cells.split(","))]

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import cupy
 import numpy as np
+from host_timing import device_per_call
 
 import warplab
 from warplab.families.memcpy import cuda
@@ -38,17 +38,7 @@ CALLS, SAMPLES = 20, 7
 
 def timed(fn) -> float:
     """Median seconds per call of ``CALLS`` calls between two events, ``SAMPLES`` times."""
-    fn()
-    out = []
-    for _ in range(SAMPLES):
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        a.record()
-        for _ in range(CALLS):
-            fn()
-        b.record()
-        b.synchronize()
-        out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / CALLS)
-    return statistics.median(out)
+    return device_per_call(fn, CALLS, SAMPLES)
 
 
 def main() -> None:

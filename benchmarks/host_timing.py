@@ -32,3 +32,26 @@ def per_call(fn: Callable[[], object], *, calls: int = 2000, rounds: int = 20,
         ts.append((time.perf_counter() - t) / calls * 1e6)
         stream.synchronize()
     return statistics.median(ts)
+
+
+def device_per_call(fn: Callable[[], object], calls: int, samples: int,
+                    before: Callable[[], object] | None = None) -> float:
+    """Median over ``samples`` of the device seconds per call of ``fn``: ``calls`` calls back
+    to back between two CUDA events on the current stream (one call first, to warm up);
+    ``before`` is queued ahead of each sample's first event (a spinning kernel that hides the
+    host's launch time behind the device's)."""
+    import cupy
+
+    fn()
+    out = []
+    for _ in range(samples):
+        if before is not None:
+            before()
+        a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        b.synchronize()
+        out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / calls)
+    return statistics.median(out)

@@ -13,12 +13,7 @@ set -u -o pipefail
 LOG=overlap_gpu_run.log
 source "$(dirname "$0")/gpu_run_steps.sh"
 
-python3 -c "import setup; setup.build_in_place()" > "$OUT/build_ext.log" 2>&1 \
-  || log "C helpers not built (the library takes its Python paths)"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv 2>&1 | tee -a "$LOG"
-log "commit $WARPLAB_COMMIT"
-parts=" ${*:-tests rows1 rows0 floor writeback} "
-want() { [[ $parts == *" $1 "* ]]; }
+start ${*:-tests rows1 rows0 floor writeback}
 
 want tests && step "(a) GPU tests" 300 "$OUT/pytest-gpu.log" \
   env PYTEST_TIMEOUT=290 bash benchmarks/gpu_shards.sh

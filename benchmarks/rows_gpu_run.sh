@@ -19,13 +19,7 @@ set -u -o pipefail
 LOG=rows_gpu_run.log
 source "$(dirname "$0")/gpu_run_steps.sh"
 
-python3 -c "import setup; setup.build_in_place()" > "$OUT/build_ext.log" 2>&1 \
-  || log "C helpers not built (the library takes its Python paths)"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv 2>&1 | tee -a "$LOG"
-log "commit $WARPLAB_COMMIT"
-
-parts=" ${*:-tests series32 series64 axis0 latency ceiling profile} "
-want() { [[ $parts == *" $1 "* ]]; }
+start ${*:-tests series32 series64 axis0 latency ceiling profile}
 
 want tests && step "(a) GPU tests" 200 "$OUT/pytest-rows.log" \
   python3 -m pytest -m gpu tests/gpu/test_reduce_axis_gpu.py tests/gpu/test_fastpath_gpu.py \

@@ -42,6 +42,25 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
         for (int k = 0; k < 9; k++) memcpy(params[k], p[k], 16);
     return 0;
 }
+typedef struct { int id; char pad[4]; union { char b[64]; int v; void *a; } value; } attr_t;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, smem;
+    void *stream;
+    attr_t *attrs;
+    unsigned n;
+} cfg_t;
+static uint64_t ex_rec[16];
+/* refuses the handle 0xf00 as a device without the attribute would */
+int cuLaunchKernelEx(const cfg_t *c, void *f, void **p, void **extra) {
+    (void)extra;
+    if ((uintptr_t)f == 0xf00) return 801;
+    uint64_t v[] = {(uintptr_t)f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem,
+                    (uintptr_t)c->stream, c->n, c->n ? (uint64_t)c->attrs[0].id : 0,
+                    c->n ? (uint64_t)c->attrs[0].value.v : 0, *(uint64_t *)p[0]};
+    memcpy(ex_rec, v, sizeof v);
+    return 0;
+}
+void fake_ex_record(uint64_t *out) { memcpy(out, ex_rec, sizeof ex_rec); }
 int cuGetErrorName(int rc, const char **name) {
     *name = rc == 400 ? "CUDA_ERROR_INVALID_HANDLE" : rc == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "?";
     return 0;
@@ -106,6 +125,15 @@ out["errors"] = caught([
         ("float", lambda: fn(1, 1, 1, 0, 0, b"f", "x")),
         ("driver", lambda: fn(0xbad, 1, 1, 0, 0, b"")),
         ("args", lambda: fn(1, 1))])
+mod = launch._module()
+out["can_after"] = mod.can_launch_after()
+mod.launch_after(0x5678, (4, 1), (256,), 0, 9, b"Q", np.uint64(77))
+ex = (ctypes.c_uint64 * 16)()
+lib.fake_ex_record(ex)
+out["ex"] = list(ex)[:13]
+mod.launch_after(0xf00, 3, 32, 0, 5, b"Q", np.uint64(1))  # refused: the plain launch
+lib.fake_record(rec)
+out["ex_fallback"] = list(rec)[:9]
 read = launch.reader()
 values = {}
 for dt, v in [("int8", -5), ("uint8", 250), ("int16", -300), ("uint16", 65000), ("int32", -7),
@@ -165,6 +193,15 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_built_extension_reports_the_c_launch(launched: dict) -> None:
     want = f"C launch: cuLaunchKernel from the built extension {launch.EXTENSION}"
     assert launched["status"] == want
+
+
+def test_launch_after_asks_for_programmatic_serialization(launched: dict) -> None:
+    assert launched["can_after"] is True
+    # handle, grid, block, shared memory, stream, one attribute: id 6 (programmatic stream
+    # serialization) set to 1, then the first argument's bytes
+    assert launched["ex"] == [0x5678, 4, 1, 1, 256, 1, 1, 0, 9, 1, 6, 1, 77]
+    # where the driver refuses it, the same launch the plain way
+    assert launched["ex_fallback"] == [0xF00, 3, 1, 1, 32, 1, 1, 0, 5]
 
 
 def test_launch_geometry(launched: dict) -> None:
@@ -242,6 +279,29 @@ def _kernel(calls: list) -> object:
 
     kernel.kernel = types.SimpleNamespace(ptr=0x1234)  # type: ignore[attr-defined]
     return kernel
+
+
+def test_overlap_launches_after_only_from_sm90(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Prepared(overlap=True)`` takes the C ``launch_after`` on compute capability 9.0 and
+    later where the driver has it; the plain C launch elsewhere, and without ``overlap``."""
+    calls: list = []
+    ext = types.SimpleNamespace(driver=lambda: None, can_launch_after=lambda: True,
+                                launch=lambda *a: calls.append("plain"),
+                                launch_after=lambda *a: calls.append("after"))
+    monkeypatch.setattr(launch, "_ext", ext)
+    kernel = _kernel([])
+    for cc in ("80", "90", "100"):
+        device = types.SimpleNamespace(compute_capability=cc)
+        stream = types.SimpleNamespace(ptr=0)
+        monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=types.SimpleNamespace(
+            Device=lambda d=device: d, get_current_stream=lambda s=stream: s)))
+        launch.Prepared(kernel, 1, 32, (np.uint64(1),), overlap=True)(np.uint64(1))
+        launch.Prepared(kernel, 1, 32, (np.uint64(1),))(np.uint64(1))
+    assert calls == ["plain", "plain", "after", "plain", "after", "plain"]
+    calls.clear()
+    ext.can_launch_after = lambda: False  # a driver without cuLaunchKernelEx
+    launch.Prepared(kernel, 1, 32, (np.uint64(1),), overlap=True)(np.uint64(1))
+    assert calls == ["plain"]
 
 
 def test_without_c_the_launch_is_cupys(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,7 +32,9 @@
  *   (programmatic dependent launch, sm_90 and later): the kernel's blocks may be scheduled
  *   before the stream's previous kernel has finished, so the kernel must wait for it
  *   (griddepcontrol.wait, core/warplab.cuh wait_prior_grids) before its first memory access.
- *   can_launch_after() says whether the driver has cuLaunchKernelEx (CUDA 12.0 and later).
+ *   Where the driver refuses that launch for any reason but a missing context, the plain
+ *   cuLaunchKernel follows, and its error is the one raised. can_launch_after() says whether
+ *   the driver has cuLaunchKernelEx (CUDA 12.0 and later).
  *
  * read(address, stream, kind) -> int, float or bool
  *   One element at a device address, as NumPy's item() makes it: kind is the NumPy type
@@ -83,6 +85,7 @@ typedef struct {
 } launch_config;
 typedef int (*launch_ex_fn)(const launch_config *, void *, void **, void **);
 #define CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
+#define CUDA_ERROR_INVALID_CONTEXT 201
 typedef int (*name_fn)(int, const char **);
 typedef int (*copy_fn)(void *, uint64_t, size_t, void *);
 typedef int (*sync_fn)(void *);
@@ -338,6 +341,13 @@ static PyObject *launch_with(PyObject *const *args, Py_ssize_t nargs, int after)
         launch_config config = {grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                 (unsigned)shared, stream, &attr, 1};
         rc = cu_launch_ex(&config, function, params, NULL);
+        /* a driver or device that refuses the attribute (not a missing context): the plain
+         * launch, whose error, if any, is the one raised */
+        if (rc != 0 && rc != CUDA_ERROR_INVALID_CONTEXT) {
+            after = 0;
+            rc = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                           (unsigned)shared, stream, params, NULL);
+        }
     } else if (k == count) {
         rc = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                        (unsigned)shared, stream, params, NULL);

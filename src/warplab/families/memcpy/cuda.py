@@ -51,6 +51,10 @@ DEFINES = {
     "WARPLAB_MEMCPY_BLEV_THREADS": BLEV_THREADS,
     "WARPLAB_MEMCPY_WARP_THREADS": WARP_THREADS,
     "WARPLAB_MEMCPY_LOADS": 0,                # load policy of the base module (memcpy_copy.cuh)
+    # whether the warp kernel lets its BLEV kernel place blocks once its own have started (1)
+    # or once they have exited (0); with OVERLAP (benchmarks/NOTES.md: 1 lost 3-4% on the
+    # 64 KiB cells at 1 GiB on the H200, 0 has not run)
+    "WARPLAB_MEMCPY_WARP_TRIGGER": 1,
 }
 
 

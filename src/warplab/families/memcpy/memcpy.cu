@@ -5,7 +5,7 @@
 #include "warplab.cuh"
 
 #if !defined(WARPLAB_MEMCPY_UNROLL) || !defined(WARPLAB_MEMCPY_BLEV_THREADS) || \
-    !defined(WARPLAB_MEMCPY_WARP_THREADS)
+    !defined(WARPLAB_MEMCPY_WARP_THREADS) || !defined(WARPLAB_MEMCPY_WARP_TRIGGER)
 #error "compile with the -D constants of families/memcpy/cuda.py (DEFINES)"
 #endif
 #include "memcpy_copy.cuh"

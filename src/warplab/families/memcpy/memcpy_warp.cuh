@@ -491,8 +491,8 @@ __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MI
 memcpy_warp_classes(const u64* __restrict__ src, const u64* __restrict__ dst,
                     const u64* __restrict__ sizes, u64 n, u64* __restrict__ counter,
                     u32* __restrict__ queue_id, u64* __restrict__ queue_first, u32 parts_log2) {
-    wait_prior_grids();
-    allow_dependents();
+    wait_prior_grids();  // launched to overlap the stream's previous kernel (cuda.py OVERLAP)
+    if (WARPLAB_MEMCPY_WARP_TRIGGER) allow_dependents();  // the BLEV kernel placed early
     warp_classes_body<WARP_CLASSES_ARGS>(src, dst, sizes, n, counter, queue_id, queue_first,
                                          GridStride{0, parts_log2, 0});
 }

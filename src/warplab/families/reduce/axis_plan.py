@@ -23,16 +23,16 @@ COLS_FIN_BYTES = 128
 GROUPS = (1, 2, 4, 8, 16, 32)
 #: Lanes per row of the packed kernel (rows of 16 L bytes, back to back).
 PACKED_LANES = (1, 2, 4, 8, 16)
-#: Staged tiles: 16-byte words a thread loads (WARPLAB_AXIS_STAGE_UNROLL) and bytes a tile holds;
+#: Staged tiles: 16-byte words a thread loads (WARPLAB_AXIS_STAGE_UNROLL: 16 KiB tiles);
 #: the staged kernel takes rows of which a tile holds at least STAGE_MIN_ROWS (rows up to ~8 KiB:
 #: on the H100 rows of 1000 float32 read 97% of the read ceiling staged four a tile, 89-90% a
 #: warp per row; rows of 1000 float64 99% staged two a tile, 96% a block per row).
 STAGE_UNROLL = 4
-STAGE_BYTES = BLOCK * 16 * STAGE_UNROLL
 STAGE_MIN_ROWS = 2
 #: Rows under this many bytes are staged in tiles of 32 KiB (8 words a thread, the kernel's
 #: template argument U): on the H200 rows of 33 float64 (264 bytes) read 91.7% of the read
-#: ceiling so against 82%, rows of 33 float32 +1-3 points; rows of 1 KiB or more lost 1-9.
+#: ceiling in 32 KiB tiles against 82% in 16 KiB ones, rows of 33 float32 1-3 points more;
+#: rows of 1 KiB or more read 1-9 points less.
 STAGE_WIDE_ROW_BYTES = 512
 STAGE_WIDE_UNROLL = 8
 #: The lanes per row such tiles give (at least 64 rows a tile): the module's instantiations.
