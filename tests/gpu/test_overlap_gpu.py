@@ -38,7 +38,10 @@ extern "C" __global__ void add_one(float* x, unsigned long long n) {
          i < n; i += (unsigned long long)gridDim.x * blockDim.x) x[i] += 1.0f;
 }
 """
-#: ~2 ms of spinning at 2 GHz: long enough that a launch not waiting for it would read early.
+#: ~2 ms of spinning at 2 GHz before the fill. The slow kernel never lets dependents in early,
+#: so an overlapped kernel after it is placed as its blocks exit and waits for their writes;
+#: the chain of overlapped kernels (each letting the next in at its start) is where a kernel
+#: that did not wait would read its predecessor's input before the predecessor wrote it.
 SPIN = np.int64(4_000_000)
 
 
