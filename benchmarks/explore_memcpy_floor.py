@@ -73,7 +73,7 @@ def main() -> None:
         (parse_size(a), parse_size(b), c)
         for a, b, c in (x.split(":") for x in args.cells.split(","))]
     dev = cupy.cuda.runtime.getDevice()
-    blev_grid = cuda.BLEV_BLOCKS_PER_SM * cuda.sms(dev)
+    blev_grid = cuda.BLEV_BLOCKS_PER_SM * cuda.sms(dev)  # the BLEV kernel's grid
     doc: dict[str, Any] = {"calls": CALLS, "samples": SAMPLES, "rows": [],
                            "device": cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()}
     for size, total, layout in cells if args.cells else ():
@@ -89,14 +89,12 @@ def main() -> None:
                                c.loads, (cuda._PARTS_LOG2[0],), overlap)
         stream, q = cuda.stream_queue(dev)
         z = cupy.zeros(1, np.uint64)
-        doc["blev_grid"] = go.blev_grid
         doc[f"blev_empty_{'overlap' if overlap else 'plain'}_us"] = 1e6 * timed(
             lambda go=go, q=q, z=z: go.blev.on_stream(
                 cupy.cuda.get_current_stream().ptr, go.blev_grid, z, z, z, q.counter_at, 0, 0))
     print(f"{doc['device']}: nop 1 block {doc['nop_1_us']:.2f} us, nop {blev_grid} blocks "
           f"{doc['nop_blev_grid_us']:.2f} us, empty BLEV plain {doc['blev_empty_plain_us']:.2f}"
-          f" overlap {doc['blev_empty_overlap_us']:.2f} us ({doc['blev_grid']} blocks)",
-          flush=True)
+          f" overlap {doc['blev_empty_overlap_us']:.2f} us", flush=True)
     for size, total, layout in cells:
         run_cell(doc, size, total, layout)
     write(doc, args.json)

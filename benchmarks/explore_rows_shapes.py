@@ -111,8 +111,7 @@ def row_candidates(x: Any, dt: np.dtype, sms: int, stage_unroll: int = ap.STAGE_
         u = ap.stage_unroll(cols, dt.itemsize) if stage_unroll == ap.STAGE_UNROLL else stage_unroll
         rt = ap.staged_rows(cols, dt.itemsize, u)
         gs = min(32, ap._pow2_floor(ap.BLOCK // min(rt, ap.BLOCK)))
-        suffix = "" if u == stage_unroll else f", {u}"
-        cands.append((f"staged G={gs} RT={rt} U={u}", f"axis_rows_staged<{{a}}, {gs}{suffix}>",
+        cands.append((f"staged G={gs} RT={rt} U={u}", ac.staged_expr("{a}", gs, u, stage_unroll),
                       (min(-(-rows // rt), 2 ** 31 - 1),),
                       (x, r64, c64, np.uint64(rt), out, *tail), out))
     if staged_only:

@@ -106,14 +106,23 @@ def targs(op: str, t: np.dtype) -> str:
     return f"{C_TYPE[t]}, {acc}, {C_TYPE[res]}, {KERNEL_OP[op]}"
 
 
+def staged_expr(args: str, group: int, words: int = STAGE_UNROLL,
+                default: int = STAGE_UNROLL) -> str:
+    """The staged kernel's name expression: G = ``group`` lanes per row, U = ``words``
+    16-byte words a thread stages (named only where it is not the module's ``default``,
+    WARPLAB_AXIS_STAGE_UNROLL)."""
+    wide = "" if words == default else f", {words}"
+    return f"axis_rows_staged<{args}, {group}{wide}>"
+
+
 @functools.cache
 def _expressions(args: str) -> tuple[str, ...]:
     """One module per (T, op): every group size of the group kernel (both load paths) and of
     the staged kernel, every packed width, the split and columns kernels."""
     out = [f"axis_rows_group<{args}, {g}, {v}>" for g in GROUPS for v in ("true", "false")]
     out += [f"axis_rows_packed<{args}, {lanes}>" for lanes in PACKED_LANES]
-    out += [f"axis_rows_staged<{args}, {g}>" for g in GROUPS]
-    out += [f"axis_rows_staged<{args}, {g}, {STAGE_WIDE_UNROLL}>" for g in STAGE_WIDE_GROUPS]
+    out += [staged_expr(args, g) for g in GROUPS]
+    out += [staged_expr(args, g, STAGE_WIDE_UNROLL) for g in STAGE_WIDE_GROUPS]
     out += [f"axis_rows_split<{args}, {v}>" for v in ("true", "false")]
     out += [f"axis_cols<{args}, {v}>" for v in ("true", "false")]
     return tuple(out)
@@ -298,9 +307,7 @@ def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.
         return _planned(_kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev), (p.grid,),
                         (BLOCK,), shape, tail, None)
     if p.kernel == "staged":
-        wide = "" if p.words == STAGE_UNROLL else f", {p.words}"
-        return _planned(_kernel(f"axis_rows_staged<{args}, {p.group}{wide}>", args, dev),
-                        (p.grid,),
+        return _planned(_kernel(staged_expr(args, p.group, p.words), args, dev), (p.grid,),
                         (BLOCK,), (*shape, np.uint64(p.chunk)), tail, None)
     if p.kernel == "group":
         return _planned(_kernel(f"axis_rows_group<{args}, {p.group}, {vs}>", args, dev),
