@@ -447,8 +447,9 @@ def test_plan_rows_packed_and_staged() -> None:
         "staged", 1, 248, -(-(1 << 21) // 248), 8)
     odd64 = axis_cuda.plan_rows(1 << 21, 33, 8, **H100, **back)
     assert (odd64.group, odd64.chunk, odd64.words) == (2, 124, 8)
-    assert axis_cuda.plan_rows(1 << 17, 256, 4, **H100, **back).words == 4  # 1 KiB rows
-    assert axis_cuda.plan_rows(1 << 17, 256, 4, **H100, **back)[:2] == ("staged", 16)
+    kib = axis_cuda.plan_rows(1 << 17, 256, 4, **H100, contiguous=True)  # 1 KiB rows, base
+    assert (kib.kernel, kib.group, kib.words) == ("staged", 16, 4)      # off the 16-byte grid
+    assert axis_cuda.plan_rows(1 << 17, 255, 4, **H100, **back)[:2] == ("staged", 16)
     assert axis_cuda.plan_rows(10, 3, 4, **H100, **back)[:2] == ("staged", 1)
     assert axis_cuda.plan_rows(1 << 20, 32, 4, **H100, contiguous=True)[:1] == ("staged",)
     for rows, cols, isz in ((1 << 20, 128, 4), (1000, 24, 4), (1000, 33, 4), (10, 3, 4)):
@@ -462,6 +463,14 @@ def test_plan_rows_packed_and_staged() -> None:
     assert axis_cuda.plan_rows(65536, 2048, 4, **H100, **back)[:2] == ("split", 32)
     assert axis_cuda.plan_rows(32768, 4097, 4, **H100, **back).kernel == "split"
     assert axis_cuda.plan_rows(1 << 16, 513, 4, **H100).kernel == "group"
+    # aligned back-to-back rows of 1-2 KiB on the 16-byte grid: the group kernel
+    for rows, cols, isz, g in ((1 << 17, 256, 4, 16), (1 << 17, 256, 8, 32), (4096, 512, 4, 32),
+                               (3, 256, 4, 16), (10000, 384, 4, 32)):
+        plan = axis_cuda.plan_rows(rows, cols, isz, **H100, **back)
+        assert (plan.kernel, plan.group, plan.vec) == ("group", g, True), (rows, cols, isz)
+    assert axis_cuda.plan_rows(1000, 512, 4, **H100, **back).kernel == "staged"  # few rows
+    assert axis_cuda.plan_rows(1 << 17, 252, 4, **H100, **back).kernel == "staged"  # 1008 B
+    assert axis_cuda.plan_rows(1 << 17, 516, 4, **H100, **back).kernel == "staged"  # 2064 B
     assert axis_cuda.plan_rows(1 << 20, 33, 4, **H100).kernel == "group"
 
 

@@ -395,13 +395,14 @@ def test_packed_rows_integers(dtype: str) -> None:
     np.testing.assert_allclose(reduce_axis(xd, "mean", 1).get(), x.mean(axis=1), rtol=1e-15)
 
 
-# Other rows back to back, at least two a 16 KiB tile (up to ~8 KiB), run the staged kernel (tiles
-# of whole rows through shared memory, 32 KiB for rows under 512 bytes): row lengths off the 16-byte grid, one tile and several (rows around a tile's row
-# count RT, tiles that end inside a 16-byte word), from bases at every element offset of a word
-# (the first and last word of a tile then hold bytes outside it), every op, with and without
-# ddof; series_stats through the same kernel.
-STAGED = [(cols, dt) for dt, longer in (("float32", (512, 1000, 2046)),
-                                         ("float64", (256, 700, 1023)))
+# Other rows back to back, at least two a 16 KiB tile (up to ~8 KiB), run the staged kernel
+# (tiles of whole rows through shared memory, 32 KiB for rows under 512 bytes; aligned rows of
+# 1-2 KiB on the 16-byte grid excepted, below): row lengths off the 16-byte grid, one tile and
+# several (rows around a tile's row count RT, tiles that end inside a 16-byte word), from bases
+# at every element offset of a word (the first and last word of a tile then hold bytes outside
+# it), every op, with and without ddof; series_stats through the same kernel.
+STAGED = [(cols, dt) for dt, longer in (("float32", (511, 1000, 2046)),
+                                         ("float64", (257, 700, 1023)))
           for cols in (1, 3, 5, 33, 100, 255, *longer)]
 
 
@@ -428,6 +429,47 @@ def test_staged_rows(cols: int, dtype: str) -> None:
             np.testing.assert_allclose(
                 norm.get(), np.sqrt(((x64 - m[:, None]) ** 2).sum(axis=1)), rtol=4 * U[t] + 1e-9,
                 atol=1e-6 * math.sqrt(cols) * np.abs(x64).max())
+
+
+# Aligned back-to-back rows of 1-2 KiB on the 16-byte grid run the group kernel
+# (axis_plan.GROUP_ROW_BYTES): row counts around a warp step's rows (G = 16: two rows a warp,
+# eight a step of a block; G = 32 from the row count that fills the GPU), every op, against
+# NumPy; the same rows one element off the 16-byte grid run the staged kernel.
+BANDED = [(256, "float32"), (384, "float32"), (512, "float32"), (128, "float64"),
+          (256, "float64")]
+
+
+@pytest.mark.parametrize("cols,dtype", BANDED, ids=lambda v: str(v))
+def test_banded_rows_group(cols: int, dtype: str) -> None:
+    t = np.dtype(dtype)
+    sms = axis_cuda.sm_count(cupy.cuda.runtime.getDevice())
+    g = axis_plan.group_size(cols, t.itemsize)[1]
+    few = (2, 3, 15, 16, 17) if g < 32 else ()
+    for rows in (*few, 16 * sms + 3):
+        plan = axis_cuda.plan_rows(rows, cols, t.itemsize, sms, contiguous=True, aligned=True)
+        assert (plan.kernel, plan.group) == ("group", g)
+        off_grid = axis_cuda.plan_rows(rows, cols, t.itemsize, sms, contiguous=True)
+        assert off_grid.kernel == "staged"
+        for kind in KINDS:
+            x = host(kind, dtype, rows, cols)
+            flat = cupy.zeros(rows * cols + 1, t)
+            for off in (0, 1):
+                flat[:] = np.nan  # bytes outside the rows: never read
+                flat[off:off + rows * cols] = cupy.asarray(x.ravel())
+                every_op_rows_adaptive(flat[off:off + rows * cols].reshape(rows, cols), x)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_banded_rows_integers(dtype: str) -> None:
+    rows, cols = 5000, 256  # 1 and 2 KiB rows
+    x = np.random.default_rng(8).integers(-1000, 1000, (rows, cols), dtype=dtype)
+    plan = axis_cuda.plan_rows(rows, cols, x.itemsize, 132, contiguous=True, aligned=True)
+    assert plan.kernel == "group"
+    xd = cupy.asarray(x)
+    np.testing.assert_array_equal(reduce_axis(xd, "sum", 1).get(), x.sum(axis=1))
+    np.testing.assert_array_equal(reduce_axis(xd, "min", 1).get(), x.min(axis=1))
+    np.testing.assert_allclose(reduce_axis(xd, "mean", 1).get(), x.mean(axis=1), rtol=1e-15)
+    np.testing.assert_allclose(reduce_axis(xd, "std", 1).get(), x.std(axis=1), rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])

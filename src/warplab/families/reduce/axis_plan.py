@@ -37,6 +37,13 @@ STAGE_WIDE_ROW_BYTES = 512
 STAGE_WIDE_UNROLL = 8
 #: The lanes per row such tiles give (at least 64 rows a tile): the module's instantiations.
 STAGE_WIDE_GROUPS = (1, 2, 4)
+#: Back-to-back rows of this many bytes (inclusive range) on the 16-byte grid run the group
+#: kernel, not the staged one, where the group kernel applies: G = 16 or 32 lanes cover such a
+#: row in one warp step of ``UNROLL`` 16-byte loads each. On the H200 131,072 x 256 float32
+#: (1 KiB rows) read 87.2% of the read ceiling in the group kernel against 82.1% staged,
+#: float64 (2 KiB) 89.6 against 88.7; rows of 4,000 and 8,000 bytes read 90-92% staged
+#: against 78-85 in the group kernel (benchmarks/NOTES.md).
+GROUP_ROW_BYTES = (1 << 10, 2 << 10)
 #: Whether the staged kernel loads a tile's boundary words (those that also hold bytes of the
 #: neighbouring rows, or of none) element by element together with the tile's other loads (1)
 #: or after it has stored those (0: the last thread's tail word then waits a second round
@@ -138,12 +145,13 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
       row, each warp instruction one 512-byte segment; 1M x 32 float32: L = 8);
     * staged: other contiguous rows of which a 16 KiB tile holds at least ``STAGE_MIN_ROWS``,
       in tiles of 32 KiB for rows under 512 bytes (rows of 33 float32: 248 rows a tile, G = 1
-      lane per row from shared memory; 1 KiB rows: 15 a tile of 16 KiB, G = 16; 65536 x 1000
-      float32: 4 a tile, G = 32);
-    * group: rows under ``SPLIT_MIN_ROW_BYTES`` that are not back to back (a strided view; G
-      lanes per row, G the smallest power of two up to 32 leaving each lane at most ``UNROLL``
-      loads: a warp per row over 1 KiB), when the warps of the rows fill at least a quarter
-      of the GPU's threads;
+      lane per row from shared memory; 65536 x 1000 float32: 4 a tile of 16 KiB, G = 32),
+      except aligned rows of ``GROUP_ROW_BYTES`` on the 16-byte grid;
+    * group: rows under ``SPLIT_MIN_ROW_BYTES`` that are not back to back (a strided view) or
+      are such aligned 1-2 KiB rows (131,072 x 256 float32: G = 16); G lanes per row, G the
+      smallest power of two up to 32 leaving each lane at most ``UNROLL`` loads (a warp per
+      row over 1 KiB), when the warps of the rows fill at least a quarter of the GPU's
+      threads;
     * split: longer rows, or too few rows for the group kernel: S blocks per row of a power of
       two ``chunk`` elements (:func:`split_chunk`): 32768 x 4097 and 8192 x 8192 float32 a
       block per row, 256 x 2^20 two, 16 x 2^24 32.
@@ -158,12 +166,15 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
         warps = -(-rows * lanes // (32 * UNROLL))
         return RowsPlan("packed", lanes, True, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
                         1, cols)
-    if contiguous and rows > 1 and staged_rows(cols, itemsize) >= STAGE_MIN_ROWS:
+    grouped = g < 32 or (row_bytes < SPLIT_MIN_ROW_BYTES and rows * 32 * 4 >= sms * 2048)
+    on_grid = aligned and row_bytes == 16 * lanes
+    banded = grouped and on_grid and GROUP_ROW_BYTES[0] <= row_bytes <= GROUP_ROW_BYTES[1]
+    if contiguous and rows > 1 and staged_rows(cols, itemsize) >= STAGE_MIN_ROWS and not banded:
         u = stage_unroll(cols, itemsize)
         rt = staged_rows(cols, itemsize, u)
         gs = min(32, _pow2_floor(BLOCK // min(rt, BLOCK)))  # the block's lanes over its rows
         return RowsPlan("staged", gs, True, min(-(-rows // rt), 2 ** 31 - 1), 1, rt, u)
-    if g < 32 or (row_bytes < SPLIT_MIN_ROW_BYTES and rows * 32 * 4 >= sms * 2048):
+    if grouped:
         warps = -(-rows // (32 // g))
         return RowsPlan("group", g, vec, max(1, min(-(-warps * 32 // BLOCK), 2 ** 31 - 1)),
                         1, cols)
