@@ -6,7 +6,13 @@
 #   (c) benchmarks/explore_rows_shapes.py --axis 0 (all settings)    -> $OUT/rows_shapes0.json
 #   (d) benchmarks/explore_memcpy_floor.py                           -> $OUT/memcpy_floor.json
 #   (e) benchmarks/explore_memcpy_writeback.py, 1 GiB, windows of 1-8 MiB -> $OUT/writeback.json
-# Arguments pick parts (tests rows1 rows0 floor writeback; default all). Everything under $OUT
+#   (f) the axis GPU tests alone, in three processes (axistests)      -> $OUT/pytest-axis-N.log
+#   (g) explore_rows_shapes.py --default-only --axis 1 (rows1d)       -> $OUT/rows_default1.json
+#   (h) explore_memcpy_floor.py on the 64 KiB and 1-4 KiB cells with the warp kernel's early
+#       trigger off and on, one process each (floorab)              -> $OUT/floor_trigger{0,1}.json
+#   (i) benchmarks/explore_copy_batched_costs.py (costs)              -> $OUT/copy_costs.json
+# Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs;
+# default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -28,6 +34,30 @@ want writeback && step "(e) writeback windows" 200 "$OUT/writeback.log" \
   python3 benchmarks/explore_memcpy_writeback.py --totals 1G --sizes 16,1-8 \
   --orders consecutive,win1M,win2M,win4M,win8M,shuffle --deadline 150 \
   --json "$OUT/writeback.json"
+if want axistests; then
+  log "(f) axis GPU tests, three processes"
+  g=tests/gpu/test_reduce_axis_gpu.py
+  opts=(-m gpu -q -rfEs -p no:cacheprovider --maxfail=20 --tb=short)
+  timeout 240 python3 -m pytest "${opts[@]}" $g -k "staged or banded or packed" \
+    > "$OUT/pytest-axis-1.log" 2>&1 &
+  timeout 240 python3 -m pytest "${opts[@]}" $g -k "not (staged or banded or packed)" \
+    > "$OUT/pytest-axis-2.log" 2>&1 &
+  timeout 240 python3 -m pytest "${opts[@]}" tests/gpu/test_overlap_gpu.py \
+    > "$OUT/pytest-axis-3.log" 2>&1 &
+  wait
+  for f in "$OUT"/pytest-axis-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
+fi
+want rows1d && step "(g) rows probe, axis 1, default" 120 "$OUT/rows_default1.log" \
+  python3 benchmarks/explore_rows_shapes.py --default-only --axis 1 \
+  --json "$OUT/rows_default1.json"
+for t in 0 1; do
+  want floorab && step "(h) memcpy floor, warp trigger $t" 150 "$OUT/floor_trigger$t.log" \
+    python3 benchmarks/explore_memcpy_floor.py --warp-trigger $t \
+    --cells 65536:1G:C_C,65536:1G:S_S,65536:256M:C_C,1024:64M:C_C,4096:64M:C_C \
+    --json "$OUT/floor_trigger$t.json"
+done
+want costs && step "(i) copy_batched costs" 150 "$OUT/copy_costs.log" \
+  python3 benchmarks/explore_copy_batched_costs.py --json "$OUT/copy_costs.json"
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
 exit $status
