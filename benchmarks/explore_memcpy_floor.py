@@ -16,8 +16,9 @@ Timing: a spinning kernel of ~3 ms queued first, then an event, ``CALLS`` calls 
 back, an event: the host's launch time is hidden and the events see the device's time per
 call, median of ``SAMPLES``. Every copy variant's destination is compared with its source.
 
-``--warp-trigger 0`` compiles the warp kernel without its early trigger (its BLEV kernel's
-blocks then placed once the warp kernel's have exited): the A/B for the 64 KiB cells at 1 GiB
+``--warp-trigger 0|1`` compiles the warp kernel without its early trigger (the library's
+setting: its BLEV kernel's blocks placed as the warp kernel's exit) or with it (placed once the
+warp kernel's blocks have started): the A/B for the 64 KiB cells at 1 GiB
 (``--cells 65536:1G:C_C,65536:1G:S_S``), run once per setting (one process each).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]

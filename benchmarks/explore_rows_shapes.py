@@ -23,7 +23,7 @@ Two parts, one JSON:
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
-[--default-only] [--axis 0|1]
+[--default-only] [--axis 0|1] [--define NAME=INT ...]
 """
 from __future__ import annotations
 
@@ -176,7 +176,17 @@ def main() -> None:
     ap_.add_argument("--quick", action="store_true", help="float32 only, default settings")
     ap_.add_argument("--default-only", action="store_true", help="the library's settings only")
     ap_.add_argument("--axis", type=int, choices=(0, 1), help="one axis only (default both)")
+    ap_.add_argument("--define", action="append", default=[], metavar="NAME=INT",
+                     help="change one of axis_cuda.DEFINES for the whole run, the public "
+                          "calls included (e.g. WARPLAB_AXIS_COLS_STREAM=0); repeatable")
     args = ap_.parse_args()
+    changed = {}
+    for d in args.define:
+        name, _, value = d.partition("=")
+        if name not in ac.DEFINES or not value.lstrip("-").isdigit():
+            ap_.error(f"--define {d}: expected NAME=INT with NAME one of axis_cuda.DEFINES")
+        changed[name] = int(value)
+    ac.DEFINES.update(changed)  # before the first compile: the public calls' module too
     import torch
 
     dev = cupy.cuda.runtime.getDevice()
@@ -184,7 +194,8 @@ def main() -> None:
     read = read_bandwidth("cuda")["read_gbps"]
     name = cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()
     print(f"{name}: {sms} SMs, read ceiling {read:.0f} GB/s (read_words, 1 GiB)", flush=True)
-    doc: dict[str, Any] = {"device": name, "read_gbps": read, "public": [], "kernels": []}
+    doc: dict[str, Any] = {"device": name, "read_gbps": read, "defines": changed,
+                           "public": [], "kernels": []}
     dtypes = (np.float32,) if args.quick else (np.float32, np.float64)
     t0 = time.time()
     for axis, shapes in ((1, ROWS), (0, COLS)):

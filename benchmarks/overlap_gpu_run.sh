@@ -11,8 +11,12 @@
 #   (h) explore_memcpy_floor.py on the 64 KiB and 1-4 KiB cells with the warp kernel's early
 #       trigger off and on, one process each (floorab)              -> $OUT/floor_trigger{0,1}.json
 #   (i) benchmarks/explore_copy_batched_costs.py (costs)              -> $OUT/copy_costs.json
-# Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs;
-# default the first five). Everything under $OUT
+#   (j) the memcpy GPU tests, in three processes (memtests)           -> $OUT/pytest-mem-N.log
+#   (k) explore_rows_shapes.py --default-only --axis 0, the columns kernel with and without
+#       the L2::256B hint, one process each (axis0ab)               -> $OUT/axis0_stream{1,0}.json
+#   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid) -> $OUT/memcpy-totals.json
+# Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
+# memtests axis0ab grid; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -58,6 +62,32 @@ for t in 0 1; do
 done
 want costs && step "(i) copy_batched costs" 150 "$OUT/copy_costs.log" \
   python3 benchmarks/explore_copy_batched_costs.py --json "$OUT/copy_costs.json"
+if want memtests; then
+  log "(j) memcpy GPU tests, three processes"
+  g=tests/gpu
+  opts=(-m gpu -q -rfEs -p no:cacheprovider --maxfail=20 --tb=short)
+  few="variants_copy or warp_classes or full_byte"
+  timeout 180 python3 -m pytest "${opts[@]}" $g/test_memcpy_gpu.py -k "$few" \
+    > "$OUT/pytest-mem-1.log" 2>&1 &
+  timeout 180 python3 -m pytest "${opts[@]}" $g/test_memcpy_gpu.py -k "not ($few)" \
+    $g/test_memcpy_ceiling_gpu.py > "$OUT/pytest-mem-2.log" 2>&1 &
+  timeout 180 python3 -m pytest "${opts[@]}" $g/test_memcpy_windows_gpu.py \
+    $g/test_overlap_gpu.py > "$OUT/pytest-mem-3.log" 2>&1 &
+  wait
+  for f in "$OUT"/pytest-mem-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
+fi
+for h in 1 0; do
+  want axis0ab && step "(k) axis 0, WARPLAB_AXIS_COLS_STREAM=$h" 80 "$OUT/axis0_stream$h.log" \
+    python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 \
+    --define WARPLAB_AXIS_COLS_STREAM=$h --json "$OUT/axis0_stream$h.json"
+done
+if want grid; then
+  tmp=$(mktemp -d)
+  step "(l) memcpy grid, three totals" 230 "$OUT/memcpy-totals.log" \
+    python3 -m warplab bench memcpy --full --sizes 64M,256M,1G --variant warp_tiers_windows \
+    --deadline 190 --out "$tmp"
+  cp "$tmp"/*/memcpy.json "$OUT/memcpy-totals.json" 2>/dev/null || log "(l) wrote no JSON"
+fi
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
 exit $status

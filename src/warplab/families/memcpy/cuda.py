@@ -52,9 +52,10 @@ DEFINES = {
     "WARPLAB_MEMCPY_WARP_THREADS": WARP_THREADS,
     "WARPLAB_MEMCPY_LOADS": 0,                # load policy of the base module (memcpy_copy.cuh)
     # whether the warp kernel lets its BLEV kernel place blocks once its own have started (1)
-    # or once they have exited (0); with OVERLAP (benchmarks/NOTES.md: 1 lost 3-4% on the
-    # 64 KiB cells at 1 GiB on the H200, 0 has not run)
-    "WARPLAB_MEMCPY_WARP_TRIGGER": 1,
+    # or once they have exited (0), with OVERLAP: on the H200 1 cost the 64 KiB cells at
+    # 1 GiB 2.5% of their time (86.5% -> 84.4% of the same-size copy) and gained nothing on
+    # the 1-4 KiB cells at 64 MiB or the 64 KiB cells at 256 MiB (benchmarks/NOTES.md)
+    "WARPLAB_MEMCPY_WARP_TRIGGER": 0,
 }
 
 
