@@ -10,11 +10,8 @@
 //   at least half the pairs lie far apart in the destination (more than 2^FAR_LOG2 bytes
 //   between their destinations, either way: destinations shuffled within a few MiB are written
 //   fastest as they are), the sampled buffers hold at most MEAN_MAX bytes on average and the
-//   sampled destinations span 2^SPAN_MIN_LOG2 to 2^SPAN_MAX_LOG2 bytes. The windows: a
-//   64th of the sampled span each up to 2^WIDE_LOG2 bytes, then windows of 2^WIDE_LOG2 bytes
-//   up to BINS of them, then BINS windows over the span (destinations shuffled within windows
-//   of 1-2 MiB copied at 0.84x their back-to-back rate on the H200, within 8 MiB at 0.47x:
-//   the windows must not widen with the span; benchmarks/NOTES.md). Block
+//   sampled destinations span 2^SPAN_MIN_LOG2 to 2^SPAN_MAX_LOG2 bytes (over a wider span the
+//   windows are too wide to help: benchmarks/NOTES.md). Block
 //   0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the grouped
 //   copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the lowest
 //   sampled destination. When grouping, the blocks count the destinations per window into
@@ -28,7 +25,7 @@
 // A window's bin: (d - lo) >> shift, 0 below lo, BINS - 1 at or above lo + BINS << shift.
 // Buffers are grouped whatever their size (BLEV buffers too: the copy's queue holds indices
 // into the arrays it reads, memcpy_size_classes_blev_via); the order within a window is any.
-// The counts are 32-bit: the launch plan groups at most spec.WINDOWS_MAX_COUNT (2^28) buffers.
+// The counts are 32-bit: the launch plan groups at most spec.WINDOWS_MAX_COUNT (2^27) buffers.
 #pragma once
 
 #define WINDOWS_THREADS 256
@@ -36,12 +33,11 @@
 #define WINDOWS_COUNT_PER 8 // loads in flight per thread of the count loop
 #define WINDOWS_MIN_SHIFT 16
 
-// Exclusive scan of BINS (a power of two, 32 to 512) counters by one warp, BINS / 32 a lane,
-// from `from` into `to` (may be the same): in global memory read through L2 (G), else in
-// shared memory.
+// Exclusive scan of BINS (32 or 64) counters by one warp, BINS / 32 a lane, from `from` into
+// `to` (may be the same): in global memory read through L2 (G), else in shared memory.
 template <int BINS, bool G>
 __device__ __forceinline__ void windows_scan(const u32* from, u32* to, u32 lane) {
-    static_assert(BINS >= 32 && BINS <= 512 && (BINS & (BINS - 1)) == 0, "32 to 512 windows");
+    static_assert(BINS == 32 || BINS == 64, "32 or 64 windows");
     constexpr int PL = BINS / 32;
     u32 v[PL], s = 0;
 #pragma unroll
@@ -103,13 +99,8 @@ __device__ __forceinline__ void windows_verdict_reduce(u32& far, u64& bytes, u64
     }
 }
 
-// A tile's window numbers in shared memory: bytes up to 256 windows.
-template <bool WIDE> struct WindowId { typedef u8 type; };
-template <> struct WindowId<true> { typedef unsigned short type; };
-
 // n >= 2. grouped: room for 3 n entries (sources, destinations, sizes).
-template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2, int SPAN_MAX_LOG2, int FAR_LOG2,
-          int WIDE_LOG2>
+template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2, int SPAN_MAX_LOG2, int FAR_LOG2>
 __global__ void __launch_bounds__(WINDOWS_THREADS)
 memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, u64* __restrict__ hdr,
@@ -128,15 +119,10 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     const u64 span = hi - lo;
     const bool group = 2 * far >= WINDOWS_SAMPLE && bytes <= (u64)MEAN_MAX * WINDOWS_SAMPLE &&
                        span >= (1ull << SPAN_MIN_LOG2) && span <= (1ull << SPAN_MAX_LOG2);
-    // windows of 2^shift bytes over the sampled span (2^bits bytes at most): the widest of
-    // span / 64 capped at 2^WIDE_LOG2, span / BINS and 2^WINDOWS_MIN_SHIFT
+    // windows of 2^shift bytes, BINS of them over the sampled span
     const u32 bits = 64 - __clzll(span > 1 ? span - 1 : 1);
-    constexpr u32 LOG2_BINS =
-        BINS >= 512 ? 9 : BINS >= 256 ? 8 : BINS >= 128 ? 7 : BINS >= 64 ? 6 : 5;
-    u32 shift = bits > 6 ? bits - 6 : 0;
-    shift = shift < (u32)WIDE_LOG2 ? shift : (u32)WIDE_LOG2;
-    if (bits > LOG2_BINS && bits - LOG2_BINS > shift) shift = bits - LOG2_BINS;
-    if (shift < WINDOWS_MIN_SHIFT) shift = WINDOWS_MIN_SHIFT;
+    constexpr u32 LOG2_BINS = BINS == 64 ? 6 : 5;
+    const u32 shift = bits > LOG2_BINS + WINDOWS_MIN_SHIFT ? bits - LOG2_BINS : WINDOWS_MIN_SHIFT;
     if (blockIdx.x == 0 && t == 0) {
         hdr[0] = group ? (u64)grouped : (u64)src;
         hdr[1] = group ? (u64)(grouped + n) : (u64)dst;
@@ -145,7 +131,7 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
         hdr[4] = lo;
     }
     if (!group) return;
-    for (u32 b = t; b < BINS; b += WINDOWS_THREADS) h[b] = 0;
+    if (t < BINS) h[t] = 0;
     __syncthreads();
     const u64 stride = (u64)gridDim.x * WINDOWS_THREADS;
     u64 k = (u64)blockIdx.x * WINDOWS_THREADS + t;
@@ -159,8 +145,7 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     }
     for (; k < n; k += stride) atomicAdd(&h[window_of(dst[k], lo, shift, BINS)], 1u);
     __syncthreads();
-    for (u32 b = t; b < BINS; b += WINDOWS_THREADS)
-        if (h[b]) atomicAdd(&tally[b], h[b]);
+    if (t < BINS && h[t]) atomicAdd(&tally[t], h[t]);
     __shared__ bool last;
     __syncthreads();
     if (t == 0) {
@@ -186,11 +171,10 @@ memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
     const u64 lo = hdr[4];
     __shared__ u32 h[BINS], start[BINS], base[BINS];
     __shared__ u64 stage[TILE];
-    typedef typename WindowId<(BINS > 256)>::type Wid;
-    __shared__ Wid bin_at[TILE];
+    __shared__ u8 bin_at[TILE];
     const u64* const in[3] = {src, dst, sizes};
     for (u64 t0 = (u64)blockIdx.x * TILE; t0 < n; t0 += (u64)gridDim.x * TILE) {
-        for (u32 b = t; b < BINS; b += WINDOWS_THREADS) h[b] = 0;
+        if (t < BINS) h[t] = 0;
         __syncthreads();
         u64 v[3][PER];
         u32 bk[PER], rk[PER];
@@ -206,13 +190,12 @@ memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
         }
         __syncthreads();
         if (t < 32) windows_scan<BINS, false>(h, start, t);  // the tile's runs, in window order
-        for (u32 b = t; b < BINS; b += WINDOWS_THREADS)
-            if (h[b]) base[b] = atomicAdd(&tally[b], h[b]);
+        if (t < BINS && h[t]) base[t] = atomicAdd(&tally[t], h[t]);
         __syncthreads();
         const u32 count = n - t0 < (u64)TILE ? (u32)(n - t0) : TILE;
 #pragma unroll
         for (int k = 0; k < PER; ++k)
-            if (t0 + (u64)k * WINDOWS_THREADS + t < n) bin_at[start[bk[k]] + rk[k]] = (Wid)bk[k];
+            if (t0 + (u64)k * WINDOWS_THREADS + t < n) bin_at[start[bk[k]] + rk[k]] = (u8)bk[k];
 #pragma unroll
         for (int a = 0; a < 3; ++a) {
 #pragma unroll
@@ -232,6 +215,5 @@ memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
         last = atomicAdd(&tally[BINS + 1], 1u) == gridDim.x - 1;
     }
     __syncthreads();
-    if (last)
-        for (u32 b = t; b < BINS + 2; b += WINDOWS_THREADS) tally[b] = 0;
+    if (last && t < BINS + 2) tally[t] = 0;
 }

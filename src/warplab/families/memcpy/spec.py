@@ -156,59 +156,52 @@ WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 
 
 
 class WindowsShape(NamedTuple):
-    """Destination windows (``memcpy_windows.cuh``, ``warp_tiers_windows``): the most windows
-    over the sampled destination span (a power of two, 32 to 512), buffers per thread of the
-    group kernel's tiles, its blocks per SM (the register cap), the count kernel's blocks per
-    SM, the greatest sampled mean size grouped (bytes), log2 of the least sampled destination
-    span grouped (below it the scattered writes stay in the H100's 50 MiB L2), how many
-    consecutive passes of 32 buffers a warp each block of the copy makes (``Runs`` in
+    """Destination windows (``memcpy_windows.cuh``, ``warp_tiers_windows``): the windows over
+    the sampled destination span (32 or 64), buffers per thread of the group kernel's tiles,
+    its blocks per SM (the register cap), the count kernel's blocks per SM, the greatest
+    sampled mean size grouped (bytes), log2 of the least sampled destination span grouped
+    (below it the scattered writes stay in the H100's 50 MiB L2), how many consecutive
+    passes of 32 buffers a warp each block of the copy makes (``Runs`` in
     ``memcpy_warp.cuh``: blocks still start in the batch's order, fewer of them), log2 of the
-    widest sampled span grouped, log2 of the distance between neighbours' destinations that
+    widest sampled span grouped (wider, the 64 windows are wider than 4 MiB and grouping lost
+    to the plain copy in every destination order on the H200: 1 GiB of 16 B buffers shuffled
+    639 against 811 GB/s), and log2 of the distance between neighbours' destinations that
     counts them as far apart (half the sampled pairs must be: 16 B buffers shuffled within
-    1 MiB windows copied at 3,005 GB/s as they are, 1,271 grouped; benchmarks/NOTES.md), and
-    log2 of the widest window while there are windows to spare: a window is a 64th of the
-    span up to 2^wide_log2 bytes, then 2^wide_log2 bytes up to ``bins`` windows (on the H200
-    16 B buffers shuffled within 1-2 MiB windows of 1 GiB copied at 0.84x their back-to-back
-    rate, within 8 MiB at 0.47x; a 64th of 1 GiB, 16 MiB windows, lost to the plain copy:
-    639 against 811 GB/s)."""
+    1 MiB windows copied at 3,005 GB/s as they are, 1,271 grouped; benchmarks/NOTES.md)."""
 
-    bins: int = 512
+    bins: int = 64
     per: int = 4
     group_blocks: int = 4
     count_blocks: int = 2
     mean_max: int = 48
     span_min_log2: int = 25
     runs: int = 2
-    span_max_log2: int = 31
+    span_max_log2: int = 28
     far_log2: int = 22
-    wide_log2: int = 21
 
 
-#: ``warp_tiers_windows``'s shape (H100 and H200, benchmarks/NOTES.md): windows of a 64th of
-#: the span up to 2 MiB, then 2 MiB windows up to 512 of them (spans up to 2 GiB); tiles of 4
-#: buffers a thread at four blocks an SM (grouping 2-3% faster than 8 at two), the count
-#: kernel at two blocks an SM (2.4 us cheaper where it does not group), copy blocks of two
-#: consecutive passes (half the blocks to launch: 1-8 B cells not grouped 1.5-5% faster,
-#: grouped 1-8 B cells within 1%, grouped 16 B cells 12% slower than one pass: a compromise
-#: measured on the grid's cells); the mean size grouped at most 48 bytes (the fixed 64 B cells
-#: lost 30% when grouped at up to 64).
+#: ``warp_tiers_windows``'s shape (H100, benchmarks/NOTES.md): 64 windows, tiles of 4 buffers a
+#: thread at four blocks an SM (grouping 2-3% faster than 8 at two), the count kernel at two
+#: blocks an SM (2.4 us cheaper where it does not group), copy blocks of two consecutive
+#: passes (half the blocks to launch: 1-8 B cells not grouped 1.5-5% faster, grouped 1-8 B
+#: cells within 1%, grouped 16 B cells 12% slower than one pass: a compromise measured on the
+#: grid's cells); the mean size grouped at most 48 bytes (the fixed 64 B cells lost 30% when
+#: grouped at up to 64).
 WINDOWS = WindowsShape()
 #: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: tiles of 8 a
-#: thread at two blocks an SM with the count kernel at eight, at most 32 windows (1-2% faster
-#: at 1-8 B, 7% slower at 16 B, on the H100 at 64 MiB), runs of 1 and 4 passes a block, and
-#: the earlier default (64 windows, spans up to 256 MiB). (A copy grid of one or two resident
-#: waves striding through the batch, and block tickets, are measured and not taken:
+#: thread at two blocks an SM with the count kernel at eight, 32 windows (1-2% faster at
+#: 1-8 B, 7% slower at 16 B), and runs of 1 and 4 passes a block. (A copy grid of one or two
+#: resident waves striding through the batch, and block tickets, are measured and not taken:
 #: benchmarks/NOTES.md.)
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
-                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)),
-                 WINDOWS._replace(bins=64, span_max_log2=28))
+                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy on the H100); more
-#: buffers are not grouped either (24 bytes a buffer of temporary memory: 6 GiB at the most).
-WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 28
-#: u64 words of a stream's window state: the header (5), then the tally (a counter per window
-#: of the widest shape and two finished-block counters, 32-bit each).
-WINDOWS_STATE_WORDS = 5 + (max(w.bins for w in (WINDOWS, *WINDOWS_SWEEP)) + 2 + 1) // 2
+#: buffers are not grouped either (24 bytes a buffer of temporary memory).
+WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 27
+#: u64 words of a stream's window state: the header (5), then the tally (up to 64 windows and
+#: two finished-block counters, 32-bit each).
+WINDOWS_STATE_WORDS = 5 + (64 + 2) // 2
 
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks

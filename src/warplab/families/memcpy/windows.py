@@ -15,9 +15,8 @@ The call, for :data:`~.spec.WINDOWS_MIN_COUNT` to :data:`~.spec.WINDOWS_MAX_COUN
 1. ``memcpy_windows_count``: every block judges the batch from the same 256 sampled pairs of
    neighbouring buffers (group when most lie more than 4 MiB apart in the destination, the
    mean sampled size is small and the sampled destinations span more than the L2 and at most
-   2 GiB) and block 0 writes the stream's header; when grouping, the destinations are
-   counted per window: a 64th of the span up to 2 MiB, then 2 MiB windows up to 512 of them
-   (wider windows do not pay: ``spec.WindowsShape``).
+   256 MiB: wider windows than 4 MiB do not pay, ``spec.WindowsShape``) and block 0
+   writes the stream's header; when grouping, the destinations are counted per window.
 2. ``memcpy_windows_group``: when the header says so, the three arrays are written grouped
    by window into 24 bytes a buffer of temporary memory (tiles staged in shared memory, each
    window's run written by neighbouring lanes).
@@ -163,8 +162,7 @@ def shape_target(w: WindowsShape) -> Any:
 def warp_tiers_windows(b: DeviceBatch) -> None:
     """``warp_tiers_words`` behind destination windows (``run_windows``): a batch of tiny
     buffers whose destinations are scattered over more than the L2 is first grouped by the
-    window of the destination span each buffer writes to (up to 512 windows of at most 2 MiB
-    while they suffice), so the copy writes one
+    window of the destination span each buffer writes to (64 windows), so the copy writes one
     window at a time and the partly written destination sectors meet in L2 instead of going
     to DRAM several times (on the H100, copied in index order, every 1-8 B cell with a
     shuffled destination stays within 3-10% of a ceiling that touches the sectors in the
