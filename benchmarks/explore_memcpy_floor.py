@@ -17,8 +17,8 @@ back, an event: the host's launch time is hidden and the events see the device's
 call, median of ``SAMPLES``. Every copy variant's destination is compared with its source.
 
 ``--warp-trigger 0|1`` compiles the warp kernel without its early trigger (the library's
-setting: its BLEV kernel's blocks placed as the warp kernel's exit) or with it (placed once the
-warp kernel's blocks have started): the A/B for the 64 KiB cells at 1 GiB
+setting: its BLEV kernel's blocks placed as the warp kernel's blocks exit) or with it (placed
+once the warp kernel's blocks have started): the A/B for the 64 KiB cells at 1 GiB
 (``--cells 65536:1G:C_C,65536:1G:S_S``), run once per setting (one process each).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]

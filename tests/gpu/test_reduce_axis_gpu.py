@@ -432,8 +432,8 @@ def test_staged_rows(cols: int, dtype: str) -> None:
 
 
 # Aligned back-to-back rows of 1-2 KiB on the 16-byte grid run the group kernel
-# (axis_plan.GROUP_ROW_BYTES): row counts around a warp step's rows (G = 16: two rows a warp,
-# eight a step of a block; G = 32 from the row count that fills the GPU), every op, against
+# (axis_plan.GROUP_ROW_BYTES): row counts around a block's step (G = 16: two rows a warp,
+# 16 a block of 8 warps; G = 32 from the row count that fills the GPU), every op, against
 # NumPy; the same rows one element off the 16-byte grid run the staged kernel.
 BANDED = [(256, "float32"), (384, "float32"), (512, "float32"), (128, "float64"),
           (256, "float64")]

@@ -40,9 +40,10 @@ STAGE_WIDE_GROUPS = (1, 2, 4)
 #: Back-to-back rows of this many bytes (inclusive range) on the 16-byte grid run the group
 #: kernel, not the staged one, where the group kernel applies: G = 16 or 32 lanes cover such a
 #: row in one warp step of ``UNROLL`` 16-byte loads each. On the H200 131,072 x 256 float32
-#: (1 KiB rows) read 87.2% of the read ceiling in the group kernel against 82.1% staged,
-#: float64 (2 KiB) 89.6 against 88.7; rows of 4,000 and 8,000 bytes read 90-92% staged
-#: against 78-85 in the group kernel (benchmarks/NOTES.md).
+#: (1 KiB rows) read 86-87% of the read ceiling in the group kernel against 82-83% staged
+#: (the public mean 87.6% against 82.5%), float64 (2 KiB) as fast either way (89.6-90.4
+#: against 88.7-90.5); rows of 4,000 and 8,000 bytes read 90-93% staged against 78-85 in the
+#: group kernel (benchmarks/NOTES.md).
 GROUP_ROW_BYTES = (1 << 10, 2 << 10)
 #: Whether the staged kernel loads a tile's boundary words (those that also hold bytes of the
 #: neighbouring rows, or of none) element by element together with the tile's other loads (1)
