@@ -23,7 +23,7 @@ Two parts, one JSON:
   result is checked against a float64 reduction of the same data.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
-[--default-only] [--axis 0|1] [--define NAME=INT ...]
+[--default-only] [--axis 0|1] [--shapes RxC,...] [--define NAME=INT ...]
 """
 from __future__ import annotations
 
@@ -176,6 +176,9 @@ def main() -> None:
     ap_.add_argument("--quick", action="store_true", help="float32 only, default settings")
     ap_.add_argument("--default-only", action="store_true", help="the library's settings only")
     ap_.add_argument("--axis", type=int, choices=(0, 1), help="one axis only (default both)")
+    ap_.add_argument("--shapes", default=None, metavar="RxC,...",
+                     help="these shapes instead of the module's lists (both axes, or the one "
+                          "--axis names), e.g. 16x1048576,64x1048576")
     ap_.add_argument("--define", action="append", default=[], metavar="NAME=INT",
                      help="change one of axis_cuda.DEFINES for the whole run, the public "
                           "calls included (e.g. WARPLAB_AXIS_COLS_STREAM=0); repeatable")
@@ -187,6 +190,15 @@ def main() -> None:
             ap_.error(f"--define {d}: expected NAME=INT with NAME one of axis_cuda.DEFINES")
         changed[name] = int(value)
     ac.DEFINES.update(changed)  # before the first compile: the public calls' module too
+    given = None
+    if args.shapes:
+        try:
+            given = tuple(tuple(int(v) for v in s.lower().split("x")) for s in
+                          args.shapes.split(","))
+        except ValueError:
+            given = ()
+        if not given or any(len(g) != 2 or min(g) < 1 for g in given):
+            ap_.error(f"--shapes {args.shapes}: expected ROWSxCOLS[,ROWSxCOLS...], e.g. 16x1048576")
     import torch
 
     dev = cupy.cuda.runtime.getDevice()
@@ -198,7 +210,7 @@ def main() -> None:
                            "public": [], "kernels": []}
     dtypes = (np.float32,) if args.quick else (np.float32, np.float64)
     t0 = time.time()
-    for axis, shapes in ((1, ROWS), (0, COLS)):
+    for axis, shapes in ((1, given or ROWS), (0, given or COLS)):
         if args.axis is not None and axis != args.axis:
             continue
         for rows, cols in shapes:
