@@ -38,19 +38,22 @@ want writeback && step "(e) writeback windows" 200 "$OUT/writeback.log" \
   python3 benchmarks/explore_memcpy_writeback.py --totals 1G --sizes 16,1-8 \
   --orders consecutive,win1M,win2M,win4M,win8M,shuffle --deadline 150 \
   --json "$OUT/writeback.json"
-if want axistests; then
-  log "(f) axis GPU tests, three processes"
-  g=tests/gpu/test_reduce_axis_gpu.py
-  opts=(-m gpu -q -rfEs -p no:cacheprovider --maxfail=20 --tb=short)
-  timeout 240 python3 -m pytest "${opts[@]}" $g -k "staged or banded or packed" \
-    > "$OUT/pytest-axis-1.log" 2>&1 &
-  timeout 240 python3 -m pytest "${opts[@]}" $g -k "not (staged or banded or packed)" \
-    > "$OUT/pytest-axis-2.log" 2>&1 &
-  timeout 240 python3 -m pytest "${opts[@]}" tests/gpu/test_overlap_gpu.py \
-    > "$OUT/pytest-axis-3.log" 2>&1 &
+tests_in_processes() {  # label limit logname "pytest arguments"...: one process each, at once
+  local label=$1 limit=$2 name=$3 i=0 spec
+  shift 3
+  log "$label, $# processes"
+  for spec in "$@"; do
+    i=$((i + 1))
+    eval "timeout $limit python3 -m pytest -m gpu -q -rfEs -p no:cacheprovider --maxfail=20" \
+      "--tb=short $spec" > "$OUT/pytest-$name-$i.log" 2>&1 &
+  done
   wait
-  for f in "$OUT"/pytest-axis-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
-fi
+  for f in "$OUT"/pytest-"$name"-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
+}
+g=tests/gpu
+want axistests && tests_in_processes "(f) axis GPU tests" 240 axis \
+  "$g/test_reduce_axis_gpu.py -k 'staged or banded or packed'" \
+  "$g/test_reduce_axis_gpu.py -k 'not (staged or banded or packed)'" "$g/test_overlap_gpu.py"
 want rows1d && step "(g) rows probe, axis 1, default" 120 "$OUT/rows_default1.log" \
   python3 benchmarks/explore_rows_shapes.py --default-only --axis 1 \
   --json "$OUT/rows_default1.json"
@@ -62,20 +65,11 @@ for t in 0 1; do
 done
 want costs && step "(i) copy_batched costs" 150 "$OUT/copy_costs.log" \
   python3 benchmarks/explore_copy_batched_costs.py --json "$OUT/copy_costs.json"
-if want memtests; then
-  log "(j) memcpy GPU tests, three processes"
-  g=tests/gpu
-  opts=(-m gpu -q -rfEs -p no:cacheprovider --maxfail=20 --tb=short)
-  few="variants_copy or warp_classes or full_byte"
-  timeout 180 python3 -m pytest "${opts[@]}" $g/test_memcpy_gpu.py -k "$few" \
-    > "$OUT/pytest-mem-1.log" 2>&1 &
-  timeout 180 python3 -m pytest "${opts[@]}" $g/test_memcpy_gpu.py -k "not ($few)" \
-    $g/test_memcpy_ceiling_gpu.py > "$OUT/pytest-mem-2.log" 2>&1 &
-  timeout 180 python3 -m pytest "${opts[@]}" $g/test_memcpy_windows_gpu.py \
-    $g/test_overlap_gpu.py > "$OUT/pytest-mem-3.log" 2>&1 &
-  wait
-  for f in "$OUT"/pytest-mem-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
-fi
+few="variants_copy or warp_classes or full_byte"
+want memtests && tests_in_processes "(j) memcpy GPU tests" 180 mem \
+  "$g/test_memcpy_gpu.py -k '$few'" \
+  "$g/test_memcpy_gpu.py -k 'not ($few)' $g/test_memcpy_ceiling_gpu.py" \
+  "$g/test_memcpy_windows_gpu.py $g/test_overlap_gpu.py"
 for h in 1 0; do
   want axis0ab && step "(k) axis 0, WARPLAB_AXIS_COLS_STREAM=$h" 80 "$OUT/axis0_stream$h.log" \
     python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 \
