@@ -20,9 +20,12 @@ call, median of ``SAMPLES``. Every copy variant's destination is compared with i
 setting: its BLEV kernel's blocks placed as the warp kernel's blocks exit) or with it (placed
 once the warp kernel's blocks have started): the A/B for the 64 KiB cells at 1 GiB
 (``--cells 65536:1G:C_C,65536:1G:S_S``), run once per setting (one process each).
+``--group2 N`` also times the warp kernel with the second group tier's buffers (257 B-1 KiB)
+copied by groups of N lanes instead of the default's whole warp (``WarpClasses.group2``: N = 16
+copies two buffers a warp at a time, every load of both before their stores), in the same run.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]
-[--warp-trigger 0|1]
+[--warp-trigger 0|1] [--group2 N]
 """
 from __future__ import annotations
 
@@ -67,7 +70,12 @@ def main() -> None:
     ap.add_argument("--warp-trigger", type=int, choices=(0, 1), default=None,
                     help="compile the warp kernel with WARPLAB_MEMCPY_WARP_TRIGGER 0 or 1 "
                     "(default: the library's)")
+    ap.add_argument("--group2", type=int, choices=(2, 4, 8, 16), default=None,
+                    help="also time the warp kernel with groups of N lanes for 257 B-1 KiB")
     args = ap.parse_args()
+    shapes = {"": WARP_TIERS_WORDS}
+    if args.group2:
+        shapes[f"g{args.group2}_"] = WARP_TIERS_WORDS._replace(group2=args.group2)
     if args.warp_trigger is not None:  # before any kernel of the family is compiled
         cuda.DEFINES["WARPLAB_MEMCPY_WARP_TRIGGER"] = args.warp_trigger
     cells = CELLS if args.cells is None else [
@@ -78,7 +86,7 @@ def main() -> None:
     doc: dict[str, Any] = {"calls": CALLS, "samples": SAMPLES, "rows": [],
                            "device": cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()}
     for size, total, layout in cells if args.cells else ():
-        run_cell(doc, size, total, layout)
+        run_cell(doc, size, total, layout, shapes)
     if args.cells:
         write(doc, args.json)
         return
@@ -97,7 +105,7 @@ def main() -> None:
           f"{doc['nop_blev_grid_us']:.2f} us, empty BLEV plain {doc['blev_empty_plain_us']:.2f}"
           f" overlap {doc['blev_empty_overlap_us']:.2f} us", flush=True)
     for size, total, layout in cells:
-        run_cell(doc, size, total, layout)
+        run_cell(doc, size, total, layout, shapes)
     write(doc, args.json)
 
 
@@ -107,8 +115,9 @@ def write(doc: dict, path: str | None) -> None:
             json.dump(doc, f, indent=1)
 
 
-def run_cell(doc: dict, size: int, total: int, layout: str) -> None:
-    """One cell's records (appended to ``doc["rows"]``, printed)."""
+def run_cell(doc: dict, size: int, total: int, layout: str, shapes: dict[str, Any]) -> None:
+    """One cell's records (appended to ``doc["rows"]``, printed); ``shapes``: the warp
+    kernel's shapes to time, by the prefix of their records' names."""
     count = total // size
     src = cupy.random.randint(0, 256, total, dtype=np.uint8)
     dst = cupy.empty(total, np.uint8)
@@ -125,15 +134,16 @@ def run_cell(doc: dict, size: int, total: int, layout: str) -> None:
     row["copy_us"] = 1e6 * timed(lambda: cupy.cuda.runtime.memcpyAsync(
         dst.data.ptr, src.data.ptr, total, 3, cupy.cuda.get_current_stream().ptr))
     targets = {"public": lambda: warplab.memcpy_batched(sp, dp, sizes)}
-    for overlap in (False, True):
-        tag = "overlap" if overlap else "plain"
-        two = cuda.DeviceBatch(sp, dp, sizes, count, None, None)
-        targets[f"two_{tag}"] = (lambda b=two, o=overlap:
-                                 cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
-        if size <= WARP_TIERS_WORDS.wlev_max:
-            one = cuda.DeviceBatch(sp, dp, sizes, count, None, size)
-            targets[f"one_{tag}"] = (lambda b=one, o=overlap:
-                                     cuda.run_warp_classes(b, WARP_TIERS_WORDS, o))
+    for pre, shape in shapes.items():
+        for overlap in (False, True):
+            tag = "overlap" if overlap else "plain"
+            two = cuda.DeviceBatch(sp, dp, sizes, count, None, None)
+            targets[f"{pre}two_{tag}"] = (lambda b=two, o=overlap, c=shape:
+                                          cuda.run_warp_classes(b, c, o))
+            if size <= shape.wlev_max:
+                one = cuda.DeviceBatch(sp, dp, sizes, count, None, size)
+                targets[f"{pre}one_{tag}"] = (lambda b=one, o=overlap, c=shape:
+                                              cuda.run_warp_classes(b, c, o))
     for name, fn in targets.items():
         dst.fill(0)
         fn()

@@ -14,9 +14,15 @@
 #   (j) the memcpy GPU tests, in three processes (memtests)           -> $OUT/pytest-mem-N.log
 #   (k) explore_rows_shapes.py --default-only --axis 0, the columns kernel with and without
 #       the L2::256B hint, one process each (axis0ab)               -> $OUT/axis0_stream{1,0}.json
-#   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid) -> $OUT/memcpy-totals.json
+#   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid; GRID_SIZES=1G: other
+#       totals)                                                     -> $OUT/memcpy-totals.json
+#   (m) explore_memcpy_floor.py on the 1 KiB cells and two others, the warp kernel's second
+#       group tier as a whole warp (the default) and as groups of 16 lanes (floorg2)
+#                                                                   -> $OUT/floor_g2.json
+#   (n) explore_rows_shapes.py --axis 0 on few long rows, 16-128 x 2^20 (axis0few)
+#                                                                   -> $OUT/axis0_few.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
-# memtests axis0ab grid; default the first five). Everything under $OUT
+# memtests axis0ab grid floorg2 axis0few; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -78,10 +84,17 @@ done
 if want grid; then
   tmp=$(mktemp -d)
   step "(l) memcpy grid, three totals" 230 "$OUT/memcpy-totals.log" \
-    python3 -m warplab bench memcpy --full --sizes 64M,256M,1G --variant warp_tiers_windows \
+    python3 -m warplab bench memcpy --full --sizes "${GRID_SIZES:-64M,256M,1G}" --variant warp_tiers_windows \
     --deadline 190 --out "$tmp"
   cp "$tmp"/*/memcpy.json "$OUT/memcpy-totals.json" 2>/dev/null || log "(l) wrote no JSON"
 fi
+want floorg2 && step "(m) memcpy floor, second tier in groups of 16" 200 "$OUT/floor_g2.log" \
+  python3 benchmarks/explore_memcpy_floor.py --group2 16 \
+  --cells 1024:1G:C_C,1024:1G:S_S,1024:256M:C_C,1024:64M:C_C,512:1G:S_S,4096:1G:C_C \
+  --json "$OUT/floor_g2.json"
+want axis0few && step "(n) axis 0, few long rows" 200 "$OUT/axis0_few.log" \
+  python3 benchmarks/explore_rows_shapes.py --axis 0 \
+  --shapes 16x1048576,32x1048576,64x1048576,128x1048576 --json "$OUT/axis0_few.json"
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
 exit $status

@@ -212,22 +212,26 @@ __device__ __forceinline__ ChunkSource chunk_source(const u8* src) {
     return cs;
 }
 
-// Copy n bytes from src to dst with the `lanes` threads numbered `lane` (a warp, a block...).
-// Bytes up to dst's first 16-byte boundary are copied one by one, then 16-byte stores of
-// chunks from load_chunk, UNROLL loads issued before their stores, then the tail below 16
-// bytes one by one.
+// Copy n bytes from src to dst with the `lanes` (>= 32) threads numbered `lane` (a warp, a
+// block...): 16-byte stores of chunks from load_chunk on dst's 16-byte grid, UNROLL chunks a
+// lane a round with every load of a round issued before its stores (the last round's loads
+// predicated: one round, not one per chunk left), and the bytes before dst's first 16-byte
+// boundary and after its last (at most 30: one a lane) loaded before the first round and
+// stored after the last. A buffer of up to UNROLL x lanes chunks costs one memory round trip
+// (it cost up to UNROLL + 2 when the head, the rounds' remainder and the tail each waited for
+// their loads).
 __device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __restrict__ src,
                                            u64 n, u32 lane, u32 lanes) {
     constexpr int U = WARPLAB_MEMCPY_UNROLL;
     u64 head = (16 - ((u64)dst & 15)) & 15;
     if (head > n) head = n;
-    for (u64 i = lane; i < head; i += lanes) dst[i] = src[i];
-    dst += head;
-    src += head;
-    n -= head;
-    const u64 chunks = n >> 4;
-    ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst);
-    const ChunkSource cs = chunk_source(src);
+    const u64 chunks = (n - head) >> 4, body_end = head + (chunks << 4);
+    const u64 edges = n - body_end + head;  // < 31 <= lanes
+    const u64 at = lane < head ? lane : lane - head + body_end;  // this lane's edge byte
+    u8 e = 0;
+    if (lane < edges) e = ld_bytes(src + at);
+    ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst + head);
+    const ChunkSource cs = chunk_source(src + head);
     u64 i = lane;
     for (; i + (u64)(U - 1) * lanes < chunks; i += (u64)U * lanes) {
         ulonglong2 v[U];
@@ -236,6 +240,16 @@ __device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __res
 #pragma unroll
         for (int k = 0; k < U; ++k) d16[i + (u64)k * lanes] = v[k];
     }
-    for (; i < chunks; i += lanes) d16[i] = load_chunk(cs, i);
-    for (u64 j = (chunks << 4) + lane; j < n; j += lanes) dst[j] = src[j];
+    if (i < chunks) {  // fewer than U chunks left for this lane: one predicated round
+        ulonglong2 v[U];
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            v[k] = make_ulonglong2(0, 0);
+            if (i + (u64)k * lanes < chunks) v[k] = load_chunk(cs, i + (u64)k * lanes);
+        }
+#pragma unroll
+        for (int k = 0; k < U; ++k)
+            if (i + (u64)k * lanes < chunks) d16[i + (u64)k * lanes] = v[k];
+    }
+    if (lane < edges) dst[at] = e;
 }
