@@ -215,16 +215,18 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
-        assert f"WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
+        g2 = WARP_TIERS_WORDS.group2
+        assert f"WARP_CLASSES_INST(16, 8, 256, {g2}, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
 
 
 def test_warp_tiers_classes_at_the_tier_boundaries() -> None:
-    """warp_tiers: thread level to 16 bytes, groups of 8 to 256, groups of 32 to 1 KiB, the
-    warp loop to 8 KiB, BLEV above; the defaults have no second tier."""
+    """warp_tiers: thread level to 16 bytes, groups of 8 to 256, groups of 32 (warp_tiers) or
+    16 lanes (the default) to 1 KiB, the warp loop to 8 KiB, BLEV above; warp_classes and its
+    stream form have no second tier."""
     s = np.array([0, 1, 16, 17, 256, 257, 1024, 1025, 8192, 8193])
-    for c, stream in ((WARP_TIERS, 3), (WARP_TIERS_WORDS, 4)):
+    for c, stream, g2 in ((WARP_TIERS, 3, 32), (WARP_TIERS_WORDS, 4, 16)):
         assert c.classify(s).tolist() == [-1, 0, 0, 1, 1, 2, 2, 3, 3, 4]
-        assert (c.group, c.group2, c.stream) == (8, 32, stream)
+        assert (c.group, c.group2, c.stream) == (8, g2, stream)
     for c in (WARP_CLASSES, WARP_CLASSES_STREAM):
         assert c.tier2_max == c.sub_max and 2 not in c.classify(s).tolist()
 

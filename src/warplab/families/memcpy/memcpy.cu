@@ -15,7 +15,8 @@ extern "C" __global__ void memcpy_block_per_buffer(const u64* __restrict__ src,
                                                    const u64* __restrict__ dst,
                                                    const u64* __restrict__ sizes, u64 n) {
     for (u64 b = blockIdx.x; b < n; b += gridDim.x)
-        copy_bytes((u8*)dst[b], (const u8*)src[b], size_of(sizes, b), threadIdx.x, blockDim.x);
+        copy_bytes<false>((u8*)dst[b], (const u8*)src[b], size_of(sizes, b), threadIdx.x,
+                          blockDim.x);
 }
 
 // One warp per buffer (grid-stride over buffers).
@@ -25,7 +26,7 @@ extern "C" __global__ void memcpy_warp_per_buffer(const u64* __restrict__ src,
     const u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
     const u32 lane = threadIdx.x & 31;
     for (u64 b = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; b < n; b += warps)
-        copy_bytes((u8*)dst[b], (const u8*)src[b], size_of(sizes, b), lane, 32);
+        copy_bytes<true>((u8*)dst[b], (const u8*)src[b], size_of(sizes, b), lane, 32);
 }
 
 // Exclusive block-wide prefix sum of two 64-bit values per thread (warp shuffles, then the
@@ -149,7 +150,7 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
     const u32 lane = threadIdx.x & 31;
     for (u32 w = threadIdx.x >> 5; w < n_wlev; w += T / 32) {
         const u64 i = tile0 + s_wlev_id[w];
-        copy_bytes((u8*)dst[i], (const u8*)src[i], size_of(sizes, i), lane, 32);
+        copy_bytes<true>((u8*)dst[i], (const u8*)src[i], size_of(sizes, i), lane, 32);
     }
 }
 
@@ -180,7 +181,8 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
         const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
         const u64 size = size_of(sizes, i);
         const u64 len = size - off < (u64)CHUNK ? size - off : (u64)CHUNK;
-        copy_bytes((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x, blockDim.x);
+        copy_bytes<false>((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
+                          blockDim.x);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -232,14 +234,14 @@ template __global__ void memcpy_size_classes_blev<32768>(const u64*, const u64*,
 WARP_CLASSES_INST(16, 8, 256, 32, 256, 8192, 32768, 4, 0, 0, 0)   // WARP_CLASSES
 WARP_CLASSES_INST(16, 8, 256, 32, 256, 8192, 32768, 4, 1, 0, 0)   // WARP_CLASSES_STREAM
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 3, 0, 0)  // WARP_TIERS
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3)  // WARP_TIERS_WORDS
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 5, 4, 3, 3)  // WARP_CLASSES_SWEEP
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 6, 4, 3, 3)
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 8, 4, 3, 3)
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 0)
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 1)
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 2)
-template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3>(
+WARP_CLASSES_INST(16, 8, 256, 16, 1024, 8192, 32768, 4, 4, 3, 3)  // WARP_TIERS_WORDS
+WARP_CLASSES_INST(16, 8, 256, 16, 1024, 8192, 32768, 5, 4, 3, 3)  // WARP_CLASSES_SWEEP
+WARP_CLASSES_INST(16, 8, 256, 16, 1024, 8192, 32768, 6, 4, 3, 3)
+WARP_CLASSES_INST(16, 8, 256, 16, 1024, 8192, 32768, 8, 4, 3, 3)
+WARP_CLASSES_INST(16, 8, 256, 16, 1024, 8192, 32768, 4, 4, 3, 0)
+WARP_CLASSES_INST(16, 8, 256, 16, 1024, 8192, 32768, 4, 4, 3, 1)
+WARP_CLASSES_INST(16, 8, 256, 16, 1024, 8192, 32768, 4, 4, 3, 2)
+template __global__ void memcpy_warp_classes_via<16, 8, 256, 16, 1024, 8192, 32768, 4, 4, 3, 3>(
     const u64*, u64, u64*, u32*, u64*, u64);  // warp_tiers_windows
 template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, const u32*,
                                                              const u64*);

@@ -212,27 +212,12 @@ __device__ __forceinline__ ChunkSource chunk_source(const u8* src) {
     return cs;
 }
 
-// Copy n bytes from src to dst with the `lanes` (>= 32) threads numbered `lane` (a warp, a
-// block...): 16-byte stores of chunks from load_chunk on dst's 16-byte grid, UNROLL chunks a
-// lane a round with every load of a round issued before its stores (the last round's loads
-// predicated: one round, not one per chunk left), and the bytes before dst's first 16-byte
-// boundary and after its last (at most 30: one a lane) loaded before the first round and
-// stored after the last. A buffer of up to UNROLL x lanes chunks costs one memory round trip
-// (it cost up to UNROLL + 2 when the head, the rounds' remainder and the tail each waited for
-// their loads).
-__device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __restrict__ src,
-                                           u64 n, u32 lane, u32 lanes) {
+// The full rounds of a copy's 16-byte chunks, from this lane's chunk i on: UNROLL chunks a
+// lane a round (chunks `lanes` apart), every load of a round issued before its stores; returns
+// the lane's first chunk after them.
+__device__ __forceinline__ u64 full_rounds(ulonglong2* __restrict__ d16, const ChunkSource& cs,
+                                           u64 chunks, u64 i, u32 lanes) {
     constexpr int U = WARPLAB_MEMCPY_UNROLL;
-    u64 head = (16 - ((u64)dst & 15)) & 15;
-    if (head > n) head = n;
-    const u64 chunks = (n - head) >> 4, body_end = head + (chunks << 4);
-    const u64 edges = n - body_end + head;  // < 31 <= lanes
-    const u64 at = lane < head ? lane : lane - head + body_end;  // this lane's edge byte
-    u8 e = 0;
-    if (lane < edges) e = ld_bytes(src + at);
-    ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst + head);
-    const ChunkSource cs = chunk_source(src + head);
-    u64 i = lane;
     for (; i + (u64)(U - 1) * lanes < chunks; i += (u64)U * lanes) {
         ulonglong2 v[U];
 #pragma unroll
@@ -240,16 +225,55 @@ __device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __res
 #pragma unroll
         for (int k = 0; k < U; ++k) d16[i + (u64)k * lanes] = v[k];
     }
-    if (i < chunks) {  // fewer than U chunks left for this lane: one predicated round
-        ulonglong2 v[U];
+    return i;
+}
+
+// Copy n bytes from src to dst with the `lanes` (>= 32) threads numbered `lane` (a warp, a
+// block...): 16-byte stores of chunks from load_chunk on dst's 16-byte grid in full rounds.
+// ONE_TRIP: the bytes before dst's first 16-byte boundary and after its last (at most 30:
+// one a lane) loaded before the first round and stored after the last, and the chunks left
+// after the full rounds in one predicated round, so a buffer of up to UNROLL x lanes chunks
+// costs one memory round trip (the warp-level copies, the table kernels). Else (the BLEV
+// kernel's pieces, whose 8 blocks per SM need at most 32 registers, and the
+// one-block-per-buffer kernel) the head bytes, the leftover chunks one at a time and the tail
+// bytes each wait for their loads: up to UNROLL + 2 round trips, fewer registers.
+template <bool ONE_TRIP>
+__device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __restrict__ src,
+                                           u64 n, u32 lane, u32 lanes) {
+    u64 head = (16 - ((u64)dst & 15)) & 15;
+    if (head > n) head = n;
+    if constexpr (!ONE_TRIP) {
+        for (u64 i = lane; i < head; i += lanes) dst[i] = src[i];
+        dst += head;
+        src += head;
+        n -= head;
+        const u64 chunks = n >> 4;
+        ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst);
+        const ChunkSource cs = chunk_source(src);
+        for (u64 i = full_rounds(d16, cs, chunks, lane, lanes); i < chunks; i += lanes)
+            d16[i] = load_chunk(cs, i);
+        for (u64 j = (chunks << 4) + lane; j < n; j += lanes) dst[j] = src[j];
+    } else {
+        constexpr int U = WARPLAB_MEMCPY_UNROLL;
+        const u64 chunks = (n - head) >> 4, body_end = head + (chunks << 4);
+        const u64 at = lane < head ? lane : lane - head + body_end;  // this lane's edge byte
+        const bool edge = at < n;  // head + tail < 31 <= lanes
+        u8 e = 0;
+        if (edge) e = ld_bytes(src + at);
+        ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst + head);
+        const ChunkSource cs = chunk_source(src + head);
+        const u64 i = full_rounds(d16, cs, chunks, lane, lanes);
+        if (i < chunks) {  // fewer than U chunks left for this lane: one predicated round
+            ulonglong2 v[U];
 #pragma unroll
-        for (int k = 0; k < U; ++k) {
-            v[k] = make_ulonglong2(0, 0);
-            if (i + (u64)k * lanes < chunks) v[k] = load_chunk(cs, i + (u64)k * lanes);
+            for (int k = 0; k < U; ++k) {
+                v[k] = make_ulonglong2(0, 0);
+                if (i + (u64)k * lanes < chunks) v[k] = load_chunk(cs, i + (u64)k * lanes);
+            }
+#pragma unroll
+            for (int k = 0; k < U; ++k)
+                if (i + (u64)k * lanes < chunks) d16[i + (u64)k * lanes] = v[k];
         }
-#pragma unroll
-        for (int k = 0; k < U; ++k)
-            if (i + (u64)k * lanes < chunks) d16[i + (u64)k * lanes] = v[k];
+        if (edge) dst[at] = e;
     }
-    if (lane < edges) dst[at] = e;
 }

@@ -476,8 +476,8 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                 const u32 b = __ffs(wl) - 1;
                 wl &= wl - 1;
                 if ((k & (parts - 1)) == part)
-                    copy_bytes((u8*)s_dst[warp][b], (const u8*)s_src[warp][b], s_size[warp][b],
-                               lane, 32);
+                    copy_bytes<true>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                     s_size[warp][b], lane, 32);
             }
             __syncwarp();
         }

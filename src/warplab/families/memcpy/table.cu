@@ -24,7 +24,8 @@ __global__ void __launch_bounds__(MEMCPY_TABLE_BLOCK)
 memcpy_table(const CopyTable t, int count) {
     const int b = blockIdx.x;
     if (b >= count) return;
-    copy_bytes((u8*)t.dst[b], (const u8*)t.src[b], t.size[b], threadIdx.x, MEMCPY_TABLE_BLOCK);
+    copy_bytes<true>((u8*)t.dst[b], (const u8*)t.src[b], t.size[b], threadIdx.x,
+                     MEMCPY_TABLE_BLOCK);
 }
 
 // memcpy_table_walk: memcpy_batched's pointer form for at most MEMCPY_TABLE_MAX buffers, the
@@ -59,8 +60,8 @@ memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
         for (u64 c = first; c < chunks; c += grid) {
             const u64 off = c * CHUNK;
             const u64 len = (u64)n - off < CHUNK ? (u64)n - off : CHUNK;
-            copy_bytes((u8*)t_dst[i] + off, (const u8*)t_src[i] + off, len, threadIdx.x,
-                       MEMCPY_TABLE_BLOCK);
+            copy_bytes<true>((u8*)t_dst[i] + off, (const u8*)t_src[i] + off, len,
+                             threadIdx.x, MEMCPY_TABLE_BLOCK);
         }
         const unsigned step = chunks < grid ? (unsigned)chunks : (unsigned)(chunks % grid);
         first = first >= step ? first - step : first + grid - step;
