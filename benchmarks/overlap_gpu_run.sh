@@ -13,7 +13,8 @@
 #   (i) benchmarks/explore_copy_batched_costs.py (costs)              -> $OUT/copy_costs.json
 #   (j) the memcpy GPU tests, in three processes (memtests)           -> $OUT/pytest-mem-N.log
 #   (k) explore_rows_shapes.py --default-only --axis 0, the columns kernel with and without
-#       the L2::256B hint, one process each (axis0ab)               -> $OUT/axis0_stream{1,0}.json
+#       the L2::256B hint, one process each (axis0ab; AXIS0_SHAPES=RxC,...: other shapes)
+#                                                                   -> $OUT/axis0_stream{1,0}.json
 #   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid; GRID_SIZES=1G: other
 #       totals)                                                     -> $OUT/memcpy-totals.json
 #   (m) explore_memcpy_floor.py on the 1 KiB cells and two others, the warp kernel's second
@@ -77,9 +78,10 @@ want memtests && tests_in_processes "(j) memcpy GPU tests" 180 mem \
   "$g/test_memcpy_gpu.py -k 'not ($few)' $g/test_memcpy_ceiling_gpu.py" \
   "$g/test_memcpy_windows_gpu.py $g/test_overlap_gpu.py"
 for h in 1 0; do
-  want axis0ab && step "(k) axis 0, WARPLAB_AXIS_COLS_STREAM=$h" 80 "$OUT/axis0_stream$h.log" \
+  want axis0ab && step "(k) axis 0, WARPLAB_AXIS_COLS_STREAM=$h" 150 "$OUT/axis0_stream$h.log" \
     python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 \
-    --define WARPLAB_AXIS_COLS_STREAM=$h --json "$OUT/axis0_stream$h.json"
+    --define WARPLAB_AXIS_COLS_STREAM=$h ${AXIS0_SHAPES:+--shapes "$AXIS0_SHAPES"} \
+    --json "$OUT/axis0_stream$h.json"
 done
 if want grid; then
   tmp=$(mktemp -d)
