@@ -21,9 +21,8 @@ setting: its BLEV kernel's blocks placed as the warp kernel's blocks exit) or wi
 once the warp kernel's blocks have started): the A/B for the 64 KiB cells at 1 GiB
 (``--cells 65536:1G:C_C,65536:1G:S_S``), run once per setting (one process each).
 ``--group2 N`` also times the warp kernel with the second group tier's buffers (257 B-1 KiB)
-copied by groups of N lanes instead of the default's 16 (``WarpClasses.group2``: 16 copies two
-buffers a warp at a time, every load of both before their stores; 32 one with the whole warp,
-as ``warp_tiers``), in the same run.
+copied by groups of N lanes instead of the default's whole warp (``WarpClasses.group2``: 16
+copies two buffers a warp at a time, every load of both before their stores), in the same run.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]
 [--warp-trigger 0|1] [--group2 N]
@@ -71,7 +70,7 @@ def main() -> None:
     ap.add_argument("--warp-trigger", type=int, choices=(0, 1), default=None,
                     help="compile the warp kernel with WARPLAB_MEMCPY_WARP_TRIGGER 0 or 1 "
                     "(default: the library's)")
-    ap.add_argument("--group2", type=int, choices=(2, 4, 8, 16, 32), default=None,
+    ap.add_argument("--group2", type=int, choices=(2, 4, 8, 16), default=None,
                     help="also time the warp kernel with groups of N lanes for 257 B-1 KiB")
     args = ap.parse_args()
     shapes = {"": WARP_TIERS_WORDS}

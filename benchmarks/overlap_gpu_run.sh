@@ -18,7 +18,7 @@
 #   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid; GRID_SIZES=1G: other
 #       totals)                                                     -> $OUT/memcpy-totals.json
 #   (m) explore_memcpy_floor.py on the 1 KiB cells and two others, the warp kernel's second
-#       group tier in groups of 16 lanes (the default) and as a whole warp (floorg2)
+#       group tier as a whole warp (the default) and in groups of 16 lanes (floorg2)
 #                                                                   -> $OUT/floor_g2.json
 #   (n) explore_rows_shapes.py --axis 0 on few long rows, 16-128 x 2^20 (axis0few)
 #                                                                   -> $OUT/axis0_few.json
@@ -90,8 +90,8 @@ if want grid; then
     --deadline 190 --out "$tmp"
   cp "$tmp"/*/memcpy.json "$OUT/memcpy-totals.json" 2>/dev/null || log "(l) wrote no JSON"
 fi
-want floorg2 && step "(m) memcpy floor, second tier in groups of 16 and 32" 200 "$OUT/floor_g2.log" \
-  python3 benchmarks/explore_memcpy_floor.py --group2 32 \
+want floorg2 && step "(m) memcpy floor, second tier as a warp and in groups of 16" 200 "$OUT/floor_g2.log" \
+  python3 benchmarks/explore_memcpy_floor.py --group2 16 \
   --cells 1024:1G:C_C,1024:1G:S_S,1024:256M:C_C,1024:64M:C_C,512:1G:S_S,4096:1G:C_C \
   --json "$OUT/floor_g2.json"
 want axis0few && step "(n) axis 0, few long rows" 200 "$OUT/axis0_few.log" \

@@ -220,13 +220,12 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
 
 
 def test_warp_tiers_classes_at_the_tier_boundaries() -> None:
-    """warp_tiers: thread level to 16 bytes, groups of 8 to 256, groups of 32 (warp_tiers) or
-    16 lanes (the default) to 1 KiB, the warp loop to 8 KiB, BLEV above; warp_classes and its
-    stream form have no second tier."""
+    """warp_tiers: thread level to 16 bytes, groups of 8 to 256, groups of 32 to 1 KiB, the
+    warp loop to 8 KiB, BLEV above; warp_classes and its stream form have no second tier."""
     s = np.array([0, 1, 16, 17, 256, 257, 1024, 1025, 8192, 8193])
-    for c, stream, g2 in ((WARP_TIERS, 3, 32), (WARP_TIERS_WORDS, 4, 16)):
+    for c, stream in ((WARP_TIERS, 3), (WARP_TIERS_WORDS, 4)):
         assert c.classify(s).tolist() == [-1, 0, 0, 1, 1, 2, 2, 3, 3, 4]
-        assert (c.group, c.group2, c.stream) == (8, g2, stream)
+        assert (c.group, c.group2, c.stream) == (8, 32, stream)
     for c in (WARP_CLASSES, WARP_CLASSES_STREAM):
         assert c.tier2_max == c.sub_max and 2 not in c.classify(s).tolist()
 

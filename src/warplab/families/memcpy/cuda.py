@@ -507,8 +507,7 @@ def warp_tiers_words(b: DeviceBatch) -> None:
     4-byte words go through a stream of the warp's words: 136 of 140 cells at the target,
     slowest 1.06x CUB. Against the scatter ceiling of 13 ways to touch (2-5% higher in the
     tiny cells with a scattered destination than the first six): 136 of 140, four 1-8 B
-    cells left. Its second group tier (257 B-1 KiB) is groups of 16 lanes, two buffers a warp
-    at a time (``warp_tiers``: the whole warp, one).
+    cells left.
 
     Performance: as ``warp_tiers``: two launches (one when the host knows no buffer exceeds
     8 KiB); all bytes once plus 24 bytes per buffer.

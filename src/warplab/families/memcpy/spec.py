@@ -134,11 +134,10 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: and a byte per edge byte), and, in warps whose destinations are scattered, the
 #: thread-level buffers of two or more 4-byte words (size and addresses multiples of 4) go
 #: through a stream of the warp's words (one store per buffer's sector instead of one per
-#: word); and the buffers of 257 B-1 KiB copied by groups of 16 lanes (group2 16: two buffers
-#: a warp at a time, every load of both before their stores, where ``WARP_TIERS`` takes one
-#: with the whole warp: on the H200 512 B buffers at 1 GiB shuffled 84.8% -> 91.6% of the
-#: same-size copy, 1 KiB +0.2-1.6 points, benchmarks/NOTES.md).
-WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3, group2=16)
+#: word). (Its second group tier in groups of 16 lanes, two buffers a warp at a time: 512 B
+#: buffers shuffled at 1 GiB 85% -> 91% of the same-size copy on the H200, the 1-1024 B mixes
+#: shuffled at align 1 and 4 3-5% slower; not taken, benchmarks/NOTES.md.)
+WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
