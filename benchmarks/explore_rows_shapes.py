@@ -143,10 +143,9 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
     of that (the rest of the block row lanes), each at about two blocks per SM and at 1/4 to
     4x that (1.5x: three blocks per SM)."""
     nred, ncols = x.shape
-    vs = "true" if ncols * dt.itemsize >= 16 else "false"
-    expr = f"axis_cols<{{a}}, {vs}>"
+    vec = ncols * dt.itemsize >= 16
     p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
-    groups = -(-ncols // (16 // dt.itemsize if vs == "true" else 1))
+    groups = -(-ncols // (16 // dt.itemsize if vec else 1))
     out = cupy.empty(ncols, dt)
     cands = []
     seen = set()
@@ -163,6 +162,8 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
             seen.add((cg, s))
             parts = cupy.empty(max(1, ncols * s), np.float64)
             tickets = cupy.zeros(max(1, gx), np.uint32)
+            hint = s > 1 or nred < ap.COLS_UNHINTED_ROWS  # the plan's rule (plan_cols)
+            expr = ac.cols_expr("{a}", vec, hint)  # "{a}": the arguments, formatted later
             cands.append((f"cols cg={cg} S={s}", expr, (gx, s),
                           (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg),
                            np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),

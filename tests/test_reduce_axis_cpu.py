@@ -520,6 +520,24 @@ def test_plan_cols() -> None:
         assert p.chunk * (p.splits - 1) < nred <= p.chunk * p.splits and p.splits <= 65535
 
 
+def test_plan_cols_hint() -> None:
+    """The L2::256B hint on the columns kernel's 16-byte loads, except without splits from
+    COLS_UNHINTED_ROWS rows on; the expression names the kernel the plan asks for."""
+    rows = axis_plan.COLS_UNHINTED_ROWS
+    for nred, ncols, itemsize, hint in ((16, 1 << 20, 4, True), (rows - 1, 1 << 20, 8, True),
+                                        (rows, 1 << 20, 4, False), (512, 1 << 18, 8, False),
+                                        (2048, 1 << 16, 4, True), (8192, 8192, 8, True),
+                                        (1 << 20, 32, 4, True)):
+        p = axis_cuda.plan_cols(nred, ncols, itemsize, True, 132)
+        assert p.vec and p.hint == hint and (p.splits > 1 or nred < rows) == hint
+    scalar = axis_cuda.plan_cols(100, 1025, 4, False, 132)  # no 16-byte loads, no hint
+    assert not scalar.vec and not scalar.hint
+    exprs = axis_cuda._expressions("float, double, float, OpMean")
+    for vec, hint in ((True, True), (True, False), (False, False), (False, True)):
+        e = axis_cuda.cols_expr("float, double, float, OpMean", vec, hint)
+        assert e in exprs and e.endswith(f"{str(vec).lower()}, {str(vec and hint).lower()}>")
+
+
 def test_k2_plans() -> None:
     assert axis_cuda_k2.k2_block(8192) == 1024
     assert axis_cuda_k2.k2_block(1000) == 512

@@ -11,8 +11,15 @@ SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
 #: 16-byte loads with the L2::256B prefetch hint, per kernel (WARPLAB_AXIS_*_STREAM; the packed
 #: and staged kernels always have it). On the H100 the hint lifted the group kernel on rows of
 #: 1000 float32 from 83% to 90% of the read ceiling and the columns kernel by 2-3%; the split
-#: kernel's rows read as fast without it.
+#: kernel's rows read as fast without it. The columns kernel's launches with the hint are the
+#: plan's choice (``ColsPlan.hint``); COLS_STREAM 0 turns it off in all of them (probes).
 GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, True
+#: Rows a columns block walks, without splits, from which its loads go without the hint: on the
+#: H200 (public calls, one process each) 64-512 rows a block without splits read 1.6-8 points
+#: more of the read ceiling without it (128 x 2^20 float32 89.7 -> 93.0%, 512 x 2^18 float64
+#: 90.7 -> 97.4%), while 16-32 rows, and every split plan (2048 x 2^16, 8192^2), read the
+#: same or more with it (16 x 2^20 float32 68.1 against 63.5%; benchmarks/NOTES.md).
+COLS_UNHINTED_ROWS = 64
 COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 COLS_UNROLL = 4   # its loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL)
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
@@ -187,13 +194,15 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
 class ColsPlan(NamedTuple):
     """A ``columns`` launch: ``vec`` (16-byte loads, PER columns a thread), ``cg`` column
     threads per block (the other 256 / cg threads are row lanes), ``gx`` column blocks,
-    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits))."""
+    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits)), ``hint``: the 16-byte loads
+    carry the L2::256B prefetch hint (``COLS_UNHINTED_ROWS``)."""
 
     vec: bool
     cg: int
     gx: int
     splits: int
     chunk: int
+    hint: bool = True
 
 
 def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
@@ -205,7 +214,8 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
     rows. Where the rows are split, the last block of each column block combines the splits'
     partials (``acc_bytes`` each) of its columns alone: the column threads per block are halved
     (down to 16) until that is at most ``COLS_FINISH_BYTES`` (8192 x 8192 float32: 16 column
-    blocks of 128 threads x 16 splits; 2^20 x 32: 1 x 264).
+    blocks of 128 threads x 16 splits; 2^20 x 32: 1 x 264). The loads carry the L2::256B hint
+    unless the rows are not split and number ``COLS_UNHINTED_ROWS`` or more.
 
     Performance: host arithmetic only."""
     vec = aligned and ncols * itemsize >= 16
@@ -219,4 +229,6 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
             break
         cg //= 2
     chunk = -(-nred // s)
-    return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk)
+    splits = -(-nred // chunk)
+    return ColsPlan(vec, cg, gx, splits, chunk,
+                    vec and (splits > 1 or nred < COLS_UNHINTED_ROWS))
