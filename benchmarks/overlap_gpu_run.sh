@@ -45,16 +45,18 @@ want writeback && step "(e) writeback windows" 200 "$OUT/writeback.log" \
   python3 benchmarks/explore_memcpy_writeback.py --totals 1G --sizes 16,1-8 \
   --orders consecutive,win1M,win2M,win4M,win8M,shuffle --deadline 150 \
   --json "$OUT/writeback.json"
-tests_in_processes() {  # label limit logname "pytest arguments"...: one process each, at once
-  local label=$1 limit=$2 name=$3 i=0 spec
+tests_in_processes() {  # label limit logname "pytest arguments"...: one process each, at once;
+  # `status` becomes 1 when one of them fails or runs past the limit
+  local label=$1 limit=$2 name=$3 i=0 spec pid pids=()
   shift 3
   log "$label, $# processes"
   for spec in "$@"; do
     i=$((i + 1))
     eval "timeout $limit python3 -m pytest -m gpu -q -rfEs -p no:cacheprovider --maxfail=20" \
       "--tb=short $spec" > "$OUT/pytest-$name-$i.log" 2>&1 &
+    pids+=($!)
   done
-  wait
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
   for f in "$OUT"/pytest-"$name"-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
 }
 g=tests/gpu

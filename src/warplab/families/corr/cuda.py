@@ -129,8 +129,11 @@ class _Engine:
         """The finished coefficients of this engine's series against ``other``'s (an engine
         of the same variant over other rows of the same call): the block the engine of both
         would compute off its diagonal (``chunks.py``, ``warplab.dask.corrcoef``)."""
-        return _finish(self._cross(other), self.xp.concatenate([self.valid, other.valid]), 0,
-                       self.m)
+        return self._finish_cross(self._cross(other), other)
+
+    def _finish_cross(self, b: Any, other: Any) -> Any:
+        """``finish_block`` of the block ``b`` of this engine's series against ``other``'s."""
+        return _finish(b, self.xp.concatenate([self.valid, other.valid]), 0, self.m)
 
     def _cross(self, other: Any) -> Any:
         raise NotImplementedError
@@ -243,13 +246,11 @@ class SlicesEngine(_Engine):
 
     def __init__(self, x: Any, precision: str, choice: Any = None,
                  normalised: tuple[Any, Any, Any] | None = None) -> None:
-        import cupy
-
         from warplab.families.corr.slices_cuda import Prepared
 
         z, valid, extent = normalise_with_extent(x) if normalised is None else normalised
         self.prep = Prepared(z, valid, precision, extent=extent, choice=choice)  # z not kept
-        self.xp, self.m, self.valid = cupy, int(z.shape[0]), valid
+        super().__init__(z.shape[0], valid)
         self._all_valid, self.slices = self.prep.all_valid, self.prep.slices
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> Any:
@@ -259,9 +260,7 @@ class SlicesEngine(_Engine):
         """:meth:`_Engine.cross` of two engines made with one s (``choice``): clipped by the
         combine, the finishing kernel only for invalid series."""
         b = self.prep.cross(other.prep)
-        if self._all_valid and other._all_valid:
-            return b
-        return _finish(b, self.xp.concatenate([self.valid, other.valid]), 0, self.m)
+        return b if self._all_valid and other._all_valid else self._finish_cross(b, other)
 
     def finish_block(self, b: Any, r0: int, c0: int) -> Any:
         """Blocks come clipped with their diagonal from the combine: only invalid series (known

@@ -9,8 +9,8 @@ classes per warp, each size range copied its measured-best way, misaligned tiny 
 byte stream per warp), ``warp_classes`` (size classes per warp, no block-wide partition),
 ``warp_classes_stream`` (the same, misaligned tiny buffers as one byte stream per warp),
 ``warp_tiers`` (the same with a second group tier of whole warps up to 1 KiB and every tiny
-buffer one aligned move cannot copy streamed),
-``size_classes_tuned``
+buffer one aligned move cannot copy streamed) (cuda, ``warp_variants.py``; the default in
+``windows.py``), ``size_classes_tuned``
 (the block-wide partition, tuned), ``size_classes`` (CUB's DeviceBatchMemcpy design),
 ``warp_per_buffer``, ``block_per_buffer``, ``loop_memcpy_async`` (cuda, ``cuda.py``) and
 ``numpy`` (cpu, ``cpu.py``).
