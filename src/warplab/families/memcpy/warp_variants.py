@@ -22,7 +22,7 @@ def warp_classes(b: DeviceBatch) -> None:
     prefix sum or byte-stream decode): a lane per buffer up to 16 bytes (16-, 8- or 4-byte
     words where both addresses allow, else bytes), groups of 8 lanes per buffer up to 256
     bytes (16-byte stores, shifted 8-byte loads for mutually misaligned buffers), a warp per
-    buffer up to 8 KiB, the BLEV queue and second kernel of ``size_classes_tuned`` above.
+    buffer up to 8 KiB, the BLEV queue and second kernel of ``size_classes_tuned`` (``cuda.py``).
 
     An earlier default: on the H100 1.31x ``size_classes_tuned`` (geometric mean over the 140
     cells of CUB's DeviceBatchMemcpy benchmark grid, faster in 120) and >= 85% of the copy

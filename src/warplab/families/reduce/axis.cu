@@ -605,8 +605,9 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
         }
         for (; i < end; i += RL) {
             Pack<T, PER> q;
-            if (VEC) q.u = ld16<COLS_STREAM && HINT>(reinterpret_cast<const uint4*>(in + i * ld + c0));
-            else q.v[0] = __ldg(in + i * ld + c0);
+            const T* p = in + i * ld + c0;
+            if (VEC) q.u = ld16<COLS_STREAM && HINT>(reinterpret_cast<const uint4*>(p));
+            else q.v[0] = __ldg(p);
 #pragma unroll
             for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q.v[e], k[e]);
         }

@@ -202,7 +202,7 @@ class ColsPlan(NamedTuple):
     gx: int
     splits: int
     chunk: int
-    hint: bool = True
+    hint: bool
 
 
 def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
