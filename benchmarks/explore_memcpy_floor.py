@@ -23,9 +23,13 @@ once the warp kernel's blocks have started): the A/B for the 64 KiB cells at 1 G
 ``--group2 N`` also times the warp kernel with the second group tier's buffers (257 B-1 KiB)
 copied by groups of N lanes instead of the default's whole warp (``WarpClasses.group2``: 16
 copies two buffers a warp at a time, every load of both before their stores), in the same run.
+``--windows-parts`` also times, where the batch takes the destination windows' path (2^20 to
+2^27 buffers), its parts alone: the count and group kernels (``win_judge``: for a batch they do
+not group, the judging alone), the copy's two kernels through the header the judging left
+(``win_copy``), and the whole path (``win_all``, ``windows.run_windows``).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]
-[--warp-trigger 0|1] [--group2 N]
+[--warp-trigger 0|1] [--group2 N] [--windows-parts]
 """
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ import numpy as np
 from host_timing import device_per_call
 
 import warplab
-from warplab.families.memcpy import cuda
+from warplab.families.memcpy import cuda, spec, windows
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 from warplab.lab.console import parse_size
 
@@ -72,6 +76,8 @@ def main() -> None:
                     "(default: the library's)")
     ap.add_argument("--group2", type=int, choices=(2, 4, 8, 16), default=None,
                     help="also time the warp kernel with groups of N lanes for 257 B-1 KiB")
+    ap.add_argument("--windows-parts", action="store_true",
+                    help="also time the destination windows' path piece by piece")
     args = ap.parse_args()
     shapes = {"": WARP_TIERS_WORDS}
     if args.group2:
@@ -86,7 +92,7 @@ def main() -> None:
     doc: dict[str, Any] = {"calls": CALLS, "samples": SAMPLES, "rows": [],
                            "device": cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()}
     for size, total, layout in cells if args.cells else ():
-        run_cell(doc, size, total, layout, shapes)
+        run_cell(doc, size, total, layout, shapes, args.windows_parts)
     if args.cells:
         write(doc, args.json)
         return
@@ -105,7 +111,7 @@ def main() -> None:
           f"{doc['nop_blev_grid_us']:.2f} us, empty BLEV plain {doc['blev_empty_plain_us']:.2f}"
           f" overlap {doc['blev_empty_overlap_us']:.2f} us", flush=True)
     for size, total, layout in cells:
-        run_cell(doc, size, total, layout, shapes)
+        run_cell(doc, size, total, layout, shapes, args.windows_parts)
     write(doc, args.json)
 
 
@@ -115,9 +121,38 @@ def write(doc: dict, path: str | None) -> None:
             json.dump(doc, f, indent=1)
 
 
-def run_cell(doc: dict, size: int, total: int, layout: str, shapes: dict[str, Any]) -> None:
+def windows_targets(b: Any) -> dict[str, Any]:
+    """The destination windows' path of batch ``b`` (a ``cuda.DeviceBatch``) in parts: the
+    judging (count and group kernels), the copy through the header the judging left, the
+    whole; none where the batch does not take that path."""
+    if not spec.WINDOWS_MIN_COUNT <= b.count <= spec.WINDOWS_MAX_COUNT:
+        return {}
+    c, w = WARP_TIERS_WORDS, spec.WINDOWS
+    dev = cupy.cuda.runtime.getDevice()
+    go = windows._launches(c, w, dev)
+    grouped = cupy.empty(3 * b.count, dtype=np.uint64)
+
+    def judge() -> None:
+        stream, q = cuda.stream_queue(dev)
+        with q.lock:
+            hdr, tally = q.windows_at()
+            windows.judge_and_group(go, stream, q, b, w, hdr, tally, grouped.data.ptr)
+
+    def copy() -> None:
+        stream, q = cuda.stream_queue(dev)
+        with q.lock:
+            hdr, _ = q.windows_at()
+            windows.copy_via(go, stream, q, b.count, hdr, w.runs, True)
+
+    return {"win_judge": judge, "win_copy": copy,
+            "win_all": lambda: windows.run_windows(b, c, w)}
+
+
+def run_cell(doc: dict, size: int, total: int, layout: str, shapes: dict[str, Any],
+             windows_parts: bool = False) -> None:
     """One cell's records (appended to ``doc["rows"]``, printed); ``shapes``: the warp
-    kernel's shapes to time, by the prefix of their records' names."""
+    kernel's shapes to time, by the prefix of their records' names; ``windows_parts``: the
+    destination windows' path in parts too (``windows_targets``)."""
     count = total // size
     src = cupy.random.randint(0, 256, total, dtype=np.uint8)
     dst = cupy.empty(total, np.uint8)
@@ -144,10 +179,15 @@ def run_cell(doc: dict, size: int, total: int, layout: str, shapes: dict[str, An
                 one = cuda.DeviceBatch(sp, dp, sizes, count, None, size)
                 targets[f"{pre}one_{tag}"] = (lambda b=one, o=overlap, c=shape:
                                               cuda.run_warp_classes(b, c, o))
+    if windows_parts:
+        targets.update(windows_targets(cuda.DeviceBatch(sp, dp, sizes, count, None, None)))
     for name, fn in targets.items():
         dst.fill(0)
+        if name == "win_copy":  # the header as the judging leaves it
+            targets["win_judge"]()
         fn()
-        ok = bool((dst.reshape(count, size)[rd] == src.reshape(count, size)[rs]).all())
+        ok = name == "win_judge" or bool(
+            (dst.reshape(count, size)[rd] == src.reshape(count, size)[rs]).all())
         us = 1e6 * timed(fn)
         row[name] = {"us": us, "pct_copy": 100 * row["copy_us"] / us, "ok": ok}
     doc["rows"].append(row)

@@ -22,8 +22,10 @@
 #                                                                   -> $OUT/floor_g2.json
 #   (n) explore_rows_shapes.py --axis 0 on few long rows, 16-128 x 2^20 (axis0few)
 #                                                                   -> $OUT/axis0_few.json
+#   (o) explore_memcpy_floor.py --windows-parts on cells of 2^20 buffers and more: the
+#       destination windows' judging and copy alone (winparts)     -> $OUT/floor_windows.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
-# memtests axis0ab grid floorg2 axis0few; default the first five). Everything under $OUT
+# memtests axis0ab grid floorg2 axis0few winparts; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -99,6 +101,10 @@ want floorg2 && step "(m) memcpy floor, second tier as a warp and in groups of 1
 want axis0few && step "(n) axis 0, few long rows" 200 "$OUT/axis0_few.log" \
   python3 benchmarks/explore_rows_shapes.py --axis 0 \
   --shapes 16x1048576,32x1048576,64x1048576,128x1048576 --json "$OUT/axis0_few.json"
+want winparts && step "(o) memcpy floor, the windows' parts" 200 "$OUT/floor_windows.log" \
+  python3 benchmarks/explore_memcpy_floor.py --windows-parts \
+  --cells 1024:1G:C_C,1024:1G:S_S,256:1G:S_S,16:1G:S_S,16:256M:S_S \
+  --json "$OUT/floor_windows.json"
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
 exit $status
