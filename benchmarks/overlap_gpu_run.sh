@@ -90,11 +90,12 @@ done
 if want grid; then
   tmp=$(mktemp -d)
   step "(l) memcpy grid, three totals" 230 "$OUT/memcpy-totals.log" \
-    python3 -m warplab bench memcpy --full --sizes "${GRID_SIZES:-64M,256M,1G}" --variant warp_tiers_windows \
-    --deadline 190 --out "$tmp"
+    python3 -m warplab bench memcpy --full --sizes "${GRID_SIZES:-64M,256M,1G}" \
+    --variant warp_tiers_windows --deadline 190 --out "$tmp"
   cp "$tmp"/*/memcpy.json "$OUT/memcpy-totals.json" 2>/dev/null || log "(l) wrote no JSON"
 fi
-want floorg2 && step "(m) memcpy floor, second tier as a warp and in groups of 16" 200 "$OUT/floor_g2.log" \
+want floorg2 && step "(m) memcpy floor, second tier as a warp and in 16-lane groups" 200 \
+  "$OUT/floor_g2.log" \
   python3 benchmarks/explore_memcpy_floor.py --group2 16 \
   --cells 1024:1G:C_C,1024:1G:S_S,1024:256M:C_C,1024:64M:C_C,512:1G:S_S,4096:1G:C_C \
   --json "$OUT/floor_g2.json"
