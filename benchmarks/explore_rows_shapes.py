@@ -162,8 +162,8 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
             seen.add((cg, s))
             parts = cupy.empty(max(1, ncols * s), np.float64)
             tickets = cupy.zeros(max(1, gx), np.uint32)
-            hint = s > 1 or nred < ap.COLS_UNHINTED_ROWS  # the plan's rule (plan_cols)
-            expr = ac.cols_expr("{a}", vec, hint)  # "{a}": the arguments, formatted later
+            # "{a}": the arguments, formatted later
+            expr = ac.cols_expr("{a}", vec, ap.cols_hint(nred, s))
             cands.append((f"cols cg={cg} S={s}", expr, (gx, s),
                           (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg),
                            np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),

@@ -230,5 +230,10 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
         cg //= 2
     chunk = -(-nred // s)
     splits = -(-nred // chunk)
-    return ColsPlan(vec, cg, gx, splits, chunk,
-                    vec and (splits > 1 or nred < COLS_UNHINTED_ROWS))
+    return ColsPlan(vec, cg, gx, splits, chunk, vec and cols_hint(nred, splits))
+
+
+def cols_hint(nred: int, splits: int) -> bool:
+    """Whether a columns launch of ``nred`` rows in ``splits`` row ranges loads with the
+    L2::256B hint: unless the rows are not split and number ``COLS_UNHINTED_ROWS`` or more."""
+    return splits > 1 or nred < COLS_UNHINTED_ROWS
