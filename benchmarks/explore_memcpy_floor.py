@@ -26,10 +26,19 @@ copies two buffers a warp at a time, every load of both before their stores), in
 ``--windows-parts`` also times, where the batch takes the destination windows' path (2^20 to
 2^27 buffers), its parts alone: the count and group kernels (``win_judge``: for a batch they do
 not group, the judging alone), the copy's two kernels through the header the judging left
-(``win_copy``), and the whole path (``win_all``, ``windows.run_windows``).
+(``win_copy``), and the whole path launched plainly and overlapped (``win_all_plain``,
+``win_all_overlap``: ``windows.run_windows``'s ``overlap``).
+``--define NAME=V`` (repeatable) compiles the family's kernels with that constant instead of
+``cuda.DEFINES``' (one process per setting: the A/B of a compile-time choice).
+
+A cell is ``SIZE:TOTAL:LAYOUT`` or ``LO-HI:TOTAL:LAYOUT:aN``: sizes uniform multiples of N in
+[LO, HI] (the grid's draw, ``cells.draw_sizes``), as many as fill TOTAL on average, packed in
+order (C) or in a random order (S) on the source and destination side (``C_S``: consecutive
+sources, shuffled destinations). Every record is checked as the grid checks its own: after a
+poisoned run, the bytes of ~250 sampled buffers, the guards and the destination's byte sum.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]
-[--warp-trigger 0|1] [--group2 N] [--windows-parts]
+[--warp-trigger 0|1] [--group2 N] [--windows-parts] [--define NAME=V ...]
 """
 from __future__ import annotations
 
@@ -44,10 +53,14 @@ from host_timing import device_per_call
 import warplab
 from warplab.families.memcpy import cuda, spec, windows
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+from warplab.lab.campaigns.memcpy import cells as mcells
 from warplab.lab.console import parse_size
 
-CELLS = [(1024, 64 << 20, "C_C"), (1024, 64 << 20, "S_S"), (4096, 64 << 20, "C_C"),
-         (65536, 64 << 20, "C_C"), (1024, 256 << 20, "C_C"), (65536, 256 << 20, "C_C")]
+#: (lo, hi, align, total, layout)
+CELLS = [(1024, 1024, 1, 64 << 20, "C_C"), (1024, 1024, 1, 64 << 20, "S_S"),
+         (4096, 4096, 1, 64 << 20, "C_C"), (65536, 65536, 1, 64 << 20, "C_C"),
+         (1024, 1024, 1, 256 << 20, "C_C"), (65536, 65536, 1, 256 << 20, "C_C")]
+LAYOUT = {"C": "consecutive", "S": "shuffle"}
 CALLS, SAMPLES = 20, 7
 _SRC = r"""
 extern "C" __global__ void spin(long long cycles) {
@@ -78,21 +91,30 @@ def main() -> None:
                     help="also time the warp kernel with groups of N lanes for 257 B-1 KiB")
     ap.add_argument("--windows-parts", action="store_true",
                     help="also time the destination windows' path piece by piece")
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=V",
+                    help="compile the family's kernels with -DNAME=V (repeatable)")
     args = ap.parse_args()
     shapes = {"": WARP_TIERS_WORDS}
     if args.group2:
         shapes[f"g{args.group2}_"] = WARP_TIERS_WORDS._replace(group2=args.group2)
     if args.warp_trigger is not None:  # before any kernel of the family is compiled
         cuda.DEFINES["WARPLAB_MEMCPY_WARP_TRIGGER"] = args.warp_trigger
-    cells = CELLS if args.cells is None else [
-        (parse_size(a), parse_size(b), c)
-        for a, b, c in (x.split(":") for x in args.cells.split(","))]
+    for d in args.define:
+        name, _, value = d.partition("=")
+        if name not in cuda.DEFINES or not value.lstrip("-").isdigit():
+            ap.error(f"--define {d!r}: want NAME=INTEGER, NAME one of {sorted(cuda.DEFINES)}")
+        cuda.DEFINES[name] = int(value)
+    try:
+        cells = CELLS if args.cells is None else [parse_cell(x) for x in args.cells.split(",")]
+    except ValueError as e:
+        ap.error(f"--cells: {e}")
     dev = cupy.cuda.runtime.getDevice()
     blev_grid = cuda.BLEV_BLOCKS_PER_SM * cuda.sms(dev)  # the BLEV kernel's grid
     doc: dict[str, Any] = {"calls": CALLS, "samples": SAMPLES, "rows": [],
                            "device": cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()}
-    for size, total, layout in cells if args.cells else ():
-        run_cell(doc, size, total, layout, shapes, args.windows_parts)
+    doc["defines"] = dict(cuda.DEFINES)
+    for cell in cells if args.cells else ():
+        run_cell(doc, cell, shapes, args.windows_parts)
     if args.cells:
         write(doc, args.json)
         return
@@ -110,9 +132,21 @@ def main() -> None:
     print(f"{doc['device']}: nop 1 block {doc['nop_1_us']:.2f} us, nop {blev_grid} blocks "
           f"{doc['nop_blev_grid_us']:.2f} us, empty BLEV plain {doc['blev_empty_plain_us']:.2f}"
           f" overlap {doc['blev_empty_overlap_us']:.2f} us", flush=True)
-    for size, total, layout in cells:
-        run_cell(doc, size, total, layout, shapes, args.windows_parts)
+    for cell in cells:
+        run_cell(doc, cell, shapes, args.windows_parts)
     write(doc, args.json)
+
+
+def parse_cell(text: str) -> tuple[int, int, int, int, str]:
+    """``SIZE:TOTAL:LAYOUT`` or ``LO-HI:TOTAL:LAYOUT:aN`` as (lo, hi, align, total, layout)."""
+    parts = text.split(":")
+    if len(parts) not in (3, 4) or parts[2] not in ("C_C", "C_S", "S_C", "S_S") or (
+            len(parts) == 4 and not (parts[3][:1] == "a" and parts[3][1:].isdigit())):
+        raise ValueError(f"{text!r}: want SIZE:TOTAL:LAYOUT or LO-HI:TOTAL:LAYOUT:aN, LAYOUT "
+                         "one of C_C, C_S, S_C, S_S")
+    lo, _, hi = parts[0].partition("-")
+    align = int(parts[3][1:]) if len(parts) == 4 else 1
+    return parse_size(lo), parse_size(hi or lo), align, parse_size(parts[1]), parts[2]
 
 
 def write(doc: dict, path: str | None) -> None:
@@ -129,7 +163,7 @@ def windows_targets(b: Any) -> dict[str, Any]:
         return {}
     c, w = WARP_TIERS_WORDS, spec.WINDOWS
     dev = cupy.cuda.runtime.getDevice()
-    go = windows._launches(c, w, dev)
+    go = windows._launches(c, w, dev, windows.OVERLAP)
     grouped = cupy.empty(3 * b.count, dtype=np.uint64)
 
     def judge() -> None:
@@ -145,29 +179,37 @@ def windows_targets(b: Any) -> dict[str, Any]:
             windows.copy_via(go, stream, q, b.count, hdr, w.runs, True)
 
     return {"win_judge": judge, "win_copy": copy,
-            "win_all": lambda: windows.run_windows(b, c, w)}
+            "win_all_plain": lambda: windows.run_windows(b, c, w, False),
+            "win_all_overlap": lambda: windows.run_windows(b, c, w, True)}
 
 
-def run_cell(doc: dict, size: int, total: int, layout: str, shapes: dict[str, Any],
+def run_cell(doc: dict, cell: tuple[int, int, int, int, str], shapes: dict[str, Any],
              windows_parts: bool = False) -> None:
-    """One cell's records (appended to ``doc["rows"]``, printed); ``shapes``: the warp
-    kernel's shapes to time, by the prefix of their records' names; ``windows_parts``: the
-    destination windows' path in parts too (``windows_targets``)."""
-    count = total // size
-    src = cupy.random.randint(0, 256, total, dtype=np.uint8)
-    dst = cupy.empty(total, np.uint8)
-    rng = np.random.default_rng(size + total)
-    so = np.arange(count, dtype=np.uint64) * size
-    do = so.copy()
-    if layout == "S_S":
-        so, do = so[rng.permutation(count)], do[rng.permutation(count)]
-    sp, dp = cupy.asarray(so + src.data.ptr), cupy.asarray(do + dst.data.ptr)
-    sizes = cupy.full(count, size, np.int64)
-    rs = cupy.asarray((so // size).astype(np.int64))
-    rd = cupy.asarray((do // size).astype(np.int64))
-    row: dict[str, Any] = {"size": size, "total": total, "count": count, "layout": layout}
+    """One cell's records (appended to ``doc["rows"]``, printed); ``cell``: (lo, hi, align,
+    total, layout); ``shapes``: the warp kernel's shapes to time, by the prefix of their
+    records' names; ``windows_parts``: the destination windows' path in parts too
+    (``windows_targets``)."""
+    lo, hi, align, total, layout = cell
+    g = mcells.GUARD
+    sizes = mcells.draw_sizes(cupy, lo, hi, align, total)
+    count = int(sizes.size)
+    so = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[0]], 2)
+    do = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[2]], 3)
+    data = int(sizes.sum())
+    src = cupy.random.randint(0, 256, data + 2 * g, dtype=np.uint8)
+    dst = cupy.empty(data + 2 * g, np.uint8)
+    sp = (so + (src.data.ptr + g)).astype(np.uint64)
+    dp = (do + (dst.data.ptr + g)).astype(np.uint64)
+    h_sizes, h_so, h_do = sizes.get(), so.get(), do.get()
+    picks = mcells.sample_picks(count, int(np.argmax(h_sizes)))
+    ss, sd = (cupy.asarray(x) for x in mcells.sample_bytes(h_sizes[picks], h_so[picks],
+                                                           h_do[picks]))
+    src_sum = int(src[g:g + data].sum(dtype=np.uint64))
+    label = f"{lo}" if lo == hi else f"{lo}-{hi} a{align}"
+    row: dict[str, Any] = {"min": lo, "max": hi, "align": align, "size": lo if lo == hi else
+                           None, "total": total, "data": data, "count": count, "layout": layout}
     row["copy_us"] = 1e6 * timed(lambda: cupy.cuda.runtime.memcpyAsync(
-        dst.data.ptr, src.data.ptr, total, 3, cupy.cuda.get_current_stream().ptr))
+        dst.data.ptr, src.data.ptr, data, 3, cupy.cuda.get_current_stream().ptr))
     targets = {"public": lambda: warplab.memcpy_batched(sp, dp, sizes)}
     for pre, shape in shapes.items():
         for overlap in (False, True):
@@ -175,23 +217,23 @@ def run_cell(doc: dict, size: int, total: int, layout: str, shapes: dict[str, An
             two = cuda.DeviceBatch(sp, dp, sizes, count, None, None)
             targets[f"{pre}two_{tag}"] = (lambda b=two, o=overlap, c=shape:
                                           cuda.run_warp_classes(b, c, o))
-            if size <= shape.wlev_max:
-                one = cuda.DeviceBatch(sp, dp, sizes, count, None, size)
+            if hi <= shape.wlev_max:
+                one = cuda.DeviceBatch(sp, dp, sizes, count, None, hi)
                 targets[f"{pre}one_{tag}"] = (lambda b=one, o=overlap, c=shape:
                                               cuda.run_warp_classes(b, c, o))
     if windows_parts:
         targets.update(windows_targets(cuda.DeviceBatch(sp, dp, sizes, count, None, None)))
     for name, fn in targets.items():
-        dst.fill(0)
+        dst.fill(mcells.POISON)
         if name == "win_copy":  # the header as the judging leaves it
             targets["win_judge"]()
         fn()
-        ok = name == "win_judge" or bool(
-            (dst.reshape(count, size)[rd] == src.reshape(count, size)[rs]).all())
+        ok = name == "win_judge" or mcells.check_destination(cupy, src, dst, data, ss, sd,
+                                                             src_sum)[0]
         us = 1e6 * timed(fn)
         row[name] = {"us": us, "pct_copy": 100 * row["copy_us"] / us, "ok": ok}
     doc["rows"].append(row)
-    print(f"{size:>6} B {total >> 20:>4} MiB {layout} copy {row['copy_us']:6.1f} us | " +
+    print(f"{label:>10} B {total >> 20:>4} MiB {layout} copy {row['copy_us']:6.1f} us | " +
           " ".join(f"{k} {v['us']:6.1f} ({v['pct_copy']:4.1f}%){'' if v['ok'] else ' WRONG'}"
                    for k, v in row.items() if isinstance(v, dict)), flush=True)
 

@@ -199,7 +199,7 @@ def summary(by_case: dict[str, dict[str, dict]], names: list[str]) -> list[str]:
 def _windows_state(b: DeviceBatch) -> tuple[Any, Any, int, int]:
     """(the default shape's launches, the stream's queue, header address, tally address)."""
     dev = cupy.cuda.runtime.getDevice()
-    go = windows._launches(WARP_TIERS_WORDS, WINDOWS, dev)
+    go = windows._launches(WARP_TIERS_WORDS, WINDOWS, dev, windows.OVERLAP)
     _, q = mc.stream_queue(dev)
     return go, q, *q.windows_at()
 

@@ -23,9 +23,15 @@
 #   (n) explore_rows_shapes.py --axis 0 on few long rows, 16-128 x 2^20 (axis0few)
 #                                                                   -> $OUT/axis0_few.json
 #   (o) explore_memcpy_floor.py --windows-parts on cells of 2^20 buffers and more: the
-#       destination windows' judging and copy alone (winparts)     -> $OUT/floor_windows.json
+#       destination windows' judging and copy alone, the path launched plainly and
+#       overlapped (winparts)                                       -> $OUT/floor_windows.json
+#   (p) explore_memcpy_floor.py on the 1-4096 B mixes and two fixed sizes, the warp loop's
+#       misaligned copy by shifted 8-byte loads and by shuffles (WARPLAB_MEMCPY_WARP_SHUFFLE
+#       0, 4, 2), one process each (shufab)                   -> $OUT/floor_shuffle{0,4,2}.json
+#   (q) the memcpy GPU tests of the warp kernel compiled with WARPLAB_MEMCPY_WARP_SHUFFLE=4
+#       and =2, beside (j) (shuftests)                          -> $OUT/pytest-shuf-N.log
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
-# memtests axis0ab grid floorg2 axis0few winparts; default the first five). Everything under $OUT
+# memtests axis0ab grid floorg2 axis0few winparts shufab shuftests; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -48,14 +54,14 @@ want writeback && step "(e) writeback windows" 200 "$OUT/writeback.log" \
   --orders consecutive,win1M,win2M,win4M,win8M,shuffle --deadline 150 \
   --json "$OUT/writeback.json"
 tests_in_processes() {  # label limit logname "pytest arguments"...: one process each, at once;
-  # `status` becomes 1 when one of them fails or runs past the limit
+  # `status` becomes 1 when one of them fails or runs past the limit; PYTEST: the command
   local label=$1 limit=$2 name=$3 i=0 spec pid pids=()
   shift 3
   log "$label, $# processes"
   for spec in "$@"; do
     i=$((i + 1))
-    eval "timeout $limit python3 -m pytest -m gpu -q -rfEs -p no:cacheprovider --maxfail=20" \
-      "--tb=short $spec" > "$OUT/pytest-$name-$i.log" 2>&1 &
+    eval "timeout $limit ${PYTEST:-python3 -m pytest} -m gpu -q -rfEs -p no:cacheprovider" \
+      "--maxfail=20 --tb=short $spec" > "$OUT/pytest-$name-$i.log" 2>&1 &
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
@@ -77,10 +83,26 @@ done
 want costs && step "(i) copy_batched costs" 150 "$OUT/copy_costs.log" \
   python3 benchmarks/explore_copy_batched_costs.py --json "$OUT/copy_costs.json"
 few="variants_copy or warp_classes or full_byte"
-want memtests && tests_in_processes "(j) memcpy GPU tests" 180 mem \
+with_define() {  # NAME=V: a pytest command whose memcpy kernels are compiled with -DNAME=V
+  echo "python3 -c 'import sys; from warplab.families.memcpy import cuda;" \
+    "cuda.DEFINES[\"${1%%=*}\"] = ${1#*=}; import pytest; sys.exit(pytest.main(sys.argv[1:]))'"
+}
+if want shuftests; then
+  for u in 4 2; do
+    PYTEST=$(with_define WARPLAB_MEMCPY_WARP_SHUFFLE=$u) tests_in_processes \
+      "(q) memcpy GPU tests, WARPLAB_MEMCPY_WARP_SHUFFLE=$u" 240 "shuf$u" \
+      "$g/test_memcpy_gpu.py -k '$few'" &
+  done
+fi
+want memtests && tests_in_processes "(j) memcpy GPU tests" 240 mem \
   "$g/test_memcpy_gpu.py -k '$few'" \
   "$g/test_memcpy_gpu.py -k 'not ($few)' $g/test_memcpy_ceiling_gpu.py" \
   "$g/test_memcpy_windows_gpu.py $g/test_overlap_gpu.py"
+wait  # (q)'s processes
+want shuftests && for f in "$OUT"/pytest-shuf*.log; do
+  log "$(basename "$f"): $(tail -n 1 "$f")"
+  tail -n 1 "$f" | grep -q " passed" && ! tail -n 1 "$f" | grep -q "failed\|error" || status=1
+done
 for h in 1 0; do
   want axis0ab && step "(k) axis 0, WARPLAB_AXIS_COLS_STREAM=$h" 150 "$OUT/axis0_stream$h.log" \
     python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 \
@@ -106,6 +128,13 @@ want winparts && step "(o) memcpy floor, the windows' parts" 200 "$OUT/floor_win
   python3 benchmarks/explore_memcpy_floor.py --windows-parts \
   --cells 1024:1G:C_C,1024:1G:S_S,256:1G:S_S,16:1G:S_S,16:256M:S_S \
   --json "$OUT/floor_windows.json"
+mixes=1-4096:1G:S_S:a1,1-4096:1G:C_S:a1,1-4096:1G:S_C:a1,1-4096:1G:S_S:a4,1-4096:1G:S_S:a16
+for u in 0 4 2; do
+  want shufab && step "(p) memcpy floor, WARPLAB_MEMCPY_WARP_SHUFFLE=$u" 150 \
+    "$OUT/floor_shuffle$u.log" python3 benchmarks/explore_memcpy_floor.py \
+    --define WARPLAB_MEMCPY_WARP_SHUFFLE=$u \
+    --cells $mixes,1-4096:256M:S_S:a1,1024:1G:C_C,4096:1G:S_S --json "$OUT/floor_shuffle$u.json"
+done
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
 exit $status

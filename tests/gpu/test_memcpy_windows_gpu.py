@@ -40,10 +40,11 @@ def arena(sizes: np.ndarray, align: int, shuffled: bool | int, gap: int, seed: i
 
 
 def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool | int, gap: int,
-                   largest: int | None = None, shape: spec.WindowsShape | None = None) -> int:
+                   largest: int | None = None, shape: spec.WindowsShape | None = None,
+                   overlap: bool = windows.OVERLAP) -> int:
     """Copy through ``run_windows`` (the public call when neither ``largest`` nor ``shape`` is
-    given) and compare every byte of the destination arena; returns the header's verdict (the
-    window shift + 1, 0 when not grouped)."""
+    given and ``overlap`` is the default) and compare every byte of the destination arena;
+    returns the header's verdict (the window shift + 1, 0 when not grouped)."""
     s_off, s_bytes = arena(sizes, align, src_s, gap, 1)
     d_off, d_bytes = arena(sizes, align, dst_s, gap, 2)
     h_src = np.random.default_rng(3).integers(0, 256, size=s_bytes, dtype=np.uint8)
@@ -52,11 +53,11 @@ def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool | int
     sp = cupy.asarray(s_off.astype(np.uint64) + np.uint64(src.data.ptr))
     dp = cupy.asarray(d_off.astype(np.uint64) + np.uint64(dst.data.ptr))
     zs = cupy.asarray(sizes.astype(np.uint64))
-    if largest is None and shape is None:
+    if largest is None and shape is None and overlap == windows.OVERLAP:
         warplab.memcpy_batched(sp, dp, zs, variant="warp_tiers_windows")
     else:
         windows.run_windows(mc.DeviceBatch(sp, dp, zs, sizes.size, None, largest),
-                            w=shape or spec.WINDOWS)
+                            w=shape or spec.WINDOWS, overlap=overlap)
     want = np.full(d_bytes, POISON, dtype=np.uint8)
     rel = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
@@ -111,6 +112,38 @@ def test_batches_not_grouped_are_copied_through_the_header(case: str) -> None:
     else:                        # scattered, a mean size above WINDOWS_MEAN_MAX
         verdict = copy_and_check(rng.integers(50, 100, size=N), 1, True, True, SCATTER_GAP)
     assert verdict == 0
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_plain_and_overlapped_launches_copy_the_same(grouped: bool) -> None:
+    sizes = np.random.default_rng(11).integers(1, 9, size=N)
+    gap = SCATTER_GAP if grouped else 2
+    for overlap in (False, True):
+        assert (copy_and_check(sizes, 1, True, grouped, gap, overlap=overlap) > 0) == grouped
+
+
+def test_arrays_written_by_the_kernel_just_before_the_call() -> None:
+    # the count kernel, launched to overlap the stream's previous kernel, must wait for the
+    # kernels that wrote the source bytes and the three arrays
+    sizes = np.random.default_rng(12).integers(1, 9, size=N)
+    s_off, s_bytes = arena(sizes, 1, False, 2, 1)
+    d_off, d_bytes = arena(sizes, 1, True, SCATTER_GAP, 2)
+    rel = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    src = cupy.empty(s_bytes, dtype=np.uint8)
+    dst = cupy.empty(d_bytes, dtype=np.uint8)
+    s_rel, d_rel = (cupy.asarray(o.astype(np.uint64)) for o in (s_off, d_off))
+    z_one = cupy.asarray(sizes.astype(np.uint64))
+    for k in range(3):
+        dst.fill(POISON)
+        cupy.cuda.Device().synchronize()
+        src[...] = (cupy.arange(s_bytes, dtype=np.uint32) * np.uint32(7 + 2 * k)).astype(np.uint8)
+        sp, dp = s_rel + np.uint64(src.data.ptr), d_rel + np.uint64(dst.data.ptr)
+        warplab.memcpy_batched(sp, dp, z_one * np.uint64(1))
+        h_src = src.get()
+        want = np.full(d_bytes, POISON, dtype=np.uint8)
+        want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
+        bad = np.flatnonzero(dst.get() != want)
+        assert bad.size == 0, f"pass {k}: {bad.size} bytes wrong, first at {bad[:5]}"
 
 
 def test_calls_on_two_streams_and_below_the_least_count() -> None:

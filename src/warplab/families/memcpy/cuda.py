@@ -56,6 +56,9 @@ DEFINES = {
     # 1 GiB 2.5% of their time (86.5% -> 84.4% of the same-size copy) and gained nothing on
     # the 1-4 KiB cells at 64 MiB or the 64 KiB cells at 256 MiB (benchmarks/NOTES.md)
     "WARPLAB_MEMCPY_WARP_TRIGGER": 0,
+    # the warp loop's copy of a misaligned source: three shifted 8-byte loads a chunk (0), or
+    # one aligned 16-byte load and a shuffle from the next lane, rounds of N words a lane (N)
+    "WARPLAB_MEMCPY_WARP_SHUFFLE": 0,
 }
 
 

@@ -5,7 +5,8 @@
 #include "warplab.cuh"
 
 #if !defined(WARPLAB_MEMCPY_UNROLL) || !defined(WARPLAB_MEMCPY_BLEV_THREADS) || \
-    !defined(WARPLAB_MEMCPY_WARP_THREADS) || !defined(WARPLAB_MEMCPY_WARP_TRIGGER)
+    !defined(WARPLAB_MEMCPY_WARP_THREADS) || !defined(WARPLAB_MEMCPY_WARP_TRIGGER) || \
+    !defined(WARPLAB_MEMCPY_WARP_SHUFFLE)
 #error "compile with the -D constants of families/memcpy/cuda.py (DEFINES)"
 #endif
 #include "memcpy_copy.cuh"
@@ -211,6 +212,8 @@ __global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
 memcpy_size_classes_blev_via(const u64* __restrict__ hdr, u64* __restrict__ counter,
                              const u32* __restrict__ queue_id,
                              const u64* __restrict__ queue_first) {
+    wait_prior_grids();  // launched to overlap the warp kernel (windows.py)
+    allow_dependents();
     blev_body<CHUNK>((const u64*)__ldg(hdr), (const u64*)__ldg(hdr + 1),
                      (const u64*)__ldg(hdr + 2), counter, queue_id, queue_first);
 }

@@ -228,15 +228,36 @@ __device__ __forceinline__ u64 full_rounds(ulonglong2* __restrict__ d16, const C
     return i;
 }
 
+// The bytes of a copy before dst's first 16-byte boundary (head) and after its last 16-byte
+// chunk (from body_end): at most 30, one a lane of 32 or more. Loaded before a copy's rounds
+// (load_edge), stored after them (store), so they cost no round trip of their own.
+struct EdgeByte {
+    u64 at;  // this lane's byte
+    bool edge;
+    u8 e;
+    __device__ __forceinline__ void store(u8* __restrict__ dst) const {
+        if (edge) dst[at] = e;
+    }
+};
+
+__device__ __forceinline__ EdgeByte load_edge(const u8* __restrict__ src, u64 n, u64 head,
+                                              u64 body_end, u32 lane) {
+    EdgeByte b;
+    b.at = lane < head ? lane : lane - head + body_end;
+    b.edge = b.at < n;  // head + tail < 31 <= lanes
+    b.e = 0;
+    if (b.edge) b.e = ld_bytes(src + b.at);
+    return b;
+}
+
 // Copy n bytes from src to dst with the `lanes` (>= 32) threads numbered `lane` (a warp, a
 // block...): 16-byte stores of chunks from load_chunk on dst's 16-byte grid in full rounds.
-// ONE_TRIP: the bytes before dst's first 16-byte boundary and after its last (at most 30:
-// one a lane) loaded before the first round and stored after the last, and the chunks left
-// after the full rounds in one predicated round, so a buffer of up to UNROLL x lanes chunks
-// costs one memory round trip (the warp-level copies, the table kernels). Else (the BLEV
-// kernel's pieces, whose 8 blocks per SM need at most 32 registers, and the
-// one-block-per-buffer kernel) the head bytes, the leftover chunks one at a time and the tail
-// bytes each wait for their loads: up to UNROLL + 2 round trips, fewer registers.
+// ONE_TRIP: the edge bytes (EdgeByte) loaded before the first round and stored after the
+// last, and the chunks left after the full rounds in one predicated round, so a buffer of up
+// to UNROLL x lanes chunks costs one memory round trip (the warp-level copies, the table
+// kernels). Else (the BLEV kernel's pieces, whose 8 blocks per SM need at most 32 registers,
+// and the one-block-per-buffer kernel) the head bytes, the leftover chunks one at a time and
+// the tail bytes each wait for their loads: up to UNROLL + 2 round trips, fewer registers.
 template <bool ONE_TRIP>
 __device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __restrict__ src,
                                            u64 n, u32 lane, u32 lanes) {
@@ -255,11 +276,8 @@ __device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __res
         for (u64 j = (chunks << 4) + lane; j < n; j += lanes) dst[j] = src[j];
     } else {
         constexpr int U = WARPLAB_MEMCPY_UNROLL;
-        const u64 chunks = (n - head) >> 4, body_end = head + (chunks << 4);
-        const u64 at = lane < head ? lane : lane - head + body_end;  // this lane's edge byte
-        const bool edge = at < n;  // head + tail < 31 <= lanes
-        u8 e = 0;
-        if (edge) e = ld_bytes(src + at);
+        const u64 chunks = (n - head) >> 4;
+        const EdgeByte eb = load_edge(src, n, head, head + (chunks << 4), lane);
         ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst + head);
         const ChunkSource cs = chunk_source(src + head);
         const u64 i = full_rounds(d16, cs, chunks, lane, lanes);
@@ -274,6 +292,61 @@ __device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __res
             for (int k = 0; k < U; ++k)
                 if (i + (u64)k * lanes < chunks) d16[i + (u64)k * lanes] = v[k];
         }
-        if (edge) dst[at] = e;
+        eb.store(dst);
     }
+}
+
+// The 16 bytes from byte m (1..15) of the 32 in a (low) and b (high).
+__device__ __forceinline__ ulonglong2 shifted16(ulonglong2 a, ulonglong2 b, u32 m) {
+    const u64 x0 = m < 8 ? a.x : a.y, x1 = m < 8 ? a.y : b.x, x2 = m < 8 ? b.x : b.y;
+    const u32 s = 8 * (m & 7);
+    if (s == 0) return make_ulonglong2(x0, x1);  // m == 8
+    return make_ulonglong2((x0 >> s) | (x1 << (64 - s)), (x1 >> s) | (x2 << (64 - s)));
+}
+
+__device__ __forceinline__ ulonglong2 shfl16(ulonglong2 v, u32 lane) {
+    return make_ulonglong2(__shfl_sync(FULL_MASK, v.x, lane), __shfl_sync(FULL_MASK, v.y, lane));
+}
+
+// copy_bytes<true> for a whole warp (every lane calls it with the same buffer): where the
+// source is not 16-byte aligned where the destination is, each chunk from one aligned 16-byte
+// load and the next lane's (a shuffle), shifted, instead of three shifted 8-byte loads. Every
+// lane takes the same rounds (the shuffles): a round loads 32 x U aligned words and stores
+// the 32 x U - 1 chunks whose two words it holds (lane 31's last chunk needs the next round's
+// first word: it is the next round's first chunk), its loads predicated. A load never leaves
+// an aligned 16-byte word that holds a source byte (word j holds one for j <= chunks).
+template <int U>
+__device__ __forceinline__ void warp_copy_bytes(u8* __restrict__ dst, const u8* __restrict__ src,
+                                                u64 n, u32 lane) {
+    u64 head = (16 - ((u64)dst & 15)) & 15;
+    if (head > n) head = n;
+    const u32 m = (u32)((u64)(src + head) & 15);
+    if (m == 0) {
+        copy_bytes<true>(dst, src, n, lane, 32);
+        return;
+    }
+    const u64 chunks = (n - head) >> 4;
+    const EdgeByte eb = load_edge(src, n, head, head + (chunks << 4), lane);
+    ulonglong2* d16 = reinterpret_cast<ulonglong2*>(dst + head);
+    const ulonglong2* s16 = reinterpret_cast<const ulonglong2*>(src + head - m);
+    const u32 next = (lane + 1) & 31;
+    for (u64 base = 0; base < chunks; base += 32 * U - 1) {
+        ulonglong2 w[U];
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            const u64 j = base + lane + 32 * (u64)k;
+            w[k] = make_ulonglong2(0, 0);
+            if (j <= chunks) w[k] = ld_bytes(s16 + j);
+        }
+        ulonglong2 r = shfl16(w[0], next);  // the next lane's word (lane 31: lane 0's)
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            const ulonglong2 r1 = k + 1 < U ? shfl16(w[k + 1], next) : r;
+            const u64 i = base + lane + 32 * (u64)k;
+            if (i < chunks && (k + 1 < U || lane != 31))
+                d16[i] = shifted16(w[k], lane == 31 ? r1 : r, m);
+            r = r1;
+        }
+    }
+    eb.store(dst);
 }

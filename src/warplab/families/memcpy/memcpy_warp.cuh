@@ -28,6 +28,17 @@ __device__ __forceinline__ void zero_if(T (&a)[N]) {
     }
 }
 
+// The warp loop's copy of one buffer by the whole warp: copy_bytes<true>, or with
+// WARPLAB_MEMCPY_WARP_SHUFFLE = U > 0 (cuda.py DEFINES) warp_copy_bytes<U> (a misaligned
+// source's chunks from one aligned 16-byte load and a shuffle, rounds of U words a lane).
+__device__ __forceinline__ void warp_loop_copy(u8* __restrict__ d, const u8* __restrict__ s,
+                                               u64 n, u32 lane) {
+    if constexpr (WARPLAB_MEMCPY_WARP_SHUFFLE > 0)
+        warp_copy_bytes<WARPLAB_MEMCPY_WARP_SHUFFLE>(d, s, n, lane);
+    else
+        copy_bytes<true>(d, s, n, lane, 32);
+}
+
 // Copy n <= MAXN bytes with W-byte words (both addresses W-aligned), then the tail in
 // 4-, 2- and 1-byte pieces (aligned: the tail starts at a multiple of W); every load is
 // issued before the first store.
@@ -476,8 +487,8 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
                 const u32 b = __ffs(wl) - 1;
                 wl &= wl - 1;
                 if ((k & (parts - 1)) == part)
-                    copy_bytes<true>((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
-                                     s_size[warp][b], lane, 32);
+                    warp_loop_copy((u8*)s_dst[warp][b], (const u8*)s_src[warp][b],
+                                   s_size[warp][b], lane);
             }
             __syncwarp();
         }
@@ -504,6 +515,8 @@ template <int TMAX, int G, int SUB_MAX, int G2, int SUB2_MAX, int WLEV_MAX, int 
 __global__ void __launch_bounds__(WARPLAB_MEMCPY_WARP_THREADS, WARPLAB_MEMCPY_MINB(MINB))
 memcpy_warp_classes_via(const u64* __restrict__ hdr, u64 n, u64* __restrict__ counter,
                         u32* __restrict__ queue_id, u64* __restrict__ queue_first, u64 passes) {
+    wait_prior_grids();  // launched to overlap the group kernel (windows.py)
+    if (WARPLAB_MEMCPY_WARP_TRIGGER) allow_dependents();
     warp_classes_body<WARP_CLASSES_ARGS>((const u64*)__ldg(hdr), (const u64*)__ldg(hdr + 1),
                                          (const u64*)__ldg(hdr + 2), n, counter, queue_id,
                                          queue_first, Runs{passes, 0});

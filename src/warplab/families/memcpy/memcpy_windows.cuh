@@ -26,6 +26,9 @@
 // Buffers are grouped whatever their size (BLEV buffers too: the copy's queue holds indices
 // into the arrays it reads, memcpy_size_classes_blev_via); the order within a window is any.
 // The counts are 32-bit: the launch plan groups at most spec.WINDOWS_MAX_COUNT (2^27) buffers.
+// Each kernel of the path (these two, the copy's two) may be launched to overlap the one
+// before it (programmatic dependent launch, windows.py): it waits for that kernel's end
+// before its first memory access and lets the next one place its blocks at once.
 #pragma once
 
 #define WINDOWS_THREADS 256
@@ -107,6 +110,8 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                      u32* __restrict__ tally, u64* __restrict__ grouped) {
     __shared__ u32 h[BINS];
     const u32 t = threadIdx.x;
+    wait_prior_grids();  // launched to overlap the stream's previous kernel (windows.py)
+    allow_dependents();  // the group kernel's blocks wait for this grid's end in their own
     // the verdict: pair t of the sample is buffers i and i + 1
     const u64 q = (n - 1) / WINDOWS_SAMPLE, r = (n - 1) % WINDOWS_SAMPLE;
     const u64 i = q * t + r * t / WINDOWS_SAMPLE;  // (n - 1) t / SAMPLE without overflow
@@ -165,6 +170,8 @@ memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, const u64* __restrict__ hdr,
                      u32* __restrict__ tally, u64* __restrict__ grouped) {
     constexpr int TILE = WINDOWS_THREADS * PER;
+    wait_prior_grids();  // the count kernel's header and tally (windows.py)
+    allow_dependents();
     const u64 f = hdr[3];
     if (f == 0) return;
     const u32 shift = (u32)f - 1, t = threadIdx.x;
