@@ -57,8 +57,11 @@ DEFINES = {
     # the 1-4 KiB cells at 64 MiB or the 64 KiB cells at 256 MiB (benchmarks/NOTES.md)
     "WARPLAB_MEMCPY_WARP_TRIGGER": 0,
     # the warp loop's copy of a misaligned source: three shifted 8-byte loads a chunk (0), or
-    # one aligned 16-byte load and a shuffle from the next lane, rounds of N words a lane (N)
-    "WARPLAB_MEMCPY_WARP_SHUFFLE": 0,
+    # one aligned 16-byte load and a shuffle from the next lane, rounds of N words a lane (N).
+    # On the H200 at 1 GiB, the kernel alone, 0 -> 4: the 1-4096 B mixes at align 1 12-14%
+    # faster, at align 4 7%, the aligned cells 0-0.8% slower (28 bytes of spill at the
+    # 64-register cap); 2 (no spill) gains 6-9% and 3% (benchmarks/NOTES.md)
+    "WARPLAB_MEMCPY_WARP_SHUFFLE": 4,
 }
 
 
