@@ -27,7 +27,8 @@
 #       overlapped (winparts)                                       -> $OUT/floor_windows.json
 #   (p) explore_memcpy_floor.py on the 1-4096 B mixes and two fixed sizes, the warp loop's
 #       misaligned copy by shifted 8-byte loads and by shuffles (WARPLAB_MEMCPY_WARP_SHUFFLE
-#       0, 4, 2), one process each (shufab)                   -> $OUT/floor_shuffle{0,4,2}.json
+#       0, 4, 2; SHUFFLES="...": others), one process each (shufab; SHUF_CELLS: other cells,
+#       SHUF_ARGS: more arguments)                              -> $OUT/floor_shuffle{0,4,2}.json
 #   (q) the memcpy GPU tests of the warp kernel compiled with WARPLAB_MEMCPY_WARP_SHUFFLE=4
 #       and =2, beside (j) (shuftests)                          -> $OUT/pytest-shuf-N.log
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
@@ -129,11 +130,12 @@ want winparts && step "(o) memcpy floor, the windows' parts" 200 "$OUT/floor_win
   --cells 1024:1G:C_C,1024:1G:S_S,256:1G:S_S,16:1G:S_S,16:256M:S_S \
   --json "$OUT/floor_windows.json"
 mixes=1-4096:1G:S_S:a1,1-4096:1G:C_S:a1,1-4096:1G:S_C:a1,1-4096:1G:S_S:a4,1-4096:1G:S_S:a16
-for u in 0 4 2; do
+for u in ${SHUFFLES:-0 4 2}; do
   want shufab && step "(p) memcpy floor, WARPLAB_MEMCPY_WARP_SHUFFLE=$u" 150 \
     "$OUT/floor_shuffle$u.log" python3 benchmarks/explore_memcpy_floor.py \
-    --define WARPLAB_MEMCPY_WARP_SHUFFLE=$u \
-    --cells $mixes,1-4096:256M:S_S:a1,1024:1G:C_C,4096:1G:S_S --json "$OUT/floor_shuffle$u.json"
+    --define WARPLAB_MEMCPY_WARP_SHUFFLE=$u ${SHUF_ARGS:-} \
+    --cells "${SHUF_CELLS:-$mixes,1-4096:256M:S_S:a1,1024:1G:C_C,4096:1G:S_S}" \
+    --json "$OUT/floor_shuffle$u.json"
 done
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
