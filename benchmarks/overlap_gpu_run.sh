@@ -16,7 +16,8 @@
 #       the L2::256B hint, one process each (axis0ab; AXIS0_SHAPES=RxC,...: other shapes)
 #                                                                   -> $OUT/axis0_stream{1,0}.json
 #   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid; GRID_SIZES=1G: other
-#       totals)                                                     -> $OUT/memcpy-totals.json
+#       totals; GRID_DEADLINE=S: the campaign's deadline, default 190: too short for all
+#       three totals)                                               -> $OUT/memcpy-totals.json
 #   (m) explore_memcpy_floor.py on the 1 KiB cells and two others, the warp kernel's second
 #       group tier as a whole warp (the default) and in groups of 16 lanes (floorg2)
 #                                                                   -> $OUT/floor_g2.json
@@ -31,8 +32,10 @@
 #       SHUF_ARGS: more arguments)                              -> $OUT/floor_shuffle{0,4,2}.json
 #   (q) the memcpy GPU tests of the warp kernel compiled with WARPLAB_MEMCPY_WARP_SHUFFLE=4
 #       and =2, beside (j) (shuftests)                          -> $OUT/pytest-shuf-N.log
+#   (r) python3 -m warplab latency (latency)                      -> $OUT/latency.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
-# memtests axis0ab grid floorg2 axis0few winparts shufab shuftests; default the first five). Everything under $OUT
+# memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency; default the first
+# five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -112,9 +115,9 @@ for h in 1 0; do
 done
 if want grid; then
   tmp=$(mktemp -d)
-  step "(l) memcpy grid, three totals" 230 "$OUT/memcpy-totals.log" \
+  step "(l) memcpy grid, three totals" $(( ${GRID_DEADLINE:-190} + 40 )) "$OUT/memcpy-totals.log" \
     python3 -m warplab bench memcpy --full --sizes "${GRID_SIZES:-64M,256M,1G}" \
-    --variant warp_tiers_windows --deadline 190 --out "$tmp"
+    --variant warp_tiers_windows --deadline "${GRID_DEADLINE:-190}" --out "$tmp"
   cp "$tmp"/*/memcpy.json "$OUT/memcpy-totals.json" 2>/dev/null || log "(l) wrote no JSON"
 fi
 want floorg2 && step "(m) memcpy floor, second tier as a warp and in 16-lane groups" 200 \
@@ -137,6 +140,8 @@ for u in ${SHUFFLES:-0 4 2}; do
     --cells "${SHUF_CELLS:-$mixes,1-4096:256M:S_S:a1,1024:1G:C_C,4096:1G:S_S}" \
     --json "$OUT/floor_shuffle$u.json"
 done
+want latency && step "(r) the latency campaign" 120 "$OUT/latency.log" \
+  python3 -m warplab latency --json "$OUT/latency.json"
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
 exit $status

@@ -58,10 +58,11 @@ DEFINES = {
     "WARPLAB_MEMCPY_WARP_TRIGGER": 0,
     # the warp loop's copy of a misaligned source: three shifted 8-byte loads a chunk (0), or
     # one aligned 16-byte load and a shuffle from the next lane, rounds of N words a lane (N).
-    # On the H200 at 1 GiB, the kernel alone, 0 -> 4: the 1-4096 B mixes at align 1 12-14%
-    # faster, at align 4 7%, the aligned cells 0-0.8% slower (28 bytes of spill at the
-    # 64-register cap); 2 (no spill) gains 6-9% and 3% (benchmarks/NOTES.md)
-    "WARPLAB_MEMCPY_WARP_SHUFFLE": 4,
+    # On the H200 at 1 GiB, public calls: 2 copies the 1-4096 B mixes at align 1 7-9% and at
+    # align 4 3-4% faster than 0, every other cell measured within 1%; 3 and 4 gain 11-14%
+    # there but cost the tiny cells 4-8% (the kernel's code at 62-64 registers, 4 with
+    # spills) (benchmarks/NOTES.md)
+    "WARPLAB_MEMCPY_WARP_SHUFFLE": 2,
 }
 
 
