@@ -22,8 +22,12 @@ Two parts, one JSON:
   run's noise). Every candidate's
   result is checked against a float64 reduction of the same data.
 
+``--hint-ab`` (axis 0): the columns kernel at every geometry above with the L2::256B hint and
+without (the plan's rule: ``axis_plan.cols_hint``), both compiled, their batches alternating in
+one process (process-to-process noise moves these kernels 1-3 points).
+
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
-[--default-only] [--axis 0|1] [--shapes RxC,...] [--define NAME=INT ...]
+[--default-only] [--axis 0|1] [--shapes RxC,...] [--define NAME=INT ...] [--hint-ab]
 """
 from __future__ import annotations
 
@@ -137,11 +141,13 @@ def row_candidates(x: Any, dt: np.dtype, sms: int, stage_unroll: int = ap.STAGE_
     return cands
 
 
-def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
+def col_candidates(x: Any, dt: np.dtype, sms: int, hint: bool | None = None
+                   ) -> list[tuple[str, str, tuple, tuple, Any]]:
     """(label, expression template, grid, arguments, output) of the columns launches to try:
     column threads per block (cg) from as many as the columns need (up to 256) to a sixteenth
     of that (the rest of the block row lanes), each at about two blocks per SM and at 1/4 to
-    4x that (1.5x: three blocks per SM)."""
+    4x that (1.5x: three blocks per SM); ``hint``: the L2::256B hint on or off (None: the
+    plan's rule)."""
     nred, ncols = x.shape
     vec = ncols * dt.itemsize >= 16
     p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
@@ -163,12 +169,41 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
             parts = cupy.empty(max(1, ncols * s), np.float64)
             tickets = cupy.zeros(max(1, gx), np.uint32)
             # "{a}": the arguments, formatted later
-            expr = ac.cols_expr("{a}", vec, ap.cols_hint(nred, s))
+            expr = ac.cols_expr("{a}", vec, ap.cols_hint(nred, s) if hint is None else hint)
             cands.append((f"cols cg={cg} S={s}", expr, (gx, s),
                           (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg),
                            np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),
                            np.uint64(ncols)), out))
     return cands
+
+
+def hint_ab(doc: dict, x: Any, dt: np.dtype, sms: int, nbytes: int, read: float, ref: Any,
+            a: str) -> None:
+    """The columns kernel at every geometry of ``col_candidates`` with the hint (1) and
+    without (0), batches alternating; records in ``doc["hint_ab"]``."""
+    rows, cols = x.shape
+    plan = ap.plan_cols(rows, cols, dt.itemsize, True, sms)
+    pairs = zip(col_candidates(x, dt, sms, False), col_candidates(x, dt, sms, True))
+    for (label, e0, grid, kargs, out), (_, e1, _, kargs1, out1) in pairs:
+        launches = []
+        for e, ka, o in ((e0, kargs, out), (e1, kargs1, out1)):
+            go = Prepared(kernel(e.format(a=a), a, module_defines({})), grid, (ap.COLS_BLOCK,), ka)
+            o.fill(0)
+            go(*ka)
+            launches.append((go, ka, check(o, ref) < (1e-5 if dt == np.float32 else 1e-12)))
+        samples: list[list[float]] = [[], []]
+        for _ in range(BATCHES):
+            for h, (go, ka, _) in enumerate(launches):
+                samples[h] += back_to_back(lambda go=go, ka=ka: go(*ka), CALLS, 1, 1)[0]
+        pct = [100 * nbytes / float(np.median(v)) / 1e6 / read for v in samples]
+        is_plan = tuple(grid) == (plan.gx, plan.splits) and f"cg={plan.cg} " in label
+        doc["hint_ab"].append({"rows": rows, "cols": cols, "dtype": dt.name, "launch": label,
+                               "grid": list(grid), "plan": is_plan, "plan_hint": plan.hint,
+                               "pct_read": {"0": pct[0], "1": pct[1]},
+                               "verified": all(v for _, _, v in launches)})
+        print(f"    {label:22s} hint 0 {pct[0]:5.1f}  1 {pct[1]:5.1f}"
+              f"{'  <- plan, hint ' + str(int(plan.hint)) if is_plan else ''}"
+              f"{'' if all(v for _, _, v in launches) else '  NOT VERIFIED'}", flush=True)
 
 
 def main() -> None:
@@ -180,6 +215,9 @@ def main() -> None:
     ap_.add_argument("--shapes", default=None, metavar="RxC,...",
                      help="these shapes instead of the module's lists (both axes, or the one "
                           "--axis names), e.g. 16x1048576,64x1048576")
+    ap_.add_argument("--hint-ab", action="store_true",
+                     help="axis 0: every geometry with and without the L2::256B hint, "
+                          "alternating in one process (instead of CONFIGS)")
     ap_.add_argument("--define", action="append", default=[], metavar="NAME=INT",
                      help="change one of axis_cuda.DEFINES for the whole run, the public "
                           "calls included (e.g. WARPLAB_AXIS_COLS_STREAM=0); repeatable")
@@ -208,7 +246,7 @@ def main() -> None:
     name = cupy.cuda.runtime.getDeviceProperties(dev)["name"].decode()
     print(f"{name}: {sms} SMs, read ceiling {read:.0f} GB/s (read_words, 1 GiB)", flush=True)
     doc: dict[str, Any] = {"device": name, "read_gbps": read, "defines": changed,
-                           "public": [], "kernels": []}
+                           "public": [], "kernels": [], "hint_ab": []}
     dtypes = (np.float32,) if args.quick else (np.float32, np.float64)
     t0 = time.time()
     for axis, shapes in ((1, given or ROWS), (0, given or COLS)):
@@ -244,6 +282,11 @@ def main() -> None:
                 print(f"axis {axis} {rows}x{cols} {dt.name}: public % of read: {' '.join(line)}",
                       flush=True)
                 a = ac.targs("mean", dt)
+                if args.hint_ab and axis == 0:
+                    hint_ab(doc, x, dt, sms, nbytes, read, ref["mean"], a)
+                    del x, t, ref
+                    cupy.get_default_memory_pool().free_all_blocks()
+                    continue
                 best = []
                 configs = CONFIGS[axis][:1] if args.quick or args.default_only else CONFIGS[axis]
                 for cname, changes in configs:

@@ -33,9 +33,11 @@
 #   (q) the memcpy GPU tests of the warp kernel compiled with WARPLAB_MEMCPY_WARP_SHUFFLE=4
 #       and =2, beside (j) (shuftests)                          -> $OUT/pytest-shuf-N.log
 #   (r) python3 -m warplab latency (latency)                      -> $OUT/latency.json
+#   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
+#       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
-# memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency; default the first
-# five). Everything under $OUT
+# memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint; default
+# the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -140,6 +142,10 @@ for u in ${SHUFFLES:-0 4 2}; do
     --cells "${SHUF_CELLS:-$mixes,1-4096:256M:S_S:a1,1024:1G:C_C,4096:1G:S_S}" \
     --json "$OUT/floor_shuffle$u.json"
 done
+want axis0hint && step "(s) axis 0, the L2::256B hint A/B in one process" 240 \
+  "$OUT/axis0_hint.log" python3 benchmarks/explore_rows_shapes.py --axis 0 --hint-ab \
+  --shapes "${AXIS0_SHAPES:-8192x8192,32x1048576,64x1048576,128x1048576,512x262144,1048576x32}" \
+  --json "$OUT/axis0_hint.json"
 want latency && step "(r) the latency campaign" 120 "$OUT/latency.log" \
   python3 -m warplab latency --json "$OUT/latency.json"
 log "done (status $status)"
