@@ -22,9 +22,9 @@ Two parts, one JSON:
   run's noise). Every candidate's
   result is checked against a float64 reduction of the same data.
 
-``--hint-ab`` (axis 0): the columns kernel at every geometry above with the L2::256B hint and
-without (the plan's rule: ``axis_plan.cols_hint``), both compiled, their batches alternating in
-one process (process-to-process noise moves these kernels 1-3 points).
+``--hint-ab`` (axis 0): the columns kernel at every geometry above with the L2::256B hint
+(``WARPLAB_AXIS_COLS_STREAM`` 1) and without (0, the library's), both compiled, their batches
+alternating in one process (process-to-process noise moves these kernels 1-3 points).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_rows_shapes.py [--json PATH] [--quick]
 [--default-only] [--axis 0|1] [--shapes RxC,...] [--define NAME=INT ...] [--hint-ab]
@@ -141,13 +141,11 @@ def row_candidates(x: Any, dt: np.dtype, sms: int, stage_unroll: int = ap.STAGE_
     return cands
 
 
-def col_candidates(x: Any, dt: np.dtype, sms: int, hint: bool | None = None
-                   ) -> list[tuple[str, str, tuple, tuple, Any]]:
+def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple, tuple, Any]]:
     """(label, expression template, grid, arguments, output) of the columns launches to try:
     column threads per block (cg) from as many as the columns need (up to 256) to a sixteenth
     of that (the rest of the block row lanes), each at about two blocks per SM and at 1/4 to
-    4x that (1.5x: three blocks per SM); ``hint``: the L2::256B hint on or off (None: the
-    plan's rule)."""
+    4x that (1.5x: three blocks per SM)."""
     nred, ncols = x.shape
     vec = ncols * dt.itemsize >= 16
     p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
@@ -169,7 +167,7 @@ def col_candidates(x: Any, dt: np.dtype, sms: int, hint: bool | None = None
             parts = cupy.empty(max(1, ncols * s), np.float64)
             tickets = cupy.zeros(max(1, gx), np.uint32)
             # "{a}": the arguments, formatted later
-            expr = ac.cols_expr("{a}", vec, ap.cols_hint(nred, s) if hint is None else hint)
+            expr = ac.cols_expr("{a}", vec)
             cands.append((f"cols cg={cg} S={s}", expr, (gx, s),
                           (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg),
                            np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),
@@ -183,11 +181,12 @@ def hint_ab(doc: dict, x: Any, dt: np.dtype, sms: int, nbytes: int, read: float,
     without (0), batches alternating; records in ``doc["hint_ab"]``."""
     rows, cols = x.shape
     plan = ap.plan_cols(rows, cols, dt.itemsize, True, sms)
-    pairs = zip(col_candidates(x, dt, sms, False), col_candidates(x, dt, sms, True))
-    for (label, e0, grid, kargs, out), (_, e1, _, kargs1, out1) in pairs:
+    pairs = zip(col_candidates(x, dt, sms), col_candidates(x, dt, sms))
+    for (label, e, grid, kargs, out), (_, _, _, kargs1, out1) in pairs:
         launches = []
-        for e, ka, o in ((e0, kargs, out), (e1, kargs1, out1)):
-            go = Prepared(kernel(e.format(a=a), a, module_defines({})), grid, (ap.COLS_BLOCK,), ka)
+        for h, ka, o in ((0, kargs, out), (1, kargs1, out1)):
+            opts = module_defines({"WARPLAB_AXIS_COLS_STREAM": h})
+            go = Prepared(kernel(e.format(a=a), a, opts), grid, (ap.COLS_BLOCK,), ka)
             o.fill(0)
             go(*ka)
             launches.append((go, ka, check(o, ref) < (1e-5 if dt == np.float32 else 1e-12)))
@@ -198,11 +197,11 @@ def hint_ab(doc: dict, x: Any, dt: np.dtype, sms: int, nbytes: int, read: float,
         pct = [100 * nbytes / float(np.median(v)) / 1e6 / read for v in samples]
         is_plan = tuple(grid) == (plan.gx, plan.splits) and f"cg={plan.cg} " in label
         doc["hint_ab"].append({"rows": rows, "cols": cols, "dtype": dt.name, "launch": label,
-                               "grid": list(grid), "plan": is_plan, "plan_hint": plan.hint,
+                               "grid": list(grid), "plan": is_plan,
                                "pct_read": {"0": pct[0], "1": pct[1]},
                                "verified": all(v for _, _, v in launches)})
         print(f"    {label:22s} hint 0 {pct[0]:5.1f}  1 {pct[1]:5.1f}"
-              f"{'  <- plan, hint ' + str(int(plan.hint)) if is_plan else ''}"
+              f"{'  <- plan' if is_plan else ''}"
               f"{'' if all(v for _, _, v in launches) else '  NOT VERIFIED'}", flush=True)
 
 

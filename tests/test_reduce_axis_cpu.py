@@ -500,19 +500,19 @@ def test_plan_rows_shapes(rows: int, cols: int, itemsize: int, contiguous: bool)
 
 
 def test_plan_cols() -> None:
-    wide = axis_cuda.plan_cols(8192, 8192, 4, True, 132)
-    assert wide.vec and wide.cg == 128 and (wide.gx, wide.splits) == (16, 16)
+    wide = axis_cuda.plan_cols(8192, 8192, 4, True, 132)  # narrowed to 32 column threads
+    assert wide.vec and wide.cg == 32 and (wide.gx, wide.splits) == (64, 8)
     square64 = axis_cuda.plan_cols(8192, 8192, 8, True, 132)
-    assert square64.cg == 256 and (square64.gx, square64.splits) == (16, 16)
+    assert square64.cg == 32 and (square64.gx, square64.splits) == (128, 4)
     assert wide.chunk >= axis_cuda.COLS_MIN_ROWS
     for acc in (4, 8, 16):  # the last block's partials within the bound, or 16 column threads
         p = axis_cuda.plan_cols(8192, 8192, 4, True, 132, acc)
         assert p.splits * p.cg * 4 * acc <= axis_plan.COLS_FINISH_BYTES or p.cg == 16
-        assert p.gx * p.splits <= 2 * 132 and p.gx * p.cg * 4 >= 8192
+        assert p.gx * p.splits <= 4 * 132 and p.gx * p.cg * 4 >= 8192
     one = axis_cuda.plan_cols(32, 1 << 20, 4, True, 132)  # no splits: the widest blocks
     assert one.cg == 256 and one.splits == 1
     few = axis_cuda.plan_cols(1 << 24, 16, 4, True, 132)
-    assert few.cg == 4 and few.gx == 1 and few.splits == 132 * 2  # two blocks per SM
+    assert few.cg == 4 and few.gx == 1 and few.splits == 132 * 4  # four blocks per SM
     odd = axis_cuda.plan_cols(100, 1025, 4, False, 132)
     assert not odd.vec and odd.splits == 1 and odd.gx * odd.cg >= 1025
     for nred, ncols in ((1, 2), (5, 3), (300, 7), (1 << 20, 2)):
@@ -520,22 +520,24 @@ def test_plan_cols() -> None:
         assert p.chunk * (p.splits - 1) < nred <= p.chunk * p.splits and p.splits <= 65535
 
 
-def test_plan_cols_hint() -> None:
-    """The L2::256B hint on the columns kernel's 16-byte loads, except without splits from
-    COLS_UNHINTED_ROWS rows on; the expression names the kernel the plan asks for."""
-    rows = axis_plan.COLS_UNHINTED_ROWS
-    for nred, ncols, itemsize, hint in ((16, 1 << 20, 4, True), (rows - 1, 1 << 20, 8, True),
-                                        (rows, 1 << 20, 4, False), (512, 1 << 18, 8, False),
-                                        (2048, 1 << 16, 4, True), (8192, 8192, 8, True),
-                                        (1 << 20, 32, 4, True)):
-        p = axis_cuda.plan_cols(nred, ncols, itemsize, True, 132)
-        assert p.vec and p.hint == hint and (p.splits > 1 or nred < rows) == hint
-    scalar = axis_cuda.plan_cols(100, 1025, 4, False, 132)  # no 16-byte loads, no hint
-    assert not scalar.vec and not scalar.hint
+@pytest.mark.parametrize("nred,ncols,itemsize,cg,gx", [
+    (512, 1 << 18, 4, 128, 512),   # 256 column blocks of 256 fill under half: halved once
+    (512, 1 << 18, 8, 256, 512),   # 512 fill half of four blocks per SM: kept
+    (2048, 1 << 16, 4, 32, 512),   # halved down to COLS_NARROW_CG
+    (64, 200, 4, 32, 2),           # no further than COLS_NARROW_CG
+    (64, 64, 4, 16, 1),            # fewer column groups than COLS_NARROW_CG: never halved
+])
+def test_plan_cols_narrows_column_blocks_before_splitting(nred: int, ncols: int, itemsize: int,
+                                                          cg: int, gx: int) -> None:
+    """Column threads per block are halved, down to COLS_NARROW_CG, while the column blocks
+    fill less than half of COLS_BLOCKS_PER_SM blocks per SM; the expression names the kernel
+    the plan asks for."""
+    p = axis_cuda.plan_cols(nred, ncols, itemsize, True, 132)
+    assert (p.cg, p.gx) == (cg, gx)
     exprs = axis_cuda._expressions("float, double, float, OpMean")
-    for vec, hint in ((True, True), (True, False), (False, False), (False, True)):
-        e = axis_cuda.cols_expr("float, double, float, OpMean", vec, hint)
-        assert e in exprs and e.endswith(f"{str(vec).lower()}, {str(vec and hint).lower()}>")
+    for vec in (True, False):
+        e = axis_cuda.cols_expr("float, double, float, OpMean", vec)
+        assert e in exprs and e.endswith(f"{str(vec).lower()}>")
 
 
 def test_k2_plans() -> None:

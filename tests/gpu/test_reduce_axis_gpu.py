@@ -109,11 +109,11 @@ def test_rows_variants(variant: str, shape: tuple[int, int], dtype: str) -> None
                 compare(run_variant(variant, x, op, ddof=1), x, op, u_acc, ddof=1)
 
 
-#: (series, values): splits with the L2::256B hint (1000 x 1025), and without splits 16-byte
-#: loads without it (4096 x 100; 4102 x 64: float64 16-byte loads, float32 scalar loads, its
-#: row stride off the 16-byte grid) and with it (63 rows, under COLS_UNHINTED_ROWS)
+#: (series, values): column blocks narrowed to 32 column threads, with splits (1000 x 1025,
+#: 2048 x 1000) and without (4096 x 100, 4096 x 63); 4102 x 64: float64 16-byte loads, float32
+#: scalar loads (its row stride off the 16-byte grid)
 COLUMNS = [(3, 31), (7, 1023), (1000, 1025), (2, 5000), (5, 3), (4096, 100), (4102, 64),
-           (4096, 63)]
+           (4096, 63), (2048, 1000)]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

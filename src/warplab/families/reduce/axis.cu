@@ -564,10 +564,10 @@ __device__ __forceinline__ void cols_lanes(A (&acc)[PER], A (*sm)[CBS], u32 rl, 
 // (cols_lanes). Grid (column blocks, S): with S > 1 each row range leaves partials, and the last
 // block of a column block (one ticket each) combines the S partials of its columns, every
 // thread of it taking part (row lane rl takes partials rl, rl + RL, ..., COLS_FIN_BYTES of them
-// in flight). HINT: the 16-byte loads carry the L2::256B prefetch hint (with COLS_STREAM; the
-// plan's choice, axis_plan.plan_cols).
+// in flight). The 16-byte loads carry the L2::256B prefetch hint with COLS_STREAM (off in the
+// library: axis_plan.COLS_STREAM).
 // =============================================================================================
-template <class T, class A, class R, class OP, bool VEC, bool HINT>
+template <class T, class A, class R, class OP, bool VEC>
 __global__ void __launch_bounds__(CBS)
 axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, u64 chunk,
           A* partials, u32* tickets, R* __restrict__ out, double ddof, u64 out2) {
@@ -595,7 +595,7 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
 #pragma unroll
             for (int j = 0; j < COLS_UNR; ++j) {
                 const T* p = in + (i + (u64)j * RL) * ld + c0;
-                if (VEC) q[j].u = ld16<COLS_STREAM && HINT>(reinterpret_cast<const uint4*>(p));
+                if (VEC) q[j].u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
                 else q[j].v[0] = __ldg(p);
             }
 #pragma unroll
@@ -606,7 +606,7 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
         for (; i < end; i += RL) {
             Pack<T, PER> q;
             const T* p = in + i * ld + c0;
-            if (VEC) q.u = ld16<COLS_STREAM && HINT>(reinterpret_cast<const uint4*>(p));
+            if (VEC) q.u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
             else q.v[0] = __ldg(p);
 #pragma unroll
             for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q.v[e], k[e]);
@@ -806,11 +806,9 @@ k2_multiblock(const T* __restrict__ in, u64 cols, u64 ld, u32 NB, u64 chunk, T* 
         const T*, u64, u64, u64, u32, u64, A*, u32*, R*, double, u64);                         \
     template __global__ void axis_rows_split<T, A, R, OP, false>(                              \
         const T*, u64, u64, u64, u32, u64, A*, u32*, R*, double, u64);                         \
-    template __global__ void axis_cols<T, A, R, OP, true, true>(                               \
+    template __global__ void axis_cols<T, A, R, OP, true>(                                     \
         const T*, u64, u64, u64, u32, u32, u64, A*, u32*, R*, double, u64);                    \
-    template __global__ void axis_cols<T, A, R, OP, true, false>(                              \
-        const T*, u64, u64, u64, u32, u32, u64, A*, u32*, R*, double, u64);                    \
-    template __global__ void axis_cols<T, A, R, OP, false, false>(                             \
+    template __global__ void axis_cols<T, A, R, OP, false>(                                    \
         const T*, u64, u64, u64, u32, u32, u64, A*, u32*, R*, double, u64);
 #define AXIS_TYPE(T, SUMA, SUMR, MR)                                                           \
     AXIS_ALL(T, SUMA, SUMR, OpSum) AXIS_ALL(T, double, MR, OpMean) AXIS_ALL(T, T, T, OpMin)    \

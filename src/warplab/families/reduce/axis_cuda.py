@@ -115,10 +115,9 @@ def staged_expr(args: str, group: int, words: int = STAGE_UNROLL,
     return f"axis_rows_staged<{args}, {group}{wide}>"
 
 
-def cols_expr(args: str, vec: bool, hint: bool) -> str:
-    """The columns kernel's name expression: 16-byte loads (``vec``) with or without the
-    L2::256B hint (``hint``; only with ``vec``)."""
-    return f"axis_cols<{args}, {str(vec).lower()}, {str(vec and hint).lower()}>"
+def cols_expr(args: str, vec: bool) -> str:
+    """The columns kernel's name expression, with 16-byte loads (``vec``) or without."""
+    return f"axis_cols<{args}, {str(vec).lower()}>"
 
 
 @functools.cache
@@ -130,7 +129,7 @@ def _expressions(args: str) -> tuple[str, ...]:
     out += [staged_expr(args, g) for g in GROUPS]
     out += [staged_expr(args, g, STAGE_WIDE_UNROLL) for g in STAGE_WIDE_GROUPS]
     out += [f"axis_rows_split<{args}, {v}>" for v in ("true", "false")]
-    out += [cols_expr(args, v, h) for v, h in ((True, True), (True, False), (False, False))]
+    out += [cols_expr(args, v) for v in (True, False)]
     return tuple(out)
 
 
@@ -351,7 +350,7 @@ def cols_launch(nred: int, ncols: int, ld: int, base_aligned: bool, op: str, t: 
     aligned = base_aligned and (ld * t.itemsize) % 16 == 0
     acc = kernel_dtypes(op, t)[0]
     p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev), ACC_BYTES.get(acc, t.itemsize))
-    return _planned(_kernel(cols_expr(args, p.vec, p.hint), args, dev), (p.gx, p.splits),
+    return _planned(_kernel(cols_expr(args, p.vec), args, dev), (p.gx, p.splits),
                     (COLS_BLOCK,),
                     (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
                      np.uint32(p.splits), np.uint64(p.chunk)),

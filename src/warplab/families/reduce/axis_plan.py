@@ -10,16 +10,12 @@ UNROLL = 4        # independent loads in flight per thread (WARPLAB_AXIS_UNROLL)
 SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
 #: 16-byte loads with the L2::256B prefetch hint, per kernel (WARPLAB_AXIS_*_STREAM; the packed
 #: and staged kernels always have it). On the H100 the hint lifted the group kernel on rows of
-#: 1000 float32 from 83% to 90% of the read ceiling and the columns kernel by 2-3%; the split
-#: kernel's rows read as fast without it. The columns kernel's launches with the hint are the
-#: plan's choice (``ColsPlan.hint``); COLS_STREAM 0 turns it off in all of them (probes).
-GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, True
-#: Rows a columns block walks, without splits, from which its loads go without the hint: on the
-#: H200 (public calls, one process each) 64-512 rows a block without splits read 1.6-8 points
-#: more of the read ceiling without it (128 x 2^20 float32 89.7 -> 93.0%, 512 x 2^18 float64
-#: 90.7 -> 97.4%), while 16-32 rows, and every split plan (2048 x 2^16, 8192^2), read the
-#: same or more with it (16 x 2^20 float32 68.1 against 63.5%; benchmarks/NOTES.md).
-COLS_UNHINTED_ROWS = 64
+#: 1000 float32 from 83% to 90% of the read ceiling; the split kernel's rows read as fast
+#: without it. The columns kernel reads as fast or faster without it on the H200 at every
+#: geometry of 8192^2, 16-512 x 2^18-2^20 and 2^20 x 32, float32 and float64 (both forms
+#: compiled, batches alternating in one process: e.g. 8192^2 float64 at 64 column threads x 8
+#: splits 95.8% of the read without it, 89.0% with; benchmarks/NOTES.md).
+GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, False
 COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 COLS_UNROLL = 4   # its loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL)
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
@@ -73,9 +69,15 @@ TRIGGER = 1 | 2 | 4
 SPLIT_MIN_ROW_BYTES = 4 << 10
 #: The split kernel's grid: about this many blocks per SM (chunks a power of two elements).
 SPLIT_BLOCKS_PER_SM = 4
-#: The columns kernel's grid: about this many blocks per SM (on the H100 two beat one, four and
-#: eight on 8192 x 8192 and 2^20 x 32, float32 and float64).
-COLS_BLOCKS_PER_SM = 2
+#: The columns kernel's grid: about this many blocks per SM, column blocks narrowed (down to
+#: COLS_NARROW_CG column threads) before the rows are split while the column blocks alone fill
+#: less than half of it. On the H200 (one process, batches alternating) 8192^2 read 89.5%
+#: (float32) and 95.4% (float64) of the read ceiling at 32 column threads x 8 or 4 splits, where
+#: two blocks per SM of 128-256 column threads read 84.5 and 93.1%; 512 x 2^18 float32 96.2% at
+#: 128 column threads (91.4% at 256). (On the H100, with the hint, two beat one, four and eight
+#: at 256 column threads.)
+COLS_BLOCKS_PER_SM = 4
+COLS_NARROW_CG = 32
 #: Bytes of partials the last block of a column block combines at most (``plan_cols``): on the
 #: H200 8192 x 8192 float32 read 84-85% of the read ceiling with 64 or 128 column threads a
 #: block (8 or 16 splits: 16 or 64 KiB of partials a column block), 79% with 256 and 33 splits
@@ -194,34 +196,34 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
 class ColsPlan(NamedTuple):
     """A ``columns`` launch: ``vec`` (16-byte loads, PER columns a thread), ``cg`` column
     threads per block (the other 256 / cg threads are row lanes), ``gx`` column blocks,
-    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits)), ``hint``: the 16-byte loads
-    carry the L2::256B prefetch hint (``COLS_UNHINTED_ROWS``)."""
+    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits))."""
 
     vec: bool
     cg: int
     gx: int
     splits: int
     chunk: int
-    hint: bool
 
 
 def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
               acc_bytes: int = 8) -> ColsPlan:
     """Choose the ``columns`` launch (pure: CPU-tested): 16-byte loads when the base and the row
     stride are 16-byte multiples; as many column threads per block as the columns need (up to
-    256), the rest of the block row lanes; the reduced rows split over blocks so that the grid
-    holds about ``COLS_BLOCKS_PER_SM`` blocks per SM, in runs of at least ``COLS_MIN_ROWS``
-    rows. Where the rows are split, the last block of each column block combines the splits'
-    partials (``acc_bytes`` each) of its columns alone: the column threads per block are halved
-    (down to 16) until that is at most ``COLS_FINISH_BYTES`` (8192 x 8192 float32: 16 column
-    blocks of 128 threads x 16 splits; 2^20 x 32: 1 x 264). The loads carry the L2::256B hint
-    unless the rows are not split and number ``COLS_UNHINTED_ROWS`` or more.
+    256), halved (down to ``COLS_NARROW_CG``) while the column blocks fill less than half of
+    ``COLS_BLOCKS_PER_SM`` blocks per SM, the rest of the block row lanes; the reduced rows
+    split over blocks so that the grid holds about ``COLS_BLOCKS_PER_SM`` blocks per SM, in runs
+    of at least ``COLS_MIN_ROWS`` rows. Where the rows are split, the last block of each column
+    block combines the splits' partials (``acc_bytes`` each) of its columns alone: the column
+    threads per block are halved (down to 16) until that is at most ``COLS_FINISH_BYTES``
+    (8192 x 8192 float32: 64 column blocks of 32 threads x 8 splits; 2^20 x 32: 1 x 528).
 
     Performance: host arithmetic only."""
     vec = aligned and ncols * itemsize >= 16
     per = 16 // itemsize if vec else 1
     groups = -(-ncols // per)
     cg = min(COLS_BLOCK, _pow2_ceil(groups))
+    while cg > COLS_NARROW_CG and 2 * -(-groups // cg) < COLS_BLOCKS_PER_SM * sms:
+        cg //= 2
     while True:
         gx = -(-groups // cg)
         s = max(1, min((COLS_BLOCKS_PER_SM * sms) // gx, -(-nred // COLS_MIN_ROWS), 65535))
@@ -229,11 +231,4 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
             break
         cg //= 2
     chunk = -(-nred // s)
-    splits = -(-nred // chunk)
-    return ColsPlan(vec, cg, gx, splits, chunk, vec and cols_hint(nred, splits))
-
-
-def cols_hint(nred: int, splits: int) -> bool:
-    """Whether a columns launch of ``nred`` rows in ``splits`` row ranges loads with the
-    L2::256B hint: unless the rows are not split and number ``COLS_UNHINTED_ROWS`` or more."""
-    return splits > 1 or nred < COLS_UNHINTED_ROWS
+    return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk)
