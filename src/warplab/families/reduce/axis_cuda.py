@@ -1,4 +1,4 @@
-"""Launch plans of the CUDA axis-reduction variants (kernels in ``axis.cu`` beside this file):
+"""Launch plans of the CUDA axis-reduction variants (kernels in ``axis.cu`` and its ``.cuh``):
 ``rows_adaptive`` (layout "rows") and ``columns`` (layout "cols"); the Pearson report's K2 seeds
 live in ``axis_cuda_k2``.
 
