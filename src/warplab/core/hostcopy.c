@@ -21,9 +21,12 @@
  * device_pairs(ndarray, dsts, srcs, device, rows) -> (table, largest, total, device) or None
  *   copy_batched's device pairs read and checked in one call (families/memcpy/transfer.py):
  *   every element an exact `ndarray` (CuPy's type, passed), C-contiguous (`_c_contiguous`),
- *   its memory (`data`) on `device` (`data.device_id`), each pair of equal `nbytes`, and no
- *   destination overlapping another destination or a source (the same interval test as
- *   copy_pairs). Then the address table: `table` is bytes of three rows of max(n, rows)
+ *   its memory (`data`) on `device` (`data.device_id`), each pair of equal byte sizes
+ *   (`size` x `dtype.itemsize`, CuPy's `nbytes`, the itemsize kept for the last dtype seen), and
+ *   no destination overlapping another destination or a source (the same interval test as
+ *   copy_pairs). The attributes are read through their types' getset descriptors, looked up
+ *   once per type (read_attr): half the time of PyObject_GetAttr and `nbytes` on 8 pairs of
+ *   CuPy arrays (benchmarks/NOTES.md). Then the address table: `table` is bytes of three rows of max(n, rows)
  *   uint64 (source addresses, destination addresses, sizes; zeros after the n-th), the
  *   launch parameter of the few-buffer kernel as it is (families/memcpy/table.cu); `largest`
  *   and `total` the largest and summed byte sizes. None, with no exception, for any other
@@ -159,12 +162,52 @@ static PyObject *copy_pairs(PyObject *self, PyObject *const *args, Py_ssize_t na
 }
 
 /* The names device_pairs reads, interned once (module init). */
-static PyObject *s_c_contiguous, *s_nbytes, *s_data, *s_ptr, *s_device_id;
+static PyObject *s_c_contiguous, *s_size, *s_dtype, *s_itemsize, *s_data, *s_ptr, *s_device_id;
 
-/* An attribute of `obj` as an unsigned 64-bit integer; 0 (no exception) when it is missing or
+/* An attribute read through its type's getset descriptor: `get` (with `closure`) is the C
+ * getter that PyObject_GetAttr ends in for an object of exactly `type` (a type with the
+ * generic attribute lookup; a getset descriptor is a data descriptor, so no instance dict
+ * shadows it), looked up once per type and again whenever the type's version tag moves (the
+ * type was changed). `type` NULL: not resolved. */
+typedef struct {
+    PyTypeObject *type;
+    unsigned int tag;
+    getter get;
+    void *closure;
+} Attr;
+
+static Attr a_contiguous, a_size, a_dtype, a_itemsize, a_data, a_ptr, a_device_id;
+
+/* `o.name` through `*at` when `o`'s type is the one resolved (or resolvable) and the
+ * attribute is a getset descriptor with a getter; PyObject_GetAttr otherwise. New reference;
+ * NULL with an exception set when the read fails. */
+static PyObject *read_attr(PyObject *o, PyObject *name, Attr *at) {
+    PyTypeObject *t = Py_TYPE(o);
+    if (at->type != t || at->tag != t->tp_version_tag || at->tag == 0) {
+        at->type = NULL;
+        PyObject *d = t->tp_getattro == PyObject_GenericGetAttr
+                      ? PyObject_GetAttr((PyObject *)t, name) : NULL;  /* the descriptor */
+        if (d == NULL) {
+            PyErr_Clear();
+        } else {
+            if (Py_IS_TYPE(d, &PyGetSetDescr_Type) && t->tp_version_tag != 0
+                    && ((PyGetSetDescrObject *)d)->d_getset->get != NULL) {
+                at->get = ((PyGetSetDescrObject *)d)->d_getset->get;
+                at->closure = ((PyGetSetDescrObject *)d)->d_getset->closure;
+                at->tag = t->tp_version_tag;
+                at->type = t;
+            }
+            Py_DECREF(d);
+        }
+        if (at->type == NULL) return PyObject_GetAttr(o, name);
+    }
+    return at->get(o, at->closure);
+}
+
+/* `o.name` (read_attr) as an unsigned 64-bit integer; 0 (no exception) when it is missing or
  * not a non-negative int. */
-static int u64_attr(PyObject *obj, PyObject *name, uint64_t *out) {
-    PyObject *v = PyObject_GetAttr(obj, name);
+static int u64_attr(PyObject *o, PyObject *name, Attr *at, uint64_t *out) {
+    PyObject *v = read_attr(o, name, at);
     if (v == NULL) {
         PyErr_Clear();
         return 0;
@@ -181,24 +224,55 @@ static int u64_attr(PyObject *obj, PyObject *name, uint64_t *out) {
     return ok;
 }
 
+/* The last dtype seen (a strong reference) and its itemsize: CuPy's `nbytes` reads the
+ * dtype's itemsize through Python on every call, a dtype changes between calls seldom. */
+static PyObject *last_dtype;
+static uint64_t last_itemsize;
+
+/* `a.size * a.dtype.itemsize` (CuPy's `nbytes`); 0 (no exception) when an attribute is
+ * missing or not a non-negative int. */
+static int array_nbytes(PyObject *a, uint64_t *nbytes) {
+    uint64_t size = 0;
+    if (!u64_attr(a, s_size, &a_size, &size)) return 0;
+    PyObject *dt = read_attr(a, s_dtype, &a_dtype);
+    if (dt == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (dt != last_dtype) {
+        uint64_t item = 0;
+        if (!u64_attr(dt, s_itemsize, &a_itemsize, &item)) {
+            Py_DECREF(dt);
+            return 0;
+        }
+        Py_XSETREF(last_dtype, dt);  /* takes the reference */
+        last_itemsize = item;
+    } else {
+        Py_DECREF(dt);
+    }
+    *nbytes = size * last_itemsize;
+    return 1;
+}
+
 /* The address and byte size of a CuPy array `a` that is C-contiguous with its memory on
  * `device`; 0 (no exception) otherwise. */
 static int device_array(PyObject *a, uint64_t device, uint64_t *ptr, uint64_t *nbytes) {
-    PyObject *c = PyObject_GetAttr(a, s_c_contiguous);
+    PyObject *c = read_attr(a, s_c_contiguous, &a_contiguous);
     if (c == NULL) {
         PyErr_Clear();
         return 0;
     }
     int ok = c == Py_True;
     Py_DECREF(c);
-    if (!ok || !u64_attr(a, s_nbytes, nbytes)) return 0;
-    PyObject *data = PyObject_GetAttr(a, s_data);
+    if (!ok || !array_nbytes(a, nbytes)) return 0;
+    PyObject *data = read_attr(a, s_data, &a_data);
     if (data == NULL) {
         PyErr_Clear();
         return 0;
     }
     uint64_t on = 0;
-    ok = u64_attr(data, s_device_id, &on) && on == device && u64_attr(data, s_ptr, ptr);
+    ok = u64_attr(data, s_device_id, &a_device_id, &on) && on == device
+         && u64_attr(data, s_ptr, &a_ptr, ptr);
     Py_DECREF(data);
     return ok;
 }
@@ -294,7 +368,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "warplab.core._hostco
 
 PyMODINIT_FUNC PyInit__hostcopy(void) {
     if ((s_c_contiguous = PyUnicode_InternFromString("_c_contiguous")) == NULL
-            || (s_nbytes = PyUnicode_InternFromString("nbytes")) == NULL
+            || (s_size = PyUnicode_InternFromString("size")) == NULL
+            || (s_dtype = PyUnicode_InternFromString("dtype")) == NULL
+            || (s_itemsize = PyUnicode_InternFromString("itemsize")) == NULL
             || (s_data = PyUnicode_InternFromString("data")) == NULL
             || (s_ptr = PyUnicode_InternFromString("ptr")) == NULL
             || (s_device_id = PyUnicode_InternFromString("device_id")) == NULL)
