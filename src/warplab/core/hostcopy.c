@@ -26,10 +26,10 @@
  *   no destination overlapping another destination or a source (the same interval test as
  *   copy_pairs). The attributes are read through their types' getset descriptors, looked up
  *   once per type (read_attr): half the time of PyObject_GetAttr and `nbytes` on 8 pairs of
- *   CuPy arrays (benchmarks/NOTES.md). Then the address table: `table` is bytes of three rows of max(n, rows)
- *   uint64 (source addresses, destination addresses, sizes; zeros after the n-th), the
- *   launch parameter of the few-buffer kernel as it is (families/memcpy/table.cu); `largest`
- *   and `total` the largest and summed byte sizes. None, with no exception, for any other
+ *   CuPy arrays (benchmarks/NOTES.md). Then the address table: `table` is bytes of three rows
+ *   of max(n, rows) uint64 (source addresses, destination addresses, sizes; zeros after the
+ *   n-th), the launch parameter of the few-buffer kernel as it is (families/memcpy/table.cu);
+ *   `largest` and `total` the largest and summed byte sizes. None, with no exception, for any other
  *   call (an attribute missing or of another type included): the caller's general path then
  *   reads the arrays again and raises what it raises.
  * exact(ndarray, arrays) -> bool
