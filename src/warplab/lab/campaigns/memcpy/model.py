@@ -129,7 +129,7 @@ def thread_pieces(n: int, src: int, dst: int) -> list[tuple[int, int]]:
 
 
 def one_move(s: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """Whether ``one_move`` (memcpy_warp.cuh) copies each buffer: 1, 2, 4, 8 or 16 bytes with
+    """Whether ``one_move`` (memcpy_lanes.cuh) copies each buffer: 1, 2, 4, 8 or 16 bytes with
     both addresses aligned to the size (``s``: sizes, read where >= 1; ``a``: the two
     addresses or'ed, uint64)."""
     u = s.astype(np.uint64) - np.uint64(1)
