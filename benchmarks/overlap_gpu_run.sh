@@ -30,8 +30,9 @@
 #       misaligned copy by shifted 8-byte loads and by shuffles (WARPLAB_MEMCPY_WARP_SHUFFLE
 #       0, 4, 2; SHUFFLES="...": others), one process each (shufab; SHUF_CELLS: other cells,
 #       SHUF_ARGS: more arguments)                              -> $OUT/floor_shuffle{0,4,2}.json
-#   (q) the memcpy GPU tests of the warp kernel compiled with WARPLAB_MEMCPY_WARP_SHUFFLE=4
-#       and =2, beside (j) (shuftests)                          -> $OUT/pytest-shuf-N.log
+#   (q) the memcpy GPU tests of the warp kernel compiled with the settings of
+#       WARPLAB_MEMCPY_WARP_SHUFFLE other than the library's, 0 and 4, beside (j) (shuftests)
+#                                                               -> $OUT/pytest-shuf{0,4}-N.log
 #   (r) python3 -m warplab latency (latency)                      -> $OUT/latency.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
@@ -94,7 +95,7 @@ with_define() {  # NAME=V: a pytest command whose memcpy kernels are compiled wi
     "cuda.DEFINES[\"${1%%=*}\"] = ${1#*=}; import pytest; sys.exit(pytest.main(sys.argv[1:]))'"
 }
 if want shuftests; then
-  for u in 4 2; do
+  for u in 0 4; do
     PYTEST=$(with_define WARPLAB_MEMCPY_WARP_SHUFFLE=$u) tests_in_processes \
       "(q) memcpy GPU tests, WARPLAB_MEMCPY_WARP_SHUFFLE=$u" 240 "shuf$u" \
       "$g/test_memcpy_gpu.py -k '$few'" &
