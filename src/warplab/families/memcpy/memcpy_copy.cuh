@@ -304,8 +304,12 @@ __device__ __forceinline__ ulonglong2 shifted16(ulonglong2 a, ulonglong2 b, u32 
     return make_ulonglong2((x0 >> s) | (x1 << (64 - s)), (x1 >> s) | (x2 << (64 - s)));
 }
 
+// Lane `lane`'s 8 or 16 bytes (the whole warp takes part).
+__device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
+    return __shfl_sync(FULL_MASK, x, lane);
+}
 __device__ __forceinline__ ulonglong2 shfl16(ulonglong2 v, u32 lane) {
-    return make_ulonglong2(__shfl_sync(FULL_MASK, v.x, lane), __shfl_sync(FULL_MASK, v.y, lane));
+    return make_ulonglong2(shfl64(v.x, lane), shfl64(v.y, lane));
 }
 
 // copy_bytes<true> for a whole warp (every lane calls it with the same buffer): where the

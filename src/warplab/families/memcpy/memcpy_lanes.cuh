@@ -192,10 +192,6 @@ __device__ __forceinline__ void group_copy(u8* __restrict__ d, const u8* __restr
     }
 }
 
-__device__ __forceinline__ u64 shfl64(u64 x, u32 lane) {
-    return __shfl_sync(FULL_MASK, x, lane);
-}
-
 // Thread-level buffers copied as one stream of the warp's elements (T: bytes, or 4-byte
 // words): their elements back to back in lane order, lane l taking stream elements l, l + 32,
 // ... (at most MAXE each), so the elements of a buffer that one store instruction writes are
