@@ -21,7 +21,7 @@ if not warplab.cuda_available():
 cupy = pytest.importorskip("cupy")
 from warplab.families.corr import small_cuda  # noqa: E402
 from warplab.families.memcpy import api as memcpy_api  # noqa: E402
-from warplab.families.memcpy import table_cuda
+from warplab.families.memcpy import table_cuda  # noqa: E402
 from warplab.families.memcpy.plan import CopyConfig  # noqa: E402
 
 
@@ -162,3 +162,52 @@ def test_copy_batched_table_overlap_error_through_warm_path() -> None:
     warplab.copy_batched([buf[:64]], [buf[1024:1088]])
     with pytest.raises(ValueError, match="overlaps"):
         warplab.copy_batched([buf[:1024]], [buf[512:1536]])
+
+
+def _filled(count: int, n: int) -> tuple[list, list]:
+    return ([cupy.empty(n, np.uint8) for _ in range(count)],
+            [cupy.full(n, 0xA5, np.uint8) for _ in range(count)])
+
+
+def _stream_rounds(srcs: list, dsts: list, rounds: int) -> None:
+    """On a new non-blocking stream: each round writes the sources (a fill kernel), copies,
+    and stacks the destinations (a copy after the copy), all queued; then checks every
+    round's bytes."""
+    stream = cupy.cuda.Stream(non_blocking=True)
+    outs = []
+    with stream:
+        for k in range(rounds):
+            for i, s in enumerate(srcs):
+                s.fill((16 * k + i) % 256)
+            with warplab.record_variants() as ran:
+                warplab.copy_batched(srcs, dsts)
+            assert [r.variant for r in ran] == ["args_table"]
+            outs.append(cupy.stack(dsts))
+    stream.synchronize()
+    for k, out in enumerate(outs):
+        want = (16 * k + np.arange(len(srcs))[:, None]) % 256
+        assert (out.get() == np.broadcast_to(want, out.shape)).all(), k
+
+
+def test_copy_batched_table_launched_by_the_reader_in_stream_order() -> None:
+    """Warm few-buffer copies are the C reader's own launch where launches go from C
+    (``table_cuda.IN_READER``): on a non-default stream each runs after the stream's earlier
+    work and before its later work; from several new host threads at once; after the plans
+    are cleared and while they are bypassed (the planned launch then)."""
+    from warplab.core import launch
+
+    srcs, dsts = _filled(8, 1000)
+    warplab.copy_batched(srcs, dsts)  # plans, and prepares the reader's launch
+    c = launch.function() is not None
+    assert (table_cuda.IN_READER.get(cupy.cuda.runtime.getDevice()) is not None) == c
+    _stream_rounds(srcs, dsts, 6)
+
+    def thread(i: int) -> None:
+        _stream_rounds(*_filled(1 + i, 4096 + i), 4)
+
+    with ThreadPoolExecutor(4) as ex:
+        list(ex.map(thread, range(8)))
+    fastpath.clear()
+    _stream_rounds(srcs, dsts, 2)
+    with fastpath.bypassed():
+        _stream_rounds(srcs, dsts, 2)

@@ -32,6 +32,16 @@
  *   `largest` and `total` the largest and summed byte sizes. None, with no exception, for any other
  *   call (an attribute missing or of another type included): the caller's general path then
  *   reads the arrays again and raises what it raises.
+ * device_pairs(ndarray, dsts, srcs, device, rows, launch, count, stream) -> True, the tuple
+ *   above, or None
+ *   The same read, and where the pairs are taken, at most `count` buffers (and `rows`) none
+ *   above `launch`'s byte bound, the few-buffer kernel launched on them here: one
+ *   cuLaunchKernel through launch.c (`launch` is (capsule launch_1d of warplab.core._launch,
+ *   byte bound, kernel handle, block threads); grid n, parameters the table and int32 n, on
+ *   the stream handle `stream`), then True. A batch the launch does not take, or a launch
+ *   the driver refuses (a host thread with no current context among them), returns the tuple
+ *   as the five-argument form does, so that the caller's planned path runs it and raises what
+ *   it raises.
  * exact(ndarray, arrays) -> bool
  *   True when every element of the list or tuple `arrays` is of exactly the type passed (the
  *   check before NumPy's functions are called without their dispatch).
@@ -41,6 +51,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* launch.c's launch_1d (the capsule LAUNCH_1D): cuLaunchKernel of a one-dimensional grid
+ * without dynamic shared memory; the driver's CUresult, -1 when libcuda is not open. */
+typedef int (*launch_1d_fn)(void *function, unsigned grid, unsigned block, void *stream,
+                            void **params);
+#define LAUNCH_1D "warplab.core._launch.launch_1d"
 
 /* From this many bytes in all the copies run without the GIL. */
 #define NOGIL_BYTES (1 << 20)
@@ -277,14 +293,42 @@ static int device_array(PyObject *a, uint64_t device, uint64_t *ptr, uint64_t *n
     return ok;
 }
 
+/* device_pairs' optional launch: its arguments read (0 with an exception set when they are
+ * malformed). */
+typedef struct {
+    launch_1d_fn fn;
+    uint64_t max_bytes, max_count;
+    void *function, *stream;
+    unsigned block;
+} TableLaunch;
+
+static int table_launch(PyObject *const *args, TableLaunch *go) {
+    PyObject *t = args[0];
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+        PyErr_SetString(PyExc_TypeError, "launch: (launch_1d, max_bytes, function, block)");
+        return 0;
+    }
+    go->fn = (launch_1d_fn)PyCapsule_GetPointer(PyTuple_GET_ITEM(t, 0), LAUNCH_1D);
+    if (go->fn == NULL) return 0;
+    go->max_bytes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(t, 1));
+    go->function = PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, 2));
+    go->block = (unsigned)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(t, 3));
+    go->max_count = PyLong_AsUnsignedLongLong(args[1]);
+    go->stream = PyLong_AsVoidPtr(args[2]);
+    return !PyErr_Occurred();
+}
+
 static PyObject *device_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 5 || !PyType_Check(args[0]) || !PyList_Check(args[1]) || !PyList_Check(args[2])
-            || !PyLong_Check(args[3]) || !PyLong_Check(args[4])) {
+    if ((nargs != 5 && nargs != 8) || !PyType_Check(args[0]) || !PyList_Check(args[1])
+            || !PyList_Check(args[2]) || !PyLong_Check(args[3]) || !PyLong_Check(args[4])) {
         PyErr_SetString(PyExc_TypeError,
-                        "device_pairs(ndarray, dsts: list, srcs: list, device: int, rows: int)");
+                        "device_pairs(ndarray, dsts: list, srcs: list, device: int, rows: int"
+                        "[, launch, count, stream])");
         return NULL;
     }
+    TableLaunch go = {0};
+    if (nargs == 8 && !table_launch(args + 5, &go)) return NULL;
     PyTypeObject *nd = (PyTypeObject *)args[0];
     PyObject *dsts = args[1], *srcs = args[2];
     uint64_t device = PyLong_AsUnsignedLongLong(args[3]);
@@ -295,6 +339,7 @@ static PyObject *device_pairs(PyObject *self, PyObject *const *args, Py_ssize_t 
     for (Py_ssize_t i = 0; i < n; ++i)
         if (Py_TYPE(PyList_GET_ITEM(dsts, i)) != nd || Py_TYPE(PyList_GET_ITEM(srcs, i)) != nd)
             Py_RETURN_NONE;
+    const int fits = nargs == 8 && n <= rows; /* the kernel's table is `rows` long */
     if (rows < n) rows = n;
     PyObject *table = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(3 * sizeof(uint64_t)) * rows);
     Span *spans = PyMem_Malloc(sizeof(Span) * (size_t)(2 * n + 1)); /* destinations, sources */
@@ -333,6 +378,14 @@ static PyObject *device_pairs(PyObject *self, PyObject *const *args, Py_ssize_t 
         Py_DECREF(table);
         Py_RETURN_NONE;
     }
+    if (fits && (uint64_t)n <= go.max_count && largest <= go.max_bytes) {
+        int count = (int)n;
+        void *params[2] = {src, &count};
+        if (go.fn(go.function, (unsigned)n, go.block, go.stream, params) == 0) {
+            Py_DECREF(table);
+            Py_RETURN_TRUE;
+        }
+    }
     return Py_BuildValue("(NKKO)", table, (unsigned long long)largest, (unsigned long long)total,
                          args[3]);
 }
@@ -356,8 +409,9 @@ static PyMethodDef methods[] = {
      "copy_pairs(ndarray, dsts, srcs): every pair checked, then copied; False (nothing "
      "written) for a call it does not take"},
     {"device_pairs", (PyCFunction)(void (*)(void))device_pairs, METH_FASTCALL,
-     "device_pairs(ndarray, dsts, srcs, device, rows): copy_batched's device pairs checked and "
-     "their address table, or None for a call it does not take"},
+     "device_pairs(ndarray, dsts, srcs, device, rows[, launch, count, stream]): copy_batched's "
+     "device pairs checked and their address table (or, with launch, the few-buffer kernel "
+     "launched on them: True), or None for a call it does not take"},
     {"exact", (PyCFunction)(void (*)(void))exact, METH_FASTCALL,
      "exact(ndarray, arrays): every element of the list or tuple of exactly that type"},
     {NULL, NULL, 0, NULL},

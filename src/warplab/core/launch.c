@@ -36,6 +36,11 @@
  *   cuLaunchKernel follows, and its error is the one raised. can_launch_after() says whether
  *   the driver has cuLaunchKernelEx (CUDA 12.0 and later).
  *
+ * launch_1d (a capsule, not a function): the C function hostcopy.c's device_pairs launches
+ *   copy_batched's few-buffer kernel through (int launch_1d(function, grid, block, stream,
+ *   params): one cuLaunchKernel of a one-dimensional grid without dynamic shared memory; the
+ *   CUresult, -1 while libcuda is not open).
+ *
  * read(address, stream, kind) -> int, float or bool
  *   One element at a device address, as NumPy's item() makes it: kind is the NumPy type
  *   character (b B h H i I l L q Q f d ?). One cuMemcpyDtoHAsync on the stream into this
@@ -358,6 +363,15 @@ static PyObject *launch_with(PyObject *const *args, Py_ssize_t nargs, int after)
     Py_RETURN_NONE;
 }
 
+/* What hostcopy.c's device_pairs launches through (the capsule launch_1d): one cuLaunchKernel
+ * of a one-dimensional grid without dynamic shared memory; the CUresult, -1 when libcuda is
+ * not open. */
+static int launch_1d(void *function, unsigned grid, unsigned block, void *stream,
+                     void **params) {
+    if (cu_launch == NULL) return -1;
+    return cu_launch(function, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
+}
+
 static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     return launch_with(args, nargs, 0);
@@ -509,6 +523,12 @@ PyMODINIT_FUNC PyInit__launch(void) {
     Py_INCREF(DriverError);
     if (PyModule_AddObject(m, "DriverError", DriverError) != 0) {
         Py_DECREF(DriverError);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *api = PyCapsule_New((void *)launch_1d, "warplab.core._launch.launch_1d", NULL);
+    if (api == NULL || PyModule_AddObject(m, "launch_1d", api) != 0) {
+        Py_XDECREF(api);
         Py_DECREF(m);
         return NULL;
     }

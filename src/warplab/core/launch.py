@@ -77,6 +77,13 @@ def after_function() -> Callable[..., None] | None:
     return mod.launch_after if int(cupy.cuda.Device().compute_capability) >= 90 else None
 
 
+def launch_1d() -> Any:
+    """The C launch other extensions call (a capsule: ``core/hostcopy.c``'s ``device_pairs``
+    launches ``copy_batched``'s few-buffer kernel through it); None where there is no C."""
+    mod = _module()
+    return None if mod is None else getattr(mod, "launch_1d", None)
+
+
 def reader() -> Callable[[int, int, str], Any] | None:
     """The C ``read(address, stream, kind)``: one element at a device address as a Python
     number, after the stream's work (``core/scalar.py``); None where there is no C."""

@@ -124,12 +124,14 @@ def copy_batched(srcs: Sequence[Any], dsts: Sequence[Any], *, variant: str | Non
         attribute reads per array), the plan looked up (key: side, buffer count, size
         classes, options, device: ``plan.py``); up to 32 buffers of at most 16 KiB (no
         ``variant``/``device``): one launch whose parameter is the address table
-        (``args_table``, ``table_cuda.py``); otherwise one H2D copy of the table from pinned
-        memory and the default variant's launches (one when no buffer exceeds 8 KiB, else
-        two), which read 24 bytes per buffer and every byte once. No host synchronisation (a
-        fifth call while four copies are still queued waits for the first). Host (NumPy
-        arrays): every pair checked, then copied, in one call of the C helper built with the
-        package (``memcpy/host.py``; whole-list checks and ``np.copyto`` where it is not).
+        (``args_table``, ``table_cuda.py``), which, once a call has planned it on the
+        device, the same C call makes (no key, no lookup, no Python launch); otherwise one
+        H2D copy of the table from pinned memory and the default variant's launches (one
+        when no buffer exceeds 8 KiB, else two), which read 24 bytes per buffer and every
+        byte once. No host synchronisation (a fifth call while four copies are still queued
+        waits for the first). Host (NumPy arrays): every pair checked, then copied, in one
+        call of the C helper built with the package (``memcpy/host.py``; whole-list checks
+        and ``np.copyto`` where it is not).
     """
     copy_pairs(srcs, dsts, variant, device, DEFAULT)
 
@@ -147,7 +149,12 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
     if variant is None and device is None and config is DEFAULT \
             and host.copy_pairs(srcs, dsts):
         return
-    read = device_table(srcs, dsts)  # CuPy arrays on the current device, checked in C
+    # CuPy arrays on the current device, checked in C; a batch of args_table's launched there
+    read = device_table(srcs, dsts, config.table_buffers if variant is None and device is None
+                        and 0 < config.table_buffers <= table_cuda.MAX_BUFFERS else 0)
+    if read is True:
+        _registry.ran(table_cuda.ARGS_TABLE)
+        return
     if read is None:
         _refuse_dispatched("copy_batched", srcs, dsts)
         srcs, dsts, on_device = _pairs(srcs, dsts)

@@ -21,11 +21,14 @@ one element by value). The plan of a key that takes this path (``plan.py``) hold
 from __future__ import annotations
 
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from warplab.core import launch
+from warplab.core.fastpath import PlanCache
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import Variant
@@ -66,12 +69,24 @@ def fits(count: int, largest: int) -> bool:
     return 0 < count <= MAX_BUFFERS and largest <= MAX_BYTES
 
 
+#: Per device: the table kernel's launch as the C reader of the pairs makes it itself
+#: (``transfer.device_table``): (``launch.launch_1d()``, ``MAX_BYTES``, the kernel's handle, its
+#: block), put by :func:`prepared` where launches go from C.
+IN_READER = PlanCache("memcpy.table")
+
+
 def prepared() -> Prepared:
     """The table kernel's launch on the current device (compiled once per device: the
-    loader's cache)."""
+    loader's cache); where launches go from C, also the launch the C reader of later calls
+    makes (:data:`IN_READER`)."""
     kernel = get_kernel(SOURCE, "memcpy_table", options=defines(DEFINES))
-    return Prepared(kernel, None, (DEFINES["MEMCPY_TABLE_BLOCK"],),
-                    (np.zeros(1, TABLE), np.int32(0)))
+    block = DEFINES["MEMCPY_TABLE_BLOCK"]
+    go = Prepared(kernel, None, (block,), (np.zeros(1, TABLE), np.int32(0)))
+    capsule = launch.launch_1d()
+    if go.c and capsule is not None:
+        device = sys.modules["cupy"].cuda.runtime.getDevice()  # the kernel's (get_kernel)
+        IN_READER.put(device, (capsule, MAX_BYTES, go.token, block))
+    return go
 
 
 def prepared_walk(sms: int) -> Prepared:

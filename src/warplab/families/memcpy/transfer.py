@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from warplab.core.errors import InvalidTypeError, InvalidValueError
 from warplab.core.extensions import load
 from warplab.families.memcpy.cuda import DeviceBatch
 from warplab.families.memcpy.spec import Addresses, Plan, overlaps
-from warplab.families.memcpy.table_cuda import MAX_BUFFERS
+from warplab.families.memcpy.table_cuda import IN_READER, MAX_BUFFERS
 
 RING = 4  # pinned staging buffers per device: a fifth call in flight waits for the first copy
 
@@ -77,7 +77,8 @@ def require_contiguous(a: Any, what: str) -> None:
 _ext, _WHY = load("warplab.core._hostcopy", "WARPLAB_HOST_COPY")
 
 
-def device_table(srcs: list[Any], dsts: list[Any]) -> tuple[bytes, int, int, int] | None:
+def device_table(srcs: list[Any], dsts: list[Any], table_buffers: int = 0
+                 ) -> tuple[bytes, int, int, int] | Literal[True] | None:
     """(address table, largest byte size, total bytes, the current device) of
     ``copy_batched``'s pairs when every array is a CuPy array on the current device,
     C-contiguous, each pair of equal byte sizes, and no destination overlaps another or a
@@ -87,12 +88,24 @@ def device_table(srcs: list[Any], dsts: list[Any]) -> tuple[bytes, int, int, int
     The table is three rows of ``max(n, table_cuda.MAX_BUFFERS)`` uint64 (sources,
     destinations, sizes), the few-buffer launch's parameter as it is (``table_cuda.rows``
     views it as arrays). One call of the C helper (``core/hostcopy.c``: ``device_pairs``):
-    a few attribute reads per array and the sorted-interval test, no Python loop."""
+    a few attribute reads per array and the sorted-interval test, no Python loop.
+
+    ``table_buffers`` > 0 (``copy_batched``'s plan configuration, no ``variant``/``device``):
+    where the current device's plan has prepared the few-buffer launch
+    (``table_cuda.IN_READER``), a batch it takes (at most ``table_buffers`` buffers, none above
+    ``table_cuda.MAX_BYTES``: ``plan.decide``'s rule) is launched by the same C call on the
+    current stream: True. That saves the plan key, the lookup and the Python launch of the
+    smallest calls; any batch it does not take, or a launch the driver refuses, comes back
+    as the tuple and runs (or raises) through the plan."""
     cupy = sys.modules.get("cupy")
     if _ext is None or cupy is None or not dsts or type(dsts[0]) is not cupy.ndarray:
         return None  # (host arrays never ask for the current device)
-    return _ext.device_pairs(cupy.ndarray, dsts, srcs, cupy.cuda.runtime.getDevice(),
-                             MAX_BUFFERS)
+    device = cupy.cuda.runtime.getDevice()
+    go = IN_READER.get(device) if table_buffers else None
+    if go is None:
+        return _ext.device_pairs(cupy.ndarray, dsts, srcs, device, MAX_BUFFERS)
+    return _ext.device_pairs(cupy.ndarray, dsts, srcs, device, MAX_BUFFERS, go, table_buffers,
+                             cupy.cuda.get_current_stream().ptr)
 
 
 def host_pointers(srcs: list[Any], dsts: list[Any], plan: Plan
