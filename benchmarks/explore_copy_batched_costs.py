@@ -5,7 +5,8 @@ The latency campaign's ``copy_batched_8`` (8 pairs of 1 KiB CuPy arrays) is 1.2-
 ``torch._foreach_copy_`` in host time. This times, each alone in a loop of back-to-back calls
 (``host_timing.per_call``: median of rounds, microseconds per call): the public call; its
 steps as the call runs them (the two list reads, the host path's refusal, the C reader of the
-pairs and its table, the plan key and lookup, the launch); the attribute reads the C reader
+pairs and its table, the plan key and lookup, the launch; the C reader launching the table
+kernel itself, as a warm call does where launches go from C); the attribute reads the C reader
 makes, done in Python for scale; torch's call on the same bytes, and its latency. The copies
 are checked once.
 
@@ -69,6 +70,7 @@ def main() -> None:
         ("_as_list x 2", lambda: (api._as_list(srcs, "srcs"), api._as_list(dsts, "dsts"))),
         ("host.copy_pairs (refuses)", lambda: host.copy_pairs(srcs, dsts)),
         ("transfer.device_table", lambda: transfer.device_table(srcs, dsts)),
+        ("transfer.device_table, launching", lambda: transfer.device_table(srcs, dsts, PAIRS)),
         ("cupy getDevice", cupy.cuda.runtime.getDevice),
         ("16 arrays' 4 attributes (Python)", attributes),
         ("plan key + PLANS.get", keyed),

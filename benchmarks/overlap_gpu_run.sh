@@ -34,11 +34,12 @@
 #       WARPLAB_MEMCPY_WARP_SHUFFLE other than the library's, 0 and 4, beside (j) (shuftests)
 #                                                               -> $OUT/pytest-shuf{0,4}-N.log
 #   (r) python3 -m warplab latency (latency)                      -> $OUT/latency.json
+#   (t) benchmarks/explore_mean_rows_costs.py (meancosts)            -> $OUT/mean_costs.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
-# memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint; default
-# the first five). Everything under $OUT
+# memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts;
+# default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -89,6 +90,8 @@ for t in 0 1; do
 done
 want costs && step "(i) copy_batched costs" 150 "$OUT/copy_costs.log" \
   python3 benchmarks/explore_copy_batched_costs.py --json "$OUT/copy_costs.json"
+want meancosts && step "(t) mean(x, axis=1) costs" 150 "$OUT/mean_costs.log" \
+  python3 benchmarks/explore_mean_rows_costs.py --json "$OUT/mean_costs.json"
 few="variants_copy or warp_classes or full_byte"
 with_define() {  # NAME=V: a pytest command whose memcpy kernels are compiled with -DNAME=V
   echo "python3 -c 'import sys; from warplab.families.memcpy import cuda;" \
