@@ -46,3 +46,36 @@ def test_non_contiguous_arrays_are_copied_by_the_run() -> None:
             assert [r.variant for r in ran] == ["persistent_vec"]
             assert float(got) == float(v.get().astype(np.float64).sum())
     assert fastpath.stats()["reduce.plan"] == 3  # one plan per layout
+
+
+@pytest.mark.parametrize("op,axis,shape,dtype", [
+    ("mean", 1, (64, 64), np.float32), ("sum", 0, (7, 300), np.float64),
+    ("std", 1, (100, 33), np.float32), ("max", -1, (512, 5), np.int32)])
+def test_small_results_of_the_slab_stay_their_own(op, axis, shape, dtype) -> None:
+    """Axis results of at most ``scalar.SMALL_BYTES`` come from the device's slab: 700 live
+    results of one plan (several slabs), half made on a second stream, each in its own
+    memory, 16-byte aligned, and still its input's reduction once every call has run; then
+    released and made again."""
+    rng = np.random.default_rng(5)
+    hs = [(rng.standard_normal(shape) * 50).astype(dtype) for _ in range(8)]
+    xs = [cupy.asarray(h) for h in hs]
+    cupy.cuda.get_current_stream().synchronize()  # the inputs before the other stream reads
+    other = cupy.cuda.Stream(non_blocking=True)
+    for _ in range(2):
+        outs = []
+        for i in range(700):
+            if i % 2:
+                with other:
+                    outs.append(getattr(warplab, op)(xs[i % 8], axis=axis))
+            else:
+                outs.append(getattr(warplab, op)(xs[i % 8], axis=axis))
+        assert outs[0].nbytes <= scalar.SMALL_BYTES
+        other.synchronize()
+        cupy.cuda.get_current_stream().synchronize()
+        spans = sorted((o.data.ptr, o.data.ptr + o.nbytes) for o in outs)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+        assert all(o.data.ptr % 16 == 0 for o in outs)
+        for i, o in enumerate(outs):
+            want = getattr(np, op)(hs[i % 8].astype(np.float64), axis=axis)
+            np.testing.assert_allclose(o.get(), want, rtol=1e-5, atol=1e-6 * 50 * shape[0])
+        del outs

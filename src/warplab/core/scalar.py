@@ -219,6 +219,51 @@ def on(memptr: Any, shape: Any, dtype: Any) -> Any:
     return (t[1] if shape == () else t[0])(shape, dtype, memptr)
 
 
+class Slab:
+    """Results carved from one device allocation of ``size`` bytes, each rounded up to a
+    multiple of ``step`` (16 or more: the base of every result stays 16-byte aligned): one
+    memory-pool call per slab instead of one per result. Memory is never reused: every result
+    holds a reference to its slab's allocation, which goes back to CuPy's pool when the last
+    of its results is gone (so a result kept alive keeps ``size`` bytes). Thread-safe."""
+
+    __slots__ = ("_lock", "_mem", "_next", "size", "step")
+
+    def __init__(self, size: int, step: int) -> None:
+        self.size, self.step = size, step
+        self._mem: Any = None
+        self._next = size
+        self._lock = threading.Lock()  # two threads on one plan share its slab
+
+    def take(self, shape: Any, dtype: Any, nbytes: int) -> Any:
+        """A new result of ``shape`` and ``dtype`` (``nbytes`` bytes, at most ``size``) on
+        the current device, as :func:`empty` makes it."""
+        n = -(-nbytes // self.step) * self.step
+        with self._lock:
+            if self._next + n > self.size:
+                self._mem, self._next = sys.modules["cupy"].cuda.alloc(self.size), 0
+            mem = self._mem + self._next
+            self._next += n
+        return on(mem, shape, dtype)
+
+
+#: Per device: the slab of small array results (:func:`small_results`).
+_SLABS = fastpath.PlanCache("scalar.slabs", maxsize=64)
+#: Array results of at most this many bytes come from a slab of ``SLAB_BYTES`` (256-byte
+#: steps): the memory pool's allocation is ~3 us of host time on the H200 hosts, most of a
+#: small call's own cost beside the launch (benchmarks/NOTES.md).
+SMALL_BYTES, SLAB_BYTES = 2048, 64 << 10
+
+
+def small_results() -> Slab:
+    """The current device's slab of small results (a plan keeps it: ``slab.take(shape,
+    dtype, nbytes)`` for results of at most :data:`SMALL_BYTES`)."""
+    dev = sys.modules["cupy"].cuda.runtime.getDevice()
+    slab = _SLABS.get(dev)
+    if slab is None:
+        slab = _SLABS.put(dev, Slab(SLAB_BYTES, 256))
+    return slab
+
+
 def halves(a: Any, m: int) -> tuple[Any, Any]:
     """``a[:m]`` and ``a[m:]`` of a 1-D C-contiguous device array as two results on its
     memory (CuPy's slices would be plain arrays): ``series_stats``' means and norms."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from warplab.core.registry import register
-from warplab.core.scalar import scalar_type
+from warplab.core.scalar import Slab
 from warplab.families.reduce.spec import (
     C_OP,
     C_TYPE,
@@ -176,28 +175,9 @@ def single_pass_fence(x: Any, s: ReduceSpec) -> Any:
     return out
 
 
-class _ResultSlab:
-    """0-d results carved from one device allocation of ``SLOTS`` 8-byte slots: one memory-pool
-    call per ``SLOTS`` reductions instead of one per call. A slot is never reused: every result
-    holds a reference to its slab, which goes back to the pool when the last result is gone.
-    The results are ``DeviceScalar`` arrays (``core/scalar.py``: a fast host read)."""
-
-    SLOTS = 512
-
-    def __init__(self) -> None:
-        self._type = scalar_type()
-        self._mem: Any = None
-        self._next = self.SLOTS
-        self._lock = threading.Lock()  # two threads on one stream share the plan
-
-    def take(self, dtype: np.dtype) -> Any:
-        cupy = sys.modules["cupy"]
-        with self._lock:
-            if self._next == self.SLOTS:
-                self._mem, self._next = cupy.cuda.alloc(8 * self.SLOTS), 0
-            mem = self._mem + 8 * self._next
-            self._next += 1
-        return self._type((), dtype, mem)
+#: 0-d results per slab of ``persistent_vec``'s plans: one memory-pool call per 512 reductions
+#: (``scalar.Slab``).
+RESULT_SLOTS = 512
 
 
 class _VecPlan:
@@ -230,14 +210,14 @@ class _VecPlan:
         self.counter, self.partials = _SCRATCH.get(s.acc, self.full)
         self.out = s.out
         self.block = (VEC_BS,)
-        self.results = _ResultSlab()
+        self.results = Slab(8 * RESULT_SLOTS, 8)  # 0-d results, 8-byte slots
         self.stream = stream
         # (data, n, partials, counter, out): n a Python int (the kernel's size_t)
         self.go = Prepared(self.kernel, None, self.block, (ARRAY, 0, ARRAY, ARRAY, ARRAY))
 
     def __call__(self, x: Any) -> Any:
         n = x.size
-        out = self.results.take(self.out)
+        out = self.results.take((), self.out, 8)
         self.go.on_stream(self.stream, vec_grid(n, self.per_block, self.full), x, n,
                           self.partials, self.counter, out)
         return out

@@ -27,10 +27,13 @@ of large host input (its size threshold read per call), warnings of empty slices
 
 Performance (a warm call on device input): the key (a dozen fields, one device and one stream
 query; for the whole of a C-contiguous array without options five: op, dtype, device, stream,
-the registry's generation, as the flat reduction reads any shape), one dict lookup, then the
+the registry's generation, as the flat reduction reads any shape; for one int axis of a
+C-contiguous array without other options nine: op, axis, dtype, shape, strides, the base's
+16-byte alignment, device, stream, generation), one dict lookup, then the
 run: a whole-array reduction takes a 0-d result from a slab and makes one prepared launch
-(``cuda._VecPlan``); an axis reduction or ``series_stats`` on a 2-D view allocates its result
-and makes one prepared launch (``plan_axis``).
+(``cuda._VecPlan``); an axis reduction or ``series_stats`` on a 2-D view takes its result
+from the device's slab of small results (up to 2 KiB; else one allocation) and makes one
+prepared launch (``plan_axis.Record``).
 """
 from __future__ import annotations
 
@@ -95,6 +98,21 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
                     v, run = plan
                     _registry.ran(v)
                     return run(a)
+            elif type(axis) is int and dtype is None and variant is None and device is None \
+                    and keepdims is False and type(ddof) is int and ddof == 0 \
+                    and family == "reduce" and type(op) is str and a._c_contiguous:
+                # one axis of a C-contiguous device input, no other option
+                key = (op, axis, a.dtype, a.shape, a.strides, a.data.ptr % 16 == 0,
+                       cupy.cuda.runtime.getDevice(), fastpath.current_stream()[1],
+                       _registry.generation)
+                plan = PLANS.get(key)
+                if plan is None:
+                    plan = PLANS.put(key, build(a, True, family, op, axis, None, False, 0, None,
+                                                None))
+                v, run = plan
+                if v is not None:
+                    _registry.ran(v)
+                return run(a)
             on_device = True
             where: Any = (a.data.ptr % 16 == 0, cupy.cuda.runtime.getDevice(),
                           fastpath.current_stream()[1])

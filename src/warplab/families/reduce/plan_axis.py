@@ -31,7 +31,7 @@ import numpy as np
 from warplab.core import registry as _registry
 from warplab.core.arrays import to_device, to_host
 from warplab.core.errors import InvalidTypeError, InvalidValueError
-from warplab.core.scalar import as_scalar, halves
+from warplab.core.scalar import SMALL_BYTES, as_scalar, halves, small_results
 from warplab.core.streaming import worth_streaming
 from warplab.families.reduce import axis_cuda, streamed
 from warplab.families.reduce.axis_spec import (
@@ -53,18 +53,23 @@ Plan = tuple  # (Variant | None, Callable[[Any], Any])
 
 
 class Record:
-    """The run of a planned kernel launch: allocate the result (``shape``, ``dtype``) and
-    launch ``launch`` (``axis_cuda.Launch``) on the input; ``split`` > 0 for ``series_stats``
-    (the result's means and norms at ``split``)."""
+    """The run of a planned kernel launch: allocate the result (``shape``, ``dtype``; one of
+    at most ``scalar.SMALL_BYTES`` from the device's slab of small results, the others from
+    CuPy's pool) and launch ``launch`` (``axis_cuda.Launch``) on the input; ``split`` > 0 for
+    ``series_stats`` (the result's means and norms at ``split``)."""
 
-    __slots__ = ("dtype", "launch", "shape", "split")
+    __slots__ = ("dtype", "launch", "nbytes", "shape", "slab", "split")
 
     def __init__(self, launch: axis_cuda.Launch, shape: tuple, dtype: np.dtype,
                  split: int = 0) -> None:
         self.launch, self.shape, self.dtype, self.split = launch, shape, dtype, split
+        self.nbytes = math.prod(shape) * dtype.itemsize
+        self.slab = small_results() if 0 < self.nbytes <= SMALL_BYTES else None
 
     def __call__(self, x: Any) -> Any:
-        out = axis_cuda._empty(self.shape, self.dtype)
+        slab = self.slab
+        out = axis_cuda._empty(self.shape, self.dtype) if slab is None else \
+            slab.take(self.shape, self.dtype, self.nbytes)
         go = self.launch
         if go.partials is None:
             go.go(x, *go.mid, out, *go.tail)
