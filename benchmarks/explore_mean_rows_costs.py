@@ -4,7 +4,8 @@ piece, next to PyTorch's ``x.mean(dim=1)`` (GPU machine; not part of the package
 The latency campaign's ``mean_rows_64`` is 1.07-1.11x torch's host time. This times, each
 alone in a loop of back-to-back calls (``host_timing.per_call``: median of rounds,
 microseconds per call): the public call; the plan's key and lookup as ``reduce.plan.call``
-forms them; the result's allocation (warplab's ``DeviceArray`` and ``cupy.empty``); the
+forms them; the result's allocation (warplab's ``DeviceArray``, ``cupy.empty``, and as the plan
+makes it: carved from the slab of small results); the
 planned launch as the plan makes it (programmatic dependent launch where the device has it)
 and the same launch plain (``cuLaunchKernel``); the stream query; torch's call. The results
 are checked once.
@@ -43,15 +44,14 @@ def main() -> None:
     tx = torch.as_tensor(x, device="cuda")
     assert np.allclose(tx.mean(dim=1).cpu().numpy(), got, rtol=1e-6)
 
-    def key() -> tuple:
-        where = (x.data.ptr % 16 == 0, cupy.cuda.runtime.getDevice(),
-                 fastpath.current_stream()[1])
-        return ("reduce", "mean", x.dtype, x.shape, x.strides, 1, False, 0, None, None, None,
-                where, registry.generation)
+    def key() -> tuple:  # reduce.plan.call's key of one int axis of a C-contiguous array
+        return ("mean", 1, x.dtype, x.shape, x.strides, x.data.ptr % 16 == 0,
+                cupy.cuda.runtime.getDevice(), fastpath.current_stream()[1],
+                registry.generation)
 
     plan = PLANS.get(key())
     assert plan is not None, "the key is not the one reduce.plan.call forms"
-    record = plan[1]
+    record, stream = plan[1], fastpath.current_stream()[0]
     go = record.launch
     assert go.partials is None, "not a one-launch plan"
     out = axis_cuda._empty(record.shape, record.dtype)
@@ -62,12 +62,15 @@ def main() -> None:
         ("torch x.mean(dim=1)", lambda: tx.mean(dim=1)),
         ("key + PLANS.get", lambda: PLANS.get(key())),
         ("result: DeviceArray", lambda: axis_cuda._empty(record.shape, record.dtype)),
+        ("result: from the slab", lambda: record.cls(record.shape, record.dtype,
+                                                     record.slab.carve(record.nbytes))),
         ("result: cupy.empty", lambda: cupy.empty(record.shape, record.dtype)),
         ("current stream", fastpath.current_stream),
         (f"planned launch (overlap={axis_cuda.OVERLAP})",
          lambda: go.go(x, *go.mid, out, *go.tail)),
         ("the same launch, plain", lambda: plain(x, *go.mid, out, *go.tail)),
         ("Plan run (result + launch)", lambda: record(x)),
+        ("Plan run, the stream given", lambda: record(x, stream)),
     ]
     res: dict = {"shape": [ROWS, COLS], "launch": launch.status(), "cases": []}
     print(f"{'piece':40s} {'host us':>8s}")

@@ -196,6 +196,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def result_type(shape: Any) -> type:
+    """The class of a result of ``shape`` as :func:`empty` makes it (``DeviceScalar`` for
+    ``()``, else ``DeviceArray``) for the imported CuPy: a plan keeps it."""
+    t = _types()
+    return t[1] if shape == () else t[0]
+
+
 def empty(shape: Any, dtype: Any) -> Any:
     """A new C-contiguous device array from CuPy's memory pool (what ``cupy.empty`` does): a
     ``DeviceScalar`` of shape ``()``, else a ``DeviceArray``. Every result the families
@@ -234,16 +241,16 @@ class Slab:
         self._next = size
         self._lock = threading.Lock()  # two threads on one plan share its slab
 
-    def take(self, shape: Any, dtype: Any, nbytes: int) -> Any:
-        """A new result of ``shape`` and ``dtype`` (``nbytes`` bytes, at most ``size``) on
-        the current device, as :func:`empty` makes it."""
+    def carve(self, nbytes: int) -> Any:
+        """The memory of a new result of ``nbytes`` bytes (at most ``size``): a CuPy
+        ``MemoryPointer`` for :func:`on` or a result class (:func:`result_type`)."""
         n = -(-nbytes // self.step) * self.step
         with self._lock:
             if self._next + n > self.size:
                 self._mem, self._next = sys.modules["cupy"].cuda.alloc(self.size), 0
             mem = self._mem + self._next
             self._next += n
-        return on(mem, shape, dtype)
+        return mem
 
 
 #: Per device: the slab of small array results (:func:`small_results`).
@@ -255,8 +262,8 @@ SMALL_BYTES, SLAB_BYTES = 2048, 64 << 10
 
 
 def small_results() -> Slab:
-    """The current device's slab of small results (a plan keeps it: ``slab.take(shape,
-    dtype, nbytes)`` for results of at most :data:`SMALL_BYTES`)."""
+    """The current device's slab of small results (a plan keeps it and makes a result of at
+    most :data:`SMALL_BYTES` as ``result_type(shape)(shape, dtype, slab.carve(nbytes))``)."""
     dev = sys.modules["cupy"].cuda.runtime.getDevice()
     slab = _SLABS.get(dev)
     if slab is None:

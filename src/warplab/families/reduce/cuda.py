@@ -19,7 +19,7 @@ from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.loader import defines, get_kernel, occupancy_blocks_per_sm
 from warplab.core.registry import register
-from warplab.core.scalar import Slab
+from warplab.core.scalar import Slab, scalar_type
 from warplab.families.reduce.spec import (
     C_OP,
     C_TYPE,
@@ -197,6 +197,7 @@ class _VecPlan:
         "partials",
         "per_block",
         "results",
+        "scalar",
         "stream",
     )
 
@@ -211,13 +212,14 @@ class _VecPlan:
         self.out = s.out
         self.block = (VEC_BS,)
         self.results = Slab(8 * RESULT_SLOTS, 8)  # 0-d results, 8-byte slots
+        self.scalar = scalar_type()
         self.stream = stream
         # (data, n, partials, counter, out): n a Python int (the kernel's size_t)
         self.go = Prepared(self.kernel, None, self.block, (ARRAY, 0, ARRAY, ARRAY, ARRAY))
 
     def __call__(self, x: Any) -> Any:
         n = x.size
-        out = self.results.take((), self.out, 8)
+        out = self.scalar((), self.out, self.results.carve(8))
         self.go.on_stream(self.stream, vec_grid(n, self.per_block, self.full), x, n,
                           self.partials, self.counter, out)
         return out

@@ -20,8 +20,10 @@ registered later takes the next call). Options of other types than the plain one
 is planned per call and nothing is stored (``ddof=True`` must not hit ``ddof=1``'s plan).
 ``out=`` is not part of the plan: the public functions copy the result into it.
 
-A plan is ``(variant, run)``: the variant noted for ``warplab.record_variants()`` (None where
-a call inside the run notes its own) and ``run(array)``, which does what depends on the data:
+A plan is ``(variant, run)`` (under the one-axis key ``(variant, run, takes_stream)``: whether
+``run`` is a planned launch, ``run(array, stream)``, that takes the stream handle the key
+read): the variant noted for ``warplab.record_variants()`` (None where a call inside the run
+notes its own) and ``run(array)``, which does what depends on the data:
 dtype conversions, copies of layouts the kernels cannot read, the host round trip, streaming
 of large host input (its size threshold read per call), warnings of empty slices.
 
@@ -101,18 +103,19 @@ def call(a: Any, op: Any, axis: Any = None, dtype: Any = None, keepdims: Any = F
             elif type(axis) is int and dtype is None and variant is None and device is None \
                     and keepdims is False and type(ddof) is int and ddof == 0 \
                     and family == "reduce" and type(op) is str and a._c_contiguous:
-                # one axis of a C-contiguous device input, no other option
+                # one axis of a C-contiguous device input, no other option; a planned launch
+                # (plan_axis.Record) takes the stream handle read here
+                stream, skey = fastpath.current_stream()
                 key = (op, axis, a.dtype, a.shape, a.strides, a.data.ptr % 16 == 0,
-                       cupy.cuda.runtime.getDevice(), fastpath.current_stream()[1],
-                       _registry.generation)
+                       cupy.cuda.runtime.getDevice(), skey, _registry.generation)
                 plan = PLANS.get(key)
                 if plan is None:
-                    plan = PLANS.put(key, build(a, True, family, op, axis, None, False, 0, None,
-                                                None))
-                v, run = plan
+                    v, run = build(a, True, family, op, axis, None, False, 0, None, None)
+                    plan = PLANS.put(key, (v, run, type(run) is plan_axis.Record))
+                v, run, streamed_in = plan
                 if v is not None:
                     _registry.ran(v)
-                return run(a)
+                return run(a, stream) if streamed_in else run(a)
             on_device = True
             where: Any = (a.data.ptr % 16 == 0, cupy.cuda.runtime.getDevice(),
                           fastpath.current_stream()[1])

@@ -31,7 +31,13 @@ import numpy as np
 from warplab.core import registry as _registry
 from warplab.core.arrays import to_device, to_host
 from warplab.core.errors import InvalidTypeError, InvalidValueError
-from warplab.core.scalar import SMALL_BYTES, as_scalar, halves, small_results
+from warplab.core.scalar import (
+    SMALL_BYTES,
+    as_scalar,
+    halves,
+    result_type,
+    small_results,
+)
 from warplab.core.streaming import worth_streaming
 from warplab.families.reduce import axis_cuda, streamed
 from warplab.families.reduce.axis_spec import (
@@ -58,23 +64,28 @@ class Record:
     CuPy's pool) and launch ``launch`` (``axis_cuda.Launch``) on the input; ``split`` > 0 for
     ``series_stats`` (the result's means and norms at ``split``)."""
 
-    __slots__ = ("dtype", "launch", "nbytes", "shape", "slab", "split")
+    __slots__ = ("cls", "dtype", "launch", "nbytes", "shape", "slab", "split")
 
     def __init__(self, launch: axis_cuda.Launch, shape: tuple, dtype: np.dtype,
                  split: int = 0) -> None:
         self.launch, self.shape, self.dtype, self.split = launch, shape, dtype, split
         self.nbytes = math.prod(shape) * dtype.itemsize
         self.slab = small_results() if 0 < self.nbytes <= SMALL_BYTES else None
+        self.cls = result_type(shape)
 
-    def __call__(self, x: Any) -> Any:
+    def __call__(self, x: Any, stream: int | None = None) -> Any:
+        """The result of ``x``; ``stream``: the current stream's handle where the caller has
+        read it (``plan.call``), else read by the launch."""
         slab = self.slab
         out = axis_cuda._empty(self.shape, self.dtype) if slab is None else \
-            slab.take(self.shape, self.dtype, self.nbytes)
+            self.cls(self.shape, self.dtype, slab.carve(self.nbytes))
         go = self.launch
-        if go.partials is None:
+        if go.partials is not None:
+            axis_cuda.fire(go, x, out)
+        elif stream is None:
             go.go(x, *go.mid, out, *go.tail)
         else:
-            axis_cuda.fire(go, x, out)
+            go.go.on_stream(stream, go.go.grid, x, *go.mid, out, *go.tail)
         return halves(out, self.split) if self.split else out
 
 
