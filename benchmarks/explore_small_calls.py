@@ -37,7 +37,7 @@ NAMES = ("corrcoef_8x64", "copy_batched_8", "memcpy_batched_8", "matmul_64", "hi
 CAMPAIGN = lb.LatencyCampaign(rounds=4, calls=300, bursts=5, burst=1000, warmup=30)
 
 
-def _main_path(name: str, call: Callable[[dict, dict], Any]) -> tuple[str, Callable]:
+def _main_path(name: str, call: Callable[..., Any]) -> tuple[str, Callable]:
     from warplab.families.memcpy import api as mc_api
     from warplab.families.memcpy.plan import CopyConfig
 
@@ -46,7 +46,7 @@ def _main_path(name: str, call: Callable[[dict, dict], Any]) -> tuple[str, Calla
     if name == "copy_batched_8":
         ring = CopyConfig(table_buffers=0)
         return "main (ring)", lambda d: mc_api.copy_pairs(d["srcs"], d["dsts"], None, None, ring)
-    return "same call (unchanged)", lambda d: call(d, {})
+    return "same call (unchanged)", lambda d: call(d)
 
 
 def _impls(case: Any, with_cupy: bool) -> list[lb.Impl]:
@@ -54,7 +54,7 @@ def _impls(case: Any, with_cupy: bool) -> list[lb.Impl]:
     ref = case.reference(h)
     d = to_device(h)
     sync = lb._sync("cuda")
-    out = [lb._impl(case, "new", "warplab", case.code, lambda x: case.call(x, {}), d, ref,
+    out = [lb._impl(case, "new", "warplab", case.code, lambda x: case.call(x), d, ref,
                     sync)]
     label, fn = _main_path(case.name, case.call)
     out.append(lb._impl(case, "main", "warplab", label, fn, d, ref, sync))

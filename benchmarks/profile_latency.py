@@ -27,17 +27,17 @@ def main(names: list[str]) -> None:
     for case in lc.select(names or None):
         d = lc.to_device(case.make(np.random.default_rng(0)))
         for _ in range(20):
-            case.call(d, {})
+            case.call(d)
         cupy.cuda.get_current_stream().synchronize()
         t0 = time.perf_counter()
         for _ in range(CALLS):
-            case.call(d, {})
+            case.call(d)
         wall = (time.perf_counter() - t0) / CALLS * 1e6
         cupy.cuda.get_current_stream().synchronize()
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(CALLS):
-            case.call(d, {})
+            case.call(d)
         prof.disable()
         cupy.cuda.get_current_stream().synchronize()
         st = pstats.Stats(prof)

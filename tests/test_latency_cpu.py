@@ -67,8 +67,8 @@ def test_select_by_case_and_function() -> None:
 
 
 def test_check_catches_wrong_answers() -> None:
-    exact = Case("c", "f", "", "", dict, lambda d, kw: None, lambda d: None)
-    loose = Case("c", "f", "", "", dict, lambda d, kw: None, lambda d: None, tol=1e-5)
+    exact = Case("c", "f", "", "", dict, lambda d, **kw: None, lambda d: None)
+    loose = Case("c", "f", "", "", dict, lambda d, **kw: None, lambda d: None, tol=1e-5)
     assert check(exact, np.array([1, 2, 3]), np.array([1, 2, 3])) == (True, None)
     assert not check(exact, np.array([1, 2, 4]), np.array([1, 2, 3]))[0]
     assert not check(exact, np.array([1, 2]), np.array([1, 2, 3]))[0]
@@ -87,7 +87,7 @@ def test_copy_that_did_not_happen_is_caught() -> None:
     lazy = Case("lazy_copy", "copy_batched", "", "", lambda g: {
         "srcs": [g.integers(0, 255, size=16, dtype=np.uint8)],
         "dsts": [np.zeros(16, dtype=np.uint8)]},
-        lambda d, kw: None, lambda d: d["srcs"], copies=True)
+        lambda d, **kw: None, lambda d: d["srcs"], copies=True)
     impls, _, _ = lb.case_impls(lazy, "cpu", False)
     ok, err = impls[0].verify()
     assert not ok and "relative error" in err
@@ -96,7 +96,7 @@ def test_copy_that_did_not_happen_is_caught() -> None:
 def test_poisoned_before_verifying() -> None:
     seen = []
 
-    def copy(d: dict, kw: dict) -> None:
+    def copy(d: dict, **kw: object) -> None:
         seen.append(d["dsts"][0].copy())
         d["dsts"][0][:] = d["srcs"][0]
 

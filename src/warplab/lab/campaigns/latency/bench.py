@@ -102,13 +102,13 @@ def case_impls(case: Case, backend: str, with_comparators: bool
     ref = case.reference(h_inputs)
     size = nbytes(h_inputs)
     if backend == "cpu":
-        kw = {"device": "cpu"}
         return [_impl(case, case.function, "warplab", case.code,
-                      lambda d: case.call(d, kw), h_inputs, ref, _sync(backend))], size, []
+                      lambda d: case.call(d, device="cpu"), h_inputs, ref, _sync(backend))
+                ], size, []
     d_inputs = to_device(h_inputs)
     sync = _sync(backend)
-    impls = [_impl(case, case.function, "warplab", case.code, lambda d: case.call(d, {}),
-                   d_inputs, ref, sync)]
+    # the case's call itself: one Python frame around the public call, as each comparator's
+    impls = [_impl(case, case.function, "warplab", case.code, case.call, d_inputs, ref, sync)]
     comps, notes = comparators(case.name, with_comparators)
     for c in comps:
         inputs = to_torch(d_inputs) if c.library == "torch" else d_inputs

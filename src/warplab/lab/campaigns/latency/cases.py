@@ -33,7 +33,9 @@ class Case:
         what: the input in words.
         code: the timed call as a user writes it (``params.call``).
         make: NumPy generator -> the inputs (NumPy arrays, or lists of them).
-        call: (inputs, keywords for warplab) -> warplab's result.
+        call: ``call(inputs, **keywords for warplab)`` -> warplab's result: the call as the
+            user writes it in one frame (on cuda the timed callable itself, as each
+            comparator's is; the cpu backend passes ``device="cpu"``).
         reference: host inputs -> the answer in float64 (or exact integers).
         tol: largest ``max|got - ref| / max(1, max|ref|)`` that verifies (0: exact).
         copies: the answer is the ``dsts`` buffers (poisoned before the verifying call).
@@ -45,7 +47,7 @@ class Case:
     what: str
     code: str
     make: Callable[[np.random.Generator], dict]
-    call: Callable[[dict, dict], Any]
+    call: Callable[..., Any]
     reference: Callable[[dict], Any]
     tol: float = 0.0
     copies: bool = False
@@ -83,40 +85,40 @@ CASES: tuple[Case, ...] = (
     Case("byte_hist_4k", "byte_histogram", "4 KiB of uint8, 256 bins",
          "byte_histogram(x).get()",
          lambda g: {"x": g.integers(0, 256, size=4096, dtype=np.uint8)},
-         lambda d, kw: wl.byte_histogram(d["x"], **kw),
+         lambda d, **kw: wl.byte_histogram(d["x"], **kw),
          lambda d: np.bincount(d["x"], minlength=256)),
     Case("sum_1k", "sum", "1,024 float32", "float(sum(x))", lambda g: _f32(g, 1024),
-         lambda d, kw: wl.sum(d["x"], **kw),
+         lambda d, **kw: wl.sum(d["x"], **kw),
          lambda d: d["x"].astype(np.float64).sum(), tol=1e-5),
     Case("mean_1k", "mean", "1,024 float32", "float(mean(x))", lambda g: _f32(g, 1024),
-         lambda d, kw: wl.mean(d["x"], **kw),
+         lambda d, **kw: wl.mean(d["x"], **kw),
          lambda d: d["x"].astype(np.float64).mean(), tol=1e-5),
     Case("mean_rows_64", "mean", "64 x 64 float32, axis=1", "mean(x, axis=1).get()",
-         lambda g: _f32(g, 64, 64), lambda d, kw: wl.mean(d["x"], axis=1, **kw),
+         lambda g: _f32(g, 64, 64), lambda d, **kw: wl.mean(d["x"], axis=1, **kw),
          lambda d: d["x"].astype(np.float64).mean(axis=1), tol=1e-5),
     Case("series_stats_64", "series_stats", "64 x 64 float32", "series_stats(x) .get() x2",
-         lambda g: _f32(g, 64, 64), lambda d, kw: wl.series_stats(d["x"], **kw),
+         lambda g: _f32(g, 64, 64), lambda d, **kw: wl.series_stats(d["x"], **kw),
          _series_stats_ref, tol=1e-5),
     Case("corrcoef_8x64", "corrcoef", "8 series of 64 float32", "corrcoef(x).get()",
-         lambda g: _f32(g, 8, 64), lambda d, kw: wl.corrcoef(d["x"], **kw),
+         lambda g: _f32(g, 8, 64), lambda d, **kw: wl.corrcoef(d["x"], **kw),
          lambda d: np.corrcoef(d["x"].astype(np.float64)), tol=1e-4),
     Case("copy_batched_8", "copy_batched", "8 buffers of 1 KiB", "copy_batched(srcs, dsts)",
-         _buffers, lambda d, kw: wl.copy_batched(d["srcs"], d["dsts"], **kw),
+         _buffers, lambda d, **kw: wl.copy_batched(d["srcs"], d["dsts"], **kw),
          lambda d: d["srcs"], copies=True),
     Case("memcpy_batched_8", "memcpy_batched", "8 buffers of 1 KiB, device addresses",
          "memcpy_batched(src_ptrs, dst_ptrs, sizes)", _buffers,
-         lambda d, kw: wl.memcpy_batched(d["src_ptrs"], d["dst_ptrs"], d["sizes"]),
+         lambda d, **kw: wl.memcpy_batched(d["src_ptrs"], d["dst_ptrs"], d["sizes"]),
          lambda d: d["srcs"], copies=True, gpu_only=True),
     Case("matmul_64", "matmul", "64 x 64 @ 64 x 64 float32", "matmul(a, a).get()",
-         lambda g: _f32(g, 64, 64), lambda d, kw: wl.matmul(d["x"], d["x"], **kw),
+         lambda g: _f32(g, 64, 64), lambda d, **kw: wl.matmul(d["x"], d["x"], **kw),
          lambda d: d["x"].astype(np.float64) @ d["x"].astype(np.float64), tol=1e-5),
     Case("histogram_1k", "histogram", "1,024 float32, 64 bins in [0, 1)",
          "histogram(x, 64, (0, 1))[0].get()", _centred_bins,
-         lambda d, kw: wl.histogram(d["x"], bins=64, range=(0.0, 1.0), **kw)[0],
+         lambda d, **kw: wl.histogram(d["x"], bins=64, range=(0.0, 1.0), **kw)[0],
          lambda d: np.histogram(d["x"], bins=64, range=(0.0, 1.0))[0]),
     Case("bincount_1k", "bincount", "1,024 int32 < 64, float32 weights",
          "bincount(x, weights=w).get()", _weighted,
-         lambda d, kw: wl.bincount(d["x"], weights=d["w"], **kw),
+         lambda d, **kw: wl.bincount(d["x"], weights=d["w"], **kw),
          lambda d: np.bincount(d["x"], weights=d["w"].astype(np.float64))),
 )
 CASE_NAMES = tuple(c.name for c in CASES)
