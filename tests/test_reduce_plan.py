@@ -9,6 +9,7 @@ threads share one plan; host input takes the same cache."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -285,6 +286,29 @@ def test_small_results_from_the_slab_are_distinct_and_kept(gpu, shape, axis, op)
     WORK.clear()
     warplab.sum(big, axis=1)
     assert dict(WORK) == {"empty": 1, "launch": 1}
+
+
+def test_small_results_are_carved_from_a_slab_of_their_own_stream(gpu, monkeypatch) -> None:
+    """CuPy's pool reuses freed memory in the order of the stream it was allocated on, so a
+    slab must hold only results written on that stream: calls alternating between two
+    streams (and two devices) take their results from allocations made under the same
+    stream and device."""
+    cuda = sys.modules["cupy"].cuda
+    made: list[tuple[int, int, int, int]] = []  # (start, end, device, stream)
+    real = cuda.alloc
+
+    def alloc(size: int) -> object:
+        mem = real(size)
+        made.append((mem.ptr, mem.ptr + size, gpu.device, gpu.stream))
+        return mem
+
+    monkeypatch.setattr(cuda, "alloc", alloc)
+    x = dev(_data((64, 64), "float32"))
+    for i in range(600):
+        gpu.stream, gpu.device = (11, 12, 13)[i % 3], i % 2
+        r = warplab.mean(x, axis=1)
+        owner = [m for m in made if m[0] <= r.data.ptr < m[1]]
+        assert [m[2:] for m in owner] == [(gpu.device, gpu.stream)], i
 
 
 def test_results_chain_into_the_planned_launch(gpu) -> None:

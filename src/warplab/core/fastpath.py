@@ -29,7 +29,7 @@ their sizes; docs/latency.md lists their keys):
 * ``pinned`` (:func:`read_small`): a page-locked host buffer per device;
 * ``scalar.reader`` (``core/scalar.py``): the C read and copy of ``DeviceScalar`` and
   ``DeviceArray`` results, looked up once; ``scalar.slabs``: the slab of small results per
-  device; ``memcpy.table``: ``copy_batched``'s table launch as its C reader makes it, per
+  device and stream; ``memcpy.table``: ``copy_batched``'s table launch as its C reader makes it, per
   device.
 
 Keys never hold data values. Every plan a device decides has the device id in its key, so

@@ -253,7 +253,7 @@ class Slab:
         return mem
 
 
-#: Per device: the slab of small array results (:func:`small_results`).
+#: Per device and stream: the slab of small array results (:func:`small_results`).
 _SLABS = fastpath.PlanCache("scalar.slabs", maxsize=64)
 #: Array results of at most this many bytes come from a slab of ``SLAB_BYTES`` (256-byte
 #: steps): the memory pool's allocation is ~3 us of host time on the H200 hosts, most of a
@@ -262,12 +262,15 @@ SMALL_BYTES, SLAB_BYTES = 2048, 64 << 10
 
 
 def small_results() -> Slab:
-    """The current device's slab of small results (a plan keeps it and makes a result of at
-    most :data:`SMALL_BYTES` as ``result_type(shape)(shape, dtype, slab.carve(nbytes))``)."""
-    dev = sys.modules["cupy"].cuda.runtime.getDevice()
-    slab = _SLABS.get(dev)
+    """The slab of small results of the current device and stream (a plan, whose key holds
+    both, keeps it and makes a result of at most :data:`SMALL_BYTES` as
+    ``result_type(shape)(shape, dtype, slab.carve(nbytes))``). Per stream, as CuPy's pool:
+    a slab goes back to the pool of the stream it was allocated on, which reuses it in that
+    stream's order only, so every result in it must be written on that stream."""
+    key = (sys.modules["cupy"].cuda.runtime.getDevice(), fastpath.current_stream()[1])
+    slab = _SLABS.get(key)
     if slab is None:
-        slab = _SLABS.put(dev, Slab(SLAB_BYTES, 256))
+        slab = _SLABS.put(key, Slab(SLAB_BYTES, 256))
     return slab
 
 

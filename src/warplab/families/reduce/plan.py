@@ -34,8 +34,8 @@ C-contiguous array without other options nine: op, axis, dtype, shape, strides, 
 16-byte alignment, device, stream, generation), one dict lookup, then the
 run: a whole-array reduction takes a 0-d result from a slab and makes one prepared launch
 (``cuda._VecPlan``); an axis reduction or ``series_stats`` on a 2-D view takes its result
-from the device's slab of small results (up to 2 KiB; else one allocation) and makes one
-prepared launch (``plan_axis.Record``).
+from the slab of small results of the device and stream (up to 2 KiB; else one
+allocation) and makes one prepared launch (``plan_axis.Record``).
 """
 from __future__ import annotations
 

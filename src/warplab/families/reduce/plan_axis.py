@@ -60,9 +60,9 @@ Plan = tuple  # (Variant | None, Callable[[Any], Any])
 
 class Record:
     """The run of a planned kernel launch: allocate the result (``shape``, ``dtype``; one of
-    at most ``scalar.SMALL_BYTES`` from the device's slab of small results, the others from
-    CuPy's pool) and launch ``launch`` (``axis_cuda.Launch``) on the input; ``split`` > 0 for
-    ``series_stats`` (the result's means and norms at ``split``)."""
+    at most ``scalar.SMALL_BYTES`` from the slab of small results of the device and stream,
+    the others from CuPy's pool) and launch ``launch`` (``axis_cuda.Launch``) on the input;
+    ``split`` > 0 for ``series_stats`` (the result's means and norms at ``split``)."""
 
     __slots__ = ("cls", "dtype", "launch", "nbytes", "shape", "slab", "split")
 

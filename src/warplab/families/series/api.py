@@ -41,8 +41,8 @@ def series_stats(x: Any, *, device: str | None = None) -> tuple[Any, Any]:
         C-contiguous input: streamed in chunks of whole series). cpu: NumPy, two passes in
         float64. The reduce family's planned path (``reduce/plan.py``): a warm call on a
         2-D view of int32/int64/float32/float64 device data is the plan's key, one lookup,
-        the results (at most 2 KiB: from the device's slab of small results, else one
-        allocation) and one launch.
+        the results (at most 2 KiB: from the slab of small results of the device and
+        stream, else one allocation) and one launch.
     """
     return call(x, "stats", None, None, False, 0, None, device, "stats")
 
