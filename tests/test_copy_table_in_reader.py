@@ -108,6 +108,9 @@ def test_the_reader_declines_and_refuses_as_without_a_launch(gpu) -> None:
     with pytest.raises(TypeError):
         _pairs(srcs, dsts, (drv.capsule, 64), ROWS, 77)
     assert drv.calls == []
+    kept = object()  # items after the four are the caller's (what keeps the kernel loaded)
+    assert _pairs(srcs, dsts, (*drv.launch(), kept), ROWS, 77) is True
+    assert len(drv.calls) == 1
 
 
 def test_a_warm_copy_batched_is_the_readers_launch_on_the_current_stream(gpu) -> None:

@@ -37,8 +37,9 @@
  *   The same read, and where the pairs are taken, at most `count` buffers (and `rows`) none
  *   above `launch`'s byte bound, the few-buffer kernel launched on them here: one
  *   cuLaunchKernel through launch.c (`launch` is (capsule launch_1d of warplab.core._launch,
- *   byte bound, kernel handle, block threads); grid n, parameters the table and int32 n, on
- *   the stream handle `stream`), then True. A batch the launch does not take, or a launch
+ *   byte bound, kernel handle, block threads, and anything after them: the caller's, such as
+ *   the object that keeps the kernel's module loaded); grid n, parameters the table and int32
+ *   n, on the stream handle `stream`), then True. A batch the launch does not take, or a launch
  *   the driver refuses (a host thread with no current context among them), returns the tuple
  *   as the five-argument form does, so that the caller's planned path runs it and raises what
  *   it raises.
@@ -304,8 +305,8 @@ typedef struct {
 
 static int table_launch(PyObject *const *args, TableLaunch *go) {
     PyObject *t = args[0];
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
-        PyErr_SetString(PyExc_TypeError, "launch: (launch_1d, max_bytes, function, block)");
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 4) {
+        PyErr_SetString(PyExc_TypeError, "launch: (launch_1d, max_bytes, function, block, ...)");
         return 0;
     }
     go->fn = (launch_1d_fn)PyCapsule_GetPointer(PyTuple_GET_ITEM(t, 0), LAUNCH_1D);

@@ -71,7 +71,8 @@ def fits(count: int, largest: int) -> bool:
 
 #: Per device: the table kernel's launch as the C reader of the pairs makes it itself
 #: (``transfer.device_table``): (``launch.launch_1d()``, ``MAX_BYTES``, the kernel's handle, its
-#: block), put by :func:`prepared` where launches go from C.
+#: block, the ``Prepared`` launch, whose kernel object keeps the handle's module loaded), put
+#: by :func:`prepared` where launches go from C.
 IN_READER = PlanCache("memcpy.table")
 
 
@@ -85,7 +86,7 @@ def prepared() -> Prepared:
     capsule = launch.launch_1d()
     if go.c and capsule is not None:
         device = sys.modules["cupy"].cuda.runtime.getDevice()  # the kernel's (get_kernel)
-        IN_READER.put(device, (capsule, MAX_BYTES, go.token, block))
+        IN_READER.put(device, (capsule, MAX_BYTES, go.token, block, go))
     return go
 
 
