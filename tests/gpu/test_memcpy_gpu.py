@@ -15,6 +15,7 @@ pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
     pytest.skip("no usable CUDA GPU", allow_module_level=True)
 cupy = pytest.importorskip("cupy")
+cupyx = pytest.importorskip("cupyx")
 
 VARIANTS = warplab.variants("memcpy_batched", "cuda")
 POISON = 0xA5
@@ -276,6 +277,34 @@ def _big_batch(seed: int, count: int = 40) -> tuple:
     dst = cupy.full(int(sizes.sum()), POISON, dtype=np.uint8)
     return (cupy.asarray(off + np.uint64(src.data.ptr)),
             cupy.asarray(off + np.uint64(dst.data.ptr)), cupy.asarray(sizes), src, dst)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("count,largest", [(1025, 3 * 32768 + 7), (33_000, 12_000)])
+def test_long_blev_queue_copies_exactly(variant: str, count: int, largest: int) -> None:
+    """More queued buffers than one round of the queue search narrows to one (32 slots a
+    round: 1,025 and 33,000 queued buffers take 3 and 4 rounds), of ragged chunk counts,
+    between buffers the first kernel copies and ones of size 0 or negative (copy nothing):
+    every byte lands, nothing else is written (checked on the device: a mask of the buffers'
+    bytes from a running sum of +1 at each start and -1 at each end)."""
+    rng = np.random.default_rng(count)
+    n = 2 * count
+    sizes = rng.integers(8193, largest + 1, size=n)
+    sizes[1::2] = rng.choice([-3, 0, 1, 17, 300, 5000], size=count)
+    used = np.maximum(sizes, 0)
+    off = np.concatenate([[0], np.cumsum(used + 16)[:-1]]).astype(np.int64)
+    total = int(used.sum() + 16 * n)
+    src = cupy.random.RandomState(count).randint(0, 256, size=total, dtype=np.uint8)
+    dst = cupy.full(total, POISON, dtype=np.uint8)
+    warplab.memcpy_batched(cupy.asarray(off.astype(np.uint64) + np.uint64(src.data.ptr)),
+                           cupy.asarray(off.astype(np.uint64) + np.uint64(dst.data.ptr)),
+                           cupy.asarray(sizes), variant=variant)
+    edges = cupy.zeros(total + 1, dtype=np.int32)
+    cupyx.scatter_add(edges, cupy.asarray(off), 1)
+    cupyx.scatter_add(edges, cupy.asarray(off + used), -1)
+    inside = cupy.cumsum(edges[:-1]) > 0
+    assert int(inside.sum()) == int(used.sum())
+    assert bool(cupy.where(inside, dst == src, dst == POISON).all())
 
 
 def test_pointer_form_queue_across_calls_streams_and_threads() -> None:

@@ -63,6 +63,9 @@ DEFINES = {
     # there but cost the tiny cells 4-8% (the kernel's code at 62-64 registers, 4 with
     # spills) (benchmarks/NOTES.md)
     "WARPLAB_MEMCPY_WARP_SHUFFLE": 2,
+    # the BLEV kernel's search for a chunk's queue slot: each thread's binary search (0), or
+    # the warp's lanes reading 32 slots a round (32; memcpy.cu queue_slot)
+    "WARPLAB_MEMCPY_BLEV_SEARCH": 32,
 }
 
 

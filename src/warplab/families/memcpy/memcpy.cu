@@ -6,7 +6,7 @@
 
 #if !defined(WARPLAB_MEMCPY_UNROLL) || !defined(WARPLAB_MEMCPY_BLEV_THREADS) || \
     !defined(WARPLAB_MEMCPY_WARP_THREADS) || !defined(WARPLAB_MEMCPY_WARP_TRIGGER) || \
-    !defined(WARPLAB_MEMCPY_WARP_SHUFFLE)
+    !defined(WARPLAB_MEMCPY_WARP_SHUFFLE) || !defined(WARPLAB_MEMCPY_BLEV_SEARCH)
 #error "compile with the -D constants of families/memcpy/cuda.py (DEFINES)"
 #endif
 #include "memcpy_copy.cuh"
@@ -155,8 +155,37 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
     }
 }
 
+// The queue slot of chunk g: the last slot whose first chunk is <= g (queue_first ascends
+// from queue_first[0] = 0). With WARPLAB_MEMCPY_BLEV_SEARCH 32 the warp's lanes search
+// together: each round every lane reads one of 32 evenly spaced slots of the range, which
+// shrinks to the stretch after the last one at or below g: ceil(log32 n) dependent reads (3
+// for 16,384 slots); with 0 each thread alone halves the range: log2 n (14).
+__device__ __forceinline__ u64 queue_slot(const u64* __restrict__ queue_first, u64 n, u64 g) {
+    u64 lo = 0;
+#if WARPLAB_MEMCPY_BLEV_SEARCH == 32
+    const u32 lane = threadIdx.x & 31;
+    u64 span = n;
+    while (span > 1) {
+        const u64 step = (span + 31) >> 5;
+        const u64 k = (u64)lane * step;
+        const u32 le = __ballot_sync(FULL_MASK, k < span && queue_first[lo + k] <= g);
+        const u64 last = (u64)(31 - __clz(le));  // lane 0 reads queue_first[lo] <= g
+        lo += last * step;
+        span = span - last * step < step ? span - last * step : step;
+    }
+#else
+    u64 hi = n - 1;
+    while (lo < hi) {
+        const u64 mid = (lo + hi + 1) >> 1;
+        if (queue_first[mid] <= g) lo = mid;
+        else hi = mid - 1;
+    }
+#endif
+    return lo;
+}
+
 // Second kernel: a persistent grid walks the global chunk space; chunk g belongs to the last
-// queue slot whose first chunk is <= g (binary search), and the block copies its CHUNK bytes.
+// queue slot whose first chunk is <= g (queue_slot), and the block copies its CHUNK bytes.
 // counter[0] is the first kernel's count (queued buffers, chunks), counter[1] the blocks
 // finished here: the last one zeroes both, so the stream's next call finds the queue empty
 // (the counter is the stream's, cuda.py _Queue; every block reads counter[0] before it counts
@@ -172,12 +201,7 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
     if (c == 0) return;
     const u64 n_queued = c >> CHUNK_BITS, n_chunks = c & ((1ull << CHUNK_BITS) - 1);
     for (u64 g = blockIdx.x; g < n_chunks; g += gridDim.x) {
-        u64 lo = 0, hi = n_queued - 1;
-        while (lo < hi) {
-            const u64 mid = (lo + hi + 1) >> 1;
-            if (queue_first[mid] <= g) lo = mid;
-            else hi = mid - 1;
-        }
+        const u64 lo = queue_slot(queue_first, n_queued, g);
         const u64 i = queue_id[lo];
         const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
         const u64 size = size_of(sizes, i);
