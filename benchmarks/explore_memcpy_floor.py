@@ -28,6 +28,9 @@ copies two buffers a warp at a time, every load of both before their stores), in
 not group, the judging alone), the copy's two kernels through the header the judging left
 (``win_copy``), and the whole path launched plainly and overlapped (``win_all_plain``,
 ``win_all_overlap``: ``windows.run_windows``'s ``overlap``).
+``--blev-chunk BYTES`` (repeatable) also times the two kernels with the BLEV kernel's chunks
+of BYTES instead of the default's (``WarpClasses.chunk``: the warp kernel queues each large
+buffer's chunks, the BLEV kernel copies one a block at a time), in the same run.
 ``--define NAME=V`` (repeatable) compiles the family's kernels with that constant instead of
 ``cuda.DEFINES``' (one process per setting: the A/B of a compile-time choice).
 
@@ -38,7 +41,8 @@ sources, shuffled destinations). Every record is checked as the grid checks its 
 poisoned run, the bytes of ~250 sampled buffers, the guards and the destination's byte sum.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]
-[--warp-trigger 0|1] [--group2 N] [--windows-parts] [--define NAME=V ...]
+[--warp-trigger 0|1] [--group2 N] [--blev-chunk BYTES ...] [--windows-parts]
+[--define NAME=V ...]
 """
 from __future__ import annotations
 
@@ -89,6 +93,9 @@ def main() -> None:
                     "(default: the library's)")
     ap.add_argument("--group2", type=int, choices=(2, 4, 8, 16), default=None,
                     help="also time the warp kernel with groups of N lanes for 257 B-1 KiB")
+    ap.add_argument("--blev-chunk", type=int, action="append", default=[], metavar="BYTES",
+                    help="also time the warp kernel and its BLEV kernel with BLEV chunks of "
+                    "BYTES (a power of two; repeatable)")
     ap.add_argument("--windows-parts", action="store_true",
                     help="also time the destination windows' path piece by piece")
     ap.add_argument("--define", action="append", default=[], metavar="NAME=V",
@@ -97,6 +104,10 @@ def main() -> None:
     shapes = {"": WARP_TIERS_WORDS}
     if args.group2:
         shapes[f"g{args.group2}_"] = WARP_TIERS_WORDS._replace(group2=args.group2)
+    for c in args.blev_chunk:
+        if c < 4096 or c & (c - 1):
+            ap.error(f"--blev-chunk {c}: want a power of two of at least 4096")
+        shapes[f"c{c >> 10}k_"] = WARP_TIERS_WORDS._replace(chunk=c)
     if args.warp_trigger is not None:  # before any kernel of the family is compiled
         cuda.DEFINES["WARPLAB_MEMCPY_WARP_TRIGGER"] = args.warp_trigger
     for d in args.define:

@@ -34,16 +34,18 @@
 #       WARPLAB_MEMCPY_WARP_SHUFFLE other than the library's, 0 and 4, beside (j) (shuftests)
 #                                                               -> $OUT/pytest-shuf{0,4}-N.log
 #   (r) python3 -m warplab latency (latency)                      -> $OUT/latency.json
+#   (v) python3 -m warplab bench latency --full (latfull)      -> $OUT/latency_full/*/latency.json
 #   (t) benchmarks/explore_mean_rows_costs.py (meancosts)            -> $OUT/mean_costs.json
 #   (u) explore_memcpy_floor.py on the BLEV cells (64 KiB and 16 KiB buffers) with the BLEV
 #       kernel's queue search by each thread's binary search and by the warp's 32 lanes
-#       (WARPLAB_MEMCPY_BLEV_SEARCH 0, 32), one process each (blevab)
+#       (WARPLAB_MEMCPY_BLEV_SEARCH 0, 32), one process each, both also with BLEV chunks of
+#       16 and 64 KiB (blevab)
 #                                                                   -> $OUT/floor_search{0,32}.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
-# blevab; default the first five). Everything under $OUT
+# blevab latfull; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -157,12 +159,14 @@ want axis0hint && step "(s) axis 0, the L2::256B hint A/B in one process" 240 \
 for k in 0 32; do
   want blevab && step "(u) memcpy floor, WARPLAB_MEMCPY_BLEV_SEARCH=$k" 150 \
     "$OUT/floor_search$k.log" python3 benchmarks/explore_memcpy_floor.py \
-    --define WARPLAB_MEMCPY_BLEV_SEARCH=$k \
+    --define WARPLAB_MEMCPY_BLEV_SEARCH=$k --blev-chunk 16384 --blev-chunk 65536 \
     --cells 65536:1G:C_C,65536:1G:S_S,65536:256M:C_C,65536:256M:S_S,16384:1G:S_S,8193-65536:1G:S_S:a1 \
     --json "$OUT/floor_search$k.json"
 done
 want latency && step "(r) the latency campaign" 120 "$OUT/latency.log" \
   python3 -m warplab latency --json "$OUT/latency.json"
+want latfull && step "(v) the latency campaign, full" 400 "$OUT/latency_full.log" \
+  python3 -m warplab bench latency --full --out "$OUT/latency_full"
 log "done (status $status)"
 tar -czf /tmp/all.tar.gz -C "$OUT" . && mv /tmp/all.tar.gz "$OUT/all.tar.gz"
 exit $status

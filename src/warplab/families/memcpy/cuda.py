@@ -49,6 +49,9 @@ MAX_GRID = 1 << 20   # grid-stride loops cover the rest
 DEFINES = {
     "WARPLAB_MEMCPY_UNROLL": 4,               # 16-byte loads in flight per thread
     "WARPLAB_MEMCPY_BLEV_THREADS": BLEV_THREADS,
+    # the BLEV kernels' registers capped so that their grid (this many blocks a SM, each
+    # dealt a fixed share of the chunks) is resident at once
+    "WARPLAB_MEMCPY_BLEV_BLOCKS": BLEV_BLOCKS_PER_SM,
     "WARPLAB_MEMCPY_WARP_THREADS": WARP_THREADS,
     "WARPLAB_MEMCPY_LOADS": 0,                # load policy of the base module (memcpy_copy.cuh)
     # whether the warp kernel lets its BLEV kernel place blocks once its own have started (1)

@@ -6,7 +6,8 @@
 
 #if !defined(WARPLAB_MEMCPY_UNROLL) || !defined(WARPLAB_MEMCPY_BLEV_THREADS) || \
     !defined(WARPLAB_MEMCPY_WARP_THREADS) || !defined(WARPLAB_MEMCPY_WARP_TRIGGER) || \
-    !defined(WARPLAB_MEMCPY_WARP_SHUFFLE) || !defined(WARPLAB_MEMCPY_BLEV_SEARCH)
+    !defined(WARPLAB_MEMCPY_WARP_SHUFFLE) || !defined(WARPLAB_MEMCPY_BLEV_SEARCH) || \
+    !defined(WARPLAB_MEMCPY_BLEV_BLOCKS)
 #error "compile with the -D constants of families/memcpy/cuda.py (DEFINES)"
 #endif
 #include "memcpy_copy.cuh"
@@ -184,6 +185,18 @@ __device__ __forceinline__ u64 queue_slot(const u64* __restrict__ queue_first, u
     return lo;
 }
 
+// The BLEV kernels' bounds: with WARPLAB_MEMCPY_BLEV_BLOCKS > 0 their registers are capped
+// so that many blocks of WARPLAB_MEMCPY_BLEV_THREADS fit a SM, the grid cuda.py launches (a
+// fixed share of the chunks each: a block that is not resident at first would start its whole
+// share only when another has finished). The header's form then keeps its three addresses in
+// local memory (16 bytes of spill, L1 hits once a chunk). 0: no cap (it takes 40 registers on
+// sm_90, six blocks a SM).
+#if WARPLAB_MEMCPY_BLEV_BLOCKS > 0
+#define BLEV_BOUNDS __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS, WARPLAB_MEMCPY_BLEV_BLOCKS)
+#else
+#define BLEV_BOUNDS __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
+#endif
+
 // Second kernel: a persistent grid walks the global chunk space; chunk g belongs to the last
 // queue slot whose first chunk is <= g (queue_slot), and the block copies its CHUNK bytes.
 // counter[0] is the first kernel's count (queued buffers, chunks), counter[1] the blocks
@@ -220,7 +233,7 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
 }
 
 template <int CHUNK>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
+__global__ void BLEV_BOUNDS
 memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ dst,
                          const u64* __restrict__ sizes, u64* __restrict__ counter,
                          const u32* __restrict__ queue_id,
@@ -232,7 +245,7 @@ memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ ds
 
 // The same behind a header (hdr[0..2]: the arrays' addresses; memcpy_warp_classes_via).
 template <int CHUNK>
-__global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
+__global__ void BLEV_BOUNDS
 memcpy_size_classes_blev_via(const u64* __restrict__ hdr, u64* __restrict__ counter,
                              const u32* __restrict__ queue_id,
                              const u64* __restrict__ queue_first) {
