@@ -216,8 +216,7 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     g2 = WARP_TIERS_WORDS.group2
     for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
-        assert (f"WARP_CLASSES_INST(16, 8, 256, {g2}, 1024, 8192, {WARP_TIERS_WORDS.chunk}, {b}, 4, "
-                f"3, {w})") in source
+        assert f"WARP_CLASSES_INST(16, 8, 256, {g2}, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
 
 
 def test_warp_tiers_classes_at_the_tier_boundaries() -> None:

@@ -136,11 +136,8 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: through a stream of the warp's words (one store per buffer's sector instead of one per
 #: word). (Its second group tier in groups of 16 lanes, two buffers a warp at a time: 512 B
 #: buffers shuffled at 1 GiB 85% -> 91% of the same-size copy on the H200, the 1-1024 B mixes
-#: shuffled at align 1 and 4 3-5% slower; not taken, benchmarks/NOTES.md.) The BLEV kernel
-#: copies 64 KiB chunks (one lookup of the queue per four rounds of a block's loads and
-#: stores; on the H200 the 64 KiB buffers at 1 GiB 1-1.5% faster than with 32 KiB, 16 KiB
-#: chunks 2-5% slower, benchmarks/NOTES.md).
-WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3, chunk=65536)
+#: shuffled at align 1 and 4 3-5% slower; not taken, benchmarks/NOTES.md.)
+WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
