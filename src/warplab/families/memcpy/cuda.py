@@ -69,6 +69,9 @@ DEFINES = {
     # the BLEV kernel's search for a chunk's queue slot: each thread's binary search (0), or
     # the warp's lanes reading 32 slots a round (32; memcpy.cu queue_slot)
     "WARPLAB_MEMCPY_BLEV_SEARCH": 32,
+    # the BLEV kernel takes two consecutive chunks a step where the queue holds at least this
+    # many chunks a block (0: one a step; memcpy.cu blev_body)
+    "WARPLAB_MEMCPY_BLEV_PAIRS": 4,
 }
 
 

@@ -7,7 +7,7 @@
 #if !defined(WARPLAB_MEMCPY_UNROLL) || !defined(WARPLAB_MEMCPY_BLEV_THREADS) || \
     !defined(WARPLAB_MEMCPY_WARP_THREADS) || !defined(WARPLAB_MEMCPY_WARP_TRIGGER) || \
     !defined(WARPLAB_MEMCPY_WARP_SHUFFLE) || !defined(WARPLAB_MEMCPY_BLEV_SEARCH) || \
-    !defined(WARPLAB_MEMCPY_BLEV_BLOCKS)
+    !defined(WARPLAB_MEMCPY_BLEV_BLOCKS) || !defined(WARPLAB_MEMCPY_BLEV_PAIRS)
 #error "compile with the -D constants of families/memcpy/cuda.py (DEFINES)"
 #endif
 #include "memcpy_copy.cuh"
@@ -213,14 +213,25 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
     const u64 c = *counter;
     if (c == 0) return;
     const u64 n_queued = c >> CHUNK_BITS, n_chunks = c & ((1ull << CHUNK_BITS) - 1);
-    for (u64 g = blockIdx.x; g < n_chunks; g += gridDim.x) {
-        const u64 lo = queue_slot(queue_first, n_queued, g);
-        const u64 i = queue_id[lo];
-        const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
-        const u64 size = size_of(sizes, i);
-        const u64 len = size - off < (u64)CHUNK ? size - off : (u64)CHUNK;
-        copy_bytes<false>((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
-                          blockDim.x);
+    // A step of one chunk, or of two consecutive ones where the queue holds at least
+    // WARPLAB_MEMCPY_BLEV_PAIRS chunks a block (0: never): one lookup for twice the bytes
+    // where the grid has enough steps without it.
+    const u64 step = WARPLAB_MEMCPY_BLEV_PAIRS > 0
+                     && n_chunks >= (u64)WARPLAB_MEMCPY_BLEV_PAIRS * gridDim.x ? 2 : 1;
+    for (u64 g0 = blockIdx.x * step; g0 < n_chunks; g0 += gridDim.x * step) {
+        u64 lo = queue_slot(queue_first, n_queued, g0);
+        // the step's pieces: both chunks of one buffer at once, else the buffer's last
+        // chunk, then the next slot's first
+        for (u64 g = g0; g < g0 + step && g < n_chunks; ++lo) {
+            const u64 i = queue_id[lo];
+            const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
+            const u64 left = size_of(sizes, i) - off;
+            const u64 take = left > (u64)CHUNK && g + 1 < g0 + step ? 2 : 1;
+            const u64 len = left < take * CHUNK ? left : take * CHUNK;
+            copy_bytes<false>((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
+                              blockDim.x);
+            g += take;
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
