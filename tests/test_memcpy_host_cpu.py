@@ -154,6 +154,30 @@ def test_concatenate_and_split_host_results_match_numpy() -> None:
         wl.split(np.zeros(7), 2, copy=True)
 
 
+@pytest.mark.parametrize("device", [None, "cpu"])
+def test_the_cpu_backend_named_runs_as_the_default(device: str | None, impl: str) -> None:
+    """``device="cpu"`` on NumPy arrays is the default's call: the same copies, results,
+    records and errors (the host run where its checks pass, the general path's errors
+    where they do not)."""
+    srcs, dsts = _pairs()
+    with wl.record_variants() as ran:
+        wl.copy_batched(srcs, dsts, device=device)
+        out = wl.concatenate(srcs, device=device)
+        pieces = wl.split(out, 5, copy=True, device=device)
+    assert [tuple(r) for r in ran] == [("memcpy_batched", "numpy", "cpu")] * 3
+    assert all(np.array_equal(s, d) for s, d in zip(srcs, dsts))
+    assert np.array_equal(out, np.concatenate(srcs))
+    assert all(np.array_equal(p, s) for p, s in zip(pieces, srcs))
+    srcs, dsts = _pairs(2)
+    srcs[1] = dsts[0][:]
+    with pytest.raises(ValueError, match="overlap"):
+        wl.copy_batched(srcs, dsts[::-1], device=device)
+    with pytest.raises(wl.InvalidValueError):
+        wl.concatenate([np.zeros(2), np.zeros((2, 2))], device=device)
+    with pytest.raises(ValueError):
+        wl.split(np.zeros(7), 2, copy=True, device=device)
+
+
 @pytest.mark.parametrize("case", ["object", "object_field", "list", "subclass", "short",
                                   "size_differs", "read_only_dst", "partial_overlap", "empty"])
 def test_the_c_helper_refuses_what_it_cannot_copy(case: str, impl: str) -> None:

@@ -52,6 +52,12 @@ from warplab.families.memcpy.transfer import (
     side,
 )
 
+#: The ``device`` arguments under which NumPy arrays take the cpu backend's own run
+#: (``host.py``): the default, and the cpu backend named (a host call that is not the host
+#: run's returns nothing there and takes the planned path, whose checks raise for device
+#: arrays).
+_HOST_RUN = (None, "cpu")
+
 
 def _as_list(x: Any, what: str) -> list[Any]:
     if type(x) is list:  # read, never changed: no copy
@@ -146,7 +152,7 @@ def copy_pairs(srcs: Sequence[Any], dsts: Sequence[Any], variant: str | None,
         raise InvalidValueError(f"srcs has {len(srcs)} arrays, dsts has {len(dsts)}")
     if not srcs:
         return
-    if variant is None and device is None and config is DEFAULT \
+    if variant is None and device in _HOST_RUN and config is DEFAULT \
             and host.copy_pairs(srcs, dsts):
         return
     # CuPy arrays on the current device, checked in C; a batch of args_table's launched there
@@ -277,7 +283,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, variant: str | N
     arrays = _as_list(arrays, "arrays")
     if not arrays:
         raise InvalidValueError("need at least one array to concatenate")
-    if variant is None and device is None:
+    if variant is None and device in _HOST_RUN:
         h_out = host.concatenate(arrays, axis)
         if h_out is not None:
             return h_out
@@ -379,7 +385,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0, *, copy: bool = Fal
             return np.split(ary, indices_or_sections, axis)
         (a,), _, xp = _homogeneous([ary], "ary")
         return xp.split(a, indices_or_sections, axis)
-    if variant is None and device is None:
+    if variant is None and device in _HOST_RUN:
         h_pieces = host.split(ary, indices_or_sections, axis)
         if h_pieces is not None:
             return h_pieces
