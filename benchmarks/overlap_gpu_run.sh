@@ -36,15 +36,11 @@
 #   (r) python3 -m warplab latency (latency)                      -> $OUT/latency.json
 #   (v) python3 -m warplab bench latency --full (latfull)      -> $OUT/latency_full/*/latency.json
 #   (t) benchmarks/explore_mean_rows_costs.py (meancosts)            -> $OUT/mean_costs.json
-#   (u) explore_memcpy_floor.py on the BLEV cells (64 KiB buffers at three totals, two
-#       mixes) with the BLEV kernel's steps of one chunk and, where the queue holds 4 chunks
-#       a block, of two (WARPLAB_MEMCPY_BLEV_PAIRS 0, 4), one process each (blevab;
-#       BLEV_CELLS: other cells)                                -> $OUT/floor_pairs{0,4}.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
-# blevab latfull; default the first five). Everything under $OUT
+# latfull; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -155,13 +151,6 @@ want axis0hint && step "(s) axis 0, the L2::256B hint A/B in one process" 240 \
   "$OUT/axis0_hint.log" python3 benchmarks/explore_rows_shapes.py --axis 0 --hint-ab \
   --shapes "${AXIS0_SHAPES:-8192x8192,32x1048576,64x1048576,128x1048576,512x262144,1048576x32}" \
   --json "$OUT/axis0_hint.json"
-for k in 0 4; do
-  want blevab && step "(u) memcpy floor, WARPLAB_MEMCPY_BLEV_PAIRS=$k" 150 \
-    "$OUT/floor_pairs$k.log" python3 benchmarks/explore_memcpy_floor.py \
-    --define WARPLAB_MEMCPY_BLEV_PAIRS=$k \
-    --cells ${BLEV_CELLS:-65536:64M:C_C,65536:256M:C_C,65536:256M:S_S,65536:1G:C_C,65536:1G:S_S,1-65536:64M:C_C:a16,1-65536:256M:S_S:a16,8193-65536:1G:S_S:a1} \
-    --json "$OUT/floor_pairs$k.json"
-done
 want latency && step "(r) the latency campaign" 120 "$OUT/latency.log" \
   python3 -m warplab latency --json "$OUT/latency.json"
 want latfull && step "(v) the latency campaign, full" 400 "$OUT/latency_full.log" \

@@ -49,9 +49,6 @@ MAX_GRID = 1 << 20   # grid-stride loops cover the rest
 DEFINES = {
     "WARPLAB_MEMCPY_UNROLL": 4,               # 16-byte loads in flight per thread
     "WARPLAB_MEMCPY_BLEV_THREADS": BLEV_THREADS,
-    # the BLEV kernels' registers capped so that their grid (this many blocks a SM, each
-    # dealt a fixed share of the chunks) is resident at once
-    "WARPLAB_MEMCPY_BLEV_BLOCKS": BLEV_BLOCKS_PER_SM,
     "WARPLAB_MEMCPY_WARP_THREADS": WARP_THREADS,
     "WARPLAB_MEMCPY_LOADS": 0,                # load policy of the base module (memcpy_copy.cuh)
     # whether the warp kernel lets its BLEV kernel place blocks once its own have started (1)
@@ -66,12 +63,6 @@ DEFINES = {
     # there but cost the tiny cells 4-8% (the kernel's code at 62-64 registers, 4 with
     # spills) (benchmarks/NOTES.md)
     "WARPLAB_MEMCPY_WARP_SHUFFLE": 2,
-    # the BLEV kernel's search for a chunk's queue slot: each thread's binary search (0), or
-    # the warp's lanes reading 32 slots a round (32; memcpy.cu queue_slot)
-    "WARPLAB_MEMCPY_BLEV_SEARCH": 32,
-    # the BLEV kernel takes two consecutive chunks a step where the queue holds at least this
-    # many chunks a block (0: one a step; memcpy.cu blev_body)
-    "WARPLAB_MEMCPY_BLEV_PAIRS": 4,
 }
 
 

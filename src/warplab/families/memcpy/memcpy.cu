@@ -6,8 +6,7 @@
 
 #if !defined(WARPLAB_MEMCPY_UNROLL) || !defined(WARPLAB_MEMCPY_BLEV_THREADS) || \
     !defined(WARPLAB_MEMCPY_WARP_THREADS) || !defined(WARPLAB_MEMCPY_WARP_TRIGGER) || \
-    !defined(WARPLAB_MEMCPY_WARP_SHUFFLE) || !defined(WARPLAB_MEMCPY_BLEV_SEARCH) || \
-    !defined(WARPLAB_MEMCPY_BLEV_BLOCKS) || !defined(WARPLAB_MEMCPY_BLEV_PAIRS)
+    !defined(WARPLAB_MEMCPY_WARP_SHUFFLE)
 #error "compile with the -D constants of families/memcpy/cuda.py (DEFINES)"
 #endif
 #include "memcpy_copy.cuh"
@@ -156,49 +155,8 @@ memcpy_size_classes_tiles(const u64* __restrict__ src, const u64* __restrict__ d
     }
 }
 
-// The queue slot of chunk g: the last slot whose first chunk is <= g (queue_first ascends
-// from queue_first[0] = 0). With WARPLAB_MEMCPY_BLEV_SEARCH 32 the warp's lanes search
-// together: each round every lane reads one of 32 evenly spaced slots of the range, which
-// shrinks to the stretch after the last one at or below g: ceil(log32 n) dependent reads (3
-// for 16,384 slots); with 0 each thread alone halves the range: log2 n (14).
-__device__ __forceinline__ u64 queue_slot(const u64* __restrict__ queue_first, u64 n, u64 g) {
-    u64 lo = 0;
-#if WARPLAB_MEMCPY_BLEV_SEARCH == 32
-    const u32 lane = threadIdx.x & 31;
-    u64 span = n;
-    while (span > 1) {
-        const u64 step = (span + 31) >> 5;
-        const u64 k = (u64)lane * step;
-        const u32 le = __ballot_sync(FULL_MASK, k < span && queue_first[lo + k] <= g);
-        const u64 last = (u64)(31 - __clz(le));  // lane 0 reads queue_first[lo] <= g
-        lo += last * step;
-        span = span - last * step < step ? span - last * step : step;
-    }
-#else
-    u64 hi = n - 1;
-    while (lo < hi) {
-        const u64 mid = (lo + hi + 1) >> 1;
-        if (queue_first[mid] <= g) lo = mid;
-        else hi = mid - 1;
-    }
-#endif
-    return lo;
-}
-
-// The BLEV kernels' bounds: with WARPLAB_MEMCPY_BLEV_BLOCKS > 0 their registers are capped
-// so that many blocks of WARPLAB_MEMCPY_BLEV_THREADS fit a SM, the grid cuda.py launches (a
-// fixed share of the chunks each: a block that is not resident at first would start its whole
-// share only when another has finished). The header's form then keeps its three addresses in
-// local memory (16 bytes of spill, L1 hits once a chunk). 0: no cap (it takes 40 registers on
-// sm_90, six blocks a SM).
-#if WARPLAB_MEMCPY_BLEV_BLOCKS > 0
-#define BLEV_BOUNDS __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS, WARPLAB_MEMCPY_BLEV_BLOCKS)
-#else
-#define BLEV_BOUNDS __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
-#endif
-
 // Second kernel: a persistent grid walks the global chunk space; chunk g belongs to the last
-// queue slot whose first chunk is <= g (queue_slot), and the block copies its CHUNK bytes.
+// queue slot whose first chunk is <= g (binary search), and the block copies its CHUNK bytes.
 // counter[0] is the first kernel's count (queued buffers, chunks), counter[1] the blocks
 // finished here: the last one zeroes both, so the stream's next call finds the queue empty
 // (the counter is the stream's, cuda.py _Queue; every block reads counter[0] before it counts
@@ -213,25 +171,19 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
     const u64 c = *counter;
     if (c == 0) return;
     const u64 n_queued = c >> CHUNK_BITS, n_chunks = c & ((1ull << CHUNK_BITS) - 1);
-    // A step of one chunk, or of two consecutive ones where the queue holds at least
-    // WARPLAB_MEMCPY_BLEV_PAIRS chunks a block (0: never): one lookup for twice the bytes
-    // where the grid has enough steps without it.
-    const u64 step = WARPLAB_MEMCPY_BLEV_PAIRS > 0
-                     && n_chunks >= (u64)WARPLAB_MEMCPY_BLEV_PAIRS * gridDim.x ? 2 : 1;
-    for (u64 g0 = blockIdx.x * step; g0 < n_chunks; g0 += gridDim.x * step) {
-        u64 lo = queue_slot(queue_first, n_queued, g0);
-        // the step's pieces: both chunks of one buffer at once, else the buffer's last
-        // chunk, then the next slot's first
-        for (u64 g = g0; g < g0 + step && g < n_chunks; ++lo) {
-            const u64 i = queue_id[lo];
-            const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
-            const u64 left = size_of(sizes, i) - off;
-            const u64 take = left > (u64)CHUNK && g + 1 < g0 + step ? 2 : 1;
-            const u64 len = left < take * CHUNK ? left : take * CHUNK;
-            copy_bytes<false>((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
-                              blockDim.x);
-            g += take;
+    for (u64 g = blockIdx.x; g < n_chunks; g += gridDim.x) {
+        u64 lo = 0, hi = n_queued - 1;
+        while (lo < hi) {
+            const u64 mid = (lo + hi + 1) >> 1;
+            if (queue_first[mid] <= g) lo = mid;
+            else hi = mid - 1;
         }
+        const u64 i = queue_id[lo];
+        const u64 off = (g - queue_first[lo]) * (u64)CHUNK;
+        const u64 size = size_of(sizes, i);
+        const u64 len = size - off < (u64)CHUNK ? size - off : (u64)CHUNK;
+        copy_bytes<false>((u8*)dst[i] + off, (const u8*)src[i] + off, len, threadIdx.x,
+                          blockDim.x);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -244,7 +196,7 @@ __device__ __forceinline__ void blev_body(const u64* __restrict__ src, const u64
 }
 
 template <int CHUNK>
-__global__ void BLEV_BOUNDS
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
 memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ dst,
                          const u64* __restrict__ sizes, u64* __restrict__ counter,
                          const u32* __restrict__ queue_id,
@@ -256,7 +208,7 @@ memcpy_size_classes_blev(const u64* __restrict__ src, const u64* __restrict__ ds
 
 // The same behind a header (hdr[0..2]: the arrays' addresses; memcpy_warp_classes_via).
 template <int CHUNK>
-__global__ void BLEV_BOUNDS
+__global__ void __launch_bounds__(WARPLAB_MEMCPY_BLEV_THREADS)
 memcpy_size_classes_blev_via(const u64* __restrict__ hdr, u64* __restrict__ counter,
                              const u32* __restrict__ queue_id,
                              const u64* __restrict__ queue_first) {
