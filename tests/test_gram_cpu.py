@@ -1,8 +1,9 @@
 """CPU tests of the tensor-core Gram kernels (``families/corr/gram*.py``, ``gram.cu``).
 
 No GPU here, so the kernel's index arithmetic is checked by a NumPy model that repeats the
-formulas of ``gram.cu`` line by line (block order, cp.async copies into the shared-memory ring,
-fragment reads, the PTX ISA fragment layouts of m8n8k4 .f64 and m16n8k8 .tf32, the epilogue):
+formulas of ``gram.cu`` and ``gram_mma.cuh`` line by line (block order, cp.async copies into
+the shared-memory ring, fragment reads, the PTX ISA fragment layouts of m8n8k4 .f64 and
+m16n8k8 .tf32, the epilogue):
 every product of every tile must be formed exactly once and every element of C written once.
 Plus: launch plans, TF32 rounding, the NumPy reference and the stated error bounds, bad input.
 """
@@ -130,7 +131,7 @@ def test_k_pairing_is_a_bijection_of_each_step() -> None:
 
 
 def block_tile(sym: bool, L: int, tiles_m: int, tiles_n: int) -> tuple[int, int]:
-    """gram.cu block_tile."""
+    """block_tile (gram_mma.cuh)."""
     if sym:
         r = int((math.sqrt(8.0 * L + 1.0) - 1.0) * 0.5)
         while r * (r + 1) // 2 > L:
@@ -327,7 +328,7 @@ def conflict_free(words: np.ndarray, width: int) -> bool:
 
 @pytest.mark.parametrize("config", CONFIG_NAMES)
 def test_fragment_reads_are_bank_conflict_free(config: str) -> None:
-    """gram.cu's fragment reads with rows of ``row_stride`` elements (banks of 4 bytes)."""
+    """The fragment reads (gram_mma.cuh) with rows of ``row_stride`` elements (banks of 4 bytes)."""
     cfg = gc.CONFIGS[config]
     g, t = LANES >> 2, LANES & 3
     lds = cfg.row_stride(0)
