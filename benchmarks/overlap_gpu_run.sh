@@ -36,11 +36,14 @@
 #   (r) python3 -m warplab latency (latency)                      -> $OUT/latency.json
 #   (v) python3 -m warplab bench latency --full (latfull)      -> $OUT/latency_full/*/latency.json
 #   (t) benchmarks/explore_mean_rows_costs.py (meancosts)            -> $OUT/mean_costs.json
+#   (w) the memcpy shard of the GPU suite (test_memcpy_gpu, _windows_gpu, _ceiling_gpu in one
+#       process, as gpu_shards.sh runs them), twice in a row (memshard; MEMSHARD_PYTEST: the
+#       command, e.g. compute-sanitizer in front)          -> $OUT/pytest-memshard-{1,2}.log
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
-# latfull; default the first five). Everything under $OUT
+# latfull memshard; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -151,6 +154,11 @@ want axis0hint && step "(s) axis 0, the L2::256B hint A/B in one process" 240 \
   "$OUT/axis0_hint.log" python3 benchmarks/explore_rows_shapes.py --axis 0 --hint-ab \
   --shapes "${AXIS0_SHAPES:-8192x8192,32x1048576,64x1048576,128x1048576,512x262144,1048576x32}" \
   --json "$OUT/axis0_hint.json"
+for i in 1 2; do
+  want memshard && step "(w) the memcpy shard, run $i" 280 "$OUT/pytest-memshard-$i.log" \
+    ${MEMSHARD_PYTEST:-python3 -m pytest} -m gpu -q -rfEs -p no:cacheprovider --maxfail=5 \
+    --tb=short $g/test_memcpy_gpu.py $g/test_memcpy_windows_gpu.py $g/test_memcpy_ceiling_gpu.py
+done
 want latency && step "(r) the latency campaign" 120 "$OUT/latency.log" \
   python3 -m warplab latency --json "$OUT/latency.json"
 want latfull && step "(v) the latency campaign, full" 400 "$OUT/latency_full.log" \
