@@ -1,7 +1,8 @@
 // The PTX pieces of the Gram kernel (gram.cu, which includes this after its Shape table):
 // cp.async into shared memory, TF32 rounding, the mma.sync wrappers (m8n8k4 and m16n8kK
 // float64, m16n8k8 TF32), the fragment loads with the k pairing, and the block's tile of C.
-// The fragment layouts they rely on are listed at the top of gram.cu.
+// The fragment layouts they rely on are listed at the top of gram.cu; block_tile reads its
+// GROUP, and i64 comes from warplab.cuh, both included before this.
 #pragma once
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
