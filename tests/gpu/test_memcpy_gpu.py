@@ -283,11 +283,11 @@ def _big_batch(seed: int, count: int = 40) -> tuple:
 @pytest.mark.parametrize("count,largest", [(1025, 3 * 32768 + 7), (3000, 3 * 32768 + 7),
                                            (33_000, 12_000)])
 def test_long_blev_queue_copies_exactly(variant: str, count: int, largest: int) -> None:
-    """Long BLEV queues (1,025 to 33,000 queued buffers) of ragged chunk counts, between
-    buffers the first kernel copies and ones of size 0 or negative (copy nothing), and, for
-    the 3,000 and 33,000, more chunks than the BLEV grid has blocks: every byte lands,
-    nothing else is written (checked on the device: a mask of the buffers' bytes from a
-    running sum of +1 at each start and -1 at each end)."""
+    """Long BLEV queues (1,025 to 33,000 queued buffers of 1-4 chunks: more chunks than the
+    BLEV grid has blocks, 2 to 31 a block) between buffers the first kernel copies and ones
+    of size 0 or negative (copy nothing): every byte lands, nothing else is written (checked
+    on the device: a mask of the buffers' bytes from a running sum of +1 at each start and -1
+    at each end)."""
     rng = np.random.default_rng(count)
     n = 2 * count
     sizes = rng.integers(8193, largest + 1, size=n)
