@@ -39,11 +39,14 @@
 #   (w) the memcpy shard of the GPU suite (test_memcpy_gpu, _windows_gpu, _ceiling_gpu in one
 #       process, as gpu_shards.sh runs them), twice in a row (memshard; MEMSHARD_PYTEST: the
 #       command, e.g. compute-sanitizer in front)          -> $OUT/pytest-memshard-{1,2}.log
+#   (x) the BLEV queue's GPU tests (the long queues, the pointer form across calls, streams
+#       and threads, copy_batched's plans across threads) in a loop in QUEUE_PROCS processes
+#       (default 4) for QUEUE_SECONDS (200) (queuestress)         -> $OUT/queue-stress-N.log
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
-# latfull memshard; default the first five). Everything under $OUT
+# latfull memshard queuestress; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -159,6 +162,30 @@ for i in 1 2; do
     ${MEMSHARD_PYTEST:-python3 -m pytest} -m gpu -q -rfEs -p no:cacheprovider --maxfail=5 \
     --tb=short $g/test_memcpy_gpu.py $g/test_memcpy_windows_gpu.py $g/test_memcpy_ceiling_gpu.py
 done
+queue_loop() {  # seconds log: the BLEV queue's GPU tests, one pytest process after another
+  local end=$(( $(date +%s) + $1 )) i=0 fails=0 rc
+  while [ "$(date +%s)" -lt "$end" ]; do
+    i=$((i + 1))
+    timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider --tb=short -x \
+      $g/test_memcpy_gpu.py -k "long_blev or pointer_form_queue or copy_batched_plans_across" \
+      > "$2.last" 2>&1
+    rc=$?
+    echo "iteration $i: exit $rc, $(tail -n 1 "$2.last")" >> "$2"
+    [ $rc = 0 ] || { fails=$((fails + 1)); tail -n 40 "$2.last" >> "$2"; }
+  done
+  rm -f "$2.last"
+  echo "$i iterations, $fails failed" >> "$2"
+  [ $fails = 0 ]
+}
+if want queuestress; then
+  log "(x) the BLEV queue's tests in a loop, ${QUEUE_PROCS:-4} processes, ${QUEUE_SECONDS:-200} s"
+  pids=()
+  for k in $(seq "${QUEUE_PROCS:-4}"); do
+    queue_loop "${QUEUE_SECONDS:-200}" "$OUT/queue-stress-$k.log" & pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  for f in "$OUT"/queue-stress-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
+fi
 want latency && step "(r) the latency campaign" 120 "$OUT/latency.log" \
   python3 -m warplab latency --json "$OUT/latency.json"
 want latfull && step "(v) the latency campaign, full" 400 "$OUT/latency_full.log" \
