@@ -17,7 +17,7 @@ import numpy as np
 from warplab.families.histogram.cuda import EXPRESSIONS, vec_shared_bytes
 from warplab.families.histogram.spec import resolve
 from warplab.lab.harness import data
-from warplab.lab.harness.ceilings import copy_bandwidth
+from warplab.lab.harness.ceiling_rates import copy_bandwidth
 from warplab.lab.harness.timing import back_to_back_ms
 from warplab.families.histogram.cpu import byte_counts
 from warplab.core.loader import get_kernel, occupancy_blocks_per_sm

@@ -36,7 +36,7 @@ from typing import Any, Callable
 import cupy
 import numpy as np
 
-from warplab.lab.harness.ceilings import copy_bandwidth, read_bandwidth
+from warplab.lab.harness.ceiling_rates import copy_bandwidth, read_bandwidth
 from warplab.lab.harness.timing import back_to_back_ms
 from warplab.families.histogram import api, binning, minmax_cuda, numeric, numeric_cuda, numeric_fast
 from warplab.lab.campaigns.histogram.comparators import cccl_histogram_even_range

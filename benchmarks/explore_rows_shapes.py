@@ -46,7 +46,7 @@ from warplab.core.loader import defines, get_kernel
 from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
 from warplab.lab.campaigns.series.bench import back_to_back
 from warplab.lab.campaigns.series.measure import max_rel
-from warplab.lab.harness.ceilings import read_bandwidth
+from warplab.lab.harness.ceiling_rates import read_bandwidth
 
 ROWS = ((1 << 20, 32), (1 << 17, 256), (1 << 21, 33), (65536, 1000), (32768, 4097),
         (8192, 8192), (256, 1 << 20), (16, 1 << 24))

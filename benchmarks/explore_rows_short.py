@@ -178,7 +178,7 @@ def per_launch_ms(fn) -> float:
 
 def held_ms(fn) -> float:
     """One launch queued behind the harness's blocking kernel (as the campaign tables)."""
-    from warplab.lab.harness.ceilings import _timed
+    from warplab.lab.harness.ceiling_rates import _timed
 
     return _timed(fn, cuda=True, warmup=3, runs=30, hold=True)["median"]
 

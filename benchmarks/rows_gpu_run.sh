@@ -47,7 +47,7 @@ want latency && step "(d) latency" 120 "$OUT/latency.log" \
   python3 -m warplab latency --json "$OUT/latency.json"
 want latency && tail -n 40 "$OUT/latency.log" >> "$LOG"
 want ceiling && step "(e) read ceiling" 90 "$OUT/read_ceiling.log" python3 -c "
-from warplab.lab.harness.ceilings import read_bandwidth
+from warplab.lab.harness.ceiling_rates import read_bandwidth
 for mib in (1024, 256, 128):
     r = read_bandwidth('cuda', 20, mib << 20)
     print(mib, 'MiB', round(r['read_gbps']), {k: round(v) for k, v in r['read_gbps_by_method'].items()})"

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from warplab import cli
-from warplab.lab.harness import ceilings
+from warplab.lab.harness import ceiling_rates, ceilings
 
 MEASURED = ("copy_gbps", "read_gbps", "sgemm_gflops", "dgemm_gflops")
 GPU_ONLY = ("h2d_pinned_gbps", "h2d_pageable_gbps", "d2h_pinned_gbps", "d2h_pageable_gbps")
@@ -21,42 +21,42 @@ def test_cpu_ceilings_measured_and_cached() -> None:
         assert c[f"{name}_method"] and c[f"{name}_ms"]["median"] > 0
     for key in GPU_ONLY:
         assert c[key] is None and "cuda" in c[key.replace("_gbps", "_method")]
-    assert c["sgemm_n"] == c["dgemm_n"] == ceilings.GEMM_N["cpu"]
+    assert c["sgemm_n"] == c["dgemm_n"] == ceiling_rates.GEMM_N["cpu"]
     assert c["datasheet_fp32_gflops"] is None and c["datasheet_bw_gbps"] is None
     assert ceilings.measure_all("cpu") is c
-    assert ceilings.copy_bandwidth("cpu")["copy_gbps"] == c["copy_gbps"]
+    assert ceiling_rates.copy_bandwidth("cpu")["copy_gbps"] == c["copy_gbps"]
 
 
 def test_cpu_read_ceiling_is_the_fastest_read() -> None:
-    c = ceilings.read_bandwidth("cpu", nbytes=1 << 20)
+    c = ceiling_rates.read_bandwidth("cpu", nbytes=1 << 20)
     by = c["read_gbps_by_method"]
-    assert set(by) == {name for name, _ in ceilings.CPU_READS}
+    assert set(by) == {name for name, _ in ceiling_rates.CPU_READS}
     assert c["read_gbps"] == pytest.approx(max(by.values()))
-    assert c["read_method"].startswith(ceilings.CPU_READ_METHOD) and c["read_bytes"] == 1 << 20
+    assert c["read_method"].startswith(ceiling_rates.CPU_READ_METHOD) and c["read_bytes"] == 1 << 20
 
 
 def test_cpu_ceilings_measured_another_way_are_measured_again(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("WARPLAB_CACHE_DIR", str(tmp_path))
     ceilings._MEMO.clear()
     old = {"copy_gbps": 1.0, "read_gbps": 2.0, "read_method": "np.sum of float32, bytes read",
-           "sgemm_n": ceilings.GEMM_N["cpu"]}
+           "sgemm_n": ceiling_rates.GEMM_N["cpu"]}
     ceilings.cache_path("cpu").write_text(json.dumps(old))
     assert ceilings.cached_ceilings("cpu") is None  # the read ceiling of np.sum alone
     calls: list = []
     monkeypatch.setattr(ceilings, "_measure_all", lambda b: calls.append(b) or {
-        "copy_gbps": 3.0, "read_method": ceilings.CPU_READ_METHOD + " (x)",
-        "sgemm_n": ceilings.GEMM_N["cpu"]})
+        "copy_gbps": 3.0, "read_method": ceiling_rates.CPU_READ_METHOD + " (x)",
+        "sgemm_n": ceiling_rates.GEMM_N["cpu"]})
     assert ceilings.measure_all("cpu")["copy_gbps"] == 3.0 and calls == ["cpu"]
     ceilings._MEMO.clear()
     assert ceilings.cached_ceilings("cpu")["copy_gbps"] == 3.0  # stored, current: reused
-    assert ceilings.stale({**old, "read_method": ceilings.CPU_READ_METHOD, "sgemm_n": 512},
+    assert ceilings.stale({**old, "read_method": ceiling_rates.CPU_READ_METHOD, "sgemm_n": 512},
                           "cpu")
     assert not ceilings.stale(old, "cuda")
 
 
 def test_transfer_direction_checked() -> None:
     with pytest.raises(ValueError, match="direction"):
-        ceilings.host_transfer("cpu", "h2h", True)
+        ceiling_rates.host_transfer("cpu", "h2h", True)
 
 
 def test_datasheet_h100() -> None:

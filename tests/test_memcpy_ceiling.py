@@ -25,7 +25,7 @@ from warplab.lab.campaigns.memcpy.cells import Case
 from warplab.lab.campaigns.memcpy.grid import run_planned
 from warplab.lab.report import load_results
 from warplab.lab.report.memcpy import every_variant_tables, grid_tables
-from warplab.lab.report.memcpy import case_key
+from warplab.lab.report.memcpy_grid import case_key
 from warplab.lab.report.memcpy_target import cell_ceiling, scatter_ceilings, target_met
 
 COPY = 3000.0

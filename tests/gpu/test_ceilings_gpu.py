@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import warplab
-from warplab.lab.harness import ceilings
+from warplab.lab.harness import ceiling_rates, ceilings
 
 pytestmark = pytest.mark.gpu
 if not warplab.cuda_available():
@@ -33,10 +33,10 @@ def test_memory_bandwidth_near_datasheet(ceil: dict) -> None:
 def test_every_read_kernel_reads_every_word(nbytes: int) -> None:
     """Each read kernel's block sums add up to the words read (read_bandwidth raises when not)
     at sizes that are not a multiple of any chunk, and the ceiling is the fastest of them."""
-    ceilings.read_bandwidth.cache_clear()
-    got = ceilings.read_bandwidth("cuda", runs=2, nbytes=nbytes)
+    ceiling_rates.read_bandwidth.cache_clear()
+    got = ceiling_rates.read_bandwidth("cuda", runs=2, nbytes=nbytes)
     by = got["read_gbps_by_method"]
-    assert set(by) == {name for name, *_ in ceilings.CUDA_READS}
+    assert set(by) == {name for name, *_ in ceiling_rates.CUDA_READS}
     assert got["read_gbps"] == pytest.approx(max(by.values()))
 
 
@@ -61,7 +61,7 @@ def test_tf32_mode_is_switched_off_and_restored() -> None:
     before = linalg.get_compute_type(np.float32)
     linalg.set_compute_type(np.float32, linalg.COMPUTE_TYPE_TF32)
     try:
-        got = ceilings.gemm_rate("cuda", "float32", n=2048, runs=3)
+        got = ceiling_rates.gemm_rate("cuda", "float32", n=2048, runs=3)
         assert "TF32" in got["sgemm_method"] and got["sgemm_tf32"] is False
         assert linalg.get_compute_type(np.float32) == linalg.COMPUTE_TYPE_TF32
     finally:

@@ -16,10 +16,10 @@ from matplotlib.image import imread
 from warplab.lab.harness import results as results_mod
 from warplab.lab.report import build_report, load_results
 from warplab.lab.report.memcpy import (
-    call_tables, case_key, class_label, every_variant_tables, grid_tables, memcpy_figures,
-    target_met,
+    call_tables, every_variant_tables, grid_tables, memcpy_figures,
 )
-from warplab.lab.report.memcpy_target import INVALID, scatter_ceilings, valid_scatter
+from warplab.lab.report.memcpy_grid import case_key, class_label
+from warplab.lab.report.memcpy_target import INVALID, scatter_ceilings, target_met, valid_scatter
 from warplab.lab.report.summary import headlines, summary_table
 from warplab.lab.report.tables import glance_tables, median_tables
 
@@ -375,7 +375,7 @@ def test_page(report: tuple[Path, str]) -> None:
 
 def test_default_is_the_registry_default() -> None:
     from warplab.core import registry
-    from warplab.lab.report.memcpy import DEFAULT
+    from warplab.lab.report.memcpy_grid import DEFAULT
 
     assert registry.variants("memcpy_batched", "cuda")[0].name == DEFAULT
 
@@ -385,7 +385,7 @@ def test_runs_from_before_a_switch_keep_their_default() -> None:
     ``warp_classes``: the tables call those the default where the current one is absent."""
     from types import SimpleNamespace
 
-    from warplab.lab.report.memcpy import DEFAULT, default_name
+    from warplab.lab.report.memcpy_grid import DEFAULT, default_name
 
     def rows(*names: str) -> list:
         return [SimpleNamespace(variant=n, provider="warplab") for n in names]

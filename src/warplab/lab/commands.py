@@ -12,7 +12,8 @@ from rich.table import Table
 
 from warplab.lab.harness.campaign import device_meta, timestamped
 from warplab.lab.harness.tables import print_table
-from warplab.lab.harness.ceilings import cached_ceilings, comparison_rows, copy_bandwidth, measure_all
+from warplab.lab.harness.ceiling_rates import copy_bandwidth
+from warplab.lab.harness.ceilings import cached_ceilings, comparison_rows, measure_all
 from warplab.lab.console import console, dump_json
 from warplab.core.device import cuda_status, resolve_backend
 from warplab.lab.campaigns import CAMPAIGNS

@@ -66,7 +66,7 @@ CANONICAL_ORDER: dict[str, tuple[str, ...]] = {
     # the Pearson report's steps 3-5 literally, the lecture's tiling, the tensor-core default
     "corrcoef": ("pairwise_direct", "tiled_smem", "tc_gram"),
     # one copy call per buffer, the obvious one-launch kernels, CUB's DeviceBatchMemcpy design,
-    # then the default and the older defaults (memcpy.EARLIER_DEFAULTS)
+    # then the default and the older defaults (memcpy_grid.EARLIER_DEFAULTS)
     "memcpy": ("loop_memcpy_async", "block_per_buffer", "warp_per_buffer", "size_classes",
                "warp_tiers_windows", "warp_tiers_words", "warp_classes", "size_classes_tuned"),
 }

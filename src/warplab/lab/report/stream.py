@@ -30,7 +30,7 @@ from matplotlib.ticker import FixedLocator, NullLocator
 
 from warplab.lab.report.groups import STREAM_FAMILIES, group_by, latest, styles_for
 from warplab.lab.report.load import Results, Row, num
-from warplab.lab.report.memcpy import fmt_bytes
+from warplab.lab.report.memcpy_grid import fmt_bytes
 from warplab.lab.report.plotkit import DPI, LABEL_PT, TICK_PT, _text, finish_panels
 from warplab.lab.report.roofline import device_ceilings
 from warplab.lab.report.skips import SkippedFigure

@@ -26,9 +26,9 @@ the best warplab variant and its % of roof are still given. A % of roof above 10
 a CPU with the reason where the input is smaller than the roof's buffer (:func:`pct_text`).
 
 Two families pick their own row (their report modules, :mod:`warplab.lab.report.corr` and
-:mod:`warplab.lab.report.memcpy`): ``corrcoef`` one row per precision, the fastest warplab variant
-of that precision against the fastest comparator at the largest M (the public call, rates in
-effective FLOP/s, errors named next to the times; roof: the DGEMM or SGEMM its arithmetic runs
+:mod:`warplab.lab.report.memcpy_grid`): ``corrcoef`` one row per precision, the fastest warplab
+variant of that precision against the fastest comparator at the largest M (the public call, rates
+in effective FLOP/s, errors named next to the times; roof: the DGEMM or SGEMM its arithmetic runs
 against); ``memcpy`` the grid's worst case of the default against CUB (GB/s counting all bytes,
 roof: that case's cell ceiling, the lower of copy and a valid scatter ceiling), the ratio's
 spread over the grid, and the share of cases with buffers >= 1 KiB at >= 85% of the copy
@@ -58,7 +58,7 @@ from typing import Any, Sequence
 
 from warplab.lab.report import corr as _corr
 from warplab.lab.report import latency as _latency
-from warplab.lab.report import memcpy as _memcpy
+from warplab.lab.report import memcpy_grid as _memcpy_grid
 from warplab.lab.report import numpy as _numpy
 from warplab.lab.report import stream as _stream
 from warplab.lab.report.gallery import KIND_ORDER, FigureRef
@@ -295,7 +295,7 @@ def _own_headlines(results: Results, family: str) -> list[Headline]:
         if family == "corrcoef":
             picks = _corr.headline_picks(drows)
         elif family == "memcpy":
-            pick = _memcpy.headline_pick(results, device, drows)
+            pick = _memcpy_grid.headline_pick(results, device, drows)
             picks = [pick] if pick is not None else []
         metric = "gflops" if family == "corrcoef" else "gbps"
         for p in picks:
@@ -334,7 +334,7 @@ def pct_text(h: Headline) -> str:
         return fmt_pct(x)
     moved = h.best.bytes_moved if h.best is not None else None
     if h.backend == "cpu" and moved and h.roof_bytes and moved < h.roof_bytes:
-        size, roof = _memcpy.fmt_bytes(moved), _memcpy.fmt_bytes(h.roof_bytes)
+        size, roof = _memcpy_grid.fmt_bytes(moved), _memcpy_grid.fmt_bytes(h.roof_bytes)
         return (f"{fmt_pct(x)} (above the measured roof: its {size} stay in the CPU's caches "
                 f"between runs; the {h.roof_name} roof reads {roof} from memory)")
     return fmt_pct(x) + " (above the measured roof)"

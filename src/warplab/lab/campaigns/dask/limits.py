@@ -75,19 +75,19 @@ def device_peaks(backend: str, precisions: tuple[str, ...]) -> dict[str, Any]:
     and the pinned H2D GB/s (None on the cpu backend). Runs on the workers by
     ``client.run`` too, so each worker measures its own GPU."""
     from warplab.core.device import cpu_properties, device_properties
-    from warplab.lab.harness import ceilings as hc
+    from warplab.lab.harness import ceiling_rates as hr, ceilings as hc
 
     if backend != "cuda":
-        g = hc.gemm_rate("cpu", "float64")["dgemm_gflops"]
+        g = hr.gemm_rate("cpu", "float64")["dgemm_gflops"]
         return {"device": cpu_properties().get("name"), "dgemm_gflops": g, "tf32gemm_gflops": g,
                 "h2d_pinned_gbps": None}
     props = device_properties()
     out: dict[str, Any] = {"device": props.get("name"), **hc.datasheet(props)}
     if "float64" in precisions:
-        out["dgemm_gflops"] = hc.gemm_rate("cuda", "float64")["dgemm_gflops"]
+        out["dgemm_gflops"] = hr.gemm_rate("cuda", "float64")["dgemm_gflops"]
     if {"float32", "tf32"} & set(precisions):
         out["tf32gemm_gflops"] = _tf32_gemm_gflops()
-    out["h2d_pinned_gbps"] = hc.host_transfer("cuda", "h2d", True)["h2d_pinned_gbps"]
+    out["h2d_pinned_gbps"] = hr.host_transfer("cuda", "h2d", True)["h2d_pinned_gbps"]
     import cupy
 
     cupy.get_default_memory_pool().free_all_blocks()

@@ -24,7 +24,7 @@ accumulator ``params.acc``: the K2 seeds and the comparators sum in the input ty
 gets N 2^-24 4, warplab's default and NumPy's reference float64), ``pct_of_read_bw`` (GB/s as %
 of the measured read ceiling ``meta.ceilings.read_gbps``; GB/s = ``axis_bytes_moved`` / median),
 ``read_gbps_same_bytes`` (the same read kernel over the input's own bytes, for inputs of at
-least ``SAME_BYTES_MIN``; None below: ``bench/ceilings.read_bandwidth`` says why it is lower than
+least ``SAME_BYTES_MIN``; None below: ``ceiling_rates.read_bandwidth`` says why it is lower than
 the 1 GiB ceiling) and ``pct_of_read_same_bytes``.
 
 ``series_accuracy`` (the accuracy table): per (M, N, eps) of ``ACCURACY_TABLE``, the SUMS of the
@@ -53,7 +53,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from warplab.lab.harness.campaign import finish_campaign
-from warplab.lab.harness.ceilings import measure_all, read_bandwidth
+from warplab.lab.harness.ceiling_rates import read_bandwidth
+from warplab.lab.harness.ceilings import measure_all
 from warplab.lab.harness.comparators import Provider, available, cpu_note
 from warplab.lab.harness.measure import Settings
 from warplab.lab.harness.results import make_result
