@@ -5,7 +5,7 @@ One function per ceiling, each cached per process and backend, each returning fl
 ``<name>_<unit>`` (the median rate), ``<name>_ms`` (timing statistics), ``<name>_method``:
 
 - ``copy_gbps``: a large device-to-device copy (``cudaMemcpyAsync``), bytes read + written.
-- ``read_gbps``: read-only, the fastest of the read kernels of kernels/ceilings.cu over 1 GiB
+- ``read_gbps``: read-only, the fastest of the read kernels of harness/ceilings.cu over 1 GiB
   (16-byte loads, one word written per block; a grid stride or one chunk per block); bytes read.
 - ``h2d_pinned_gbps``, ``h2d_pageable_gbps``, ``d2h_pinned_gbps``, ``d2h_pageable_gbps``:
   256 MiB ``cudaMemcpyAsync`` between host and device, pinned or pageable host memory.
@@ -90,7 +90,7 @@ def copy_bandwidth(backend: str, nbytes: int | None = None, runs: int = 20) -> d
     return _rate("copy", "gbps", 2 * n, st, method, copy_bytes=n)
 
 
-#: The cuda read kernels (kernels/ceilings.cu), each (kernel, blocks per SM, threads per block,
+#: The cuda read kernels (harness/ceilings.cu), each (kernel, blocks per SM, threads per block,
 #: one contiguous chunk per block); the read ceiling is the fastest of them.
 CUDA_READS = (("read_words", 8, 256, False), ("read_chunks4", 4, 512, True),
               ("read_chunks8", 4, 512, True))
@@ -99,7 +99,7 @@ CUDA_READS = (("read_words", 8, 256, False), ("read_chunks4", 4, 512, True),
 @functools.lru_cache(maxsize=16)
 def read_bandwidth(backend: str, runs: int = 20, nbytes: int | None = None) -> dict:
     """Read-only ceiling: bytes read per second, the fastest of :data:`CUDA_READS` (see
-    kernels/ceilings.cu: ``read_words`` a grid-stride loop, ``read_chunks*`` one contiguous
+    harness/ceilings.cu: ``read_words`` a grid-stride loop, ``read_chunks*`` one contiguous
     chunk per block with streaming loads), over 1 GiB (cuda; less if memory is short) or
     ``nbytes`` (rounded down to 16 bytes); ``read_gbps_by_method`` keeps every kernel's.
 

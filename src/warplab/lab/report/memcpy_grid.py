@@ -27,7 +27,6 @@ from warplab.lab.report.units import fmt_pct
 DEFAULT = "warp_tiers_windows"   # the cuda default (rank 0 of memcpy_batched)
 #: The defaults before, newest first: what older runs measured as their default.
 EARLIER_DEFAULTS = ("warp_tiers_words", "warp_classes", "size_classes_tuned")
-LAYOUTS = ("consecutive", "shuffle")
 Class = tuple[int, int]
 
 
