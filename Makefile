@@ -16,8 +16,9 @@ $(BIN)/.numpy:
 	$(BIN)/python -m pip install -q numpy
 	touch $@
 
-# setup.py builds the C helpers (core/*.c) in the editable install: editing them reinstalls.
-$(BIN)/.installed: $(BIN)/.numpy pyproject.toml setup.py $(wildcard src/warplab/core/*.c)
+# setup.py builds the C helpers (core/*.c, core/*.h) in the editable install: editing them
+# reinstalls.
+$(BIN)/.installed: $(BIN)/.numpy pyproject.toml setup.py $(wildcard src/warplab/core/*.[ch])
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
 	touch $@

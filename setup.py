@@ -1,8 +1,8 @@
 """The C helpers of the library, built with the package: ``warplab.core._launch`` (the short
-paths' kernel launch and small reads, ``core/launch.c``), ``warplab.core._ntcopy`` (the
-staging copy with streaming stores, ``core/ntcopy.c``) and ``warplab.core._hostcopy``
-(``copy_batched`` of NumPy arrays, ``core/hostcopy.c``). Everything else about the package is in
-``pyproject.toml``.
+paths' kernel launch, ``core/launch.c``, and small reads, ``core/readback.c``),
+``warplab.core._ntcopy`` (the staging copy with streaming stores, ``core/ntcopy.c``) and
+``warplab.core._hostcopy`` (``copy_batched``'s pairs: NumPy arrays in ``core/hostcopy.c``, CuPy
+arrays in ``core/devicepairs.c``). Everything else about the package is in ``pyproject.toml``.
 
 setuptools stays the build backend: it already builds the package, and ``Extension(...,
 optional=True)`` lets a build without a C compiler or Python headers succeed without the
@@ -19,15 +19,20 @@ import os
 
 from setuptools import Distribution, Extension, setup
 
+CORE = "src/warplab/core/"
 EXTENSIONS = [
     # Every architecture builds it; only x86-64 (SSE2) has streaming stores, and ntcopy.py
     # uses np.copyto elsewhere (the module's STREAMING is 0 there).
-    Extension("warplab.core._ntcopy", ["src/warplab/core/ntcopy.c"], optional=True),
-    # copy_batched of NumPy arrays: every pair checked, then copied (families/memcpy/host.py).
-    Extension("warplab.core._hostcopy", ["src/warplab/core/hostcopy.c"], optional=True),
+    Extension("warplab.core._ntcopy", [CORE + "ntcopy.c"], optional=True),
+    # copy_batched's pairs: every pair checked, then copied (families/memcpy/host.py) or its
+    # addresses packed (families/memcpy/transfer.py). depends: the internal headers, which
+    # rebuild the module when they change and go into the sdist.
+    Extension("warplab.core._hostcopy", [CORE + "hostcopy.c", CORE + "devicepairs.c"],
+              depends=[CORE + "hostcopy_pairs.h", CORE + "hidden.h"], optional=True),
 ]
 if os.name == "posix":  # dlopen and pthreads
-    EXTENSIONS.append(Extension("warplab.core._launch", ["src/warplab/core/launch.c"],
+    EXTENSIONS.append(Extension("warplab.core._launch", [CORE + "launch.c", CORE + "readback.c"],
+                                depends=[CORE + "launch_driver.h", CORE + "hidden.h"],
                                 libraries=["dl", "pthread"], optional=True))
 
 

@@ -1,4 +1,4 @@
-"""The C reader of ``copy_batched``'s device pairs (``core/hostcopy.c``: ``device_pairs``) A/B
+"""The C reader of ``copy_batched``'s device pairs (``core/devicepairs.c``: ``device_pairs``) A/B
 between two builds of the extension, with CuPy arrays over host memory
 (``cupy.cuda.UnownedMemory``): no GPU needed, only CuPy installed (not part of the package's
 API).

@@ -1,4 +1,4 @@
-"""``copy_batched``'s few-buffer launch made by the C reader of the pairs (``core/hostcopy.c``
+"""``copy_batched``'s few-buffer launch made by the C reader of the pairs (``core/devicepairs.c``
 ``device_pairs`` with a launch; no GPU: ``fake_cupy`` arrays, and launch.c's ``launch_1d``
 replaced by a ctypes callback under the capsule's name that records each launch and runs the
 table kernel's model). The reader launches exactly the batches ``plan.decide`` gives

@@ -1,7 +1,9 @@
 /* warplab's kernel launch for small calls: one cuLaunchKernel from C.
  *
- * Built with the package as the extension module warplab.core._launch (setup.py); used by
- * core/launch.py and core/scalar.py.
+ * Built with the package as the extension module warplab.core._launch (setup.py) from this
+ * file (the driver, the launches, the module) and readback.c (the device-to-host reads read
+ * and read_into); launch_driver.h is what the two share. Used by core/launch.py and
+ * core/scalar.py.
  *
  * CuPy's RawKernel call packs its arguments in Cython (a few microseconds for a kernel of
  * five arguments); launching through ctypes or cuda.bindings from Python costs more still
@@ -36,37 +38,21 @@
  *   cuLaunchKernel follows, and its error is the one raised. can_launch_after() says whether
  *   the driver has cuLaunchKernelEx (CUDA 12.0 and later).
  *
- * launch_1d (a capsule, not a function): the C function hostcopy.c's device_pairs launches
+ * launch_1d (a capsule, not a function): the C function devicepairs.c's device_pairs launches
  *   copy_batched's few-buffer kernel through (int launch_1d(function, grid, block, stream,
  *   params): one cuLaunchKernel of a one-dimensional grid without dynamic shared memory; the
  *   CUresult, -1 while libcuda is not open).
  *
- * read(address, stream, kind) -> int, float or bool
- *   One element at a device address, as NumPy's item() makes it: kind is the NumPy type
- *   character (b B h H i I l L q Q f d ?). One cuMemcpyDtoHAsync on the stream into this
- *   host thread's page-locked staging word (allocated on its first read, portable across
- *   contexts, freed when the thread exits) and one cuStreamSynchronize, without the GIL.
- *   What the 0-d results' float()/int()/item() use (core/scalar.py): CuPy's get() allocates
- *   a NumPy array, switches devices and copies with a synchronous cudaMemcpy into pageable
- *   memory (a copy into pageable memory costs ~6 us more than into pinned on the H100 host,
- *   benchmarks/NOTES.md).
- *
- * read_into(address, stream, out) -> None
- *   The bytes of a device array into out (a writable C-contiguous buffer: a new NumPy array),
- *   as many as out holds: one cuMemcpyDtoHAsync on the stream into the same staging buffer
- *   (grown to the largest read so far, a power of two of at least 256 bytes), one
- *   cuStreamSynchronize without the GIL, one memcpy into out. What the small results' get()
- *   uses (core/scalar.py: DeviceArray); the caller bounds the size. Both raise DriverError
- *   when the driver refuses a copy.
+ * read(address, stream, kind) and read_into(address, stream, out): readback.c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "launch_driver.h"
 
 #define MAX_ARGS 32
 
@@ -92,93 +78,20 @@ typedef int (*launch_ex_fn)(const launch_config *, void *, void **, void **);
 #define CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
 #define CUDA_ERROR_INVALID_CONTEXT 201
 typedef int (*name_fn)(int, const char **);
-typedef int (*copy_fn)(void *, uint64_t, size_t, void *);
-typedef int (*sync_fn)(void *);
-typedef int (*host_alloc_fn)(void **, size_t, unsigned);
-typedef int (*host_free_fn)(void *);
 
 static launch_fn cu_launch;
 static launch_ex_fn cu_launch_ex;
 static name_fn cu_error_name;
-static copy_fn cu_copy;
-static sync_fn cu_sync;
-static host_alloc_fn cu_host_alloc;
-static host_free_fn cu_host_free;
-static pthread_key_t staging_key;
+/* the copy functions readback.c calls (launch_driver.h) */
+copy_fn warplab_cu_copy;
+sync_fn warplab_cu_sync;
+host_alloc_fn warplab_cu_host_alloc;
+host_free_fn warplab_cu_host_free;
 static PyObject *DriverError;
 /* NULL before driver()'s first call; then "" when libcuda's functions are there, else why
  * not. */
 static const char *driver_missing;
 static char driver_reason[512];
-
-#define CU_MEMHOSTALLOC_PORTABLE 1
-
-static PyObject *driver_error(const char *what, int rc);
-
-/* A host thread's page-locked staging buffer (the thread-specific value of staging_key). */
-typedef struct {
-    size_t size;
-    void *host;
-} staging;
-
-static void free_staging(void *p) {
-    staging *st = p;
-    if (st == NULL) return;
-    if (st->host != NULL && cu_host_free != NULL) cu_host_free(st->host);
-    free(st);
-}
-
-/* This thread's staging buffer of at least n bytes (allocated on first use, portable across
- * contexts, grown to a power of two >= 256); NULL with a Python error set. */
-static void *staged(size_t n) {
-    if (cu_copy == NULL || cu_sync == NULL || cu_host_alloc == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "read: libcuda is not open (call driver()) or lacks "
-                        "cuMemcpyDtoHAsync_v2, cuStreamSynchronize or cuMemHostAlloc");
-        return NULL;
-    }
-    staging *st = pthread_getspecific(staging_key);
-    if (st == NULL) {
-        st = calloc(1, sizeof *st);
-        if (st == NULL || pthread_setspecific(staging_key, st) != 0) {
-            free(st);
-            PyErr_SetString(PyExc_RuntimeError, "read: no thread-local staging buffer");
-            return NULL;
-        }
-    }
-    if (st->size < n) {
-        size_t size = 256;
-        while (size < n) size <<= 1;
-        void *p = NULL;
-        int rc = cu_host_alloc(&p, size, CU_MEMHOSTALLOC_PORTABLE);
-        if (rc != 0) {
-            driver_error("cuMemHostAlloc", rc);
-            return NULL;
-        }
-        if (st->host != NULL) cu_host_free(st->host);
-        st->host = p;
-        st->size = size;
-    }
-    return st->host;
-}
-
-/* n bytes at a device address into this thread's staging buffer, after the stream's work;
- * the buffer, or NULL with a Python error set. */
-static void *fetch(uint64_t address, void *stream, size_t n) {
-    void *host = staged(n);
-    if (host == NULL) return NULL;
-    const char *failed = NULL;
-    int rc = 0;
-    Py_BEGIN_ALLOW_THREADS
-    rc = cu_copy(host, address, n, stream);
-    if (rc != 0) failed = "cuMemcpyDtoHAsync";
-    else if ((rc = cu_sync(stream)) != 0) failed = "cuStreamSynchronize";
-    Py_END_ALLOW_THREADS
-    if (failed != NULL) {
-        driver_error(failed, rc);
-        return NULL;
-    }
-    return host;
-}
 
 typedef union {
     void *p;
@@ -269,8 +182,8 @@ static int pack(char kind, PyObject *o, slot *s) {
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* DriverError "<what> failed: <name> (<rc>)" whose .code is rc; NULL. */
-static PyObject *driver_error(const char *what, int rc) {
+/* DriverError "<what> failed: <name> (<rc>)" whose .code is rc; NULL (launch_driver.h). */
+PyObject *warplab_driver_error(const char *what, int rc) {
     const char *name = "unknown";
     if (cu_error_name) cu_error_name(rc, &name);
     PyObject *exc = PyObject_CallFunction(DriverError, "N",
@@ -359,11 +272,12 @@ static PyObject *launch_with(PyObject *const *args, Py_ssize_t nargs, int after)
     }
     while (held > 0) PyBuffer_Release(&views[--held]);
     if (k < count) return NULL;
-    if (rc != 0) return driver_error(after ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
+    if (rc != 0)
+        return warplab_driver_error(after ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
     Py_RETURN_NONE;
 }
 
-/* What hostcopy.c's device_pairs launches through (the capsule launch_1d): one cuLaunchKernel
+/* What devicepairs.c's device_pairs launches through (the capsule launch_1d): one cuLaunchKernel
  * of a one-dimensional grid without dynamic shared memory; the CUresult, -1 when libcuda is
  * not open. */
 static int launch_1d(void *function, unsigned grid, unsigned block, void *stream,
@@ -388,72 +302,6 @@ static PyObject *can_launch_after(PyObject *self, PyObject *unused) {
     return PyBool_FromLong(cu_launch_ex != NULL);
 }
 
-/* The device address and the stream handle of a read's first two arguments; 0 on success. */
-static int source(PyObject *const *args, uint64_t *address, void **stream) {
-    *address = PyLong_AsUnsignedLongLong(args[0]);
-    if (PyErr_Occurred()) return -1;
-    *stream = PyLong_AsVoidPtr(args[1]);
-    return *stream == NULL && PyErr_Occurred() ? -1 : 0;
-}
-
-static PyObject *read_element(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 3 || !PyUnicode_Check(args[2]) || PyUnicode_GET_LENGTH(args[2]) != 1) {
-        PyErr_SetString(PyExc_TypeError, "read(address, stream, kind: one character)");
-        return NULL;
-    }
-    uint64_t address;
-    void *stream;
-    if (source(args, &address, &stream)) return NULL;
-    Py_UCS4 kind = PyUnicode_READ_CHAR(args[2], 0);
-    size_t size;
-    switch (kind) {
-    case 'b': case 'B': case '?': size = 1; break;
-    case 'h': case 'H': size = 2; break;
-    case 'i': case 'I': case 'f': size = 4; break;
-    case 'l': case 'L': case 'q': case 'Q': case 'd': size = 8; break;
-    default:
-        PyErr_Format(PyExc_TypeError, "read: no element of kind '%c'", (int)kind);
-        return NULL;
-    }
-    typedef union { int8_t b; uint8_t B; int16_t h; uint16_t H; int32_t i; uint32_t I;
-                    int64_t q; uint64_t Q; float f; double d; } element;
-    element *got = fetch(address, stream, size);
-    if (got == NULL) return NULL;
-    element v = *got;
-    switch (kind) {
-    case 'b': return PyLong_FromLong(v.b);
-    case 'B': return PyLong_FromLong(v.B);
-    case '?': return PyBool_FromLong(v.B);
-    case 'h': return PyLong_FromLong(v.h);
-    case 'H': return PyLong_FromLong(v.H);
-    case 'i': return PyLong_FromLong(v.i);
-    case 'I': return PyLong_FromUnsignedLong(v.I);
-    case 'f': return PyFloat_FromDouble(v.f);
-    case 'd': return PyFloat_FromDouble(v.d);
-    case 'l': case 'q': return PyLong_FromLongLong(v.q);
-    default: return PyLong_FromUnsignedLongLong(v.Q);
-    }
-}
-
-static PyObject *read_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "read_into(address, stream, out)");
-        return NULL;
-    }
-    uint64_t address;
-    void *stream;
-    if (source(args, &address, &stream)) return NULL;
-    Py_buffer out;
-    if (PyObject_GetBuffer(args[2], &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) return NULL;
-    void *got = out.len > 0 ? fetch(address, stream, (size_t)out.len) : NULL;
-    if (got != NULL) memcpy(out.buf, got, (size_t)out.len);
-    PyBuffer_Release(&out);
-    if (got == NULL && PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}
-
 /* Opens libcuda.so.1 and looks its functions up, once; None when they are there, else the
  * reason (kept: later calls answer the same without another dlopen). */
 static PyObject *driver(PyObject *self, PyObject *unused) {
@@ -470,10 +318,10 @@ static PyObject *driver(PyObject *self, PyObject *unused) {
             launch_fn l = (launch_fn)dlsym(lib, "cuLaunchKernel");
             cu_launch_ex = (launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
             cu_error_name = (name_fn)dlsym(lib, "cuGetErrorName");
-            cu_copy = (copy_fn)dlsym(lib, "cuMemcpyDtoHAsync_v2");
-            cu_sync = (sync_fn)dlsym(lib, "cuStreamSynchronize");
-            cu_host_alloc = (host_alloc_fn)dlsym(lib, "cuMemHostAlloc");
-            cu_host_free = (host_free_fn)dlsym(lib, "cuMemFreeHost");
+            warplab_cu_copy = (copy_fn)dlsym(lib, "cuMemcpyDtoHAsync_v2");
+            warplab_cu_sync = (sync_fn)dlsym(lib, "cuStreamSynchronize");
+            warplab_cu_host_alloc = (host_alloc_fn)dlsym(lib, "cuMemHostAlloc");
+            warplab_cu_host_free = (host_free_fn)dlsym(lib, "cuMemFreeHost");
             driver_missing = l == NULL ? "libcuda.so.1 has no cuLaunchKernel" : "";
             cu_launch = l;
         }
@@ -492,9 +340,9 @@ static PyMethodDef methods[] = {
      "cuLaunchKernelEx with programmatic stream serialization"},
     {"can_launch_after", can_launch_after, METH_NOARGS,
      "can_launch_after(): whether the open libcuda has cuLaunchKernelEx"},
-    {"read", (PyCFunction)(void (*)(void))read_element, METH_FASTCALL,
+    {"read", (PyCFunction)(void (*)(void))warplab_read_element, METH_FASTCALL,
      "read(address, stream, kind): one element at a device address, synchronising stream"},
-    {"read_into", (PyCFunction)(void (*)(void))read_into, METH_FASTCALL,
+    {"read_into", (PyCFunction)(void (*)(void))warplab_read_into, METH_FASTCALL,
      "read_into(address, stream, out): out's size in bytes from a device address"},
     {NULL, NULL, 0, NULL},
 };
@@ -503,10 +351,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "warplab.core._launch
                                     methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__launch(void) {
-    if (pthread_key_create(&staging_key, free_staging) != 0) {
-        PyErr_SetString(PyExc_ImportError, "pthread_key_create failed");
-        return NULL;
-    }
+    if (warplab_readback_init() != 0) return NULL;
     str_data = PyUnicode_InternFromString("data");
     str_ptr = PyUnicode_InternFromString("ptr");
     if (str_data == NULL || str_ptr == NULL) return NULL;

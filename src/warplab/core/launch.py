@@ -78,7 +78,7 @@ def after_function() -> Callable[..., None] | None:
 
 
 def launch_1d() -> Any:
-    """The C launch other extensions call (a capsule: ``core/hostcopy.c``'s ``device_pairs``
+    """The C launch other extensions call (a capsule: ``core/devicepairs.c``'s ``device_pairs``
     launches ``copy_batched``'s few-buffer kernel through it); None where there is no C."""
     mod = _module()
     return None if mod is None else getattr(mod, "launch_1d", None)

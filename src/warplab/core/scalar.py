@@ -10,7 +10,7 @@ supports subclassing) that differ from their base in a few methods only:
 
 * :class:`DeviceArray` (what :func:`empty`, :func:`zeros` and :func:`on` make): ``get()`` with
   no arguments (and ``cupy.asnumpy(a)``) of a C-contiguous array of at most :data:`LIMIT`
-  bytes on the current device copies by the C extension's ``read_into`` (``core/launch.c``,
+  bytes on the current device copies by the C extension's ``read_into`` (``core/readback.c``,
   built with the package): one ``cuMemcpyDtoHAsync`` on the current stream into the host
   thread's page-locked staging buffer, one synchronisation of that stream (the same ordering
   CuPy's ``get()`` has), one ``memcpy`` into a new NumPy array of the same shape and dtype.
@@ -41,7 +41,7 @@ import numpy as np
 
 from warplab.core import fastpath, launch
 
-#: NumPy type characters the C read converts (core/launch.c).
+#: NumPy type characters the C read converts (core/readback.c).
 KINDS = frozenset("bBhHiIlLqQfd?")
 
 #: The largest array ``get()`` copies through the staging buffer (the buffer stays allocated,
@@ -140,7 +140,7 @@ def _get(a: Any) -> Any:
 
 def _make(base: Any) -> tuple[type, type]:
     class DeviceArray(base):
-        """A ``cupy.ndarray`` whose ``get()`` copies through ``core/launch.c`` (module
+        """A ``cupy.ndarray`` whose ``get()`` copies through ``core/readback.c`` (module
         ``warplab.core.scalar``)."""
 
         __slots__ = ()
@@ -160,7 +160,7 @@ def _make(base: Any) -> tuple[type, type]:
 
     class DeviceScalar(DeviceArray):
         """A 0-d ``cupy.ndarray`` whose ``float()``, ``int()``, ``bool()`` and ``item()``
-        read the element through ``core/launch.c`` (module ``warplab.core.scalar``)."""
+        read the element through ``core/readback.c`` (module ``warplab.core.scalar``)."""
 
         __slots__ = ()
 

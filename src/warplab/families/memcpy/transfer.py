@@ -72,7 +72,7 @@ def require_contiguous(a: Any, what: str) -> None:
             "(make one with ascontiguousarray)")
 
 
-#: The C helper that reads ``copy_batched``'s device pairs (``core/hostcopy.c``), or None where
+#: The C helper that reads ``copy_batched``'s device pairs (``core/devicepairs.c``), or None where
 #: it is not built or ``WARPLAB_HOST_COPY=0`` (the general path reads them).
 _ext, _WHY = load("warplab.core._hostcopy", "WARPLAB_HOST_COPY")
 
@@ -87,7 +87,7 @@ def device_table(srcs: list[Any], dsts: list[Any], table_buffers: int = 0
 
     The table is three rows of ``max(n, table_cuda.MAX_BUFFERS)`` uint64 (sources,
     destinations, sizes), the few-buffer launch's parameter as it is (``table_cuda.rows``
-    views it as arrays). One call of the C helper (``core/hostcopy.c``: ``device_pairs``):
+    views it as arrays). One call of the C helper (``core/devicepairs.c``: ``device_pairs``):
     a few attribute reads per array and the sorted-interval test, no Python loop.
 
     ``table_buffers`` > 0 (``copy_batched``'s plan configuration, no ``variant``/``device``):
