@@ -55,7 +55,7 @@ import numpy as np
 from host_timing import device_per_call
 
 import warplab
-from warplab.families.memcpy import cuda, spec, windows
+from warplab.families.memcpy import blev_queue, cuda, spec, windows
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS
 from warplab.lab.campaigns.memcpy import cells as mcells
 from warplab.lab.console import parse_size
@@ -135,7 +135,7 @@ def main() -> None:
     for overlap in (False, True):
         go, _ = cuda._launches(cuda._warp_expr(c), cuda.WARP_THREADS, c.wlev_max, c.chunk,
                                c.loads, (cuda._PARTS_LOG2[0],), overlap)
-        stream, q = cuda.stream_queue(dev)
+        stream, q = blev_queue.stream_queue(dev)
         z = cupy.zeros(1, np.uint64)
         doc[f"blev_empty_{'overlap' if overlap else 'plain'}_us"] = 1e6 * timed(
             lambda go=go, q=q, z=z: go.blev.on_stream(
@@ -178,13 +178,13 @@ def windows_targets(b: Any) -> dict[str, Any]:
     grouped = cupy.empty(3 * b.count, dtype=np.uint64)
 
     def judge() -> None:
-        stream, q = cuda.stream_queue(dev)
+        stream, q = blev_queue.stream_queue(dev)
         with q.lock:
             hdr, tally = q.windows_at()
             windows.judge_and_group(go, stream, q, b, w, hdr, tally, grouped.data.ptr)
 
     def copy() -> None:
-        stream, q = cuda.stream_queue(dev)
+        stream, q = blev_queue.stream_queue(dev)
         with q.lock:
             hdr, _ = q.windows_at()
             windows.copy_via(go, stream, q, b.count, hdr, w.runs, True)

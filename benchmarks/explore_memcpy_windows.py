@@ -50,7 +50,7 @@ from explore_memcpy_small import (
 from warplab.lab.campaigns.memcpy.bench import Case, targets
 from warplab.lab.campaigns.memcpy.ceiling_cuda import cuda_ceiling
 from warplab.families.memcpy import cuda as mc
-from warplab.families.memcpy import windows
+from warplab.families.memcpy import blev_queue, windows
 from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
 from warplab.families.memcpy.spec import WARP_TIERS_WORDS, WINDOWS, WINDOWS_SWEEP
 
@@ -200,7 +200,7 @@ def _windows_state(b: DeviceBatch) -> tuple[Any, Any, int, int]:
     """(the default shape's launches, the stream's queue, header address, tally address)."""
     dev = cupy.cuda.runtime.getDevice()
     go = windows._launches(WARP_TIERS_WORDS, WINDOWS, dev, windows.OVERLAP)
-    _, q = mc.stream_queue(dev)
+    _, q = blev_queue.stream_queue(dev)
     return go, q, *q.windows_at()
 
 
@@ -211,7 +211,7 @@ def _via_copy(b: DeviceBatch, go: Any, q: Any, hdr: int) -> None:
 
 def _judge_and_group(b: DeviceBatch, go: Any, hdr: int, tally: int, at: int) -> None:
     dev = cupy.cuda.runtime.getDevice()
-    stream, q = mc.stream_queue(dev)
+    stream, q = blev_queue.stream_queue(dev)
     windows.judge_and_group(go, stream, q, b, WINDOWS, hdr, tally, at)
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import warplab
 from warplab.core import device, fastpath, registry
-from warplab.families.memcpy import api, cuda, spec, table_cuda, transfer
+from warplab.families.memcpy import api, blev_queue, cuda, spec, table_cuda, transfer
 from warplab.families.memcpy.plan import CopyConfig
 
 RING = CopyConfig(table_buffers=0)  # the pinned ring and the registry's variant at every size
@@ -377,8 +377,8 @@ def test_pointer_form_choice_follows_the_registry(gpu, monkeypatch) -> None:
 def test_stream_queue_slots(gpu, monkeypatch) -> None:
     """The BLEV queue keeps slots for up to KEEP_SLOTS buffers (grown by doubling, then
     reused: no allocation), larger batches take slots per call; one queue per stream."""
-    monkeypatch.setattr(cuda, "KEEP_SLOTS", 64)
-    q = cuda._Queue()
+    monkeypatch.setattr(blev_queue, "KEEP_SLOTS", 64)
+    q = blev_queue._Queue()
     caps = []
     for count in (3, 3, 5, 40, 41, 64, 65, 1000, 10):
         WORK.clear()
@@ -396,7 +396,7 @@ def test_stream_queue_slots(gpu, monkeypatch) -> None:
         gpu.stream = stream
         warplab.memcpy_batched(src, dst, dev(np.array(big, np.int64)))
         _same(srcs, dsts)
-    assert len(cuda._QUEUES) == 2
+    assert len(blev_queue._QUEUES) == 2
 
 
 def test_every_key_component_has_its_own_plan(gpu) -> None:

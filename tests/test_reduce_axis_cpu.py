@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as hnp
 
 from warplab.core.errors import DeviceUnavailableError
 from warplab.core.device import cuda_available
-from warplab.families.reduce import axis_cuda, axis_cuda_k2, axis_plan
+from warplab.families.reduce import axis_cuda, axis_cuda_k2, axis_input, axis_plan
 from warplab.families.reduce.axis import (OPS, AxisError, AxisProblem, axis_bytes_moved,
                                           normalize_axes, plan_2d, reduce_axis, result_dtype,
                                           series_stats_rows)
@@ -559,8 +559,8 @@ def test_to_native_mappings(op: str, dtype: str) -> None:
         x[0, :3] = [2 ** 64 - 1, 2 ** 63, 2 ** 63 - 1]  # across the sign bit
         if op in ("mean", "var", "std"):
             x //= 2 ** 11  # exactly representable in float64 (NumPy converts too)
-    xn, back = axis_cuda.to_native(x, op, x.dtype)
-    assert np.dtype(xn.dtype) in axis_cuda.NATIVE
+    xn, back = axis_input.to_native(x, op, x.dtype)
+    assert np.dtype(xn.dtype) in axis_input.NATIVE
     if op == "sum":
         r = np.add.reduce(xn, axis=1, dtype=np.float64 if xn.dtype.kind == "f" else np.int64)
     elif op == "mean":

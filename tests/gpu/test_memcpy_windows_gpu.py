@@ -17,7 +17,7 @@ cupy = pytest.importorskip("cupy")
 
 from warplab.core import fastpath  # noqa: E402
 from warplab.families.memcpy import cuda as mc  # noqa: E402
-from warplab.families.memcpy import spec, windows  # noqa: E402
+from warplab.families.memcpy import blev_queue, spec, windows  # noqa: E402
 
 POISON = 0x5A
 
@@ -63,7 +63,7 @@ def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool | int
     want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
     bad = np.flatnonzero(dst.get() != want)
     assert bad.size == 0, f"{bad.size} bytes wrong, first at {bad[:5]}"
-    q = mc._QUEUES.get((cupy.cuda.runtime.getDevice(), fastpath.current_stream()[1]))
+    q = blev_queue._QUEUES.get((cupy.cuda.runtime.getDevice(), fastpath.current_stream()[1]))
     state = q.windows.get()
     tally = state[5:].view(np.uint32)
     assert not tally.any(), "the tally must be zero after a call"

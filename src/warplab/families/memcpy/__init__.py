@@ -1,5 +1,6 @@
 """Batched memcpy: N buffers of varying size copied in one launch (CUB's DeviceBatchMemcpy
 TLEV/WLEV/BLEV size classes and the obvious one-launch kernels: ``cuda.py``, ``memcpy.cu``;
+a stream's BLEV queue: ``blev_queue.py``;
 the warp kernel's variants: ``warp_variants.py``, ``memcpy_warp.cuh``, ``memcpy_lanes.cuh``;
 the default's destination windows: ``windows.py``, ``memcpy_windows.cuh``;
 NumPy slice copies: ``cpu.py``), the list form ``copy_batched``, CUB's pointer form

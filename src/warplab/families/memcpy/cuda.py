@@ -4,12 +4,12 @@ Every variant takes a :class:`DeviceBatch`: three device arrays of one entry per
 (source address, destination address, size in bytes; uint64 or int64) and, for the list
 forms, the same three on the host (``host``). Every variant enqueues its work on the current
 CuPy stream and returns without synchronising, except ``loop_memcpy_async`` on the pointer form
-(it must read the addresses on the host: one synchronising D2H copy).
+(it must read the addresses on the host: one synchronising D2H copy). A size-class design's
+two launches hand the large buffers over through the stream's BLEV queue (``blev_queue.py``).
 """
 from __future__ import annotations
 
 import functools
-import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -19,6 +19,7 @@ from warplab.core import fastpath
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import register
+from warplab.families.memcpy.blev_queue import stream_queue
 from warplab.families.memcpy.spec import (
     MAX_QUEUED,
     PR_CLASSES,
@@ -29,7 +30,6 @@ from warplab.families.memcpy.spec import (
     WARP_TIERS,
     WARP_TIERS_WORDS,
     WINDOWS,
-    WINDOWS_STATE_WORDS,
     WINDOWS_SWEEP,
     MemcpyProblem,
     SizeClasses,
@@ -226,62 +226,6 @@ def warp_per_buffer(b: DeviceBatch) -> None:
         _kernel("memcpy_warp_per_buffer")((grid,), (WARP_BLOCK,), _args(b))
 
 
-#: Batches of at most this many buffers keep their BLEV queue's slots in the stream's
-#: workspace (:class:`_Queue`, grown on demand to at most 12 bytes per buffer: 768 KiB);
-#: larger ones take slots from CuPy's pool per call.
-KEEP_SLOTS = 1 << 16
-
-
-class _Queue:
-    """The BLEV queue of one (device, stream): the counter (queued buffers and their chunks,
-    then the BLEV kernel's finished blocks), zeroed here once and again by the last block of
-    every BLEV launch, so no call clears it; and slots (first chunks, then 32-bit ids) kept
-    for up to ``capacity`` buffers. ``lock`` keeps a call's two launches next to each other on
-    the stream: host threads sharing a stream would otherwise interleave them, and one BLEV
-    launch would take another call's queue."""
-
-    __slots__ = ("capacity", "counter", "counter_at", "lock", "slots", "windows")
-
-    def __init__(self) -> None:
-        import cupy
-
-        self.counter = cupy.zeros(2, dtype=np.uint64)
-        self.counter_at = self.counter.data.ptr
-        self.capacity = 0
-        self.slots: Any = None
-        self.lock = threading.Lock()
-        #: destination windows (``memcpy_windows.cuh``, ``windows.py``): the header (5 words)
-        #: then the tally (32-bit counters, zero between calls), made on the first such call
-        self.windows: Any = None
-
-    def windows_at(self) -> tuple[int, int]:
-        """(the header's and the tally's addresses); call it holding ``lock``."""
-        import cupy
-
-        if self.windows is None:
-            self.windows = cupy.zeros(WINDOWS_STATE_WORDS, dtype=np.uint64)
-        at = self.windows.data.ptr
-        return at, at + 8 * 5
-
-    def slots_for(self, count: int) -> tuple[Any, int, int]:
-        """(the array to keep until the launches are queued, the first chunks' address, the
-        ids' address) for ``count`` buffers; call it holding ``lock``."""
-        import cupy
-
-        if count <= self.capacity:
-            slots, cap = self.slots, self.capacity
-        else:
-            cap = min(KEEP_SLOTS, max(count, 2 * self.capacity)) if count <= KEEP_SLOTS else count
-            slots = cupy.empty(cap + -(-cap // 2), dtype=np.uint64)
-            if count <= KEEP_SLOTS:
-                self.slots, self.capacity = slots, cap
-        base = slots.data.ptr
-        return slots, base, base + 8 * cap
-
-
-_QUEUES = fastpath.PlanCache("memcpy.queue")
-
-
 class _Launches(NamedTuple):
     """A size-class design's two launches on one device: the first kernel (every buffer up
     to ``wlev_max`` bytes, the larger ones queued) and the BLEV kernel on its grid."""
@@ -326,21 +270,12 @@ def _launches(first_expr: str, block: int, wlev_max: int, chunk: int,
     return got, dev
 
 
-def stream_queue(dev: int) -> tuple[int, _Queue]:
-    """(the current stream's handle, its :class:`_Queue` on device ``dev``)."""
-    stream, skey = fastpath.current_stream()
-    q = _QUEUES.get((dev, skey))
-    if q is None:
-        q = _QUEUES.put((dev, skey), _Queue())
-    return stream, q
-
-
 def _classed(b: DeviceBatch, go: _Launches, grid: int, dev: int, *extra: Any) -> None:
     """The launches of a size-class kernel (``memcpy.cu``; ``extra``: the first kernel's
     arguments after the queue's): the first kernel copies every buffer of up to
     ``go.wlev_max`` bytes and queues the larger ones (BLEV) for the second kernel, through the
-    stream's :class:`_Queue`. When the host knows that no buffer is that large, the first
-    kernel never touches the queue: one launch, null pointers."""
+    stream's :class:`~.blev_queue._Queue`. When the host knows that no buffer is that large,
+    the first kernel never touches the queue: one launch, null pointers."""
     if b.largest is not None and b.largest <= go.wlev_max:
         go.first.on_stream(fastpath.current_stream()[0], grid, b.src, b.dst, b.sizes, b.count,
                            0, 0, 0, *extra)

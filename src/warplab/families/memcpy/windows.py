@@ -33,6 +33,7 @@ import numpy as np
 
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.registry import register
+from warplab.families.memcpy.blev_queue import stream_queue
 from warplab.families.memcpy.cuda import (
     _LAUNCHES,
     BLEV_BLOCKS_PER_SM,
@@ -44,7 +45,6 @@ from warplab.families.memcpy.cuda import (
     _via_exprs,
     run_warp_classes,
     sms,
-    stream_queue,
     windows_exprs,
 )
 from warplab.families.memcpy.spec import (

@@ -1,13 +1,8 @@
 """Launch plans of the CUDA axis-reduction variants (kernels in ``axis.cu`` and its ``.cuh``):
 ``rows_adaptive`` (layout "rows") and ``columns`` (layout "cols"); the Pearson report's K2 seeds
-live in ``axis_cuda_k2``.
-
-A cuda variant is called as ``fn(x2d, job)``: ``x2d`` a 2-D device view of a native dtype (int32,
-int64, float32, float64) whose rows are contiguous (``strides[1] == itemsize``) and evenly spaced,
-``job`` an :class:`~warplab.families.reduce.axis_spec.AxisJob` whose ``out`` is the dtype the kernel
-writes; it returns a 1-D CuPy array with one result per kept element (2 per kept element, means
-then norms, for the internal op ``"stats"``). :func:`run` builds ``x2d`` from any input
-(:func:`as_2d`) and converts other dtypes (:func:`to_native`).
+live in ``axis_cuda_k2``. A variant registered here (:func:`register_cuda`) is a kernel function
+``fn(x2d, job)``; ``axis_input`` holds its calling convention, the native dtypes and the 2-D
+view and dtype conversion around it (``axis_input.run``).
 
 var/std use shifted sums: each slice's first element k is subtracted, sum(x - k) and
 sum((x - k)^2) accumulate in float64, var = (S2 - S1^2/n) / (n - ddof). Chosen over Welford/Chan
@@ -27,11 +22,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from warplab.core import fastpath
-from warplab.core.errors import InvalidValueError
 from warplab.core.launch import ARRAY, Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.core.registry import register
 from warplab.core.scalar import empty
+from warplab.families.reduce.axis_input import _F64, _I64, C_TYPE, _ld, kernel_dtypes, run
 from warplab.families.reduce.axis_plan import (  # noqa: F401
     BLOCK,
     COLS_BLOCK,
@@ -70,34 +65,15 @@ DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
            "WARPLAB_AXIS_COLS_UNROLL": COLS_UNROLL, "WARPLAB_AXIS_COLS_FIN_BYTES": COLS_FIN_BYTES,
            "WARPLAB_K2_BLOCK": K2_BLOCK}
-C_TYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
-          np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-NATIVE = tuple(C_TYPE)
 KERNEL_OP = {"sum": "OpSum", "mean": "OpMean", "min": "OpMin", "max": "OpMax", "var": "OpVar",
              "std": "OpStd", "stats": "OpStats"}
-_I64, _F64 = np.dtype(np.int64), np.dtype(np.float64)
 ACC_BYTES = {"double": 8, "long long": 8, "Mom": 16}  # else the input type
-_SIGN = np.int64(-(1 << 63))
 
 
 def _empty(shape: Any, dtype: Any) -> Any:
     """Every output and partials buffer comes from here (tests poison it): ``DeviceArray``
     results (``core/scalar.py``)."""
     return empty(shape, dtype)
-
-
-def kernel_dtypes(op: str, t: np.dtype) -> tuple[str, np.dtype]:
-    """(C accumulator type, result dtype) of the kernels for ``op`` on native ``t``.
-
-    Performance: host arithmetic only (as every plan helper here)."""
-    fl = t.kind == "f"
-    if op == "sum":
-        return ("double", t) if fl else ("long long", _I64)
-    if op == "mean":
-        return "double", (t if fl else _F64)
-    if op in ("min", "max"):
-        return C_TYPE[t], t
-    return "Mom", (t if fl else _F64)
 
 
 def targs(op: str, t: np.dtype) -> str:
@@ -165,76 +141,6 @@ class _Tickets:
 TICKETS = _Tickets()
 
 
-def _ld(x2d: Any) -> int:
-    """Elements between consecutive rows of a 2-D view with contiguous rows."""
-    rows, cols = x2d.shape
-    if cols > 1 and x2d.strides[1] != x2d.itemsize:
-        raise InvalidValueError("the kernels need contiguous rows (strides[1] == itemsize)")
-    return x2d.strides[0] // x2d.itemsize if rows > 1 else cols
-
-
-def as_2d(x: Any, axes: tuple[int, ...], plan: Plan2D) -> Any:
-    """The 2-D device array ``plan`` describes: a strided view of ``x`` (no copy) when
-    ``plan.view``, else a contiguous copy with the reduced axes last.
-
-    Performance: a view costs nothing; the copy is one extra pass (reads and writes the whole
-    input, one CuPy launch)."""
-    import cupy
-
-    if plan.view:
-        isz = x.itemsize
-        return cupy.lib.stride_tricks.as_strided(x, (plan.rows, plan.cols), (plan.ld * isz, isz))
-    kept = [d for d in range(x.ndim) if d not in axes]
-    return cupy.ascontiguousarray(x.transpose(kept + list(axes))).reshape(plan.rows, plan.cols)
-
-
-def to_native(x2d: Any, op: str, dtype: np.dtype) -> tuple[Any, Callable[[Any], Any]]:
-    """(``x2d`` in a dtype the kernels take, what turns their result back into ``dtype``'s).
-
-    int32/int64/float32/float64 pass through. One conversion pass (a C-contiguous copy) for
-    bool/int8/int16/uint8/uint16 (to int32), uint32 (to int64), float16 (to float32; to float64
-    for ``"stats"``, whose float16 results are float64) and uint64 mean/var/std (to float64).
-    uint64 sums reinterpret the bits as int64 (two's complement sums wrap identically, no
-    pass); uint64 min/max flip the sign bit (one pass) so that signed order is unsigned order,
-    and flip it back in the result. Works for NumPy arrays too (the CPU tests check the
-    mappings).
-
-    Performance: none for native dtypes and uint64 sums; otherwise one elementwise pass that
-    reads the input and writes a 4- or 8-byte copy (one CuPy launch), plus a cast of the
-    results for min/max.
-    """
-    ident: Callable[[Any], Any] = lambda r: r  # noqa: E731
-    if dtype in NATIVE:
-        return x2d, ident
-    if dtype == np.uint64:
-        if op == "sum":
-            return x2d.view(_I64), lambda r: r.view(np.uint64)
-        if op in ("min", "max"):
-            return (x2d.view(_I64) ^ _SIGN), lambda r: (r ^ _SIGN).view(np.uint64)
-        return x2d.astype(_F64, order="C"), ident
-    t: np.dtype
-    if dtype == np.uint32:
-        t = _I64
-    elif dtype == np.float16:  # "stats" returns float64 (series_stats_rows): a float64 kernel
-        t = _F64 if op == "stats" else np.dtype(np.float32)
-    else:
-        t = np.dtype(np.int32)
-    back = (lambda r: r.astype(dtype)) if op in ("min", "max") else ident
-    return x2d.astype(t, order="C"), back
-
-
-def run(kernel_fn: Callable[[Any, AxisJob], Any], x: Any, plan: Plan2D, job: AxisJob) -> Any:
-    """Run a variant's kernel function on device array ``x`` (non-empty): the 2-D view or copy,
-    dtype conversion, the kernel, the result in ``job.out`` with one element per kept element.
-
-    Performance: the variant's launches plus the extra passes of :func:`as_2d` (non-view
-    layouts) and :func:`to_native` (non-native dtypes); a final cast only where the kernel's
-    result dtype differs from NumPy's (float16 results, narrow ``dtype=``)."""
-    x2 = as_2d(x, job.axes, plan)
-    xn, back = to_native(x2, job.op, job.dtype)
-    t = np.dtype(xn.dtype)
-    r = back(kernel_fn(xn, job._replace(dtype=t, out=kernel_dtypes(job.op, t)[1])))
-    return r.astype(job.out, copy=False)
 
 
 def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: int = 100,
@@ -242,9 +148,10 @@ def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: i
                   ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a kernel function ``fn(x2d, job)`` (a native-dtype 2-D device view) as cuda
     variant ``name`` of ``reduce_axis``: the registered callable is ``(x, plan, job)``, which
-    makes the view and converts the dtype (:func:`run`) before calling it. ``launch``: the
-    variant's launch planned once for a 2-D view of a native dtype (:func:`record_launch`),
-    the registered callable's ``launch`` attribute (the plans' records, ``plan_axis``)."""
+    makes the view and converts the dtype (:func:`~.axis_input.run`) before calling it.
+    ``launch``: the variant's launch planned once for a 2-D view of a native dtype
+    (:func:`record_launch`), the registered callable's ``launch`` attribute (the plans'
+    records, ``plan_axis``)."""
 
     def deco(kernel_fn: Callable[..., Any]) -> Callable[..., Any]:
         def variant(x: Any, plan: Plan2D, job: AxisJob) -> Any:

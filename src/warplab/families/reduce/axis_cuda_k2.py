@@ -20,16 +20,15 @@ from warplab.families.reduce import (
     axis_cuda as _ac,  # buffers through _ac._empty (the GPU tests poison it)
 )
 from warplab.families.reduce.axis_cuda import (
-    C_TYPE,
     DEFINES,
     K2_BLOCK,
     SOURCE,
     TICKETS,
-    _ld,
     _pow2_ceil,
     register_cuda,
     sm_count,
 )
+from warplab.families.reduce.axis_input import C_TYPE, _ld
 from warplab.families.reduce.axis_spec import AxisJob, AxisProblem
 
 K2_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

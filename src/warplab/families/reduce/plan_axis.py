@@ -9,7 +9,7 @@ input lives and the backend:
   2-D view and the layout's default (``rows_adaptive`` / ``columns``): a :class:`Record`, the
   kernel launch planned once (``axis_cuda.record_launch``); a run allocates the result in its
   final shape and launches;
-* other device calls: the variant's own steps (``axis_cuda.run``: the transposed copy of a
+* other device calls: the variant's own steps (``axis_input.run``: the transposed copy of a
   layout that is no view, conversion of other dtypes), or with ``dtype=`` the conversion
   first and then the converted array's own plan;
 * host input on the cuda backend: large C-contiguous arrays reduced over their trailing axes
@@ -39,7 +39,7 @@ from warplab.core.scalar import (
     small_results,
 )
 from warplab.core.streaming import worth_streaming
-from warplab.families.reduce import axis_cuda, streamed
+from warplab.families.reduce import axis_cuda, axis_input, streamed
 from warplab.families.reduce.axis_spec import (
     F64,
     FAMILY,
@@ -144,8 +144,8 @@ def build(a: Any, on_device: bool, op: Any, axis: Any, dtype: Any, keepdims: Any
         return v, cpu
     launch = getattr(v.fn, "launch", None)
     t = np.dtype(a.dtype)
-    if launch is not None and plan.view and t in axis_cuda.NATIVE \
-            and axis_cuda.kernel_dtypes(op, t)[1] == out:
+    if launch is not None and plan.view and t in axis_input.NATIVE \
+            and axis_input.kernel_dtypes(op, t)[1] == out:
         return v, Record(launch(plan, a.data.ptr % 16 == 0, op, t, fd), shape, out)
     return v, lambda x: as_scalar(deliver(v.fn(x, plan, job), shape, out, True))
 
@@ -228,7 +228,7 @@ def build_stats(a: Any, on_device: bool, device: str | None, again: Callable[...
     plan = plan_2d(tuple(a.shape), tuple(a.strides), a.itemsize, (1,))
     v = _registry.get(FAMILY, "rows_adaptive" if plan.layout == "rows" else "columns")
     t, m = np.dtype(a.dtype), a.shape[0]
-    if plan.view and t in axis_cuda.NATIVE and axis_cuda.kernel_dtypes("stats", t)[1] == out:
+    if plan.view and t in axis_input.NATIVE and axis_input.kernel_dtypes("stats", t)[1] == out:
         launch = cast(Any, v.fn).launch  # the registered callable's attribute (axis_cuda)
         return v, Record(launch(plan, a.data.ptr % 16 == 0, "stats", t, 0.0), (2 * m,), out, m)
     job = AxisJob("stats", t, out, 0.0, (1,), plan.layout)
