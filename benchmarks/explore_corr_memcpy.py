@@ -57,7 +57,7 @@ def memcpy_sweep(total: int = 64 << 20) -> None:
     exprs = tuple(dict.fromkeys(exprs))
     kern = {e: get_kernel(mc.SOURCE, e, all_expressions=exprs, options=defines(mc.DEFINES))
             for e in exprs}
-    sms = mc._sms(cupy.cuda.Device().id)
+    sms = mc.sms(cupy.cuda.Device().id)
     print("cell        " + " ".join(f"{'/'.join(map(str, c)):>22}" for c in CLASSES), flush=True)
     for lo, hi in CELLS:
         sizes = make_sizes(lo, hi, 1, total)
