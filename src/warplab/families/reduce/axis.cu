@@ -326,6 +326,24 @@ __device__ __forceinline__ A range_acc(const T* __restrict__ p, u64 begin, u64 e
     return acc[0];
 }
 
+// A split row's finish (the GPU lecture's global sync, one counter per row): thread 0 leaves
+// the block's partial x of row r (split s of S) and draws the row's ticket (atomicInc wraps the
+// counter back to 0 for the next launch); true in every thread of the block that drew the last
+// one, which may then read the row's S partials. `last`: the block's shared flag.
+template <class A>
+__device__ __forceinline__ bool last_of_row(A* partials, u32* tickets, u64 r, u32 s, u32 S, A x,
+                                            bool& last) {
+    if (threadIdx.x == 0) {
+        partials[r * S + s] = x;
+        __threadfence();
+        last = atomicInc(tickets + r, S - 1) == S - 1;
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+    return true;
+}
+
 #include "axis_rows.cuh"
 #include "axis_cols.cuh"
 #include "axis_k2.cuh"

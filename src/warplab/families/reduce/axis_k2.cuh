@@ -110,14 +110,7 @@ k2_multiblock(const T* __restrict__ in, u64 cols, u64 ld, u32 NB, u64 chunk, T* 
         if (t == 0) out[r] = MEAN ? acc / T(cols) : acc;
         return;
     }
-    if (t == 0) {
-        partials[r * NB + b] = acc;
-        __threadfence();
-        last = atomicInc(tickets + r, NB - 1) == NB - 1;
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!last_of_row(partials, tickets, r, b, NB, acc, last)) return;
     T y = T(0);
     for (u32 j = t; j < NB; j += B) y += __ldcg(partials + r * NB + j);
     __syncthreads();  // s is reused

@@ -189,14 +189,7 @@ axis_rows_split(const T* __restrict__ in, u64 rows, u64 cols, u64 ld, u32 S, u64
         if (threadIdx.x == 0) OP::store(out, r, x, cols, k, ddof, out2);
         return;
     }
-    if (threadIdx.x == 0) {  // the GPU lecture's global sync, one counter per row
-        partials[r * S + s] = x;
-        __threadfence();
-        last = atomicInc(tickets + r, S - 1) == S - 1;
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!last_of_row(partials, tickets, r, s, S, x, last)) return;
     A y = OP::template identity<A>();
     for (u32 j = threadIdx.x; j < S; j += BS) y = OP::combine(y, load_cg(partials + r * S + j));
     __syncthreads();  // wsum is reused
