@@ -42,11 +42,14 @@
 #   (x) the BLEV queue's GPU tests (the long queues, the pointer form across calls, streams
 #       and threads, copy_batched's plans across threads) in a loop in QUEUE_PROCS processes
 #       (default 4) for QUEUE_SECONDS (200) (queuestress)         -> $OUT/queue-stress-N.log
+#   (y) explore_rows_shapes.py --default-only --axis 0, the columns kernel's loads in flight
+#       per thread (WARPLAB_AXIS_COLS_UNROLL 4, 8, 16, 4, 8; COLS_UNROLLS: others) (axis0unr)
+#                                                               -> $OUT/axis0_unrK-U.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
-# latfull memshard queuestress; default the first five). Everything under $OUT
+# latfull memshard queuestress axis0unr; default the first five). Everything under $OUT
 # is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -119,6 +122,17 @@ wait  # (q)'s processes
 want shuftests && for f in "$OUT"/pytest-shuf*.log; do
   log "$(basename "$f"): $(tail -n 1 "$f")"
   tail -n 1 "$f" | grep -q " passed" && ! tail -n 1 "$f" | grep -q "failed\|error" || status=1
+done
+# (y) axis0unr: the public axis-0 calls with the columns kernel's loads in flight per thread
+# (WARPLAB_AXIS_COLS_UNROLL) of COLS_UNROLLS, one process each, in that order
+k=0
+for u in ${COLS_UNROLLS:-4 8 16 4 8}; do
+  k=$((k + 1))
+  want axis0unr && step "(y) axis 0, WARPLAB_AXIS_COLS_UNROLL=$u" 150 "$OUT/axis0_unr$k-$u.log" \
+    python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 \
+    --define WARPLAB_AXIS_COLS_UNROLL=$u --shapes \
+    "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
+    --json "$OUT/axis0_unr$k-$u.json"
 done
 for h in 1 0; do
   want axis0ab && step "(k) axis 0, WARPLAB_AXIS_COLS_STREAM=$h" 150 "$OUT/axis0_stream$h.log" \
