@@ -88,7 +88,7 @@
 #endif
 #ifndef WARPLAB_AXIS_COLS_UNROLL
 #ifdef WARPLAB_NVCC_CHECK
-#define WARPLAB_AXIS_COLS_UNROLL 4
+#define WARPLAB_AXIS_COLS_UNROLL 8
 #else
 #error "WARPLAB_AXIS_COLS_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_COLS_UNROLL=..., axis_cuda.py DEFINES)"
 #endif

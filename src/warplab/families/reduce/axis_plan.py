@@ -17,7 +17,7 @@ SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
 #: splits 95.8% of the read without it, 89.0% with; benchmarks/NOTES.md).
 GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, False
 COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
-COLS_UNROLL = 4   # its loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL)
+COLS_UNROLL = 8   # its loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL)
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
 #: (WARPLAB_AXIS_COLS_FIN_BYTES): all PER columns of FIN = bytes / (PER * accumulator) splits.
 #: On the H200 128 read as fast as 256 on the split plans and 1-2 points faster on 32 x 2^20
