@@ -9,8 +9,8 @@ Two parts, one JSON:
   input plus the results, and that over the read ceiling (``read_words`` over 1 GiB).
 * ``kernels``: the axis kernels launched directly with other geometries and compile-time
   settings than the plan's (``CONFIGS``): loads with and without the L2::256B prefetch hint
-  (``*_STREAM``), the columns kernel with 8 loads in flight instead of 4 and its finish with
-  64 or 128 bytes of partials in flight instead of 256; the persistent group grid against the
+  (``*_STREAM``), the columns kernel with 4 loads in flight instead of 8 and its finish with
+  64 or 128 bytes of partials in flight (128: the library's); the persistent group grid against the
   full one, the split kernel at 1, 2, 4 or 8 blocks per SM in total (or one block per row),
   the columns kernel's column threads per block and splits; staged tiles of 32 KiB
   (``stage32k``: 8 words a thread) and the staged tile's boundary words loaded with the tile
@@ -66,7 +66,7 @@ CONFIGS = {1: (("default", {}),
                ("overlap", {}),
                ("overlap_all", {"WARPLAB_AXIS_TRIGGER": 31}),
                ("no_stream", {"WARPLAB_AXIS_COLS_STREAM": 0}),
-               ("unroll8", {"WARPLAB_AXIS_COLS_UNROLL": 8}),
+               ("unroll4", {"WARPLAB_AXIS_COLS_UNROLL": 4}),
                ("fin64", {"WARPLAB_AXIS_COLS_FIN_BYTES": 64}),
                ("fin128", {"WARPLAB_AXIS_COLS_FIN_BYTES": 128}),
                ("default_again", {}))}
