@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 BLOCK = 256       # rows kernels' block (WARPLAB_AXIS_BLOCK)
-UNROLL = 4        # independent loads in flight per thread (WARPLAB_AXIS_UNROLL)
+#: Independent loads in flight per thread (WARPLAB_AXIS_UNROLL); 8 halves the packed kernel's
+#: blocks and cost 1M x 32 float32 18 points of the read on the H200 (benchmarks/NOTES.md).
+UNROLL = 4
 SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
 #: 16-byte loads with the L2::256B prefetch hint, per kernel (WARPLAB_AXIS_*_STREAM; the packed
 #: and staged kernels always have it). On the H100 the hint lifted the group kernel on rows of
@@ -17,7 +19,10 @@ SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
 #: splits 95.8% of the read without it, 89.0% with; benchmarks/NOTES.md).
 GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, False
 COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
-COLS_UNROLL = 8   # its loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL)
+#: The columns kernel's loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL): on the H200 8
+#: read 1-8 points more than 4 on 8192^2 and 32-512 x 2^18-2^20 (16 no more than 8), two runs
+#: each (benchmarks/NOTES.md).
+COLS_UNROLL = 8
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
 #: (WARPLAB_AXIS_COLS_FIN_BYTES): all PER columns of FIN = bytes / (PER * accumulator) splits.
 #: On the H200 128 read as fast as 256 on the split plans and 1-2 points faster on 32 x 2^20
