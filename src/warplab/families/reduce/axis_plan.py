@@ -20,7 +20,7 @@ SPLIT_UNROLL = 4  # the same in the split kernel (WARPLAB_AXIS_SPLIT_UNROLL)
 GROUP_STREAM, SPLIT_STREAM, COLS_STREAM = True, False, False
 COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 #: The columns kernel's loads in flight per thread (WARPLAB_AXIS_COLS_UNROLL): on the H200 8
-#: read 1-8 points more than 4 on 8192^2 and 32-512 x 2^18-2^20 (16 no more than 8), two runs
+#: read 0-8 points more than 4 on 8192^2 and 32-512 x 2^18-2^20 (16 no more than 8), two runs
 #: each (benchmarks/NOTES.md).
 COLS_UNROLL = 8
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
