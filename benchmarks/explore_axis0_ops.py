@@ -27,6 +27,8 @@ from warplab.lab.campaigns.series.bench import back_to_back
 from warplab.lab.campaigns.series.measure import max_rel
 from warplab.lab.harness.ceiling_rates import read_bandwidth
 
+from explore_rows_shapes import cols_args  # benchmarks/, the script's folder
+
 CALLS, ROUNDS = 10, 15
 
 
@@ -39,11 +41,7 @@ def kernel_call(x: Any, op: str, sms: int) -> tuple[Any, Any]:
     k = get_kernel(ac.SOURCE, ac.cols_expr(a, p.vec), all_expressions=ac._expressions(a),
                    options=defines(ac.DEFINES))
     out = cupy.empty(ncols, dt)
-    parts = cupy.empty(max(1, ncols * p.splits), np.float64)
-    tickets = cupy.zeros(max(1, p.gx), np.uint32)
-    args = (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(p.cg),
-            np.uint32(p.splits), np.uint64(p.chunk), parts, tickets, out, np.float64(0),
-            np.uint64(ncols))
+    args = cols_args(x, p.cg, p.gx, p.splits, p.chunk, out)
     go = Prepared(k, (p.gx, p.splits), (ap.COLS_BLOCK,), args)
     def launch() -> None:
         go(*args)

@@ -164,15 +164,21 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
             if (cg, s) in seen:
                 continue
             seen.add((cg, s))
-            parts = cupy.empty(max(1, ncols * s), np.float64)
-            tickets = cupy.zeros(max(1, gx), np.uint32)
             # "{a}": the arguments, formatted later
-            expr = ac.cols_expr("{a}", vec)
-            cands.append((f"cols cg={cg} S={s}", expr, (gx, s),
-                          (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg),
-                           np.uint32(s), np.uint64(chunk), parts, tickets, out, np.float64(0),
-                           np.uint64(ncols)), out))
+            cands.append((f"cols cg={cg} S={s}", ac.cols_expr("{a}", vec), (gx, s),
+                          cols_args(x, cg, gx, s, chunk, out), out))
     return cands
+
+
+def cols_args(x: Any, cg: int, gx: int, s: int, chunk: int, out: Any) -> tuple:
+    """The columns kernel's arguments for the 2-D C-contiguous ``x``: ``cg`` column threads a
+    block, ``gx`` column blocks, ``s`` row ranges of ``chunk`` rows (new partials and
+    tickets), results into ``out``."""
+    nred, ncols = x.shape
+    parts = cupy.empty(max(1, ncols * s), np.float64)
+    tickets = cupy.zeros(max(1, gx), np.uint32)
+    return (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg), np.uint32(s),
+            np.uint64(chunk), parts, tickets, out, np.float64(0), np.uint64(ncols))
 
 
 def hint_ab(doc: dict, x: Any, dt: np.dtype, sms: int, nbytes: int, read: float, ref: Any,

@@ -14,7 +14,7 @@
 #   (j) the memcpy GPU tests, in three processes (memtests)           -> $OUT/pytest-mem-N.log
 #   (k) explore_rows_shapes.py --default-only --axis 0, the columns kernel with and without
 #       the L2::256B hint, one process each (axis0ab; AXIS0_SHAPES=RxC,...: other shapes)
-#                                                                   -> $OUT/axis0_stream{1,0}.json
+#                                                                   -> $OUT/axis0_stream{1-1,2-0}.json
 #   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid; GRID_SIZES=1G: other
 #       totals; GRID_DEADLINE=S: the campaign's deadline, default 190: too short for all
 #       three totals)                                               -> $OUT/memcpy-totals.json
@@ -123,23 +123,22 @@ want shuftests && for f in "$OUT"/pytest-shuf*.log; do
   log "$(basename "$f"): $(tail -n 1 "$f")"
   tail -n 1 "$f" | grep -q " passed" && ! tail -n 1 "$f" | grep -q "failed\|error" || status=1
 done
-# (y) axis0unr: the public axis-0 calls with the columns kernel's loads in flight per thread
-# (WARPLAB_AXIS_COLS_UNROLL) of COLS_UNROLLS, one process each, in that order
-k=0
-for u in ${COLS_UNROLLS:-4 8 16 4 8}; do
-  k=$((k + 1))
-  want axis0unr && step "(y) axis 0, WARPLAB_AXIS_COLS_UNROLL=$u" 150 "$OUT/axis0_unr$k-$u.log" \
-    python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 \
-    --define WARPLAB_AXIS_COLS_UNROLL=$u --shapes \
-    "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
-    --json "$OUT/axis0_unr$k-$u.json"
-done
-for h in 1 0; do
-  want axis0ab && step "(k) axis 0, WARPLAB_AXIS_COLS_STREAM=$h" 150 "$OUT/axis0_stream$h.log" \
-    python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 \
-    --define WARPLAB_AXIS_COLS_STREAM=$h ${AXIS0_SHAPES:+--shapes "$AXIS0_SHAPES"} \
-    --json "$OUT/axis0_stream$h.json"
-done
+axis0_settings() {  # label name prefix "shapes" values...: the public axis-0 calls, one
+  # process a value of the define `name`, in order -> $OUT/axis0_<prefix><k>-<value>.{log,json}
+  local label=$1 name=$2 prefix=$3 shapes=$4 k=0 v
+  shift 4
+  for v in "$@"; do
+    k=$((k + 1))
+    step "$label axis 0, $name=$v" 150 "$OUT/axis0_$prefix$k-$v.log" \
+      python3 benchmarks/explore_rows_shapes.py --default-only --axis 0 --define "$name=$v" \
+      ${shapes:+--shapes "$shapes"} --json "$OUT/axis0_$prefix$k-$v.json"
+  done
+}
+# shellcheck disable=SC2086
+want axis0unr && axis0_settings "(y)" WARPLAB_AXIS_COLS_UNROLL unr \
+  "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
+  ${COLS_UNROLLS:-4 8 16 4 8}
+want axis0ab && axis0_settings "(k)" WARPLAB_AXIS_COLS_STREAM stream "${AXIS0_SHAPES:-}" 1 0
 if want grid; then
   tmp=$(mktemp -d)
   step "(l) memcpy grid, three totals" $(( ${GRID_DEADLINE:-190} + 40 )) "$OUT/memcpy-totals.log" \
