@@ -5,10 +5,13 @@ points under the public ``sum`` in every run of ``explore_rows_shapes.py``, whic
 mean first; the two run the same columns kernel but for the mean's final division. Here each
 shape's four candidates (the columns kernel of each op launched directly at the plan's
 geometry, and the two public calls) alternate batch by batch, in a rotating order, so the
-order and the process cannot explain a difference. Every result is checked against a float64
-reduction.
+order and the process cannot explain a difference. Each candidate's host microseconds a call
+(back to back) and its rate with the calls queued behind a spinning kernel (the device's alone)
+say whether the back-to-back rate meets the host or the device. Every result is checked
+against a float64 reduction.
 
-Usage: PYTHONPATH=src python3 benchmarks/explore_axis0_ops.py [--shapes RxC,...] [--json PATH]
+Usage: PYTHONPATH=src python3 benchmarks/explore_axis0_ops.py [--shapes RxC,...]
+    [--overlap 0|1] [--json PATH]
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from warplab.lab.campaigns.series.measure import max_rel
 from warplab.lab.harness.ceiling_rates import read_bandwidth
 
 from explore_rows_shapes import cols_args  # benchmarks/, the script's folder
+from host_timing import device_per_call, per_call, spin_and_nop
 
 CALLS, ROUNDS = 10, 15
 
@@ -52,12 +56,19 @@ def main() -> None:
     ap_ = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap_.add_argument("--shapes", default="32x1048576,64x1048576,8192x8192")
     ap_.add_argument("--json", default=None)
+    ap_.add_argument("--overlap", type=int, choices=(0, 1), default=None,
+                     help="launch the public calls' kernels with programmatic stream "
+                     "serialization (1) or plainly (0); default the library's")
     args = ap_.parse_args()
+    if args.overlap is not None:
+        ac.OVERLAP = bool(args.overlap)  # read when a plan's launch is made
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     dev = cupy.cuda.runtime.getDevice()
     sms = ac.sm_count(dev)
     read = read_bandwidth("cuda")["read_gbps"]
-    doc: dict[str, Any] = {"read_gbps": read, "calls": CALLS, "rounds": ROUNDS, "rows": []}
+    spin, _ = spin_and_nop()
+    doc: dict[str, Any] = {"read_gbps": read, "calls": CALLS, "rounds": ROUNDS,
+                           "overlap": ac.OVERLAP, "rows": []}
     for rows, cols in shapes:
         for dt in (np.dtype(np.float32), np.dtype(np.float64)):
             x = (cupy.random.default_rng(1).random((rows, cols)) + 1.0).astype(dt)
@@ -79,14 +90,23 @@ def main() -> None:
                 for n in names[r % len(names):] + names[:r % len(names)]:
                     times[n] += back_to_back(cands[n][0], CALLS, 1, 1)[0]
             nbytes = x.nbytes + cols * dt.itemsize
-            line = []
+            line, costs = [], []
             for n in names:
                 ms = float(np.median(times[n]))
                 pct = 100 * nbytes / ms / 1e6 / read
+                # the host's microseconds a call (back to back, the queue drained between
+                # rounds), and the device's a call queued behind a spinning kernel (the host's
+                # launch time hidden): which of the two the back-to-back rate above meets
+                host_us = per_call(cands[n][0], calls=100, rounds=5, warm=5)
+                queued_pct = 100 * nbytes / device_per_call(
+                    cands[n][0], 20, 5, lambda: spin(4_000_000)) / 1e9 / read
                 doc["rows"].append({"rows": rows, "cols": cols, "dtype": dt.name, "call": n,
-                                    "ms": ms, "pct_read": pct, "rel_err": cands[n][1]})
+                                    "ms": ms, "pct_read": pct, "rel_err": cands[n][1],
+                                    "host_us": host_us, "queued_pct_read": queued_pct})
                 line.append(f"{n} {pct:5.1f}")
+                costs.append(f"{n} {host_us:5.1f} us, {queued_pct:5.1f}")
             print(f"{rows}x{cols} {dt.name}: " + "  ".join(line), flush=True)
+            print("    host a call, queued % of read: " + "; ".join(costs), flush=True)
             del x, ref
             cupy.get_default_memory_pool().free_all_blocks()
     if args.json:

@@ -52,7 +52,7 @@ from typing import Any
 
 import cupy
 import numpy as np
-from host_timing import device_per_call
+from host_timing import device_per_call, spin_and_nop
 
 import warplab
 from warplab.families.memcpy import blev_queue, cuda, spec, windows
@@ -66,21 +66,13 @@ CELLS = [(1024, 1024, 1, 64 << 20, "C_C"), (1024, 1024, 1, 64 << 20, "S_S"),
          (1024, 1024, 1, 256 << 20, "C_C"), (65536, 65536, 1, 256 << 20, "C_C")]
 LAYOUT = {"C": "consecutive", "S": "shuffle"}
 CALLS, SAMPLES = 20, 7
-_SRC = r"""
-extern "C" __global__ void spin(long long cycles) {
-    const long long t0 = clock64();
-    while (clock64() - t0 < cycles) { }
-}
-extern "C" __global__ void nop() { }
-"""
-_MOD = cupy.RawModule(code=_SRC)
-SPIN, NOP = _MOD.get_function("spin"), _MOD.get_function("nop")
+SPIN, NOP = spin_and_nop()
 
 
 def timed(fn) -> float:
     """Median device seconds per call of ``CALLS`` calls queued behind a spinning kernel."""
     return device_per_call(fn, CALLS, SAMPLES,
-                           lambda: SPIN((1,), (1,), (np.int64(6_000_000),)))
+                           lambda: SPIN(6_000_000))
 
 
 def main() -> None:
@@ -129,8 +121,8 @@ def main() -> None:
     if args.cells:
         write(doc, args.json)
         return
-    doc["nop_1_us"] = 1e6 * timed(lambda: NOP((1,), (1,), ()))
-    doc["nop_blev_grid_us"] = 1e6 * timed(lambda: NOP((blev_grid,), (256,), ()))
+    doc["nop_1_us"] = 1e6 * timed(NOP)
+    doc["nop_blev_grid_us"] = 1e6 * timed(lambda: NOP(blev_grid))
     c = WARP_TIERS_WORDS
     for overlap in (False, True):
         go, _ = cuda._launches(cuda._warp_expr(c), cuda.WARP_THREADS, c.wlev_max, c.chunk,

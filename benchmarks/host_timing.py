@@ -55,3 +55,31 @@ def device_per_call(fn: Callable[[], object], calls: int, samples: int,
         b.synchronize()
         out.append(cupy.cuda.get_elapsed_time(a, b) / 1e3 / calls)
     return statistics.median(out)
+
+
+_SPIN_SRC = r"""
+extern "C" __global__ void spin(long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+}
+extern "C" __global__ void nop() { }
+"""
+
+
+def spin_and_nop() -> tuple[Callable[[int], None], Callable[..., None]]:
+    """Two kernels for the probes: ``spin(cycles)`` (one thread holding the stream for about
+    ``cycles`` clocks: calls queued behind it are timed on the device alone) and ``nop(grid)``
+    (an empty kernel on ``grid`` blocks of 256, or one thread)."""
+    import cupy
+    import numpy as np
+
+    mod = cupy.RawModule(code=_SPIN_SRC)
+    s, n = mod.get_function("spin"), mod.get_function("nop")
+
+    def spin(cycles: int) -> None:
+        s((1,), (1,), (np.int64(cycles),))
+
+    def nop(grid: int | None = None) -> None:
+        n((grid or 1,), (256 if grid else 1,), ())
+
+    return spin, nop

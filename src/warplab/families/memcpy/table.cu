@@ -13,6 +13,9 @@
 #error "table.cu needs -DMEMCPY_TABLE_MAX, _BLOCK, _CHUNK, -DWARPLAB_MEMCPY_UNROLL (table_cuda.py)"
 #endif
 #include "memcpy_copy.cuh"
+#ifndef WARPLAB_MEMCPY_WALK_REGS
+#define WARPLAB_MEMCPY_WALK_REGS 0
+#endif
 
 struct CopyTable {
     u64 src[MEMCPY_TABLE_MAX];
@@ -42,6 +45,22 @@ memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
                   const long long* __restrict__ size, int count) {
     static_assert(MEMCPY_TABLE_BLOCK >= MEMCPY_TABLE_MAX, "a thread per table row");
     constexpr u64 CHUNK = MEMCPY_TABLE_CHUNK;
+#if WARPLAB_MEMCPY_WALK_REGS
+    // every warp reads the table itself, lane i row i, and takes row i by shuffles: no
+    // barrier between the table's loads and a warp's first copy
+    static_assert(MEMCPY_TABLE_MAX <= 32, "a lane per table row");
+    const int lane = threadIdx.x & 31;
+    u64 r_src = 0, r_dst = 0;
+    long long r_size = 0;
+    if (lane < count) {
+        r_src = src[lane];
+        r_dst = dst[lane];
+        r_size = size[lane];
+    }
+#define T_SIZE(i) __shfl_sync(0xffffffffu, r_size, i)
+#define T_SRC(i) __shfl_sync(0xffffffffu, r_src, i)
+#define T_DST(i) __shfl_sync(0xffffffffu, r_dst, i)
+#else
     __shared__ u64 t_src[MEMCPY_TABLE_MAX], t_dst[MEMCPY_TABLE_MAX];
     __shared__ long long t_size[MEMCPY_TABLE_MAX];
     if ((int)threadIdx.x < count) {  // the table read once, every row in flight together
@@ -50,18 +69,23 @@ memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
         t_size[threadIdx.x] = size[threadIdx.x];
     }
     __syncthreads();
+#define T_SIZE(i) t_size[i]
+#define T_SRC(i) t_src[i]
+#define T_DST(i) t_dst[i]
+#endif
     const unsigned grid = gridDim.x;
     unsigned first = blockIdx.x;  // this block's first chunk of buffer i: (block - chunks
                                   // before buffer i) mod grid
     for (int i = 0; i < count; ++i) {
-        const long long n = t_size[i];
+        const long long n = T_SIZE(i);
         if (n <= 0) continue;
         const u64 chunks = ((u64)n + CHUNK - 1) / CHUNK;
+        const u64 d = T_DST(i), s = T_SRC(i);
         for (u64 c = first; c < chunks; c += grid) {
             const u64 off = c * CHUNK;
             const u64 len = (u64)n - off < CHUNK ? (u64)n - off : CHUNK;
-            copy_bytes<true>((u8*)t_dst[i] + off, (const u8*)t_src[i] + off, len,
-                             threadIdx.x, MEMCPY_TABLE_BLOCK);
+            copy_bytes<true>((u8*)d + off, (const u8*)s + off, len, threadIdx.x,
+                             MEMCPY_TABLE_BLOCK);
         }
         const unsigned step = chunks < grid ? (unsigned)chunks : (unsigned)(chunks % grid);
         first = first >= step ? first - step : first + grid - step;
