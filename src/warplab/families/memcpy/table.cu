@@ -14,7 +14,7 @@
 #endif
 #include "memcpy_copy.cuh"
 #ifndef WARPLAB_MEMCPY_WALK_REGS
-#define WARPLAB_MEMCPY_WALK_REGS 0
+#define WARPLAB_MEMCPY_WALK_REGS 1
 #endif
 
 struct CopyTable {
