@@ -7,9 +7,8 @@ memory) is 1.07-1.10x ``torch._foreach_copy_`` in call latency while its host ti
 torch's. Its one launch, ``memcpy_table_walk``, runs 2 blocks a SM that each read the table
 from device memory before copying. Here, on the same bytes, every piece alternates round by
 round: the public call; the walk kernel launched directly on grids of 2 x SMs (the library's),
-SMs, 32 and 8 blocks; the walk compiled with the table in registers (``WARPLAB_MEMCPY_WALK_REGS``:
-lane i reads row i, shuffles instead of a barrier); ``copy_batched`` (the table passed in the
-launch) and its kernel directly; torch; an empty kernel. Three numbers each (median
+SMs, 32 and 8 blocks; ``copy_batched`` (the table passed in the launch) and its kernel
+directly; torch; an empty kernel. Three numbers each (median
 microseconds): the call latency (call, then a stream synchronisation), the host time per call
 (back to back), and the device time per call (calls queued behind a spinning kernel, between
 two events). Every copy is checked once.
@@ -51,15 +50,10 @@ def main() -> None:
     tsrcs = [torch.as_tensor(s, device="cuda") for s in srcs]
     tdsts = [torch.as_tensor(d, device="cuda") for d in dsts]
 
-    def walk_on(grid: int, regs: int) -> Prepared:
-        k = get_kernel(table_cuda.SOURCE, "memcpy_table_walk",
-                       options=defines({**table_cuda.DEFINES, "WARPLAB_MEMCPY_WALK_REGS": regs}))
-        return Prepared(k, (grid,), (table_cuda.DEFINES["MEMCPY_TABLE_BLOCK"],),
-                        (ARRAY, ARRAY, ARRAY, np.int32(0)))
-
-    walks = {f"walk grid={g}": walk_on(g, 0) for g in (2 * sms, sms, 32, 8)}
-    walks[f"walk regs grid={2 * sms}"] = walk_on(2 * sms, 1)
-    walks["walk regs grid=8"] = walk_on(8, 1)
+    k = get_kernel(table_cuda.SOURCE, "memcpy_table_walk", options=defines(table_cuda.DEFINES))
+    walks = {f"walk grid={g}": Prepared(k, (g,), (table_cuda.DEFINES["MEMCPY_TABLE_BLOCK"],),
+                                        (ARRAY, ARRAY, ARRAY, np.int32(0)))
+             for g in (2 * sms, sms, 32, 8)}
     table = table_cuda.pack([s.data.ptr for s in srcs], [d.data.ptr for d in dsts],
                             [NBYTES] * PAIRS)
     by_value = table_cuda.prepared()

@@ -13,9 +13,6 @@
 #error "table.cu needs -DMEMCPY_TABLE_MAX, _BLOCK, _CHUNK, -DWARPLAB_MEMCPY_UNROLL (table_cuda.py)"
 #endif
 #include "memcpy_copy.cuh"
-#ifndef WARPLAB_MEMCPY_WALK_REGS
-#define WARPLAB_MEMCPY_WALK_REGS 1
-#endif
 
 struct CopyTable {
     u64 src[MEMCPY_TABLE_MAX];
@@ -43,12 +40,11 @@ memcpy_table(const CopyTable t, int count) {
 __global__ void __launch_bounds__(MEMCPY_TABLE_BLOCK)
 memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
                   const long long* __restrict__ size, int count) {
-    static_assert(MEMCPY_TABLE_BLOCK >= MEMCPY_TABLE_MAX, "a thread per table row");
     constexpr u64 CHUNK = MEMCPY_TABLE_CHUNK;
-#if WARPLAB_MEMCPY_WALK_REGS
     // every warp reads the table itself, lane i row i, and takes row i by shuffles: no
-    // barrier between the table's loads and a warp's first copy
-    static_assert(MEMCPY_TABLE_MAX <= 32, "a lane per table row");
+    // shared memory and no barrier between the table's loads and a warp's first copy
+    static_assert(MEMCPY_TABLE_MAX <= 32 && MEMCPY_TABLE_BLOCK % 32 == 0,
+                  "a lane per table row, whole warps");
     const int lane = threadIdx.x & 31;
     u64 r_src = 0, r_dst = 0;
     long long r_size = 0;
@@ -57,30 +53,15 @@ memcpy_table_walk(const u64* __restrict__ src, const u64* __restrict__ dst,
         r_dst = dst[lane];
         r_size = size[lane];
     }
-#define T_SIZE(i) __shfl_sync(0xffffffffu, r_size, i)
-#define T_SRC(i) __shfl_sync(0xffffffffu, r_src, i)
-#define T_DST(i) __shfl_sync(0xffffffffu, r_dst, i)
-#else
-    __shared__ u64 t_src[MEMCPY_TABLE_MAX], t_dst[MEMCPY_TABLE_MAX];
-    __shared__ long long t_size[MEMCPY_TABLE_MAX];
-    if ((int)threadIdx.x < count) {  // the table read once, every row in flight together
-        t_src[threadIdx.x] = src[threadIdx.x];
-        t_dst[threadIdx.x] = dst[threadIdx.x];
-        t_size[threadIdx.x] = size[threadIdx.x];
-    }
-    __syncthreads();
-#define T_SIZE(i) t_size[i]
-#define T_SRC(i) t_src[i]
-#define T_DST(i) t_dst[i]
-#endif
     const unsigned grid = gridDim.x;
     unsigned first = blockIdx.x;  // this block's first chunk of buffer i: (block - chunks
                                   // before buffer i) mod grid
     for (int i = 0; i < count; ++i) {
-        const long long n = T_SIZE(i);
+        const long long n = __shfl_sync(0xffffffffu, r_size, i);
         if (n <= 0) continue;
         const u64 chunks = ((u64)n + CHUNK - 1) / CHUNK;
-        const u64 d = T_DST(i), s = T_SRC(i);
+        const u64 d = __shfl_sync(0xffffffffu, r_dst, i);
+        const u64 s = __shfl_sync(0xffffffffu, r_src, i);
         for (u64 c = first; c < chunks; c += grid) {
             const u64 off = c * CHUNK;
             const u64 len = (u64)n - off < CHUNK ? (u64)n - off : CHUNK;
