@@ -1,7 +1,8 @@
 """The reductions' planned path (``families/reduce/plan.py``, plan cache ``reduce.plan``) on
 the GPU (``pytest -m gpu``): a C-contiguous array of any shape runs the default variant's
 prepared launch and gives the named variant's result (same kernel, same bits); other layouts
-are copied by the run and give NumPy's result; a warm call reuses its plan."""
+are copied by the run and give NumPy's result; a warm call reuses its plan, and an axis plan its
+partials, on every stream."""
 from __future__ import annotations
 
 import numpy as np
@@ -79,3 +80,38 @@ def test_small_results_of_the_slab_stay_their_own(op, axis, shape, dtype) -> Non
             want = getattr(np, op)(hs[i % 8].astype(np.float64), axis=axis)
             np.testing.assert_allclose(o.get(), want, rtol=1e-5, atol=1e-6 * 50 * shape[0])
         del outs
+
+
+#: (shape, axis): the columns kernel unsplit (16 rows) and split over many blocks, the split
+#: rows kernel (few long rows), the moments through partials (var, std)
+SCRATCH_CASES = [((16, 70_001), 0), ((4096, 300), 0), ((3000, 8), 0), ((4, 1 << 20), 1),
+                 ((2, 300_001), 1)]
+
+
+@pytest.mark.parametrize("shape,axis", SCRATCH_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_plans_partials_serve_every_call(shape: tuple, axis: int, dtype: type) -> None:
+    """A warm plan reuses its partials: calls on data of very different magnitudes, back to
+    back on one stream with every result kept, then the same shapes on a second stream
+    interleaved with the first, each result NumPy's (a partial left from the call before
+    would show as an error of ~1e6)."""
+    rng = np.random.default_rng(shape[0])
+    hosts = [(rng.standard_normal(shape) * scale + shift).astype(dtype)
+             for scale, shift in ((1.0, 0.5), (1e6, -3e6), (1e-3, 7.0))]
+    xs = [cupy.asarray(h) for h in hosts]
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for op in ("sum", "mean", "var", "std"):
+        f = getattr(warplab, op)
+        other = cupy.cuda.Stream(non_blocking=True)
+        got = []
+        for i in (0, 1, 2, 0, 2, 1):
+            got.append((i, f(xs[i], axis=axis)))
+            with other:
+                got.append((i, f(xs[i], axis=axis)))
+        other.synchronize()
+        cupy.cuda.get_current_stream().synchronize()
+        for i, g in got:
+            want = getattr(np, op)(hosts[i].astype(np.float64), axis=axis)
+            np.testing.assert_allclose(g.get(), want, rtol=tol,
+                                       atol=tol * float(np.abs(hosts[i]).max()),
+                                       err_msg=f"{op} of input {i}")

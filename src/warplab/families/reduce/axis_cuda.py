@@ -189,14 +189,20 @@ def _planned(kernel: Any, grid: tuple, block: tuple, mid: tuple, tail: tuple,
                   mid, tail, partials)
 
 
+def scratch(launch: Launch) -> tuple[Any, Any]:
+    """New partials for ``launch`` (which takes them) and the stream's tickets."""
+    assert launch.partials is not None
+    acc, t, n, tickets = launch.partials
+    return _partials(acc, t, n), TICKETS.get(tickets)
+
+
 def fire(launch: Launch, x: Any, out: Any) -> None:
     """Launch ``launch`` on the device data ``x`` (its base pointer) into ``out`` (one launch,
     no synchronisation; split and columns plans allocate their partials first)."""
     if launch.partials is None:
         launch.go(x, *launch.mid, out, *launch.tail)
     else:
-        acc, t, n, tickets = launch.partials
-        launch.go(x, *launch.mid, _partials(acc, t, n), TICKETS.get(tickets), out, *launch.tail)
+        launch.go(x, *launch.mid, *scratch(launch), out, *launch.tail)
 
 
 def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.dtype,

@@ -58,13 +58,25 @@ from warplab.families.reduce.axis_spec import (
 Plan = tuple  # (Variant | None, Callable[[Any], Any])
 
 
+#: A plan keeps its split kernels' partials (and its tickets) up to this many bytes; larger
+#: partials (inputs of some 100 MiB and more, whose launches outlast the host's call) come
+#: from CuPy's pool every call.
+KEEP_PARTIALS = 4 << 20
+
+
 class Record:
     """The run of a planned kernel launch: allocate the result (``shape``, ``dtype``; one of
     at most ``scalar.SMALL_BYTES`` from the slab of small results of the device and stream,
     the others from CuPy's pool) and launch ``launch`` (``axis_cuda.Launch``) on the input;
-    ``split`` > 0 for ``series_stats`` (the result's means and norms at ``split``)."""
+    ``split`` > 0 for ``series_stats`` (the result's means and norms at ``split``).
 
-    __slots__ = ("cls", "dtype", "launch", "nbytes", "shape", "slab", "split")
+    A launch that takes partials and tickets (split rows, columns) takes the record's own,
+    made on its first run (up to :data:`KEEP_PARTIALS`): a plan belongs to one device and
+    stream (``plan.call``'s key), whose launches run in order (a launch with programmatic
+    serialization waits for the previous kernel before its first access), and every launch
+    writes its partials before reading them and leaves its tickets at 0."""
+
+    __slots__ = ("cls", "dtype", "launch", "nbytes", "scratch", "shape", "slab", "split")
 
     def __init__(self, launch: axis_cuda.Launch, shape: tuple, dtype: np.dtype,
                  split: int = 0) -> None:
@@ -72,6 +84,7 @@ class Record:
         self.nbytes = math.prod(shape) * dtype.itemsize
         self.slab = small_results() if 0 < self.nbytes <= SMALL_BYTES else None
         self.cls = result_type(shape)
+        self.scratch: tuple[Any, Any] | None = None
 
     def __call__(self, x: Any, stream: int | None = None) -> Any:
         """The result of ``x``; ``stream``: the current stream's handle where the caller has
@@ -80,13 +93,22 @@ class Record:
         out = axis_cuda._empty(self.shape, self.dtype) if slab is None else \
             self.cls(self.shape, self.dtype, slab.carve(self.nbytes))
         go = self.launch
-        if go.partials is not None:
-            axis_cuda.fire(go, x, out)
-        elif stream is None:
-            go.go(x, *go.mid, out, *go.tail)
+        if go.partials is None:
+            args = (x, *go.mid, out, *go.tail)
         else:
-            go.go.on_stream(stream, go.go.grid, x, *go.mid, out, *go.tail)
+            args = (x, *go.mid, *(self.scratch or self._scratch()), out, *go.tail)
+        if stream is None:
+            go.go(*args)
+        else:
+            go.go.on_stream(stream, go.go.grid, *args)
         return halves(out, self.split) if self.split else out
+
+    def _scratch(self) -> tuple[Any, Any]:
+        """Partials and tickets for a launch (kept where the partials are small)."""
+        pair = axis_cuda.scratch(self.launch)
+        if pair[0].nbytes <= KEEP_PARTIALS:
+            self.scratch = pair
+        return pair
 
 
 def build(a: Any, on_device: bool, op: Any, axis: Any, dtype: Any, keepdims: Any, ddof: Any,
