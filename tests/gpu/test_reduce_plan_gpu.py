@@ -99,6 +99,9 @@ def test_a_plans_partials_serve_every_call(shape: tuple, axis: int, dtype: type)
     hosts = [(rng.standard_normal(shape) * scale + shift).astype(dtype)
              for scale, shift in ((1.0, 0.5), (1e6, -3e6), (1e-3, 7.0))]
     xs = [cupy.asarray(h) for h in hosts]
+    # a copy from pageable memory may still be in flight when asarray returns: done before a
+    # stream that does not wait for this one reads the inputs
+    cupy.cuda.get_current_stream().synchronize()
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for op in ("sum", "mean", "var", "std"):
         f = getattr(warplab, op)
