@@ -8,10 +8,10 @@ torch's. Its one launch, ``memcpy_table_walk``, runs 2 blocks a SM that each rea
 from device memory before copying. Here, on the same bytes, every piece alternates round by
 round: the public call; the walk kernel launched directly on grids of 2 x SMs (the library's),
 SMs, 32 and 8 blocks; ``copy_batched`` (the table passed in the launch) and its kernel
-directly; torch; an empty kernel. Three numbers each (median
-microseconds): the call latency (call, then a stream synchronisation), the host time per call
-(back to back), and the device time per call (calls queued behind a spinning kernel, between
-two events). Every copy is checked once.
+directly; torch; an empty kernel. Three numbers each (median microseconds): the call latency
+(call, then a stream synchronisation), the host time per call (back to back), and the device
+time per call (calls queued behind a spinning kernel, between two events). Every copy is
+checked once.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_walk_latency.py [--rounds N] [--json PATH]
 """
@@ -31,6 +31,7 @@ from warplab.core.loader import defines, get_kernel
 from warplab.families.memcpy import table_cuda
 
 PAIRS, NBYTES = 8, 1024
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
