@@ -14,7 +14,7 @@
 #   (j) the memcpy GPU tests, in three processes (memtests)           -> $OUT/pytest-mem-N.log
 #   (k) explore_rows_shapes.py --default-only --axis 0, the columns kernel with and without
 #       the L2::256B hint, one process each (axis0ab; AXIS0_SHAPES=RxC,...: other shapes)
-#                                                                   -> $OUT/axis0_stream{1-1,2-0}.json
+#                                                         -> $OUT/axis0_stream{1-1,2-0}.json
 #   (l) the memcpy grid at 64 MiB, 256 MiB and 1 GiB with CUB (grid; GRID_SIZES=1G: other
 #       totals; GRID_DEADLINE=S: the campaign's deadline, default 190: too short for all
 #       three totals)                                               -> $OUT/memcpy-totals.json
@@ -47,10 +47,14 @@
 #                                                               -> $OUT/axis0_unrK-U.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
+#   (z) explore_rows_shapes.py --default-only --axis 0, the columns kernel without and with its
+#       fence between loads and sums (WARPLAB_AXIS_COLS_FENCE 0, 1, 0, 1; FENCES: others), then
+#       the axis GPU tests compiled with it, three processes (axis0fence)
+#                                    -> $OUT/axis0_fenceK-F.json, $OUT/pytest-fence-N.log
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
-# latfull memshard queuestress axis0unr; default the first five). Everything under $OUT
-# is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
+# latfull memshard queuestress axis0unr axis0fence; default the first five). Everything under
+# $OUT is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
 LOG=overlap_gpu_run.log
@@ -103,13 +107,15 @@ want costs && step "(i) copy_batched costs" 150 "$OUT/copy_costs.log" \
 want meancosts && step "(t) mean(x, axis=1) costs" 150 "$OUT/mean_costs.log" \
   python3 benchmarks/explore_mean_rows_costs.py --json "$OUT/mean_costs.json"
 few="variants_copy or warp_classes or full_byte"
-with_define() {  # NAME=V: a pytest command whose memcpy kernels are compiled with -DNAME=V
-  echo "python3 -c 'import sys; from warplab.families.memcpy import cuda;" \
-    "cuda.DEFINES[\"${1%%=*}\"] = ${1#*=}; import pytest; sys.exit(pytest.main(sys.argv[1:]))'"
+with_define() {  # MODULE NAME=V: a pytest command whose kernels of MODULE (its DEFINES) are
+  # compiled with -DNAME=V
+  echo "python3 -c 'import sys; import $1 as m;" \
+    "m.DEFINES[\"${2%%=*}\"] = ${2#*=}; import pytest; sys.exit(pytest.main(sys.argv[1:]))'"
 }
 if want shuftests; then
   for u in 0 4; do
-    PYTEST=$(with_define WARPLAB_MEMCPY_WARP_SHUFFLE=$u) tests_in_processes \
+    PYTEST=$(with_define warplab.families.memcpy.cuda WARPLAB_MEMCPY_WARP_SHUFFLE=$u) \
+      tests_in_processes \
       "(q) memcpy GPU tests, WARPLAB_MEMCPY_WARP_SHUFFLE=$u" 240 "shuf$u" \
       "$g/test_memcpy_gpu.py -k '$few'" &
   done
@@ -139,6 +145,14 @@ want axis0unr && axis0_settings "(y)" WARPLAB_AXIS_COLS_UNROLL unr \
   "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
   ${COLS_UNROLLS:-4 8 16 4 8}
 want axis0ab && axis0_settings "(k)" WARPLAB_AXIS_COLS_STREAM stream "${AXIS0_SHAPES:-}" 1 0
+# shellcheck disable=SC2086
+want axis0fence && axis0_settings "(z)" WARPLAB_AXIS_COLS_FENCE fence \
+  "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
+  ${FENCES:-0 1 0 1}
+want axis0fence && PYTEST=$(with_define warplab.families.reduce.axis_cuda \
+  WARPLAB_AXIS_COLS_FENCE=1) tests_in_processes "(z) axis GPU tests, the columns fence on" 240 \
+  fence "$g/test_reduce_axis_gpu.py -k 'staged or banded or packed'" \
+  "$g/test_reduce_axis_gpu.py -k 'not (staged or banded or packed)'" "$g/test_reduce_plan_gpu.py"
 if want grid; then
   tmp=$(mktemp -d)
   step "(l) memcpy grid, three totals" $(( ${GRID_DEADLINE:-190} + 40 )) "$OUT/memcpy-totals.log" \

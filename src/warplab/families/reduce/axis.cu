@@ -93,6 +93,13 @@
 #error "WARPLAB_AXIS_COLS_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_COLS_UNROLL=..., axis_cuda.py DEFINES)"
 #endif
 #endif
+#ifndef WARPLAB_AXIS_COLS_FENCE
+#ifdef WARPLAB_NVCC_CHECK
+#define WARPLAB_AXIS_COLS_FENCE 0
+#else
+#error "WARPLAB_AXIS_COLS_FENCE is passed by the launch plan (-DWARPLAB_AXIS_COLS_FENCE=..., axis_cuda.py DEFINES)"
+#endif
+#endif
 #ifndef WARPLAB_AXIS_COLS_FIN_BYTES
 #ifdef WARPLAB_NVCC_CHECK
 #define WARPLAB_AXIS_COLS_FIN_BYTES 128
@@ -128,6 +135,7 @@ __device__ __forceinline__ void axis_start() {
 constexpr bool GROUP_STREAM = WARPLAB_AXIS_GROUP_STREAM != 0;
 constexpr bool SPLIT_STREAM = WARPLAB_AXIS_SPLIT_STREAM != 0;
 constexpr bool COLS_STREAM = WARPLAB_AXIS_COLS_STREAM != 0;
+constexpr bool COLS_FENCE = WARPLAB_AXIS_COLS_FENCE != 0;  // columns kernel: loads, fence, sums
 constexpr u32 CBS = WARPLAB_AXIS_COLS_BLOCK;   // columns kernel: threads per block
 constexpr int COLS_UNR = WARPLAB_AXIS_COLS_UNROLL;      // its loads in flight per thread
 constexpr int COLS_FIN_BYTES = WARPLAB_AXIS_COLS_FIN_BYTES;  // its finish's bytes in flight

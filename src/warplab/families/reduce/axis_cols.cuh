@@ -75,6 +75,8 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
                 if (VEC) q[j].u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
                 else q[j].v[0] = __ldg(p);
             }
+            // with COLS_FENCE ptxas issues every load before the first conversion (axis_plan)
+            if constexpr (COLS_FENCE) asm volatile("fence.acq_rel.cta;" ::: "memory");
 #pragma unroll
             for (int j = 0; j < COLS_UNR; ++j)
 #pragma unroll

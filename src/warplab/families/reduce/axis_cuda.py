@@ -30,6 +30,7 @@ from warplab.families.reduce.axis_input import _F64, _I64, C_TYPE, _ld, kernel_d
 from warplab.families.reduce.axis_plan import (  # noqa: F401
     BLOCK,
     COLS_BLOCK,
+    COLS_FENCE,
     COLS_FIN_BYTES,
     COLS_MIN_ROWS,
     COLS_STREAM,
@@ -64,7 +65,7 @@ DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_GROUP_STREAM": GROUP_STREAM, "WARPLAB_AXIS_SPLIT_STREAM": SPLIT_STREAM,
            "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
            "WARPLAB_AXIS_COLS_UNROLL": COLS_UNROLL, "WARPLAB_AXIS_COLS_FIN_BYTES": COLS_FIN_BYTES,
-           "WARPLAB_K2_BLOCK": K2_BLOCK}
+           "WARPLAB_AXIS_COLS_FENCE": COLS_FENCE, "WARPLAB_K2_BLOCK": K2_BLOCK}
 KERNEL_OP = {"sum": "OpSum", "mean": "OpMean", "min": "OpMin", "max": "OpMax", "var": "OpVar",
              "std": "OpStd", "stats": "OpStats"}
 ACC_BYTES = {"double": 8, "long long": 8, "Mom": 16}  # else the input type
