@@ -90,9 +90,11 @@ tests_in_processes() {  # label limit logname "pytest arguments"...: one process
   for f in "$OUT"/pytest-"$name"-*.log; do log "$(basename "$f"): $(tail -n 1 "$f")"; done
 }
 g=tests/gpu
-want axistests && tests_in_processes "(f) axis GPU tests" 240 axis \
-  "$g/test_reduce_axis_gpu.py -k 'staged or banded or packed'" \
-  "$g/test_reduce_axis_gpu.py -k 'not (staged or banded or packed)'" "$g/test_overlap_gpu.py"
+# the axis GPU tests in two processes of about equal length (pytest arguments each)
+axis_halves=("$g/test_reduce_axis_gpu.py -k 'staged or banded or packed'"
+  "$g/test_reduce_axis_gpu.py -k 'not (staged or banded or packed)'")
+want axistests && tests_in_processes "(f) axis GPU tests" 240 axis "${axis_halves[@]}" \
+  "$g/test_overlap_gpu.py"
 want rows1d && step "(g) rows probe, axis 1, default" 120 "$OUT/rows_default1.log" \
   python3 benchmarks/explore_rows_shapes.py --default-only --axis 1 \
   --json "$OUT/rows_default1.json"
@@ -151,8 +153,7 @@ want axis0fence && axis0_settings "(z)" WARPLAB_AXIS_COLS_FENCE fence \
   ${FENCES:-0 1 0 1}
 want axis0fence && PYTEST=$(with_define warplab.families.reduce.axis_cuda \
   WARPLAB_AXIS_COLS_FENCE=1) tests_in_processes "(z) axis GPU tests, the columns fence on" 240 \
-  fence "$g/test_reduce_axis_gpu.py -k 'staged or banded or packed'" \
-  "$g/test_reduce_axis_gpu.py -k 'not (staged or banded or packed)'" "$g/test_reduce_plan_gpu.py"
+  fence "${axis_halves[@]}" "$g/test_reduce_plan_gpu.py"
 if want grid; then
   tmp=$(mktemp -d)
   step "(l) memcpy grid, three totals" $(( ${GRID_DEADLINE:-190} + 40 )) "$OUT/memcpy-totals.log" \
