@@ -32,6 +32,39 @@ __device__ __forceinline__ void cols_lanes(A (&acc)[PER], A (*sm)[CBS], u32 rl, 
     __syncthreads();
 }
 
+// One thread's walk of its PER columns over rows i0, i0 + RL, ... < end (full column groups,
+// 16-byte loads when VEC): COLS_UNR loads in flight, then the rest one at a time. With FENCE a
+// CTA-scope fence sits between the loads and their sums, so ptxas issues every load before the
+// first conversion (float32 into a float64 accumulator: 4-6 of the 8 in flight without it).
+template <bool FENCE, class T, class A, class OP, bool VEC, int PER>
+__device__ __forceinline__ void cols_sweep(const T* __restrict__ in, u64 ld, u64 c0, u64 i0,
+                                           u64 end, u32 RL, A (&acc)[PER],
+                                           const double (&k)[PER]) {
+    u64 i = i0;
+    for (; i + (COLS_UNR - 1) * (u64)RL < end; i += COLS_UNR * (u64)RL) {
+        Pack<T, PER> q[COLS_UNR];
+#pragma unroll
+        for (int j = 0; j < COLS_UNR; ++j) {
+            const T* p = in + (i + (u64)j * RL) * ld + c0;
+            if (VEC) q[j].u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
+            else q[j].v[0] = __ldg(p);
+        }
+        if constexpr (FENCE) asm volatile("fence.acq_rel.cta;" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < COLS_UNR; ++j)
+#pragma unroll
+            for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q[j].v[e], k[e]);
+    }
+    for (; i < end; i += RL) {
+        Pack<T, PER> q;
+        const T* p = in + i * ld + c0;
+        if (VEC) q.u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
+        else q.v[0] = __ldg(p);
+#pragma unroll
+        for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q.v[e], k[e]);
+    }
+}
+
 // =============================================================================================
 // columns: reduce each column of an (nred x ncols) view. A block is CG column threads (a power
 // of two up to CBS) x CBS / CG row lanes: thread (rl, cg) owns PER adjacent columns (16-byte
@@ -65,31 +98,11 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
         acc[e] = OP::template identity<A>();
         k[e] = (OP::SHIFT && e < nc) ? shift_of(in + c0 + e) : 0.0;
     }
-    if (nc == PER) {
-        u64 i = begin + rl;
-        for (; i + (COLS_UNR - 1) * (u64)RL < end; i += COLS_UNR * (u64)RL) {
-            Pack<T, PER> q[COLS_UNR];
-#pragma unroll
-            for (int j = 0; j < COLS_UNR; ++j) {
-                const T* p = in + (i + (u64)j * RL) * ld + c0;
-                if (VEC) q[j].u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
-                else q[j].v[0] = __ldg(p);
-            }
-            // with COLS_FENCE ptxas issues every load before the first conversion (axis_plan)
-            if constexpr (COLS_FENCE) asm volatile("fence.acq_rel.cta;" ::: "memory");
-#pragma unroll
-            for (int j = 0; j < COLS_UNR; ++j)
-#pragma unroll
-                for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q[j].v[e], k[e]);
-        }
-        for (; i < end; i += RL) {
-            Pack<T, PER> q;
-            const T* p = in + i * ld + c0;
-            if (VEC) q.u = ld16<COLS_STREAM>(reinterpret_cast<const uint4*>(p));
-            else q.v[0] = __ldg(p);
-#pragma unroll
-            for (int e = 0; e < PER; ++e) acc[e] = OP::add(acc[e], q.v[e], k[e]);
-        }
+    if (nc == PER) {  // the fence only where the rows are not split (axis_plan.COLS_FENCE)
+        if (COLS_FENCE && S == 1)
+            cols_sweep<true, T, A, OP, VEC, PER>(in, ld, c0, begin + rl, end, RL, acc, k);
+        else
+            cols_sweep<false, T, A, OP, VEC, PER>(in, ld, c0, begin + rl, end, RL, acc, k);
     } else {  // the last, partial column group (fewer than PER columns): scalar loads
         for (u64 i = begin + rl; i < end; i += RL)
 #pragma unroll
