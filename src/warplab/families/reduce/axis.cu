@@ -135,7 +135,8 @@ __device__ __forceinline__ void axis_start() {
 constexpr bool GROUP_STREAM = WARPLAB_AXIS_GROUP_STREAM != 0;
 constexpr bool SPLIT_STREAM = WARPLAB_AXIS_SPLIT_STREAM != 0;
 constexpr bool COLS_STREAM = WARPLAB_AXIS_COLS_STREAM != 0;
-constexpr bool COLS_FENCE = WARPLAB_AXIS_COLS_FENCE != 0;  // columns kernel: loads, fence, sums
+// columns kernel: a fence between loads and sums on walks of at most this many unrolled steps
+constexpr u64 COLS_FENCE = WARPLAB_AXIS_COLS_FENCE;
 constexpr u32 CBS = WARPLAB_AXIS_COLS_BLOCK;   // columns kernel: threads per block
 constexpr int COLS_UNR = WARPLAB_AXIS_COLS_UNROLL;      // its loads in flight per thread
 constexpr int COLS_FIN_BYTES = WARPLAB_AXIS_COLS_FIN_BYTES;  // its finish's bytes in flight

@@ -23,12 +23,12 @@ COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 #: read 0-8 points more than 4 on 8192^2 and 32-512 x 2^18-2^20 (16 no more than 8), two runs
 #: each (benchmarks/NOTES.md).
 COLS_UNROLL = 8
-#: A CTA-scope fence between the columns kernel's loads and their sums where the rows are not
-#: split (one row range, S = 1; WARPLAB_AXIS_COLS_FENCE). ptxas interleaves the float32 loads
-#: with their conversions to float64: 4-6 of the 8 loads in flight at once (the mean's loop 4,
-#: the sum's 6, nvdisasm). With the fence it issues all 8 first and sinks the fence
-#: (MEMBAR.ALL.CTA) to the loop's end. Off until measured.
-COLS_FENCE = False
+#: The columns kernel's fence between its loads and their sums (``fence.acq_rel.cta``), on
+#: the walks of at most this many unrolled steps a thread (WARPLAB_AXIS_COLS_FENCE; 0: none).
+#: ptxas interleaves float32 loads with their conversions to float64 and keeps 4-6 of the 8 in
+#: flight (the mean's loop 4, the sum's 6, nvdisasm); with the fence it issues all 8 first and
+#: sinks the fence (MEMBAR.ALL.CTA) to the loop's end. Off until measured.
+COLS_FENCE = 0
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
 #: (WARPLAB_AXIS_COLS_FIN_BYTES): all PER columns of FIN = bytes / (PER * accumulator) splits.
 #: On the H200 128 read as fast as 256 on the split plans and 1-2 points faster on 32 x 2^20
