@@ -48,7 +48,7 @@
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
 #   (z) explore_rows_shapes.py --default-only --axis 0, the columns kernel without and with its
-#       fence between loads and sums (WARPLAB_AXIS_COLS_FENCE 0, 4, 0, 4; FENCES: others), then
+#       fence between loads and sums (WARPLAB_AXIS_COLS_FENCE 0, 1, 0, 1; FENCES: others), then
 #       the axis GPU tests compiled with it, three processes (axis0fence)
 #                                    -> $OUT/axis0_fenceK-F.json, $OUT/pytest-fence-N.log
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
@@ -150,9 +150,9 @@ want axis0ab && axis0_settings "(k)" WARPLAB_AXIS_COLS_STREAM stream "${AXIS0_SH
 # shellcheck disable=SC2086
 want axis0fence && axis0_settings "(z)" WARPLAB_AXIS_COLS_FENCE fence \
   "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
-  ${FENCES:-0 4 0 4}
+  ${FENCES:-0 1 0 1}
 want axis0fence && PYTEST=$(with_define warplab.families.reduce.axis_cuda \
-  WARPLAB_AXIS_COLS_FENCE=4) tests_in_processes "(z) axis GPU tests, the columns fence on" 240 \
+  WARPLAB_AXIS_COLS_FENCE=1) tests_in_processes "(z) axis GPU tests, the columns fence on" 240 \
   fence "${axis_halves[@]}" "$g/test_reduce_plan_gpu.py"
 if want grid; then
   tmp=$(mktemp -d)

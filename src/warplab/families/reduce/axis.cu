@@ -95,7 +95,7 @@
 #endif
 #ifndef WARPLAB_AXIS_COLS_FENCE
 #ifdef WARPLAB_NVCC_CHECK
-#define WARPLAB_AXIS_COLS_FENCE 0
+#define WARPLAB_AXIS_COLS_FENCE 1
 #else
 #error "WARPLAB_AXIS_COLS_FENCE is passed by the launch plan (-DWARPLAB_AXIS_COLS_FENCE=..., axis_cuda.py DEFINES)"
 #endif

@@ -98,8 +98,8 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
         acc[e] = OP::template identity<A>();
         k[e] = (OP::SHIFT && e < nc) ? shift_of(in + c0 + e) : 0.0;
     }
-    if (nc == PER) {  // the fence only on short walks (axis_plan.COLS_FENCE)
-        if (end - begin <= COLS_FENCE * COLS_UNR * RL)
+    if (nc == PER) {  // the fence only on short walks (axis_plan.COLS_FENCE; 0: not compiled)
+        if (COLS_FENCE > 0 && end - begin <= COLS_FENCE * COLS_UNR * RL)
             cols_sweep<true, T, A, OP, VEC, PER>(in, ld, c0, begin + rl, end, RL, acc, k);
         else
             cols_sweep<false, T, A, OP, VEC, PER>(in, ld, c0, begin + rl, end, RL, acc, k);

@@ -24,11 +24,15 @@ COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 #: each (benchmarks/NOTES.md).
 COLS_UNROLL = 8
 #: The columns kernel's fence between its loads and their sums (``fence.acq_rel.cta``), on
-#: the walks of at most this many unrolled steps a thread (WARPLAB_AXIS_COLS_FENCE; 0: none).
-#: ptxas interleaves float32 loads with their conversions to float64 and keeps 4-6 of the 8 in
-#: flight (the mean's loop 4, the sum's 6, nvdisasm); with the fence it issues all 8 first and
-#: sinks the fence (MEMBAR.ALL.CTA) to the loop's end. Off until measured.
-COLS_FENCE = 0
+#: the walks of at most this many unrolled steps a thread (WARPLAB_AXIS_COLS_FENCE; 0: no
+#: fenced walk compiled). Without a fenced walk ptxas interleaves the float32 loads with their
+#: conversions to float64 and keeps 4-6 of the 8 in flight (the mean 4, the sum 6, nvdisasm);
+#: with the fenced walk compiled beside the plain one, both issue 7.75-8 first. On the H200
+#: (one process a value, alternating, same run): 1 read 1.8-1.9 points more than the fenced
+#: walk compiled but taken only on empty walks on the 16, 32 and 64 x 2^20 float32 means (the
+#: plain walk serves them; why is open) and the same elsewhere; 4 (the fenced walk taken on 16
+#: and 32 rows) read 3.6 more on 16 rows but 0.9 less on 32 (benchmarks/NOTES.md).
+COLS_FENCE = 1
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
 #: (WARPLAB_AXIS_COLS_FIN_BYTES): all PER columns of FIN = bytes / (PER * accumulator) splits.
 #: On the H200 128 read as fast as 256 on the split plans and 1-2 points faster on 32 x 2^20
