@@ -42,8 +42,8 @@ def kernel_call(x: Any, op: str, sms: int) -> tuple[Any, Any]:
     dt = x.dtype
     p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
     a = ac.targs(op, dt)
-    k = get_kernel(ac.SOURCE, ac.cols_expr(a, p.vec), all_expressions=ac._expressions(a),
-                   options=defines(ac.DEFINES))
+    k = get_kernel(ac.SOURCE, ac.cols_expr(a, p.vec, p.short_walk),
+                   all_expressions=ac._expressions(a), options=defines(ac.DEFINES))
     out = cupy.empty(ncols, dt)
     args = cols_args(x, p.cg, p.gx, p.splits, p.chunk, out)
     go = Prepared(k, (p.gx, p.splits), (ap.COLS_BLOCK,), args)

@@ -145,7 +145,8 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
     """(label, expression template, grid, arguments, output) of the columns launches to try:
     column threads per block (cg) from as many as the columns need (up to 256) to a sixteenth
     of that (the rest of the block row lanes), each at about two blocks per SM and at 1/4 to
-    4x that (1.5x: three blocks per SM)."""
+    4x that (1.5x: three blocks per SM), in the form the planner gives its walks
+    (axis_plan.short_walk); the plan's own geometry also in the other form ("other form")."""
     nred, ncols = x.shape
     vec = ncols * dt.itemsize >= 16
     p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
@@ -165,8 +166,12 @@ def col_candidates(x: Any, dt: np.dtype, sms: int) -> list[tuple[str, str, tuple
                 continue
             seen.add((cg, s))
             # "{a}": the arguments, formatted later
-            cands.append((f"cols cg={cg} S={s}", ac.cols_expr("{a}", vec), (gx, s),
+            short = ap.short_walk(vec, cg, chunk)
+            cands.append((f"cols cg={cg} S={s}", ac.cols_expr("{a}", vec, short), (gx, s),
                           cols_args(x, cg, gx, s, chunk, out), out))
+            if vec and (cg, s) == (p.cg, p.splits):
+                cands.append((f"cols cg={cg} S={s} other form", ac.cols_expr("{a}", vec, not short),
+                              (gx, s), cols_args(x, cg, gx, s, chunk, out), out))
     return cands
 
 

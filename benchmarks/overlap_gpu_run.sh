@@ -47,13 +47,9 @@
 #                                                               -> $OUT/axis0_unrK-U.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
-#   (z) explore_rows_shapes.py --default-only --axis 0, the columns kernel without and with its
-#       fence between loads and sums (WARPLAB_AXIS_COLS_FENCE 0, 1, 0, 1; FENCES: others), then
-#       the axis GPU tests compiled with it, three processes (axis0fence)
-#                                    -> $OUT/axis0_fenceK-F.json, $OUT/pytest-fence-N.log
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
-# latfull memshard queuestress axis0unr axis0fence; default the first five). Everything under
+# latfull memshard queuestress axis0unr; default the first five). Everything under
 # $OUT is also packed into $OUT/all.tar.gz (the device call brings back a few files only).
 # Usage: OUT=... WARPLAB_COMMIT=<sha> bash benchmarks/overlap_gpu_run.sh [parts]
 set -u -o pipefail
@@ -147,13 +143,6 @@ want axis0unr && axis0_settings "(y)" WARPLAB_AXIS_COLS_UNROLL unr \
   "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
   ${COLS_UNROLLS:-4 8 16 4 8}
 want axis0ab && axis0_settings "(k)" WARPLAB_AXIS_COLS_STREAM stream "${AXIS0_SHAPES:-}" 1 0
-# shellcheck disable=SC2086
-want axis0fence && axis0_settings "(z)" WARPLAB_AXIS_COLS_FENCE fence \
-  "${AXIS0_SHAPES:-32x1048576,8192x8192,64x1048576,16x1048576,512x262144,1048576x32}" \
-  ${FENCES:-0 1 0 1}
-want axis0fence && PYTEST=$(with_define warplab.families.reduce.axis_cuda \
-  WARPLAB_AXIS_COLS_FENCE=1) tests_in_processes "(z) axis GPU tests, the columns fence on" 240 \
-  fence "${axis_halves[@]}" "$g/test_reduce_plan_gpu.py"
 if want grid; then
   tmp=$(mktemp -d)
   step "(l) memcpy grid, three totals" $(( ${GRID_DEADLINE:-190} + 40 )) "$OUT/memcpy-totals.log" \

@@ -535,9 +535,29 @@ def test_plan_cols_narrows_column_blocks_before_splitting(nred: int, ncols: int,
     p = axis_cuda.plan_cols(nred, ncols, itemsize, True, 132)
     assert (p.cg, p.gx) == (cg, gx)
     exprs = axis_cuda._expressions("float, double, float, OpMean")
-    for vec in (True, False):
-        e = axis_cuda.cols_expr("float, double, float, OpMean", vec)
-        assert e in exprs and e.endswith(f"{str(vec).lower()}>")
+    e = axis_cuda.cols_expr("float, double, float, OpMean", p.vec, p.short_walk)
+    assert e in exprs and e.endswith(f"{str(p.vec).lower()}, {str(p.short_walk).lower()}>")
+    for vec, short in ((True, False), (True, True), (False, False), (False, True)):
+        assert axis_cuda.cols_expr("float, double, float, OpMean", vec, short) in exprs
+
+
+@pytest.mark.parametrize("nred,ncols,itemsize,aligned,short", [
+    (16, 1 << 20, 4, True, True),     # 256 column threads: one row lane, 2 unrolled steps
+    (32, 1 << 20, 4, True, True),     # 4 steps: COLS_SHORT_STEPS
+    (33, 1 << 20, 4, True, False),    # 5 steps
+    (64, 1 << 20, 8, True, False),    # 8 steps
+    (32, 1 << 20, 4, False, False),   # no 16-byte loads: one form only
+    (8192, 8192, 4, True, False),     # 32 column threads x 8 splits: 1024 rows / 8 lanes
+    (1 << 20, 32, 4, True, False),    # 528 splits of 1986 rows / 32 lanes: 8 steps
+])
+def test_plan_cols_short_walk(nred: int, ncols: int, itemsize: int, aligned: bool,
+                              short: bool) -> None:
+    """The short-walk form where each thread walks at most COLS_SHORT_STEPS unrolled steps of
+    its row range, with 16-byte loads."""
+    p = axis_cuda.plan_cols(nred, ncols, itemsize, aligned, 132)
+    steps = -(-p.chunk // (axis_plan.COLS_UNROLL * (axis_plan.COLS_BLOCK // p.cg)))
+    assert p.short_walk is short
+    assert p.short_walk == (p.vec and steps <= axis_plan.COLS_SHORT_STEPS)
 
 
 def test_k2_plans() -> None:

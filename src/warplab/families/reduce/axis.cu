@@ -93,13 +93,6 @@
 #error "WARPLAB_AXIS_COLS_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_COLS_UNROLL=..., axis_cuda.py DEFINES)"
 #endif
 #endif
-#ifndef WARPLAB_AXIS_COLS_FENCE
-#ifdef WARPLAB_NVCC_CHECK
-#define WARPLAB_AXIS_COLS_FENCE 1
-#else
-#error "WARPLAB_AXIS_COLS_FENCE is passed by the launch plan (-DWARPLAB_AXIS_COLS_FENCE=..., axis_cuda.py DEFINES)"
-#endif
-#endif
 #ifndef WARPLAB_AXIS_COLS_FIN_BYTES
 #ifdef WARPLAB_NVCC_CHECK
 #define WARPLAB_AXIS_COLS_FIN_BYTES 128
@@ -135,8 +128,6 @@ __device__ __forceinline__ void axis_start() {
 constexpr bool GROUP_STREAM = WARPLAB_AXIS_GROUP_STREAM != 0;
 constexpr bool SPLIT_STREAM = WARPLAB_AXIS_SPLIT_STREAM != 0;
 constexpr bool COLS_STREAM = WARPLAB_AXIS_COLS_STREAM != 0;
-// columns kernel: a fence between loads and sums on walks of at most this many unrolled steps
-constexpr u64 COLS_FENCE = WARPLAB_AXIS_COLS_FENCE;
 constexpr u32 CBS = WARPLAB_AXIS_COLS_BLOCK;   // columns kernel: threads per block
 constexpr int COLS_UNR = WARPLAB_AXIS_COLS_UNROLL;      // its loads in flight per thread
 constexpr int COLS_FIN_BYTES = WARPLAB_AXIS_COLS_FIN_BYTES;  // its finish's bytes in flight
@@ -380,9 +371,11 @@ __device__ __forceinline__ bool last_of_row(A* partials, u32* tickets, u64 r, u3
         const T*, u64, u64, u64, u32, u64, A*, u32*, R*, double, u64);                         \
     template __global__ void axis_rows_split<T, A, R, OP, false>(                              \
         const T*, u64, u64, u64, u32, u64, A*, u32*, R*, double, u64);                         \
-    template __global__ void axis_cols<T, A, R, OP, true>(                                     \
+    template __global__ void axis_cols<T, A, R, OP, true, false>(                              \
         const T*, u64, u64, u64, u32, u32, u64, A*, u32*, R*, double, u64);                    \
-    template __global__ void axis_cols<T, A, R, OP, false>(                                    \
+    template __global__ void axis_cols<T, A, R, OP, true, true>(                               \
+        const T*, u64, u64, u64, u32, u32, u64, A*, u32*, R*, double, u64);                    \
+    template __global__ void axis_cols<T, A, R, OP, false, false>(                             \
         const T*, u64, u64, u64, u32, u32, u64, A*, u32*, R*, double, u64);
 #define AXIS_TYPE(T, SUMA, SUMR, MR)                                                           \
     AXIS_ALL(T, SUMA, SUMR, OpSum) AXIS_ALL(T, double, MR, OpMean) AXIS_ALL(T, T, T, OpMin)    \

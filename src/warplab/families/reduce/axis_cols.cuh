@@ -75,9 +75,10 @@ __device__ __forceinline__ void cols_sweep(const T* __restrict__ in, u64 ld, u64
 // block of a column block (one ticket each) combines the S partials of its columns, every
 // thread of it taking part (row lane rl takes partials rl, rl + RL, ..., COLS_FIN_BYTES of them
 // in flight). The 16-byte loads carry the L2::256B prefetch hint with COLS_STREAM (off in the
-// library: axis_plan.COLS_STREAM).
+// library: axis_plan.COLS_STREAM). SHORT: the short-walk form (axis_plan.COLS_SHORT_STEPS),
+// which compiles the fenced walk beside the plain one and takes it for walks of one step.
 // =============================================================================================
-template <class T, class A, class R, class OP, bool VEC>
+template <class T, class A, class R, class OP, bool VEC, bool SHORT>
 __global__ void __launch_bounds__(CBS)
 axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, u64 chunk,
           A* partials, u32* tickets, R* __restrict__ out, double ddof, u64 out2) {
@@ -98,8 +99,8 @@ axis_cols(const T* __restrict__ in, u64 nred, u64 ncols, u64 ld, u32 CG, u32 S, 
         acc[e] = OP::template identity<A>();
         k[e] = (OP::SHIFT && e < nc) ? shift_of(in + c0 + e) : 0.0;
     }
-    if (nc == PER) {  // the fence only on short walks (axis_plan.COLS_FENCE; 0: not compiled)
-        if (COLS_FENCE > 0 && end - begin <= COLS_FENCE * COLS_UNR * RL)
+    if (nc == PER) {  // the short-walk form: the fenced walk for one unrolled step
+        if (SHORT && end - begin <= (u64)COLS_UNR * RL)
             cols_sweep<true, T, A, OP, VEC, PER>(in, ld, c0, begin + rl, end, RL, acc, k);
         else
             cols_sweep<false, T, A, OP, VEC, PER>(in, ld, c0, begin + rl, end, RL, acc, k);

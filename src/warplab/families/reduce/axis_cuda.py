@@ -30,7 +30,6 @@ from warplab.families.reduce.axis_input import _F64, _I64, C_TYPE, _ld, kernel_d
 from warplab.families.reduce.axis_plan import (  # noqa: F401
     BLOCK,
     COLS_BLOCK,
-    COLS_FENCE,
     COLS_FIN_BYTES,
     COLS_MIN_ROWS,
     COLS_STREAM,
@@ -65,7 +64,7 @@ DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_GROUP_STREAM": GROUP_STREAM, "WARPLAB_AXIS_SPLIT_STREAM": SPLIT_STREAM,
            "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
            "WARPLAB_AXIS_COLS_UNROLL": COLS_UNROLL, "WARPLAB_AXIS_COLS_FIN_BYTES": COLS_FIN_BYTES,
-           "WARPLAB_AXIS_COLS_FENCE": COLS_FENCE, "WARPLAB_K2_BLOCK": K2_BLOCK}
+           "WARPLAB_K2_BLOCK": K2_BLOCK}
 KERNEL_OP = {"sum": "OpSum", "mean": "OpMean", "min": "OpMin", "max": "OpMax", "var": "OpVar",
              "std": "OpStd", "stats": "OpStats"}
 ACC_BYTES = {"double": 8, "long long": 8, "Mom": 16}  # else the input type
@@ -92,9 +91,10 @@ def staged_expr(args: str, group: int, words: int = STAGE_UNROLL,
     return f"axis_rows_staged<{args}, {group}{wide}>"
 
 
-def cols_expr(args: str, vec: bool) -> str:
-    """The columns kernel's name expression, with 16-byte loads (``vec``) or without."""
-    return f"axis_cols<{args}, {str(vec).lower()}>"
+def cols_expr(args: str, vec: bool, short_walk: bool = False) -> str:
+    """The columns kernel's name expression, with 16-byte loads (``vec``) or without, in its
+    short-walk form (``short_walk``, 16-byte loads only: axis_plan.short_walk) or not."""
+    return f"axis_cols<{args}, {str(vec).lower()}, {str(vec and short_walk).lower()}>"
 
 
 @functools.cache
@@ -106,7 +106,7 @@ def _expressions(args: str) -> tuple[str, ...]:
     out += [staged_expr(args, g) for g in GROUPS]
     out += [staged_expr(args, g, STAGE_WIDE_UNROLL) for g in STAGE_WIDE_GROUPS]
     out += [f"axis_rows_split<{args}, {v}>" for v in ("true", "false")]
-    out += [cols_expr(args, v) for v in (True, False)]
+    out += [cols_expr(args, v, w) for v, w in ((True, False), (True, True), (False, False))]
     return tuple(out)
 
 
@@ -264,7 +264,7 @@ def cols_launch(nred: int, ncols: int, ld: int, base_aligned: bool, op: str, t: 
     aligned = base_aligned and (ld * t.itemsize) % 16 == 0
     acc = kernel_dtypes(op, t)[0]
     p = plan_cols(nred, ncols, t.itemsize, aligned, sm_count(dev), ACC_BYTES.get(acc, t.itemsize))
-    return _planned(_kernel(cols_expr(args, p.vec), args, dev), (p.gx, p.splits),
+    return _planned(_kernel(cols_expr(args, p.vec, p.short_walk), args, dev), (p.gx, p.splits),
                     (COLS_BLOCK,),
                     (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
                      np.uint32(p.splits), np.uint64(p.chunk)),

@@ -23,16 +23,15 @@ COLS_BLOCK = 256  # columns kernel's block (WARPLAB_AXIS_COLS_BLOCK)
 #: read 0-8 points more than 4 on 8192^2 and 32-512 x 2^18-2^20 (16 no more than 8), two runs
 #: each (benchmarks/NOTES.md).
 COLS_UNROLL = 8
-#: The columns kernel's fence between its loads and their sums (``fence.acq_rel.cta``), on
-#: the walks of at most this many unrolled steps a thread (WARPLAB_AXIS_COLS_FENCE; 0: no
-#: fenced walk compiled). Without a fenced walk ptxas interleaves the float32 loads with their
-#: conversions to float64 and keeps 4-6 of the 8 in flight (the mean 4, the sum 6, nvdisasm);
-#: with the fenced walk compiled beside the plain one, both issue 7.75-8 first. On the H200
-#: (one process a value, alternating, same run): 1 read 1.8-1.9 points more than the fenced
-#: walk compiled but taken only on empty walks on the 16, 32 and 64 x 2^20 float32 means (the
-#: plain walk serves them; why is open) and the same elsewhere; 4 (the fenced walk taken on 16
-#: and 32 rows) read 3.6 more on 16 rows but 0.9 less on 32 (benchmarks/NOTES.md).
-COLS_FENCE = 1
+#: The columns kernel's short-walk form serves the plans whose threads walk at most this many
+#: unrolled steps (16-byte loads only): a walk of one step takes a CTA-scope fence between its
+#: loads and their sums (``fence.acq_rel.cta``), longer ones the plain walk. Alone, the plain
+#: walk has ptxas interleave the float32 loads with their conversions to float64, 4-6 of the 8
+#: in flight (the mean 4, the sum 6, nvdisasm); with the fenced walk beside it both issue
+#: 7.75-8 first. On the H200, one process a form, alternating: the short-walk form read the
+#: 16 x 2^20 float32 mean 5.5 points faster and 32 x 2^20 2.0 faster, 64 x 2^20 (8 steps) the
+#: same; on the long walks of 8192^2 it read 0.4-3% less against torch (benchmarks/NOTES.md).
+COLS_SHORT_STEPS = 4
 #: Bytes of partials in flight per thread in the columns kernel's finish by the last block
 #: (WARPLAB_AXIS_COLS_FIN_BYTES): all PER columns of FIN = bytes / (PER * accumulator) splits.
 #: On the H200 128 read as fast as 256 on the split plans and 1-2 points faster on 32 x 2^20
@@ -211,13 +210,22 @@ def plan_rows(rows: int, cols: int, itemsize: int, sms: int, *, contiguous: bool
 class ColsPlan(NamedTuple):
     """A ``columns`` launch: ``vec`` (16-byte loads, PER columns a thread), ``cg`` column
     threads per block (the other 256 / cg threads are row lanes), ``gx`` column blocks,
-    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits))."""
+    ``splits`` row ranges of ``chunk`` rows (grid (gx, splits)); ``short_walk``: the kernel's
+    short-walk form (:func:`short_walk`)."""
 
     vec: bool
     cg: int
     gx: int
     splits: int
     chunk: int
+    short_walk: bool
+
+
+def short_walk(vec: bool, cg: int, chunk: int) -> bool:
+    """Whether a columns launch of ``cg`` column threads a block over row ranges of ``chunk``
+    rows takes the kernel's short-walk form: 16-byte loads, and each thread's walk (every
+    (COLS_BLOCK / cg)-th row of its range) at most COLS_SHORT_STEPS unrolled steps."""
+    return vec and -(-chunk // (COLS_UNROLL * (COLS_BLOCK // cg))) <= COLS_SHORT_STEPS
 
 
 def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
@@ -246,4 +254,4 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
             break
         cg //= 2
     chunk = -(-nred // s)
-    return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk)
+    return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk, short_walk(vec, cg, chunk))
