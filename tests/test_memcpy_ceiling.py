@@ -43,8 +43,8 @@ DEFAULT = "warp_tiers_windows"
     (1.1, 9.2, 250.0, 290.0, 2, True),
     (1.05, 96.0, 2600.0, 5000.0, 1, True),    # the scatter ceiling above copy: copy decides
     (1.05, 94.0, 2600.0, 5000.0, 1, False),
-    (1.3, 80.0, 1000.0, 9000.0, 1024, False),  # >= 1 KiB buffers: 85% of copy, unchanged
-    (1.3, 86.0, 1000.0, 9000.0, 1024, True),
+    (1.3, 89.0, 1000.0, 9000.0, 1024, False),  # >= 1 KiB buffers: 90% of copy, unchanged
+    (1.3, 91.0, 1000.0, 9000.0, 1024, True),
     (None, 9.2, None, 290.0, 1, None),        # no CUB
 ])
 def test_target_rule_with_the_scatter_ceiling(ratio: float | None, pct: float, cub: float | None,

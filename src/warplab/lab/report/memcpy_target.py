@@ -2,7 +2,7 @@
 judged against (records of ``lab/campaigns/memcpy/ceiling.py``).
 
 The rule: the default at >= 1.2x CUB; or, where 1.2x CUB is above the cell's ceiling, the
-default at >= 95% of that ceiling; cases whose buffers are all >= 1 KiB also at >= 85% of the
+default at >= 95% of that ceiling; cases whose buffers are all >= 1 KiB also at >= 90% of the
 copy ceiling. The cell's ceiling is the lower of the measured copy ceiling and, where the run
 measured it and it is valid, the cell's scatter ceiling (``scatter_touch``: the sectors a copy
 of that batch must touch, touched; ``params.mode`` ``"ceiling"``, provider ``"ceiling"``).
@@ -23,7 +23,7 @@ from typing import Any, Callable, Hashable, Iterable, NamedTuple, Sequence
 
 from warplab.lab.report.load import Results, Row
 
-TARGET_RATIO, TARGET_CAP_PCT, TARGET_LARGE_PCT, LARGE = 1.2, 95.0, 85.0, 1024
+TARGET_RATIO, TARGET_CAP_PCT, TARGET_LARGE_PCT, LARGE = 1.2, 95.0, 90.0, 1024
 CEILING_MODE = "ceiling"
 INVALID = "invalid: a copy was faster"
 
@@ -124,8 +124,8 @@ NOTE = ("Speed target: default >= 1.2x CUB, or >= 95% of the cell's ceiling wher
         "each 32-byte sector holding an end touched once a side, the fastest of its launch "
         "shapes; for buffers <= 33 B every sector a copy must touch, for larger ones a "
         "subset; valid only when no verified copy of the cell ran faster, else '" + INVALID
-        + "' and the copy ceiling alone); cases whose buffers are all >= 1 KiB also >= 85% "
-        "of copy.")
+        + "' and the copy ceiling alone); cases whose buffers are all >= 1 KiB also >= "
+        f"{TARGET_LARGE_PCT:.0f}% of copy.")
 
 __all__ = ["CEILING_MODE", "INVALID", "LARGE", "NOTE", "Scatter", "TARGET_CAP_PCT",
            "TARGET_LARGE_PCT", "TARGET_RATIO", "cell_ceiling", "cell_ceiling_line",

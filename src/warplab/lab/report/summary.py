@@ -31,7 +31,7 @@ variant of that precision against the fastest comparator at the largest M (the p
 in effective FLOP/s, errors named next to the times; roof: the DGEMM or SGEMM its arithmetic runs
 against); ``memcpy`` the grid's worst case of the default against CUB (GB/s counting all bytes,
 roof: that case's cell ceiling, the lower of copy and a valid scatter ceiling), the ratio's
-spread over the grid, and the share of cases with buffers >= 1 KiB at >= 85% of the copy
+spread over the grid, and the share of cases with buffers >= 1 KiB at >= 90% of the copy
 ceiling.
 
 Three families are not rows of the table but a line under it (:func:`family_notes`):
