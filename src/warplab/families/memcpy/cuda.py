@@ -358,7 +358,7 @@ def size_classes(b: DeviceBatch) -> None:
 def size_classes_tuned(b: DeviceBatch) -> None:
     """The size-class design tuned where CUB sags: tiles of 256 x 1 buffers (twice the warps
     in flight), warps take buffers up to 8 KiB (no second kernel for 4 KiB buffers), 32 KiB
-    BLEV pieces. An earlier default.
+    BLEV pieces.
 
     Performance: as ``size_classes`` (one launch when the host knows no buffer exceeds
     8 KiB). On the H100's full grid of CUB's DeviceBatchMemcpy benchmark: 1.2x CUB in 64 of

@@ -24,9 +24,9 @@ def warp_classes(b: DeviceBatch) -> None:
     bytes (16-byte stores, shifted 8-byte loads for mutually misaligned buffers), a warp per
     buffer up to 8 KiB, the BLEV queue and second kernel of ``size_classes_tuned`` (``cuda.py``).
 
-    An earlier default: on the H100 1.31x ``size_classes_tuned`` (geometric mean over the 140
-    cells of CUB's DeviceBatchMemcpy benchmark grid, faster in 120) and >= 85% of the copy
-    ceiling from 1 KiB buffers up (benchmarks/NOTES.md).
+    On the H100 1.31x ``size_classes_tuned`` (geometric mean over the 140 cells of CUB's
+    DeviceBatchMemcpy benchmark grid, faster in 120) and >= 85% of the copy ceiling from 1 KiB
+    buffers up (benchmarks/NOTES.md).
 
     Performance: two launches (one when the host knows no buffer exceeds 8 KiB:
     ``copy_batched``); all bytes once plus 24 bytes per buffer (read coalesced, 8 bytes a
