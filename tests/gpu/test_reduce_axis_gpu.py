@@ -126,6 +126,35 @@ def test_columns(shape: tuple[int, int], dtype: str) -> None:
             compare(run_variant("columns", x, op), x, op, u64)
 
 
+#: (rows, short-walk form?) of (rows x 2^19) arrays along axis 0: 256 column threads, one row
+#: lane (any GPU of up to 256 SMs), so each thread walks every row: one fenced unrolled step
+#: (8), the fenced form's remainder alone (5), three plain steps and a remainder of five (29),
+#: the single-path form (41 rows: six steps)
+WALKS = [(8, True), (5, True), (29, True), (41, False)]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("rows,short", WALKS, ids=lambda v: str(v))
+def test_columns_kernel_forms(rows: int, short: bool, dtype: str) -> None:
+    """Both forms of the columns kernel (axis_plan.short_walk) against NumPy, every op, the
+    integer dtypes exact (sums wrapping in int64)."""
+    cols = 1 << 19
+    t = np.dtype(dtype)
+    sms = axis_cuda.sm_count(cupy.cuda.runtime.getDevice())
+    p = axis_cuda.plan_cols(rows, cols, t.itemsize, True, sms)
+    assert (p.cg, p.splits, p.short_walk) == (256, 1, short)
+    if t.kind == "i":
+        info = np.iinfo(dtype)
+        x = np.random.default_rng(rows).integers(info.min, info.max, size=(cols, rows),
+                                                 dtype=dtype, endpoint=True)
+        for op in ("sum", "min", "max"):
+            np.testing.assert_array_equal(run_variant("columns", x, op), getattr(np, op)(x, axis=1))
+        return
+    x = host("random", dtype, cols, rows)
+    for op in OPS:
+        compare(run_variant("columns", x, op), x, op, U[np.dtype(np.float64)])
+
+
 def test_columns_fills_gpu_with_few_columns() -> None:
     """A tall array with few columns: row lanes and row splits (partials, last-block finish)."""
     x = host("random", "float32", 7, 300_001)
