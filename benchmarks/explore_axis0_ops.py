@@ -107,8 +107,9 @@ def main() -> None:
                 err_p = max_rel(cupy.asnumpy(pub()), cupy.asnumpy(want))
                 cands[f"kernel_{op}"] = (launch, err_k)
                 cands[f"public_{op}"] = (pub, err_p)
-                cg8 = lanes8_cg(rows, ap.plan_cols(rows, cols, dt.itemsize, True, sms))
-                if args.lanes8 and cg8 is not None:
+                cg8 = lanes8_cg(rows, ap.plan_cols(rows, cols, dt.itemsize, True, sms)) \
+                    if args.lanes8 else None
+                if cg8 is not None:
                     launch8, out8 = kernel_call(x, op, sms, cg8)
                     launch8()
                     cands[f"kernel_{op}_cg{cg8}"] = (

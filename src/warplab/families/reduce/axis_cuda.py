@@ -142,8 +142,6 @@ class _Tickets:
 TICKETS = _Tickets()
 
 
-
-
 def register_cuda(name: str, *, supports: Callable[[AxisProblem], bool], rank: int = 100,
                   seed: bool = False, launch: Callable[..., Launch] | None = None
                   ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
