@@ -10,13 +10,13 @@ order and the process cannot explain a difference. Each candidate's host microse
 say whether the back-to-back rate meets the host or the device. Every result is checked
 against a float64 reduction.
 
-``--lanes8``: each op's kernel also at the geometry where every row lane walks about 8 rows
-(column threads narrowed from the plan's; only where the plan's rows, 16-128 of them, are
-unsplit and its lanes walk more), in the form axis_plan.short_walk gives it: the candidate
-planner rule for few rows (benchmarks/NOTES.md), against the plan in the same rotation.
+``--one-lane``: each op's kernel also at the plan's geometry without its row lanes of one
+unrolled step (axis_plan.COLS_LANE_COLUMN_BYTES: the column threads the plan has for longer
+columns, one row lane at 2^20 columns), in the form axis_plan.short_walk gives it; only where
+the rule changed the plan. The rule's A/B in the same rotation (benchmarks/NOTES.md).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_axis0_ops.py [--shapes RxC,...]
-    [--overlap 0|1] [--lanes8] [--json PATH]
+    [--overlap 0|1] [--one-lane] [--json PATH]
 """
 from __future__ import annotations
 
@@ -41,27 +41,18 @@ from host_timing import device_per_call, per_call, spin_and_nop
 CALLS, ROUNDS = 10, 15
 
 
-def lanes8_cg(nred: int, plan: Any) -> int | None:
-    """Column threads a block at which each row lane of an unsplit plan of 16-128 rows walks
-    about 8 rows (row lanes: the largest power of two with nred / lanes >= 8); None where that
-    is the plan's own, the plan splits its rows or the rows are outside 16-128."""
-    if plan.splits != 1 or not plan.vec or not 16 <= nred <= 128:
-        return None
-    lanes = 1 << ((nred // 8).bit_length() - 1)
-    cg = max(1, ap.COLS_BLOCK // lanes)
-    return cg if cg < plan.cg else None
+def one_lane_plan(nred: int, ncols: int, itemsize: int, sms: int) -> Any:
+    """The columns plan without the row lanes of one unrolled step, or None where the rule
+    leaves the plan as it is."""
+    p = ap.plan_cols(nred, ncols, itemsize, True, sms, lane_bytes=0)
+    return None if p == ap.plan_cols(nred, ncols, itemsize, True, sms) else p
 
 
-def kernel_call(x: Any, op: str, sms: int, cg: int | None = None) -> tuple[Any, Any]:
-    """(launch, output) of ``op``'s columns kernel at the plan's geometry, or with ``cg``
-    column threads a block and the rows unsplit (the form short_walk gives that)."""
+def kernel_call(x: Any, op: str, sms: int, plan: Any = None) -> tuple[Any, Any]:
+    """(launch, output) of ``op``'s columns kernel at the plan's geometry, or at ``plan``."""
     nred, ncols = x.shape
     dt = x.dtype
-    p = ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
-    if cg is not None:
-        groups = -(-ncols // (16 // dt.itemsize))
-        p = p._replace(cg=cg, gx=-(-groups // cg), splits=1, chunk=nred,
-                       short_walk=ap.short_walk(p.vec, cg, nred))
+    p = plan or ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
     a = ac.targs(op, dt)
     k = get_kernel(ac.SOURCE, ac.cols_expr(a, p.vec, p.short_walk),
                    all_expressions=ac._expressions(a), options=defines(ac.DEFINES))
@@ -80,8 +71,8 @@ def main() -> None:
     ap_.add_argument("--overlap", type=int, choices=(0, 1), default=None,
                      help="launch the public calls' kernels with programmatic stream "
                      "serialization (1) or plainly (0); default the library's")
-    ap_.add_argument("--lanes8", action="store_true",
-                     help="each op's kernel also with every row lane walking about 8 rows")
+    ap_.add_argument("--one-lane", action="store_true",
+                     help="each op's kernel also without the row lanes of one unrolled step")
     args = ap_.parse_args()
     if args.overlap is not None:
         ac.OVERLAP = bool(args.overlap)  # read when a plan's launch is made
@@ -107,13 +98,12 @@ def main() -> None:
                 err_p = max_rel(cupy.asnumpy(pub()), cupy.asnumpy(want))
                 cands[f"kernel_{op}"] = (launch, err_k)
                 cands[f"public_{op}"] = (pub, err_p)
-                cg8 = lanes8_cg(rows, ap.plan_cols(rows, cols, dt.itemsize, True, sms)) \
-                    if args.lanes8 else None
-                if cg8 is not None:
-                    launch8, out8 = kernel_call(x, op, sms, cg8)
-                    launch8()
-                    cands[f"kernel_{op}_cg{cg8}"] = (
-                        launch8, max_rel(cupy.asnumpy(out8), cupy.asnumpy(want)))
+                wide = one_lane_plan(rows, cols, dt.itemsize, sms) if args.one_lane else None
+                if wide is not None:
+                    launch1, out1 = kernel_call(x, op, sms, wide)
+                    launch1()
+                    cands[f"kernel_{op}_cg{wide.cg}"] = (
+                        launch1, max_rel(cupy.asnumpy(out1), cupy.asnumpy(want)))
             names = list(cands)
             times: dict[str, list[float]] = {n: [] for n in names}
             for r in range(ROUNDS):  # a batch of each, the order rotated every round

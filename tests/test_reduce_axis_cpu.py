@@ -509,7 +509,7 @@ def test_plan_cols() -> None:
         p = axis_cuda.plan_cols(8192, 8192, 4, True, 132, acc)
         assert p.splits * p.cg * 4 * acc <= axis_plan.COLS_FINISH_BYTES or p.cg == 16
         assert p.gx * p.splits <= 4 * 132 and p.gx * p.cg * 4 >= 8192
-    one = axis_cuda.plan_cols(32, 1 << 20, 4, True, 132)  # no splits: the widest blocks
+    one = axis_cuda.plan_cols(128, 1 << 20, 4, True, 132)  # no splits: the widest blocks
     assert one.cg == 256 and one.splits == 1
     few = axis_cuda.plan_cols(1 << 24, 16, 4, True, 132)
     assert few.cg == 4 and few.gx == 1 and few.splits == 132 * 4  # four blocks per SM
@@ -541,11 +541,34 @@ def test_plan_cols_narrows_column_blocks_before_splitting(nred: int, ncols: int,
         assert axis_cuda.cols_expr("float, double, float, OpMean", vec, short) in exprs
 
 
+@pytest.mark.parametrize("nred,ncols,itemsize,aligned,cg", [
+    (16, 1 << 20, 4, True, 128),     # 2 row lanes of 8 rows
+    (32, 1 << 20, 8, True, 64),      # 4 of 8: a column of COLS_LANE_COLUMN_BYTES
+    (63, 1 << 20, 4, True, 64),      # 4 of 15-16: the most lanes with 8 rows or more each
+    (64, 1 << 20, 4, True, 32),      # 8 of 8
+    (33, 1 << 20, 8, True, 256),     # 264-byte columns: one row lane
+    (128, 1 << 20, 4, True, 256),    # 512-byte columns
+    (15, 1 << 20, 4, True, 256),     # fewer than 2 * COLS_UNROLL rows
+    (64, 1 << 20, 2, True, 32),      # float16: 128-byte columns
+    (32, 1 << 20, 4, False, 256),    # scalar loads (base off the 16-byte grid): one row lane
+    (256, 64, 1, True, 4),           # rows split over 2 blocks: as without the rule
+])
+def test_plan_cols_row_lanes_of_one_step(nred: int, ncols: int, itemsize: int, aligned: bool,
+                                         cg: int) -> None:
+    """Unsplit columns of at most COLS_LANE_COLUMN_BYTES with 16-byte loads take row lanes of
+    COLS_UNROLL to 2 * COLS_UNROLL - 1 rows; every other plan keeps its column threads."""
+    p = axis_cuda.plan_cols(nred, ncols, itemsize, aligned, 132)
+    assert p.cg == cg and p.gx * p.cg * (16 // itemsize if p.vec else 1) >= ncols
+    lanes = axis_plan.COLS_BLOCK // p.cg
+    if p.splits == 1 and lanes > 1:
+        assert axis_plan.COLS_UNROLL <= nred // lanes < 2 * axis_plan.COLS_UNROLL
+
+
 @pytest.mark.parametrize("nred,ncols,itemsize,aligned,short", [
-    (16, 1 << 20, 4, True, True),     # 256 column threads: one row lane, 2 unrolled steps
-    (32, 1 << 20, 4, True, True),     # 4 steps: COLS_SHORT_STEPS
-    (33, 1 << 20, 4, True, False),    # 5 steps
-    (64, 1 << 20, 8, True, False),    # 8 steps
+    (16, 1 << 20, 4, True, True),     # 2 row lanes of one unrolled step
+    (32, 1 << 20, 4, True, True),     # 4 row lanes of one step
+    (33, 1 << 20, 8, True, False),    # one row lane, 5 steps
+    (64, 1 << 20, 8, True, False),    # one row lane, 8 steps
     (32, 1 << 20, 4, False, False),   # no 16-byte loads: one form only
     (8192, 8192, 4, True, False),     # 32 column threads x 8 splits: 1024 rows / 8 lanes
     (1 << 20, 32, 4, True, False),    # 528 splits of 1986 rows / 32 lanes: 8 steps

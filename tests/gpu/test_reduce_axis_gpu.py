@@ -126,23 +126,24 @@ def test_columns(shape: tuple[int, int], dtype: str) -> None:
             compare(run_variant("columns", x, op), x, op, u64)
 
 
-#: (rows, short-walk form?) of (rows x 2^19) arrays along axis 0: 256 column threads, one row
-#: lane (any GPU of up to 256 SMs), so each thread walks every row: one fenced unrolled step
-#: (8), the fenced form's remainder alone (5), three plain steps and a remainder of five (29),
-#: the single-path form (41 rows: six steps)
-WALKS = [(8, True), (5, True), (29, True), (41, False)]
+#: (rows, row lanes, short-walk form?) of (rows x 2^19) arrays along axis 0, one row range
+#: (any GPU of up to 256 SMs), every dtype: one fenced unrolled step (8 rows, one lane), the
+#: fenced form's remainder alone (5), two lanes of one fenced step each (16), two lanes of a
+#: plain step and a remainder of 6-7 (29), the single-path form (65 rows: 9 steps, one lane)
+WALKS = [(8, 1, True), (5, 1, True), (16, 2, True), (29, 2, True), (65, 1, False)]
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
-@pytest.mark.parametrize("rows,short", WALKS, ids=lambda v: str(v))
-def test_columns_kernel_forms(rows: int, short: bool, dtype: str) -> None:
-    """Both forms of the columns kernel (axis_plan.short_walk) against NumPy, every op, the
-    integer dtypes exact (sums wrapping in int64)."""
+@pytest.mark.parametrize("rows,lanes,short", WALKS, ids=lambda v: str(v))
+def test_columns_kernel_forms(rows: int, lanes: int, short: bool, dtype: str) -> None:
+    """Both forms of the columns kernel (axis_plan.short_walk) and the row lanes of one step
+    (axis_plan.COLS_LANE_COLUMN_BYTES) against NumPy, every op, the integer dtypes exact (sums
+    wrapping in int64)."""
     cols = 1 << 19
     t = np.dtype(dtype)
     sms = axis_cuda.sm_count(cupy.cuda.runtime.getDevice())
     p = axis_cuda.plan_cols(rows, cols, t.itemsize, True, sms)
-    assert (p.cg, p.splits, p.short_walk) == (256, 1, short)
+    assert (p.cg, p.splits, p.short_walk) == (256 // lanes, 1, short)
     if t.kind == "i":
         info = np.iinfo(dtype)
         x = np.random.default_rng(rows).integers(info.min, info.max, size=(cols, rows),

@@ -195,13 +195,19 @@ def scratch(launch: Launch) -> tuple[Any, Any]:
     return _partials(acc, t, n), TICKETS.get(tickets)
 
 
-def fire(launch: Launch, x: Any, out: Any) -> None:
-    """Launch ``launch`` on the device data ``x`` (its base pointer) into ``out`` (one launch,
-    no synchronisation; split and columns plans allocate their partials first)."""
+def launch_args(launch: Launch, x: Any, out: Any,
+                partials: Callable[[Launch], tuple[Any, Any]] = scratch) -> tuple[Any, ...]:
+    """The kernel arguments of ``launch`` on the device data ``x`` (its base pointer) into
+    ``out``; split and columns plans take ``partials(launch)``: their partials and tickets."""
     if launch.partials is None:
-        launch.go(x, *launch.mid, out, *launch.tail)
-    else:
-        launch.go(x, *launch.mid, *scratch(launch), out, *launch.tail)
+        return (x, *launch.mid, out, *launch.tail)
+    return (x, *launch.mid, *partials(launch), out, *launch.tail)
+
+
+def fire(launch: Launch, x: Any, out: Any) -> None:
+    """Launch ``launch`` on the device data ``x`` into ``out`` (one launch, no synchronisation;
+    split and columns plans allocate their partials first)."""
+    launch.go(*launch_args(launch, x, out))
 
 
 def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.dtype,

@@ -100,6 +100,14 @@ COLS_FINISH_BYTES = 64 << 10
 #: Split a column's rows over blocks only in runs of at least this many rows (partials traffic
 #: stays under ~3% of the input for float32 data and float64 partials).
 COLS_MIN_ROWS = 128
+#: Unsplit columns of at most this many bytes (16-byte loads) are walked by row lanes of
+#: ``COLS_UNROLL`` to 2 * COLS_UNROLL - 1 rows each (the largest power of two of lanes with at
+#: least COLS_UNROLL rows a lane), the column threads per block narrowed to match, so each
+#: lane issues one unrolled step. On the H200 (kernels alternating in one process, two runs)
+#: 32 x 2^20 float32 read 2.0-3.1 points more at 64 column threads than at 256, 64 x 2^20
+#: float32 0.8-2.8 more at 32, 16 x 2^20 float64 1.3-1.9 more at 128; columns of 512 bytes
+#: read 0.2-0.7 less (64 x 2^20 float64, 128 x 2^20 float32; benchmarks/NOTES.md).
+COLS_LANE_COLUMN_BYTES = 256
 
 
 def _pow2_ceil(v: int) -> int:
@@ -229,7 +237,7 @@ def short_walk(vec: bool, cg: int, chunk: int) -> bool:
 
 
 def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
-              acc_bytes: int = 8) -> ColsPlan:
+              acc_bytes: int = 8, lane_bytes: int = COLS_LANE_COLUMN_BYTES) -> ColsPlan:
     """Choose the ``columns`` launch (pure: CPU-tested): 16-byte loads when the base and the row
     stride are 16-byte multiples; as many column threads per block as the columns need (up to
     256), halved (down to ``COLS_NARROW_CG``) while the column blocks fill less than half of
@@ -239,6 +247,8 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
     block combines the splits' partials (``acc_bytes`` each) of its columns alone: the column
     threads per block are halved (down to 16) until that is at most ``COLS_FINISH_BYTES``
     (8192 x 8192 float32: 64 column blocks of 32 threads x 8 splits; 2^20 x 32: 1 x 528).
+    Unsplit columns of at most ``lane_bytes`` (``COLS_LANE_COLUMN_BYTES``) take row lanes of
+    about ``COLS_UNROLL`` rows (32 x 2^20 float32: 64 column threads x 4 row lanes of 8 rows).
 
     Performance: host arithmetic only."""
     vec = aligned and ncols * itemsize >= 16
@@ -253,5 +263,8 @@ def plan_cols(nred: int, ncols: int, itemsize: int, aligned: bool, sms: int,
         if s == 1 or cg <= 16 or s * cg * per * acc_bytes <= COLS_FINISH_BYTES:
             break
         cg //= 2
+    if s == 1 and vec and nred >= 2 * COLS_UNROLL and nred * itemsize <= lane_bytes:
+        cg = min(cg, COLS_BLOCK // _pow2_floor(nred // COLS_UNROLL))
+        gx = -(-groups // cg)
     chunk = -(-nred // s)
     return ColsPlan(vec, cg, gx, -(-nred // chunk), chunk, short_walk(vec, cg, chunk))

@@ -94,19 +94,18 @@ class Record:
         out = axis_cuda._empty(self.shape, self.dtype) if slab is None else \
             self.cls(self.shape, self.dtype, slab.carve(self.nbytes))
         go = self.launch
-        if go.partials is None:
-            args = (x, *go.mid, out, *go.tail)
-        else:
-            args = (x, *go.mid, *(self.scratch or self._scratch()), out, *go.tail)
+        args = axis_cuda.launch_args(go, x, out, self._scratch)
         if stream is None:
             go.go(*args)
         else:
             go.go.on_stream(stream, go.go.grid, *args)
         return halves(out, self.split) if self.split else out
 
-    def _scratch(self) -> tuple[Any, Any]:
-        """Partials and tickets for a launch (kept where the partials are small)."""
-        pair = axis_cuda.scratch(self.launch)
+    def _scratch(self, launch: axis_cuda.Launch) -> tuple[Any, Any]:
+        """Partials and tickets for ``launch`` (kept where the partials are small)."""
+        if self.scratch is not None:
+            return self.scratch
+        pair = axis_cuda.scratch(launch)
         if pair[0].nbytes <= KEEP_PARTIALS:
             self.scratch = pair
         return pair
