@@ -534,3 +534,36 @@ def test_columns_many_splits(shape: tuple[int, int]) -> None:
         got = reduce_axis(xd, op, 0)
         assert last_ran() == "columns"
         compare(got.get(), np.ascontiguousarray(x.T), op, U[np.dtype(np.float64)])
+
+
+#: (rows, cols) reduced along both axes: counts that are not powers of two (3, 7, 33, 1,000 and
+#: 4,097 values a result), each axis's kernels (rows: packed, staged, group, split; columns:
+#: short and long walks, split rows)
+QUOTIENTS = [(3, 4096), (7, 1024), (33, 2048), (1000, 999), (4097, 64), (64, 100_003)]
+
+
+@pytest.mark.parametrize("shape", QUOTIENTS, ids=shape_id)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_float32_mean_is_the_rounded_double_quotient(shape: tuple[int, int], axis: int) -> None:
+    """Every float32 mean is float32(double(sum) / double(n)) bit for bit, the kernels'
+    quotient by reciprocal and correction (axis_plan.MEAN_RECIP) included: data whose double
+    sums are exact in any order (multiples of 2^-12 under 2^20), and results of infinities,
+    NaN, zeros and values near float32's largest (sums past float32, means back in range)."""
+    rng = np.random.default_rng(shape[0] * 31 + shape[1] + axis)
+    x = (rng.integers(-2 ** 32, 2 ** 32, size=shape) * 2.0 ** -12).astype(np.float32)
+    lanes = np.moveaxis(x, axis, -1)  # lanes[j]: the values of result j (a view of x)
+    specials = [np.inf, np.nan, 0.0, 3.0e38, (np.inf, -np.inf), (-np.inf, -3.0e38)]
+    for j, v in enumerate(specials[:lanes.shape[0]]):
+        if isinstance(v, tuple):
+            lanes[j, 0], lanes[j, -1] = v
+        else:
+            lanes[j] = v
+    n = x.shape[axis]
+    with np.errstate(invalid="ignore"):  # inf - inf
+        sums = x.astype(np.float64).sum(axis=axis)  # exact: every partial sum fits a double
+        want = (sums / np.float64(n)).astype(np.float32)
+    got = cupy.asnumpy(warplab.mean(cupy.asarray(x), axis=axis))
+    assert got.dtype == np.float32
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got.view(np.uint32)[~nan], want.view(np.uint32)[~nan])
