@@ -10,18 +10,13 @@ order and the process cannot explain a difference. Each candidate's host microse
 say whether the back-to-back rate meets the host or the device. Every result is checked
 against a float64 reduction.
 
-``--divide``: the float32 mean's kernel also with its quotient by a division
-(WARPLAB_AXIS_MEAN_RECIP=0, axis_plan.MEAN_RECIP), the library's reciprocal and correction
-against it in the same rotation.
-
 ``--one-lane``: each op's kernel also at the plan's geometry without its row lanes of one
 unrolled step (axis_plan.COLS_LANE_COLUMN_BYTES: the column threads the plan has for longer
 columns, one row lane at 2^20 columns), in the form axis_plan.short_walk gives it; only where
 the rule changed the plan. The rule's A/B in the same rotation (benchmarks/NOTES.md).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_axis0_ops.py [--shapes RxC,...]
-    [--overlap 0|1] [--divide] [--one-lane]
-    [--json PATH]
+    [--overlap 0|1] [--one-lane] [--json PATH]
 """
 from __future__ import annotations
 
@@ -53,17 +48,14 @@ def one_lane_plan(nred: int, ncols: int, itemsize: int, sms: int) -> Any:
     return None if p == ap.plan_cols(nred, ncols, itemsize, True, sms) else p
 
 
-def kernel_call(x: Any, op: str, sms: int, plan: Any = None,
-                divide: bool = False) -> tuple[Any, Any]:
-    """(launch, output) of ``op``'s columns kernel at the plan's geometry, or at ``plan``;
-    ``divide``: the mean's quotient by a division (WARPLAB_AXIS_MEAN_RECIP=0)."""
+def kernel_call(x: Any, op: str, sms: int, plan: Any = None) -> tuple[Any, Any]:
+    """(launch, output) of ``op``'s columns kernel at the plan's geometry, or at ``plan``."""
     nred, ncols = x.shape
     dt = x.dtype
     p = plan or ap.plan_cols(nred, ncols, dt.itemsize, True, sms)
     a = ac.targs(op, dt)
-    defs = {**ac.DEFINES, "WARPLAB_AXIS_MEAN_RECIP": False} if divide else ac.DEFINES
     k = get_kernel(ac.SOURCE, ac.cols_expr(a, p.vec, p.short_walk),
-                   all_expressions=ac._expressions(a), options=defines(defs))
+                   all_expressions=ac._expressions(a), options=defines(ac.DEFINES))
     out = cupy.empty(ncols, dt)
     args = cols_args(x, p.cg, p.gx, p.splits, p.chunk, out)
     go = Prepared(k, (p.gx, p.splits), (ap.COLS_BLOCK,), args)
@@ -79,8 +71,6 @@ def main() -> None:
     ap_.add_argument("--overlap", type=int, choices=(0, 1), default=None,
                      help="launch the public calls' kernels with programmatic stream "
                      "serialization (1) or plainly (0); default the library's")
-    ap_.add_argument("--divide", action="store_true",
-                     help="the float32 mean's kernel also with its quotient by a division")
     ap_.add_argument("--one-lane", action="store_true",
                      help="each op's kernel also without the row lanes of one unrolled step")
     args = ap_.parse_args()
@@ -108,11 +98,6 @@ def main() -> None:
                 err_p = max_rel(cupy.asnumpy(pub()), cupy.asnumpy(want))
                 cands[f"kernel_{op}"] = (launch, err_k)
                 cands[f"public_{op}"] = (pub, err_p)
-                if args.divide and op == "mean" and dt == np.float32:
-                    launch_d, out_d = kernel_call(x, op, sms, divide=True)
-                    launch_d()
-                    cands["kernel_mean_div"] = (
-                        launch_d, max_rel(cupy.asnumpy(out_d), cupy.asnumpy(want)))
                 wide = one_lane_plan(rows, cols, dt.itemsize, sms) if args.one_lane else None
                 if wide is not None:
                     launch1, out1 = kernel_call(x, op, sms, wide)

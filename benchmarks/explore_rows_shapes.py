@@ -102,7 +102,7 @@ def row_candidates(x: Any, dt: np.dtype, sms: int, stage_unroll: int = ap.STAGE_
     per = 16 // dt.itemsize if vec else 1
     out = cupy.empty(rows, dt)
     r64, c64, ld = np.uint64(rows), np.uint64(cols), np.uint64(cols)
-    tail = (ac.op_param("mean", 0.0, cols), np.uint64(rows))
+    tail = (np.float64(0), np.uint64(rows))
     cands = []
     row_bytes = cols * dt.itemsize
     lanes = row_bytes // 16
@@ -183,7 +183,7 @@ def cols_args(x: Any, cg: int, gx: int, s: int, chunk: int, out: Any) -> tuple:
     parts = cupy.empty(max(1, ncols * s), np.float64)
     tickets = cupy.zeros(max(1, gx), np.uint32)
     return (x, np.uint64(nred), np.uint64(ncols), np.uint64(ncols), np.uint32(cg), np.uint32(s),
-            np.uint64(chunk), parts, tickets, out, ac.op_param("mean", 0.0, nred), np.uint64(ncols))
+            np.uint64(chunk), parts, tickets, out, np.float64(0), np.uint64(ncols))
 
 
 def hint_ab(doc: dict, x: Any, dt: np.dtype, sms: int, nbytes: int, read: float, ref: Any,

@@ -47,10 +47,9 @@
 #                                                               -> $OUT/axis0_unrK-U.json
 #   (s) explore_rows_shapes.py --axis 0 --hint-ab: the columns kernel with and without the
 #       L2::256B hint, alternating in one process (axis0hint)       -> $OUT/axis0_hint.json
-#   (z) explore_axis0_ops.py --one-lane --divide on 16-128 x 2^20: each op's columns kernel
-#       at the plan's geometry and without its row lanes of one unrolled step, the float32
-#       mean's also with a division, in one rotation, and the public calls (axis0lanes)
-#                                                                    -> $OUT/axis0_lanes.json
+#   (z) explore_axis0_ops.py --one-lane on 16-128 x 2^20: each op's columns kernel at the
+#       plan's geometry and without its row lanes of one unrolled step, in one rotation, and
+#       the public calls (axis0lanes)                                -> $OUT/axis0_lanes.json
 # Arguments pick parts (tests rows1 rows0 floor writeback axistests rows1d floorab costs
 # memtests axis0ab grid floorg2 axis0few winparts shufab shuftests latency axis0hint meancosts
 # latfull memshard queuestress axis0unr axis0lanes; default the first five). Everything under
@@ -148,7 +147,7 @@ want axis0unr && axis0_settings "(y)" WARPLAB_AXIS_COLS_UNROLL unr \
   ${COLS_UNROLLS:-4 8 16 4 8}
 want axis0ab && axis0_settings "(k)" WARPLAB_AXIS_COLS_STREAM stream "${AXIS0_SHAPES:-}" 1 0
 want axis0lanes && step "(z) axis 0, row lanes of one step" 240 "$OUT/axis0_lanes.log" \
-  python3 benchmarks/explore_axis0_ops.py --one-lane --divide \
+  python3 benchmarks/explore_axis0_ops.py --one-lane \
   --shapes "${AXIS0_SHAPES:-16x1048576,32x1048576,64x1048576,128x1048576}" \
   --json "$OUT/axis0_lanes.json"
 if want grid; then

@@ -545,10 +545,10 @@ QUOTIENTS = [(3, 4096), (7, 1024), (33, 2048), (1000, 999), (4097, 64), (64, 100
 @pytest.mark.parametrize("shape", QUOTIENTS, ids=shape_id)
 @pytest.mark.parametrize("axis", [0, 1])
 def test_float32_mean_is_the_rounded_double_quotient(shape: tuple[int, int], axis: int) -> None:
-    """Every float32 mean is float32(double(sum) / double(n)) bit for bit, the kernels'
-    quotient by reciprocal and correction (axis_plan.MEAN_RECIP) included: data whose double
-    sums are exact in any order (multiples of 2^-12 under 2^20), and results of infinities,
-    NaN, zeros and values near float32's largest (sums past float32, means back in range)."""
+    """Every float32 mean is float32(double(sum) / double(n)) bit for bit, as NumPy's mean of
+    the data in float64 rounded: data whose double sums are exact in any order (multiples of
+    2^-12 under 2^20), and results of infinities, NaN, zeros and values near float32's largest
+    (sums past float32, means back in range)."""
     rng = np.random.default_rng(shape[0] * 31 + shape[1] + axis)
     x = (rng.integers(-2 ** 32, 2 ** 32, size=shape) * 2.0 ** -12).astype(np.float32)
     lanes = np.moveaxis(x, axis, -1)  # lanes[j]: the values of result j (a view of x)

@@ -93,13 +93,6 @@
 #error "WARPLAB_AXIS_COLS_UNROLL is passed by the launch plan (-DWARPLAB_AXIS_COLS_UNROLL=..., axis_cuda.py DEFINES)"
 #endif
 #endif
-#ifndef WARPLAB_AXIS_MEAN_RECIP
-#ifdef WARPLAB_NVCC_CHECK
-#define WARPLAB_AXIS_MEAN_RECIP 1
-#else
-#error "WARPLAB_AXIS_MEAN_RECIP is passed by the launch plan (-DWARPLAB_AXIS_MEAN_RECIP=..., axis_cuda.py DEFINES)"
-#endif
-#endif
 #ifndef WARPLAB_AXIS_COLS_FIN_BYTES
 #ifdef WARPLAB_NVCC_CHECK
 #define WARPLAB_AXIS_COLS_FIN_BYTES 128
@@ -161,26 +154,10 @@ struct OpSum {
     template <class A, class R>
     __device__ static void store(R* out, u64 i, A a, u64, double, double, u64) { out[i] = R(a); }
 };
-// The double quotient a / n of a float32 mean without a division (whose slow path ptxas
-// compiles into calls), where WARPLAB_AXIS_MEAN_RECIP: q = a * inv, inv = 1 / n rounded by the
-// host, and one Markstein step q + (a - q n) inv by fused multiply-adds, the correctly rounded
-// quotient wherever nothing underflows; where it does (|a / n| < 2^-1000) both round to
-// float32's zero of a's sign. Zeros, infinities and NaN (q itself) as the division's.
-// tests/test_mean_quotient_model.py models it exactly.
-template <class R> struct IsF32 { static constexpr bool value = false; };
-template <> struct IsF32<float> { static constexpr bool value = true; };
-__device__ __forceinline__ double mean_quotient(double a, double n, double inv) {
-    const double q = a * inv;
-    if (q == 0.0 || !isfinite(q)) return q;
-    return fma(fma(-q, n, a), inv, q);
-}
-struct OpMean : OpSum {  // as NumPy: the sum divided by the count; inv: 1 / n from the host
+struct OpMean : OpSum {  // as NumPy: the sum divided by the count
     template <class A, class R>
-    __device__ static void store(R* out, u64 i, A a, u64 n, double, double inv, u64) {
-        if constexpr (WARPLAB_AXIS_MEAN_RECIP && IsF32<R>::value)
-            out[i] = R(mean_quotient(double(a), double(n), inv));
-        else
-            out[i] = R(double(a) / double(n));
+    __device__ static void store(R* out, u64 i, A a, u64 n, double, double, u64) {
+        out[i] = R(double(a) / double(n));
     }
 };
 struct OpMin {  // NaN propagates, as NumPy's minimum

@@ -36,7 +36,6 @@ from warplab.families.reduce.axis_plan import (  # noqa: F401
     COLS_UNROLL,
     GROUP_STREAM,
     GROUPS,
-    MEAN_RECIP,
     OVERLAP,
     PACKED_LANES,
     SPLIT_STREAM,
@@ -65,7 +64,7 @@ DEFINES = {"WARPLAB_AXIS_BLOCK": BLOCK, "WARPLAB_AXIS_UNROLL": UNROLL,
            "WARPLAB_AXIS_GROUP_STREAM": GROUP_STREAM, "WARPLAB_AXIS_SPLIT_STREAM": SPLIT_STREAM,
            "WARPLAB_AXIS_COLS_STREAM": COLS_STREAM, "WARPLAB_AXIS_COLS_BLOCK": COLS_BLOCK,
            "WARPLAB_AXIS_COLS_UNROLL": COLS_UNROLL, "WARPLAB_AXIS_COLS_FIN_BYTES": COLS_FIN_BYTES,
-           "WARPLAB_AXIS_MEAN_RECIP": MEAN_RECIP, "WARPLAB_K2_BLOCK": K2_BLOCK}
+           "WARPLAB_K2_BLOCK": K2_BLOCK}
 KERNEL_OP = {"sum": "OpSum", "mean": "OpMean", "min": "OpMin", "max": "OpMax", "var": "OpVar",
              "std": "OpStd", "stats": "OpStats"}
 ACC_BYTES = {"double": 8, "long long": 8, "Mom": 16}  # else the input type
@@ -196,15 +195,6 @@ def scratch(launch: Launch) -> tuple[Any, Any]:
     return _partials(acc, t, n), TICKETS.get(tickets)
 
 
-def op_param(op: str, ddof: float, n: int) -> np.float64:
-    """The kernels' double argument: the mean's 1 / n of its ``n`` reduced values (correctly
-    rounded; NaN for n = 0, so that the quotient is 0 / 0's), else ``ddof`` (var, std; the
-    other ops ignore it)."""
-    if op == "mean":
-        return np.float64(1.0 / n) if n else np.float64(np.nan)
-    return np.float64(ddof)
-
-
 def launch_args(launch: Launch, x: Any, out: Any,
                 partials: Callable[[Launch], tuple[Any, Any]] = scratch) -> tuple[Any, ...]:
     """The kernel arguments of ``launch`` on the device data ``x`` (its base pointer) into
@@ -234,7 +224,7 @@ def rows_launch(rows: int, cols: int, ld_el: int, aligned: bool, op: str, t: np.
     p = plan_rows(rows, cols, t.itemsize, sm_count(dev),
                   contiguous=ld_el == cols or rows == 1, aligned=aligned)
     vs = "true" if p.vec else "false"
-    ld, tail = np.uint64(ld_el), (op_param(op, ddof, cols), np.uint64(out2))
+    ld, tail = np.uint64(ld_el), (np.float64(ddof), np.uint64(out2))
     shape = (np.uint64(rows), np.uint64(cols))
     if p.kernel == "packed":
         return _planned(_kernel(f"axis_rows_packed<{args}, {p.group}>", args, dev), (p.grid,),
@@ -282,7 +272,7 @@ def cols_launch(nred: int, ncols: int, ld: int, base_aligned: bool, op: str, t: 
                     (COLS_BLOCK,),
                     (np.uint64(nred), np.uint64(ncols), np.uint64(ld), np.uint32(p.cg),
                      np.uint32(p.splits), np.uint64(p.chunk)),
-                    (op_param(op, ddof, nred), np.uint64(out2)),
+                    (np.float64(ddof), np.uint64(out2)),
                     (acc, t, ncols * p.splits if p.splits > 1 else 1,
                      p.gx if p.splits > 1 else 1))
 

@@ -108,10 +108,6 @@ COLS_MIN_ROWS = 128
 #: float32 0.8-2.8 more at 32, 16 x 2^20 float64 1.3-1.9 more at 128; columns of 512 bytes
 #: read 0.2-0.7 less (64 x 2^20 float64, 128 x 2^20 float32; benchmarks/NOTES.md).
 COLS_LANE_COLUMN_BYTES = 256
-#: Float32 means take their double quotient a / n as a * (1 / n) and one correction by fused
-#: multiply-adds (axis.cu ``mean_quotient``: the same quotient, no division's slow-path calls;
-#: WARPLAB_AXIS_MEAN_RECIP), the host passing 1 / n in the kernels' double argument.
-MEAN_RECIP = True
 
 
 def _pow2_ceil(v: int) -> int:
