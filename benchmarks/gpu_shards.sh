@@ -21,7 +21,7 @@ if [ $# -eq 0 ]; then  # every GPU test file, in eight shards
   set -- "$g/test_histogram_gpu.py $g/test_histogram_one_block_gpu.py $g/test_file_ranges_gpu.py" \
     "$g/test_histogram_numeric_gpu.py $g/test_matmul_gpu.py" \
     "$g/test_reduce_axis_gpu.py $g/test_reduce_plan_gpu.py" "$g/test_reduce_gpu.py" \
-    "$g/test_memcpy_gpu.py $g/test_memcpy_windows_gpu.py $g/test_memcpy_ceiling_gpu.py" \
+    "$(echo $g/test_memcpy*_gpu.py)" \
     "$g/test_corr_gpu.py $g/test_corr_chunks_gpu.py $g/test_corr_slices_gpu.py $g/test_gram_gpu.py $g/test_dask_gpu.py $g/test_dask_corr_gpu.py" \
     "$g/test_readme_gpu.py $g/test_fastpath_gpu.py $g/test_small_paths_gpu.py $g/test_scalar_gpu.py $g/test_launch_gpu.py $g/test_latency_gpu.py $g/test_streaming_gpu.py $g/test_overlap_gpu.py" \
     "$g/test_corr_pairs_stream_gpu.py $g/test_random_walk_gpu.py $g/test_ceilings_gpu.py"

@@ -184,7 +184,7 @@ want axis0hint && step "(s) axis 0, the L2::256B hint A/B in one process" 240 \
 for i in 1 2; do
   want memshard && step "(w) the memcpy shard, run $i" 280 "$OUT/pytest-memshard-$i.log" \
     ${MEMSHARD_PYTEST:-python3 -m pytest} -m gpu -q -rfEs -p no:cacheprovider --maxfail=5 \
-    --tb=short $g/test_memcpy_gpu.py $g/test_memcpy_windows_gpu.py $g/test_memcpy_ceiling_gpu.py
+    --tb=short $g/test_memcpy*_gpu.py  # gpu_shards.sh's memcpy shard
 done
 queue_loop() {  # seconds log: the BLEV queue's GPU tests, one pytest process after another
   local end=$(( $(date +%s) + $1 )) i=0 fails=0 rc
