@@ -10,13 +10,17 @@ order and the process cannot explain a difference. Each candidate's host microse
 say whether the back-to-back rate meets the host or the device. Every result is checked
 against a float64 reduction.
 
+``--shuffle``: each round in a random order, not rotated (a rotation keeps each candidate's
+predecessor the same, whose input may be left in L2 for it).
+
 ``--one-lane``: each op's kernel also at the plan's geometry without its row lanes of one
 unrolled step (axis_plan.COLS_LANE_COLUMN_BYTES: the column threads the plan has for longer
 columns, one row lane at 2^20 columns), in the form axis_plan.short_walk gives it; only where
 the rule changed the plan. The rule's A/B in the same rotation (benchmarks/NOTES.md).
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_axis0_ops.py [--shapes RxC,...]
-    [--overlap 0|1] [--one-lane] [--json PATH]
+    [--overlap 0|1] [--one-lane] [--shuffle]
+    [--json PATH]
 """
 from __future__ import annotations
 
@@ -71,6 +75,9 @@ def main() -> None:
     ap_.add_argument("--overlap", type=int, choices=(0, 1), default=None,
                      help="launch the public calls' kernels with programmatic stream "
                      "serialization (1) or plainly (0); default the library's")
+    ap_.add_argument("--shuffle", action="store_true",
+                     help="a random order each round instead of the rotation (which keeps each "
+                     "candidate's predecessor fixed)")
     ap_.add_argument("--one-lane", action="store_true",
                      help="each op's kernel also without the row lanes of one unrolled step")
     args = ap_.parse_args()
@@ -106,8 +113,11 @@ def main() -> None:
                         launch1, max_rel(cupy.asnumpy(out1), cupy.asnumpy(want)))
             names = list(cands)
             times: dict[str, list[float]] = {n: [] for n in names}
-            for r in range(ROUNDS):  # a batch of each, the order rotated every round
-                for n in names[r % len(names):] + names[:r % len(names)]:
+            order = np.random.default_rng(rows)
+            for r in range(ROUNDS):  # a batch of each, the order rotated (or shuffled) each round
+                turn = list(order.permutation(names)) if args.shuffle else \
+                    names[r % len(names):] + names[:r % len(names)]
+                for n in turn:
                     times[n] += back_to_back(cands[n][0], CALLS, 1, 1)[0]
             nbytes = x.nbytes + cols * dt.itemsize
             line, costs = [], []
