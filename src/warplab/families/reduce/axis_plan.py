@@ -103,10 +103,10 @@ COLS_MIN_ROWS = 128
 #: Unsplit columns of at most this many bytes (16-byte loads) are walked by row lanes of
 #: ``COLS_UNROLL`` to 2 * COLS_UNROLL - 1 rows each (the largest power of two of lanes with at
 #: least COLS_UNROLL rows a lane), the column threads per block narrowed to match, so each
-#: lane issues one unrolled step. On the H200 (kernels alternating in one process, two runs)
-#: 32 x 2^20 float32 read 2.0-3.1 points more at 64 column threads than at 256, 64 x 2^20
-#: float32 0.8-2.8 more at 32, 16 x 2^20 float64 1.3-1.9 more at 128; columns of 512 bytes
-#: read 0.2-0.7 less (64 x 2^20 float64, 128 x 2^20 float32; benchmarks/NOTES.md).
+#: lane issues one unrolled step. On the H200 (the mean's kernels alternating in one process,
+#: four or five runs) 32 x 2^20 float32 read 2.0-6.3 points more at 64 column threads than at
+#: 256, 64 x 2^20 float32 0.8-3.2 more at 32, 16 x 2^20 float64 1.2-3.1 more at 128; columns
+#: of 512 bytes read 0.2-0.7 less (64 x 2^20 float64, 128 x 2^20 float32; benchmarks/NOTES.md).
 COLS_LANE_COLUMN_BYTES = 256
 
 
