@@ -537,8 +537,8 @@ def test_columns_many_splits(shape: tuple[int, int]) -> None:
 
 
 #: (rows, cols) reduced along both axes: counts that are not powers of two (3, 7, 33, 1,000 and
-#: 4,097 values a result), each axis's kernels (rows: packed, staged, group, split; columns:
-#: short and long walks, split rows)
+#: 4,097 values a result) through the rows kernels (packed, staged, split) and the columns
+#: kernel (unsplit and split rows, 16-byte and scalar loads)
 QUOTIENTS = [(3, 4096), (7, 1024), (33, 2048), (1000, 999), (4097, 64), (64, 100_003)]
 
 
