@@ -3,8 +3,10 @@
 # family, run alternately from a baseline tree and from this tree, then `warplab compare` of
 # each pair. The baseline is another checkout's src/ (e.g. `git worktree add /tmp/base REV`,
 # copied to BASE=baseline/ and carried to the GPU machine).
+# `axis`: the public per-row and per-column reductions on the issue's shapes with torch beside
+# (public_axis_before_after.py), the trees alternating, ROUNDS rounds.
 # Writes $OUT/{base,new}-<what>-<round>.json and $OUT/before_after.log.
-# Usage: BASE=baseline benchmarks/before_after.sh [latency] [speed]
+# Usage: BASE=baseline benchmarks/before_after.sh [latency] [speed] [axis]
 set -u -o pipefail
 OUT=${OUT:-/tmp/warplab-out}
 BASE=${BASE:-baseline}
@@ -46,9 +48,23 @@ if has speed; then
   speed sum reduce --size 2^28 --dtype float32 --op sum --runs 20
   speed rows series --m 8192 --n 8192 --op mean --runs 20
   speed corr corr --m 8192 --n 8192 --runs 10
+  speed sgemm matmul --size 8192 --dtype float32 --runs 10
   speed memcpy_tiny memcpy --min 1 --max 8 --in consecutive --out shuffle --align 4 --total 512M --runs 10
   speed memcpy_1k memcpy --min 1024 --max 1024 --in shuffle --out shuffle --align 16 --total 512M --runs 10
   speed stream stream --sizes 4G --source pageable,pinned --op histogram --runs 3
+fi
+axis_ab=benchmarks/public_axis_before_after.py
+if has axis; then
+  for r in $(seq 1 "$rounds"); do
+    order="base new"; [ $((r % 2)) -eq 0 ] && order="new base"
+    for tree in $order; do
+      log "axis $tree round $r"
+      PYTHONPATH=$(tree_src "$tree") timeout "${STEP_TIMEOUT:-240}" python3 "$axis_ab" run \
+        --json "$OUT/$tree-axis-$r.json" > "$OUT/$tree-axis-$r.log" 2>&1 || log "axis $tree failed"
+    done
+  done
+  python3 "$axis_ab" compare --base "$OUT"/base-axis-*.json --new "$OUT"/new-axis-*.json \
+    2>&1 | tee -a "$OUT/before_after.log"
 fi
 if has latency; then
   for r in $(seq 1 "$rounds"); do
