@@ -28,7 +28,12 @@ design; the copy through the header after grouping once before the timing), its 
 The pieces copy as the default does (``windows.copy_via`` at the default shape's runs: one
 pass a block in calls 3-9, two since call 10).
 
-Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype] --out $OUT/w.json
+``--span-ab``: the default against its shape with the widest grouped span doubled
+(``span_max_log2`` + 1: 64 windows of up to 8 MiB) on the tiny scattered cells of 512 MiB
+(``SPAN_CELLS``), with the plain copy and CUB.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype | --span-ab]
+--out $OUT/w.json
 """
 from __future__ import annotations
 
@@ -272,9 +277,24 @@ PIECE_CELLS = [(1, 8, 1, (C, C)), (1, 8, 1, (S, C)), (1, 8, 1, (C, S)), (1, 8, 1
                (1, 1024, 1, (C, C)), (1, 1024, 1, (S, C))]
 
 
+SPAN_CELLS = [(lo, hi, a, (s, S)) for lo, hi, a in ((1, 8, 1), (1, 8, 4), (16, 16, 1), (1, 64, 1))
+              for s in (C, S)]
+SPAN_TOTAL = 512 << 20
+
+
 def main() -> None:
     args = cells_args(__doc__)
     t0 = time.perf_counter()
+    if SPAN_AB:
+        variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
+        wide = WINDOWS._replace(span_max_log2=WINDOWS.span_max_log2 + 1)
+        tgts = [t for t in variants if getattr(t, "name", "") in (DEFAULT, WINDOWS_NAME, CUB)]
+        tgts.insert(1, windows.shape_target(wide))
+        grid = [Case(lo, hi, s, d, a, SPAN_TOTAL) for lo, hi, a, (s, d) in SPAN_CELLS]
+        records, ceilings = measure_cells(grid, tgts, notes, args.runs, auto_total=False)
+        print("\n".join(summary(records_by_case(records), [t.name for t in tgts])), flush=True)
+        finish_script("explore_memcpy_windows", records, ceilings, notes, args.out, t0)
+        return
     variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
     if PROTOTYPE:  # session 20's call 1: the prototype's grouping on CELLS
         tgts = [t for t in variants if getattr(t, "name", "") == DEFAULT]
@@ -300,7 +320,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    PROTOTYPE = "--prototype" in sys.argv
-    if PROTOTYPE:
-        sys.argv.remove("--prototype")
+    PROTOTYPE, SPAN_AB = "--prototype" in sys.argv, "--span-ab" in sys.argv
+    sys.argv = [a for a in sys.argv if a not in ("--prototype", "--span-ab")]
     main()
