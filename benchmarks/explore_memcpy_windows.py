@@ -28,9 +28,10 @@ design; the copy through the header after grouping once before the timing), its 
 The pieces copy as the default does (``windows.copy_via`` at the default shape's runs: one
 pass a block in calls 3-9, two since call 10).
 
-``--span-ab``: the default against its shape with the widest grouped span doubled
-(``span_max_log2`` + 1: 64 windows of up to 8 MiB) on the tiny scattered cells of 512 MiB
-(``SPAN_CELLS``), with the plain copy and CUB.
+``--span-ab``: on the tiny scattered cells of 512 MiB (``SPAN_CELLS``), the default against
+its shape without the wide band (``wide_log2 = span_max_log2``: no batch spanning more than
+256 MiB grouped) and with every batch of up to 512 MiB grouped (``span_max_log2`` + 1: 64
+windows of up to 8 MiB), with the plain copy and CUB.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype | --span-ab]
 --out $OUT/w.json
@@ -287,9 +288,10 @@ def main() -> None:
     t0 = time.perf_counter()
     if SPAN_AB:
         variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
-        wide = WINDOWS._replace(span_max_log2=WINDOWS.span_max_log2 + 1)
+        shapes = (WINDOWS._replace(wide_log2=WINDOWS.span_max_log2),
+                  WINDOWS._replace(span_max_log2=WINDOWS.wide_log2))
         tgts = [t for t in variants if getattr(t, "name", "") in (DEFAULT, WINDOWS_NAME, CUB)]
-        tgts.insert(1, windows.shape_target(wide))
+        tgts[1:1] = [windows.shape_target(w) for w in shapes]
         grid = [Case(lo, hi, s, d, a, SPAN_TOTAL) for lo, hi, a, (s, d) in SPAN_CELLS]
         records, ceilings = measure_cells(grid, tgts, notes, args.runs, auto_total=False)
         print("\n".join(summary(records_by_case(records), [t.name for t in tgts])), flush=True)

@@ -1,6 +1,7 @@
 """GPU tests of destination windows (``warp_tiers_windows``, ``memcpy_windows.cuh``): batches
-the count kernel groups (tiny buffers scattered far apart over 2^25 to 2^28 bytes) and batches
-it does not (back to back, a smaller or wider span, shuffled only locally, larger buffers),
+the count kernel groups (tiny buffers scattered far apart over 2^25 to 2^28 bytes; up to 2^29
+where the sources are scattered too or the buffers hold at most 8 bytes) and batches it does
+not (back to back, a smaller or wider span, shuffled only locally, larger buffers),
 every destination byte against NumPy in a poisoned arena, the header's verdict read back to
 show which path ran, and the tally left zero for the stream's next call."""
 from __future__ import annotations
@@ -107,11 +108,26 @@ def test_batches_not_grouped_are_copied_through_the_header(case: str) -> None:
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 40)
     elif case == "local":        # over 88 MB, shuffled within runs of about 1 MiB
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, 12_000, SCATTER_GAP)
-    elif case == "wide_span":    # scattered over about 330 MB: above 2^28 bytes
-        verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 600)
+    elif case == "wide_span":    # scattered over about 660 MB: above 2^29 bytes
+        verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 1200)
     else:                        # scattered, a mean size above WINDOWS_MEAN_MAX
         verdict = copy_and_check(rng.integers(50, 100, size=N), 1, True, True, SCATTER_GAP)
     assert verdict == 0
+
+
+@pytest.mark.parametrize(("sizes", "src_s", "grouped"), [
+    ("1-8", False, True),   # consecutive sources, a mean of at most 8 bytes
+    ("1-8", True, True),
+    ("16", True, True),     # scattered sources
+    ("16", False, False),   # consecutive sources of 16 bytes: copied as they are
+])
+def test_spans_above_2_28_bytes_grouped_by_sources_and_sizes(sizes: str, src_s: bool,
+                                                            grouped: bool) -> None:
+    # destinations scattered over about 440 MB (2^28 to 2^29 bytes)
+    rng = np.random.default_rng(13)
+    z = rng.integers(1, 9, size=N) if sizes == "1-8" else np.full(N, 16)
+    verdict = copy_and_check(z, 1, src_s, True, 800)
+    assert (verdict > 0) == grouped
 
 
 @pytest.mark.parametrize("grouped", [False, True])

@@ -249,7 +249,7 @@ template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 327
 template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, const u32*,
                                                              const u64*);
 #define WINDOWS_INST(B, P, MB)                                                               \
-    template __global__ void memcpy_windows_count<B, 48, 25, 28, 22>(                           \
+    template __global__ void memcpy_windows_count<B, 48, 25, 28, 22, 29, 8>(                   \
         const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);                              \
     template __global__ void memcpy_windows_group<B, P, MB>(const u64*, const u64*, const u64*,  \
                                                             u64, const u64*, u32*, u64*);

@@ -10,8 +10,11 @@
 //   at least half the pairs lie far apart in the destination (more than 2^FAR_LOG2 bytes
 //   between their destinations, either way: destinations shuffled within a few MiB are written
 //   fastest as they are), the sampled buffers hold at most MEAN_MAX bytes on average and the
-//   sampled destinations span 2^SPAN_MIN_LOG2 to 2^SPAN_MAX_LOG2 bytes (over a wider span the
-//   windows are too wide to help: benchmarks/NOTES.md). Block
+//   sampled destinations span 2^SPAN_MIN_LOG2 to 2^SPAN_MAX_LOG2 bytes; up to 2^WIDE_LOG2
+//   bytes (windows twice as wide) only where the sources are scattered too (half the pairs'
+//   sources more than 2^FAR_LOG2 bytes apart) or the mean is at most WIDE_MEAN_MAX bytes: the
+//   wider windows cost consecutive sources their order more than they save for larger
+//   buffers; over a wider span the windows are too wide to help (benchmarks/NOTES.md). Block
 //   0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the grouped
 //   copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the lowest
 //   sampled destination. When grouping, the blocks count the destinations per window into
@@ -103,7 +106,8 @@ __device__ __forceinline__ void windows_verdict_reduce(u32& far, u64& bytes, u64
 }
 
 // n >= 2. grouped: room for 3 n entries (sources, destinations, sizes).
-template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2, int SPAN_MAX_LOG2, int FAR_LOG2>
+template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2, int SPAN_MAX_LOG2, int FAR_LOG2,
+          int WIDE_LOG2, int WIDE_MEAN_MAX>
 __global__ void __launch_bounds__(WINDOWS_THREADS)
 memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, u64* __restrict__ hdr,
@@ -115,15 +119,20 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     // the verdict: pair t of the sample is buffers i and i + 1
     const u64 q = (n - 1) / WINDOWS_SAMPLE, r = (n - 1) % WINDOWS_SAMPLE;
     const u64 i = q * t + r * t / WINDOWS_SAMPLE;  // (n - 1) t / SAMPLE without overflow
-    const u64 d0 = dst[i], d1 = dst[i + 1];
+    const u64 d0 = dst[i], d1 = dst[i + 1], s0 = src[i], s1 = src[i + 1];
     const i64 z = (i64)sizes[i];
     const u64 size = z < 0 ? 0 : (u64)z;
-    u32 far = (d1 > d0 ? d1 - d0 : d0 - d1) > (1ull << FAR_LOG2) ? 1 : 0;
+    // far pairs: the destinations' count in the low 16 bits, the sources' in the high
+    u32 far = ((d1 > d0 ? d1 - d0 : d0 - d1) > (1ull << FAR_LOG2) ? 1u : 0u) |
+              ((s1 > s0 ? s1 - s0 : s0 - s1) > (1ull << FAR_LOG2) ? 1u << 16 : 0u);
     u64 bytes = size < (1ull << 32) ? size : (1ull << 32), lo = d0, hi = d0 + size;
     windows_verdict_reduce(far, bytes, lo, hi);
     const u64 span = hi - lo;
-    const bool group = 2 * far >= WINDOWS_SAMPLE && bytes <= (u64)MEAN_MAX * WINDOWS_SAMPLE &&
-                       span >= (1ull << SPAN_MIN_LOG2) && span <= (1ull << SPAN_MAX_LOG2);
+    const bool wide_ok = 2 * (far >> 16) >= WINDOWS_SAMPLE ||
+                         bytes <= (u64)WIDE_MEAN_MAX * WINDOWS_SAMPLE;
+    const bool group = 2 * (far & 0xffffu) >= WINDOWS_SAMPLE &&
+                       bytes <= (u64)MEAN_MAX * WINDOWS_SAMPLE && span >= (1ull << SPAN_MIN_LOG2) &&
+                       (span <= (1ull << SPAN_MAX_LOG2) || (span <= (1ull << WIDE_LOG2) && wide_ok));
     // windows of 2^shift bytes, BINS of them over the sampled span
     const u32 bits = 64 - __clzll(span > 1 ? span - 1 : 1);
     constexpr u32 LOG2_BINS = BINS == 64 ? 6 : 5;

@@ -167,9 +167,13 @@ class WindowsShape(NamedTuple):
     ``memcpy_warp.cuh``: blocks still start in the batch's order, fewer of them), log2 of the
     widest sampled span grouped (wider, the 64 windows are wider than 4 MiB and grouping lost
     to the plain copy in every destination order on the H200: 1 GiB of 16 B buffers shuffled
-    639 against 811 GB/s), and log2 of the distance between neighbours' destinations that
-    counts them as far apart (half the sampled pairs must be: 16 B buffers shuffled within
-    1 MiB windows copied at 3,005 GB/s as they are, 1,271 grouped; benchmarks/NOTES.md)."""
+    639 against 811 GB/s), log2 of the distance between neighbours' destinations (or
+    sources) that counts them as far apart (half the sampled pairs must be: 16 B buffers
+    shuffled within 1 MiB windows copied at 3,005 GB/s as they are, 1,271 grouped), and log2 of
+    the widest span grouped where the sampled sources are far apart too or the sampled mean
+    size is at most ``wide_mean_max`` bytes (512 MiB on the H200: shuffled sources 1.2-1.5x
+    the copy as it is, consecutive sources of 1-8 B 1.06-1.1x, of 16 B 0.93x;
+    benchmarks/NOTES.md)."""
 
     bins: int = 64
     per: int = 4
@@ -180,6 +184,8 @@ class WindowsShape(NamedTuple):
     runs: int = 2
     span_max_log2: int = 28
     far_log2: int = 22
+    wide_log2: int = 29
+    wide_mean_max: int = 8
 
 
 #: ``warp_tiers_windows``'s shape (H100, benchmarks/NOTES.md): 64 windows, tiles of 4 buffers a
