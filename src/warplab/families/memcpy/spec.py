@@ -171,9 +171,9 @@ class WindowsShape(NamedTuple):
     sources) that counts them as far apart (half the sampled pairs must be: 16 B buffers
     shuffled within 1 MiB windows copied at 3,005 GB/s as they are, 1,271 grouped), and log2 of
     the widest span grouped where the sampled sources are far apart too or the sampled mean
-    size is at most ``wide_mean_max`` bytes (512 MiB on the H200: shuffled sources 1.2-1.5x
-    the copy as it is, consecutive sources of 1-8 B 1.06-1.1x, of 16 B 0.93x;
-    benchmarks/NOTES.md)."""
+    size is at most ``wide_mean_max`` bytes (512 MiB on the H200, grouped over the copy as it
+    is: shuffled sources 1.16-1.47x, consecutive sources of 1-8 B 1.04-1.10x, of 16 B
+    0.91-0.93x; benchmarks/NOTES.md)."""
 
     bins: int = 64
     per: int = 4
