@@ -32,28 +32,17 @@ DTYPES, OPS = ("float32", "float64"), ("mean", "sum")
 CALLS, BATCHES = 10, 9
 
 
-def batch_ms(call: Callable[[], Any]) -> float:
-    """Per-call milliseconds of ``CALLS`` calls between two CUDA events."""
-    import cupy
-
-    a, b = cupy.cuda.Event(), cupy.cuda.Event()
-    a.record()
-    for _ in range(CALLS):
-        call()
-    b.record()
-    b.synchronize()
-    return cupy.cuda.get_elapsed_time(a, b) / CALLS
-
-
 def alternate(calls: dict[str, Callable[[], Any]]) -> dict[str, float]:
-    """Median per-call ms of each call, their batches alternating (two warm calls each)."""
+    """Median per-call ms of each call, their batches of ``CALLS`` calls between two CUDA
+    events alternating (``host_timing.device_per_call``: one warm call before each batch)."""
+    from host_timing import device_per_call
+
     for c in calls.values():
-        c()
         c()
     samples: dict[str, list[float]] = {k: [] for k in calls}
     for _ in range(BATCHES):
         for k, c in calls.items():
-            samples[k].append(batch_ms(c))
+            samples[k].append(device_per_call(c, CALLS, 1) * 1e3)
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
