@@ -205,6 +205,9 @@ def test_file_that_shrinks_fails_and_releases(tmp_path) -> None:
 
 
 def test_failing_calls_do_not_grow_the_pool(tmp_path) -> None:
+    # every failing call gives its buffers back, and the pool holds no more than the most
+    # chunks in flight at once (twice the worker count) need, however many calls fail: how
+    # many are in flight when the error surfaces depends on the threads' timing
     p = _write(tmp_path / "f", bytes(range(256)) * 1000)
     pool = staging.staging_pool("cpu")
 
@@ -215,11 +218,12 @@ def test_failing_calls_do_not_grow_the_pool(tmp_path) -> None:
 
     streaming.stream(p, lambda c, s: c.size, sum, backend="cpu", chunk_bytes=8192)
     before = pool.allocated_bytes
-    for _ in range(50):
+    most = 2 * staging.threads()
+    for _ in range(2 * most + 10):  # one buffer kept a call would exceed the bound below
         with pytest.raises(RuntimeError, match="kernel failed"):
             streaming.stream(p, boom, sum, backend="cpu", chunk_bytes=8192)
         assert pool.in_use == 0
-    assert pool.allocated_bytes == before
+    assert pool.allocated_bytes <= before + most * staging._size_class(8192)
 
 
 def test_no_partial_result(tmp_path) -> None:
