@@ -256,8 +256,9 @@ __device__ __forceinline__ EdgeByte load_edge(const u8* __restrict__ src, u64 n,
 // last, and the chunks left after the full rounds in one predicated round, so a buffer of up
 // to UNROLL x lanes chunks costs one memory round trip (the warp-level copies, the table
 // kernels). Else (the BLEV kernel's pieces, whose 8 blocks per SM need at most 32 registers,
-// and the block-per-buffer and warp-per-buffer baselines) the head bytes, the leftover chunks one at a time and
-// the tail bytes each wait for their loads: up to UNROLL + 2 round trips, fewer registers.
+// and the block-per-buffer and warp-per-buffer baselines) the head bytes, the leftover
+// chunks one at a time and the tail bytes each wait for their loads: up to UNROLL + 2 round
+// trips, fewer registers.
 template <bool ONE_TRIP>
 __device__ __forceinline__ void copy_bytes(u8* __restrict__ dst, const u8* __restrict__ src,
                                            u64 n, u32 lane, u32 lanes) {
