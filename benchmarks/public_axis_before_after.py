@@ -5,7 +5,9 @@ the package's API).
 ``torch.mean``/``sum(dim=a)`` on the same device array timed in the same process: ``CALLS``
 calls back to back between two CUDA events, the two libraries' batches alternating, median of
 ``BATCHES`` batches. Only the public API is called, so the same script times any tree
-(``PYTHONPATH=<tree>/src``); every result is checked against a float64 reduction.
+(``PYTHONPATH=<tree>/src``); every result is checked against a float64 reduction (largest
+error over the largest magnitude at most ``TOL``: ``verified`` in the record, ``WRONG`` in the
+line).
 
 ``compare``: the records of runs of two trees (each a list of JSON files, e.g. two rounds a
 tree with the order alternated), matched by (axis, shape, dtype, op): the median time per
@@ -30,6 +32,8 @@ SHAPES = ((1, 1 << 20, 32), (1, 1 << 17, 256), (1, 1 << 21, 33), (1, 65536, 1000
           (0, 64, 1 << 20), (0, 128, 1 << 20), (0, 512, 1 << 18), (0, 2048, 1 << 16))
 DTYPES, OPS = ("float32", "float64"), ("mean", "sum")
 CALLS, BATCHES = 10, 9
+#: Largest relative error verified, by dtype (results rounded to float32 carry 6e-8).
+TOL = {"float32": 1e-5, "float64": 1e-12}
 
 
 def alternate(calls: dict[str, Callable[[], Any]]) -> dict[str, float]:
@@ -79,11 +83,13 @@ def run(path: str, shapes: tuple[tuple[int, int, int], ...]) -> None:
                 nbytes = x.nbytes + ref.size * x.itemsize
                 rec = {"axis": axis, "shape": [r, c], "dtype": dt, "op": op,
                        "warplab_ms": ms["warplab"], "torch_ms": ms["torch"],
-                       "warplab_gbs": nbytes / ms["warplab"] / 1e6, "max_rel_err": err}
+                       "warplab_gbs": nbytes / ms["warplab"] / 1e6, "max_rel_err": err,
+                       "verified": err <= TOL[dt]}
                 records.append(rec)
                 print(f"axis {axis} {r}x{c} {dt} {op}: {ms['warplab'] * 1e3:9.1f} us "
                       f"({rec['warplab_gbs']:7.1f} GB/s), torch / warplab "
-                      f"{ms['torch'] / ms['warplab']:.3f}, err {err:.1e}", flush=True)
+                      f"{ms['torch'] / ms['warplab']:.3f}, err {err:.1e}"
+                      f"{'' if rec['verified'] else '  WRONG'}", flush=True)
             del x, t
             cupy.get_default_memory_pool().free_all_blocks()
     with open(path, "w") as f:
@@ -106,7 +112,8 @@ def load(paths: list[str]) -> dict[tuple, list[dict]]:
 
 def compare(base: list[str], new: list[str]) -> int:
     """Prints the matched records; returns the number of cases where new is more than 3%
-    slower than base by both the time and the ratio to torch."""
+    slower than base by both the time and the ratio to torch, or a record of either tree was
+    not verified (marked WRONG)."""
     a, b = load(base), load(new)
     slower = 0
     print(f"{'axis shape dtype op':34} {'base us':>9} {'new us':>9} {'new/base':>8} "
@@ -119,11 +126,13 @@ def compare(base: list[str], new: list[str]) -> int:
         rb = statistics.median(r["torch_ms"] / r["warplab_ms"] for r in a[k])
         rn = statistics.median(r["torch_ms"] / r["warplab_ms"] for r in b[k])
         flag = tn / tb > 1.03 and rn < rb / 1.03
-        slower += flag
+        wrong = not all(r.get("verified", True) for r in a[k] + b[k])
+        slower += flag or wrong
         label = f"{k[0]} {k[1][0]}x{k[1][1]} {k[2]} {k[3]}"
         print(f"{label:34} {tb * 1e3:9.1f} {tn * 1e3:9.1f} {tn / tb:8.3f} {rb:10.3f} "
-              f"{rn:9.3f}{'  SLOWER' if flag else ''}")
-    print(f"{slower} case(s) more than 3% slower by both the time and the ratio to torch")
+              f"{rn:9.3f}{'  SLOWER' if flag else ''}{'  WRONG' if wrong else ''}")
+    print(f"{slower} case(s) more than 3% slower by both the time and the ratio to torch, "
+          "or not verified")
     return slower
 
 
@@ -141,8 +150,7 @@ def main() -> None:
     if args.cmd == "run":
         run(args.json, args.shapes)
     else:
-        compare(args.base, args.new)
-        sys.exit(0)
+        sys.exit(1 if compare(args.base, args.new) else 0)
 
 
 if __name__ == "__main__":
