@@ -286,8 +286,8 @@ SPAN_TOTAL = 512 << 20
 def main() -> None:
     args = cells_args(__doc__)
     t0 = time.perf_counter()
+    variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
     if SPAN_AB:
-        variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
         shapes = (WINDOWS._replace(wide_log2=WINDOWS.span_max_log2),
                   WINDOWS._replace(span_max_log2=WINDOWS.wide_log2))
         tgts = [t for t in variants if getattr(t, "name", "") in (DEFAULT, WINDOWS_NAME, CUB)]
@@ -297,7 +297,6 @@ def main() -> None:
         print("\n".join(summary(records_by_case(records), [t.name for t in tgts])), flush=True)
         finish_script("explore_memcpy_windows", records, ceilings, notes, args.out, t0)
         return
-    variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
     if PROTOTYPE:  # session 20's call 1: the prototype's grouping on CELLS
         tgts = [t for t in variants if getattr(t, "name", "") == DEFAULT]
         tgts += [pipeline(20, 64), pipeline(22, 16), copy_only(20, 64)]
