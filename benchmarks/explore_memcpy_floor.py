@@ -28,6 +28,10 @@ copies two buffers a warp at a time, every load of both before their stores), in
 not group, the judging alone), the copy's two kernels through the header the judging left
 (``win_copy``), and the whole path launched plainly and overlapped (``win_all_plain``,
 ``win_all_overlap``: ``windows.run_windows``'s ``overlap``).
+``--words W`` (repeatable) also times the warp kernel with ``WarpClasses.words`` W instead of
+the default's 3 (bit 4: in warps whose destinations are not scattered, the misaligned
+thread-level buffers copied by their own lane from aligned 8-byte source words, not through
+the byte stream), in the same run.
 ``--blev-chunk BYTES`` (repeatable) also times the two kernels with the BLEV kernel's chunks
 of BYTES instead of the default's (``WarpClasses.chunk``: the warp kernel queues each large
 buffer's chunks, the BLEV kernel copies one a block at a time), in the same run.
@@ -41,7 +45,7 @@ sources, shuffled destinations). Every record is checked as the grid checks its 
 poisoned run, the bytes of ~250 sampled buffers, the guards and the destination's byte sum.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_floor.py [--json PATH] [--cells ...]
-[--warp-trigger 0|1] [--group2 N] [--blev-chunk BYTES ...] [--windows-parts]
+[--warp-trigger 0|1] [--group2 N] [--words W ...] [--blev-chunk BYTES ...] [--windows-parts]
 [--define NAME=V ...]
 """
 from __future__ import annotations
@@ -85,6 +89,8 @@ def main() -> None:
                     "(default: the library's)")
     ap.add_argument("--group2", type=int, choices=(2, 4, 8, 16), default=None,
                     help="also time the warp kernel with groups of N lanes for 257 B-1 KiB")
+    ap.add_argument("--words", type=int, action="append", default=[], metavar="W",
+                    help="also time the warp kernel with WarpClasses.words W (0-7; repeatable)")
     ap.add_argument("--blev-chunk", type=int, action="append", default=[], metavar="BYTES",
                     help="also time the warp kernel and its BLEV kernel with BLEV chunks of "
                     "BYTES (a power of two; repeatable)")
@@ -96,6 +102,10 @@ def main() -> None:
     shapes = {"": WARP_TIERS_WORDS}
     if args.group2:
         shapes[f"g{args.group2}_"] = WARP_TIERS_WORDS._replace(group2=args.group2)
+    for w in args.words:
+        if not 0 <= w <= 7:
+            ap.error(f"--words {w}: want 0 to 7")
+        shapes[f"w{w}_"] = WARP_TIERS_WORDS._replace(words=w)
     for c in args.blev_chunk:
         if c < 4096 or c & (c - 1):
             ap.error(f"--blev-chunk {c}: want a power of two of at least 4096")

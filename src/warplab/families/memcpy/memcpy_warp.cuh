@@ -46,7 +46,10 @@
 // before group_copy's; 2 (STREAM 4 only) in warps whose destinations are scattered
 // (scattered, memcpy_copy.cuh), the thread-level buffers that word_copy would copy in two or
 // more words (size and addresses multiples of 4, no single aligned move) go through a stream
-// of the warp's 4-byte words instead of their own lane. The body is warp_classes_body; the
+// of the warp's 4-byte words instead of their own lane; 4 (STREAM 4 only) in warps whose
+// destinations are not scattered, the thread-level buffers the byte stream would take are
+// copied by their own lane from aligned 8-byte source words (lane_shifted_copy). The body is
+// warp_classes_body; the
 // kernels are memcpy_warp_classes (the three arrays as arguments) and memcpy_warp_classes_via
 // (their addresses read from a header that memcpy_windows_count wrote: the batch's own arrays
 // or their copies grouped by destination window, memcpy_windows.cuh).
@@ -101,9 +104,10 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
-    static_assert(WORDS >= 0 && WORDS <= 3 && (STREAM == 4 || !(WORDS & 2)),
-                  "WORDS is 0, 1, 2 or 3; its word stream needs STREAM 4");
+    static_assert(WORDS >= 0 && WORDS <= 7 && (STREAM == 4 || !(WORDS & 6)),
+                  "WORDS is 0 to 7; its word stream and shifted lanes need STREAM 4");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
+    constexpr bool LS = (WORDS & 4) != 0;
     constexpr int GW = 8 * G, OWN = 32 * TMAX;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
     __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
@@ -122,9 +126,9 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
         const u64 size = live ? size_of(sizes, i) : 0;
         const u64 sp = live ? ld_desc(src + i) : 0, dp = live ? ld_desc(dst + i) : 0;
         const bool sc = scattered_dst(dp, size, live, lane);
-        // WORDS 2: whether this warp's destinations are scattered (sc where the load policy
-        // has asked already)
-        const bool dsc = !(WORDS & 2) ? false
+        // WORDS 2 and 4: whether this warp's destinations are scattered (sc where the load
+        // policy has asked already)
+        const bool dsc = !(WORDS & 6) ? false
                          : (WARPLAB_MEMCPY_LOADS & 200) ? sc
                                                        : scattered(dp, size, live, lane, FULL_MASK);
         // BLEV: queue slots and first chunks, reserved for the warp by one packed atomic.
@@ -157,11 +161,13 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
         } else if constexpr (STREAM == 4) {  // 4-byte words, else one aligned move, else stream
             const bool words = ((sp | dp) & 3) == 0;
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
-            streamed = tiny && !words && !move;
+            const bool shifted = LS && !dsc && tiny && !words && !move;
+            streamed = tiny && !words && !move && !shifted;
             wstreamed = WS && dsc && tiny && words && !move && (size & 3) == 0;
             if (tiny && words && !wstreamed)
                 word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
             else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
+            else if (shifted) lane_shifted_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
             if (tiny && !streamed) thread_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);

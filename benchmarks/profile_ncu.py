@@ -1,0 +1,148 @@
+"""One launch of each target kernel inside a profiler range, for Nsight Compute's hardware
+counters (GPU machine; not part of the package's API).
+
+Targets:
+
+* ``memcpy_<cell>[_w<W>]``: the default batched copy's warp kernel (``WARP_TIERS_WORDS``, the
+  one-launch form: the largest size known), or its shape with ``WarpClasses.words`` W, on
+  1-8 B buffers at align 1 and 4, consecutive or shuffled sources into consecutive
+  destinations (``CELLS``, ``TOTAL`` of data): where the byte stream of align 1 spends the
+  time that align 4's lanes do not.
+* ``cols_<dtype>_<acc>``: the columns kernel of the axis-0 sum at the plan's geometry on
+  8192 x 8192: float32 into float64 accumulators (the library's), float32 into float32
+  accumulators (a probe of the conversions' cost, not the library's semantics), float64.
+
+Every target's result is checked (the copies' destination bytes against the source, the
+sums against a float64 reduction) before it is profiled. ``--time``: no profiler range; each
+target's device time per call, queued behind a spinning kernel, printed and written to JSON.
+
+Usage:
+  ncu --profile-from-start off --clock-control none --set full -o REPORT \\
+      python3 benchmarks/profile_ncu.py
+  PYTHONPATH=src python3 benchmarks/profile_ncu.py --time [--json PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+import cupy
+import numpy as np
+
+from warplab.core.launch import Prepared
+from warplab.core.loader import defines, get_kernel
+from warplab.families.memcpy import cuda
+from warplab.families.memcpy.spec import WARP_TIERS_WORDS
+from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
+from warplab.lab.campaigns.memcpy import cells as mcells
+from warplab.lab.campaigns.series.measure import max_rel
+
+from explore_rows_shapes import cols_args  # benchmarks/, the script's folder
+from host_timing import device_per_call, spin_and_nop
+
+TOTAL = 256 << 20
+#: (align, layout): 1-8 B buffers
+CELLS = ((1, "C_C"), (4, "C_C"), (1, "S_C"), (4, "S_C"))
+LAYOUT = {"C": "consecutive", "S": "shuffle"}
+#: The shapes of the align-1 cells (``WarpClasses.words``): the default's and the lanes'.
+A1_WORDS = (3, 7)
+SHAPE = 8192
+CALLS, SAMPLES = 20, 7
+
+
+def memcpy_targets() -> dict[str, tuple[Callable[[], None], Callable[[], bool]]]:
+    """(launch, check) of the warp kernel on each cell and shape."""
+    out = {}
+    for align, layout in CELLS:
+        sizes = mcells.draw_sizes(cupy, 1, 8, align, TOTAL)
+        count = int(sizes.size)
+        so = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[0]], 2)
+        do = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[2]], 3)
+        g, data = mcells.GUARD, int(sizes.sum())
+        src = cupy.random.randint(0, 256, data + 2 * g, dtype=np.uint8)
+        dst = cupy.empty(data + 2 * g, np.uint8)
+        sp = (so + (src.data.ptr + g)).astype(np.uint64)
+        dp = (do + (dst.data.ptr + g)).astype(np.uint64)
+        h = sizes.get(), so.get(), do.get()
+        picks = mcells.sample_picks(count, int(np.argmax(h[0])))
+        ss, sd = (cupy.asarray(x) for x in mcells.sample_bytes(h[0][picks], h[1][picks],
+                                                               h[2][picks]))
+        src_sum = int(src[g:g + data].sum(dtype=np.uint64))
+        b = cuda.DeviceBatch(sp, dp, sizes, count, None, 8)
+        for w in A1_WORDS if align == 1 else (WARP_TIERS_WORDS.words,):
+            shape = WARP_TIERS_WORDS._replace(words=w)
+
+            def launch(b: Any = b, shape: Any = shape) -> None:
+                cuda.run_warp_classes(b, shape, False)
+
+            def check(dst: Any = dst, src: Any = src, data: int = data, ss: Any = ss,
+                      sd: Any = sd, src_sum: int = src_sum, launch: Any = launch) -> bool:
+                dst.fill(mcells.POISON)
+                launch()
+                return bool(mcells.check_destination(cupy, src, dst, data, ss, sd,
+                                                     src_sum)[0])
+            suffix = "" if w == WARP_TIERS_WORDS.words else f"_w{w}"
+            out[f"memcpy_1_8_a{align}_{layout}{suffix}"] = (launch, check)
+    return out
+
+
+def cols_targets() -> dict[str, tuple[Callable[[], None], Callable[[], bool]]]:
+    """(launch, check) of the columns kernel of the sum on SHAPE x SHAPE."""
+    sms = ac.sm_count(cupy.cuda.runtime.getDevice())
+    out = {}
+    for dt, acc in ((np.float32, "double"), (np.float32, "float"), (np.float64, "double")):
+        x = (cupy.random.default_rng(1).random((SHAPE, SHAPE)) + 1.0).astype(dt)
+        ref = x.astype(np.float64).sum(axis=0)
+        p = ap.plan_cols(SHAPE, SHAPE, x.itemsize, True, sms)
+        t = "float" if dt == np.float32 else "double"
+        targs = f"{t}, {acc}, {t}, OpSum"
+        expr = ac.cols_expr(targs, p.vec, p.short_walk)
+        exprs = ac._expressions(targs) if acc == "double" else (expr,)
+        k = get_kernel(ac.SOURCE, expr, all_expressions=exprs, options=defines(ac.DEFINES))
+        res = cupy.empty(SHAPE, dt)
+        args = cols_args(x, p.cg, p.gx, p.splits, p.chunk, res)
+        go = Prepared(k, (p.gx, p.splits), (ap.COLS_BLOCK,), args)
+        tol = 1e-3 if acc == "float" else (1e-6 if dt == np.float32 else 1e-12)
+
+        def launch(go: Any = go, args: tuple = args) -> None:
+            go(*args)
+
+        def check(launch: Any = launch, res: Any = res, ref: Any = ref, tol: float = tol
+                  ) -> bool:
+            launch()
+            return max_rel(cupy.asnumpy(res), cupy.asnumpy(ref)) < tol
+        out[f"cols_{np.dtype(dt).name}_{acc}"] = (launch, check)
+    return out
+
+
+def main() -> None:
+    ap_ = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap_.add_argument("--time", action="store_true", help="time each target, no profiler range")
+    ap_.add_argument("--json", default=None)
+    args = ap_.parse_args()
+    targets = {**memcpy_targets(), **cols_targets()}
+    spin, _ = spin_and_nop()
+    doc: dict[str, Any] = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+                           "total": TOTAL, "shape": SHAPE, "rows": []}
+    for name, (launch, check) in targets.items():
+        ok = check()  # compiles, warms up and verifies
+        cupy.cuda.get_current_stream().synchronize()
+        if args.time:
+            us = 1e6 * device_per_call(launch, CALLS, SAMPLES, lambda: spin(4_000_000))
+            doc["rows"].append({"target": name, "us": us, "ok": ok})
+            print(f"{name:28} {us:9.1f} us{'' if ok else '  WRONG'}", flush=True)
+        else:
+            cupy.cuda.profiler.start()
+            launch()
+            cupy.cuda.get_current_stream().synchronize()
+            cupy.cuda.profiler.stop()
+            print(f"{name}: profiled{'' if ok else ', WRONG result'}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
