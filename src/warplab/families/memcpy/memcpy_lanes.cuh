@@ -116,55 +116,41 @@ __device__ __forceinline__ void thread_copy(u8* __restrict__ d, const u8* __rest
 
 // One lane copies n <= MAXN (<= 16) bytes at any alignment by itself: the aligned 8-byte
 // source words that hold its bytes (at most 3; a word holding a source byte never leaves that
-// byte's page), all loaded first, then the destination in aligned pieces of 1, 2, 4 or 8 bytes
-// (the widest that the address and the bytes left allow: at most 6 for 16 bytes), each
-// shifted out of those words. Where the warp's destinations are neighbours (WORDS bit 4,
-// memcpy_warp.cuh) it replaces the byte stream's load a byte, shared-memory owner lookups
-// and scan with one or two loads a lane, issued with the descriptors' first use.
+// byte's page), all loaded first, shifted into the buffer's byte order as 4-byte words, then
+// stored byte by byte, each store predicated on the size (no branch: the lanes of a warp
+// never diverge here). Where the warp's destinations are neighbours (WORDS bit 4,
+// memcpy_warp.cuh) it replaces the byte stream's load per byte, warp scan and shared-memory
+// owner lookups with one to three loads a lane, issued as soon as the descriptors arrive.
 template <int MAXN, bool Z>
 __device__ __forceinline__ void lane_shifted_copy(u8* __restrict__ d, const u8* __restrict__ s,
                                                   u32 n, bool sc) {
     static_assert(MAXN <= 16, "thread-level buffers are at most 16 bytes");
-    constexpr int KW = (MAXN + 14) / 8;         // words holding MAXN bytes at any offset
-    constexpr int P = MAXN <= 8 ? 4 : 6;        // pieces: the most any alignment needs
+    constexpr int KW = (MAXN + 14) / 8;  // 8-byte words holding MAXN bytes at any offset
+    constexpr int KV = (MAXN + 3) / 4;   // 4-byte words of the buffer
     const u32 r = (u32)(u64)s & 7u;
     const u64* sw = reinterpret_cast<const u64*>(s - r);
-    const u32 last = (r + n - 1) >> 3;          // the last word holding a source byte
-    u64 w[KW + 1];
+    const u32 last = (r + n - 1) >> 3;   // the last word holding a source byte
+    u64 w[KW];
     zero_if<Z>(w);
 #pragma unroll
     for (int k = 0; k < KW; ++k)
         if ((u32)k <= last) w[k] = ld_tiny(sw + k, sc);
-    w[KW] = 0;
-    u32 p = 0;
+    u32 a[2 * KW + 2];  // the words as 4-byte halves, from the first one holding byte r
 #pragma unroll
-    for (int k = 0; k < P; ++k) {
-        if (p < n) {
-            const u32 o = r + p, i = o >> 3, b = 8 * (o & 7), m = n - p;
-            u64 lo = w[0], hi = w[1];
-#pragma unroll
-            for (int j = 1; j < KW; ++j)
-                if (i == (u32)j) {
-                    lo = w[j];
-                    hi = w[j + 1];
-                }
-            const u64 v = b ? (lo >> b) | (hi << (64 - b)) : lo;
-            const u32 a = (u32)(u64)(d + p);
-            if ((a & 1) || m < 2) {
-                st_tiny(d + p, (u8)v, sc);
-                p += 1;
-            } else if ((a & 2) || m < 4) {
-                st_tiny(reinterpret_cast<unsigned short*>(d + p), (unsigned short)v, sc);
-                p += 2;
-            } else if ((a & 4) || m < 8) {
-                st_tiny(reinterpret_cast<u32*>(d + p), (u32)v, sc);
-                p += 4;
-            } else {
-                st_tiny(reinterpret_cast<u64*>(d + p), v, sc);
-                p += 8;
-            }
-        }
+    for (int k = 0; k < KW; ++k) {
+        a[2 * k] = (u32)w[k];
+        a[2 * k + 1] = (u32)(w[k] >> 32);
     }
+    a[2 * KW] = a[2 * KW + 1] = 0;
+    const bool up = r >= 4;
+    const u32 sh = 8 * (r & 3);
+    u32 v[KV];
+#pragma unroll
+    for (int k = 0; k < KV; ++k)
+        v[k] = __funnelshift_r(up ? a[k + 1] : a[k], up ? a[k + 2] : a[k + 1], sh);
+#pragma unroll
+    for (int k = 0; k < MAXN; ++k)
+        if ((u32)k < n) st_tiny(d + k, (u8)(v[k >> 2] >> (8 * (k & 3))), sc);
 }
 
 // G lanes (g = 0..G-1) copy n bytes (16 < n <= GW) at any alignment as 4-byte words of the
