@@ -18,6 +18,8 @@ from warplab.lab.campaigns.memcpy.model import (
     group_word_lanes,
     group_worded,
     group_lanes,
+    lane_shifted,
+    lane_shifted_bytes,
     partition_model,
     scattered,
     stream_bytes,
@@ -184,20 +186,20 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     2, its own module with its BLEV kernel) and copies in 4-byte words in neighbouring lanes
     (WORDS 3); the sweep's shapes cap them for 5, 6 and 8 blocks (the default's module), or
     load with another policy (policy 0: the base module, every other variant's; else a module
-    each), or copy with no such words or half of them (WORDS 0, 1, 2: the default's module),
-    and change nothing else."""
+    each), or copy with no such words or parts of them (WORDS 0, 1, 2, 3: the default's
+    module), and change nothing else."""
     assert (WARP_TIERS_WORDS.zeroed, WARP_TIERS_WORDS.min_blocks) == (3, 4)
     assert WARP_TIERS_WORDS.loads == 2 and cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == 0
-    assert WARP_TIERS_WORDS.words == 3
+    assert WARP_TIERS_WORDS.words == 7
     assert [(c.min_blocks, c.loads, c.words) for c in WARP_CLASSES_SWEEP] == [
-        (5, 2, 3), (6, 2, 3), (8, 2, 3), (4, 0, 3), (4, 1, 3), (4, 3, 3), (4, 4, 3), (4, 6, 3),
-        (4, 8, 3), (4, 10, 3), (4, 18, 3), (4, 34, 3), (4, 50, 3), (4, 66, 3), (4, 130, 3),
-        (4, 2, 0), (4, 2, 1), (4, 2, 2)]
+        (5, 2, 7), (6, 2, 7), (8, 2, 7), (4, 0, 7), (4, 1, 7), (4, 3, 7), (4, 4, 7), (4, 6, 7),
+        (4, 8, 7), (4, 10, 7), (4, 18, 7), (4, 34, 7), (4, 50, 7), (4, 66, 7), (4, 130, 7),
+        (4, 2, 0), (4, 2, 1), (4, 2, 2), (4, 2, 3)]
     for c in WARP_CLASSES_SWEEP:
-        assert c._replace(min_blocks=4, loads=2, words=3) == WARP_TIERS_WORDS
+        assert c._replace(min_blocks=4, loads=2, words=7) == WARP_TIERS_WORDS
     mine = [c for c in WARP_CLASSES_SWEEP if c.loads == 2]
     exprs = [cuda._warp_expr(c) for c in (WARP_TIERS_WORDS, *mine)]
-    assert exprs[0].endswith(", 4, 4, 3, 3>") and len(set(exprs)) == 7
+    assert exprs[0].endswith(", 4, 4, 3, 7>") and len(set(exprs)) == 8
     blev = cuda._blev_expr(WARP_TIERS_WORDS.chunk)
     # the default's module holds the registered variants' kernels only: the default, its
     # BLEV kernel, its via copy and the destination windows' kernels (warp_tiers_windows)
@@ -338,6 +340,39 @@ def test_streamed_buffers_are_thread_copys_byte_path() -> None:
                     dst[aligned].astype(np.uint64), WARP_TIERS).any()
 
 
+def test_lanes_copy_what_the_stream_would_where_destinations_are_neighbours() -> None:
+    """words bit 4: in a warp whose destinations are not scattered the byte stream takes
+    nothing and lane_shifted_copy exactly what it would have taken; where they are scattered
+    the stream keeps them and the lanes take none; nothing without the bit."""
+    n, src, dst = (a.ravel() for a in np.meshgrid(np.arange(-1, 20), np.arange(32),
+                                                   np.arange(32), indexing="ij"))
+    s, d = src.astype(np.uint64), dst.astype(np.uint64)
+    c = WARP_TIERS_WORDS
+    assert c.words & 4
+    byte_path = streamed(n, s, d, c._replace(words=3))
+    assert byte_path.any()
+    assert not streamed(n, s, d, c, dst_scattered=False).any()
+    assert np.array_equal(lane_shifted(n, s, d, c, False), byte_path)
+    assert np.array_equal(streamed(n, s, d, c, dst_scattered=True), byte_path)
+    assert not lane_shifted(n, s, d, c, True).any()
+    assert not lane_shifted(n, s, d, c._replace(words=3), False).any()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 16), st.integers(0, 47), st.binary(min_size=64, max_size=64))
+def test_lane_shifted_copy_stores_each_source_byte(n: int, src: int, memory: bytes) -> None:
+    """lane_shifted_copy's arithmetic: the bytes it stores are the source bytes in order, for
+    every offset in the first word and every size up to tlev_max; it loads aligned 8-byte
+    words only, each holding a byte of the buffer (never one past it: a word holding a source
+    byte never leaves that byte's page), at most three."""
+    tmax = WARP_TIERS_WORDS.tlev_max
+    loads, got = lane_shifted_bytes(n, src, memory, tmax)
+    assert got == list(memory[src:src + n])
+    assert 1 <= len(loads) <= 3 and (n > 8 or len(loads) <= 2)
+    for a in loads:
+        assert a % 8 == 0 and a + 8 > src and a < src + n
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-2, 20), min_size=0, max_size=32),
        st.lists(st.integers(0, 63), min_size=64, max_size=64),
@@ -385,7 +420,7 @@ def test_word_stream_takes_the_buffers_of_two_or_more_words() -> None:
     a = src | dst
     want = ((a % 4 == 0) & ((n == 12) | ((n == 8) & (a % 8 != 0)) |
                             ((n == 16) & (a % 16 != 0))))
-    assert WARP_TIERS_WORDS.words == 3
+    assert WARP_TIERS_WORDS.words & 2
     got = word_streamed(n, s, d, WARP_TIERS_WORDS, True)
     assert np.array_equal(got, want)
     assert not (got & streamed(n, s, d, WARP_TIERS_WORDS)).any()

@@ -175,6 +175,55 @@ def test_full_byte_streams_copy_exactly(rng_name: str, count: int, align: int, s
              configs=tuple(c for c in WARP_CLASSES_SWEEP if c.stream))
 
 
+@pytest.mark.parametrize("dst_packed", [True, False])
+@pytest.mark.parametrize("src_end", [False, True])
+def test_misaligned_tiny_buffers_every_offset_and_size(dst_packed: bool, src_end: bool) -> None:
+    """Buffers of 1-16 bytes at every source offset in its 8-byte word (sizes and offsets
+    drawn independently), written back to back (their lanes copy them from aligned source
+    words: words bit 4) or 64 bytes apart in a random order (the byte stream), by the default
+    and every shape of the default's kernel; with ``src_end`` the last buffer's source ends
+    the allocation on a misaligned byte. Every byte outside the buffers stays poisoned."""
+    from warplab.families.memcpy.cuda import DeviceBatch, run_warp_classes
+    from warplab.families.memcpy.spec import WARP_CLASSES_SWEEP, WARP_TIERS_WORDS
+
+    rng = np.random.default_rng(11)
+    count = 4096
+    sizes = rng.integers(1, 17, size=count)
+    s_off = 24 * np.arange(count) + rng.integers(0, 8, size=count)
+    s_bytes = int(s_off[-1] + sizes[-1]) + (0 if src_end else 64)
+    if src_end:  # the last source byte at an odd address inside its word
+        sizes[-1] = 5
+        s_off[-1] = 24 * (count - 1) + 2
+        s_bytes = int(s_off[-1] + sizes[-1])
+    if dst_packed:
+        d_off = np.cumsum(sizes) - sizes + 3
+    else:
+        d_off = 64 * rng.permutation(count) + 7
+    d_bytes = int((d_off + sizes).max()) + 64
+    h_src = rng.integers(0, 256, size=s_bytes, dtype=np.uint8)
+    d_src = cupy.asarray(h_src)
+    d_dst = cupy.empty(d_bytes, dtype=np.uint8)
+    src_ptrs = cupy.asarray(s_off.astype(np.uint64) + np.uint64(d_src.data.ptr))
+    dst_ptrs = cupy.asarray(d_off.astype(np.uint64) + np.uint64(d_dst.data.ptr))
+    d_sizes = cupy.asarray(sizes.astype(np.int64))
+    want = np.full(d_bytes, POISON, dtype=np.uint8)
+    rel = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    want[np.repeat(d_off, sizes) + rel] = h_src[np.repeat(s_off, sizes) + rel]
+    assert WARP_TIERS_WORDS.words & 4
+    batch = DeviceBatch(src_ptrs, dst_ptrs, d_sizes.astype(np.uint64), count, None)
+    runs = [("default", lambda: warplab.memcpy_batched(src_ptrs, dst_ptrs, d_sizes))]
+    runs += [(str(tuple(c)), lambda c=c: run_warp_classes(batch, c))
+             for c in (WARP_TIERS_WORDS, *WARP_CLASSES_SWEEP)]
+    failures = []
+    for name, go in runs:
+        d_dst.fill(POISON)
+        go()
+        bad = np.flatnonzero(d_dst.get() != want)
+        if bad.size:
+            failures.append(f"{name}: {bad.size} bytes wrong, first at {bad[:5]}")
+    assert not failures, failures
+
+
 @pytest.mark.parametrize("count", [1, 31, 32, 33, 1000, 100_000])
 @pytest.mark.parametrize("align", [1, 4, 16])
 @pytest.mark.parametrize("src_s,dst_s", [(False, False), (True, True), (False, True),

@@ -238,14 +238,15 @@ template __global__ void memcpy_size_classes_blev<32768>(const u64*, const u64*,
 WARP_CLASSES_INST(16, 8, 256, 32, 256, 8192, 32768, 4, 0, 0, 0)   // WARP_CLASSES
 WARP_CLASSES_INST(16, 8, 256, 32, 256, 8192, 32768, 4, 1, 0, 0)   // WARP_CLASSES_STREAM
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 3, 0, 0)  // WARP_TIERS
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3)  // WARP_TIERS_WORDS
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 5, 4, 3, 3)  // WARP_CLASSES_SWEEP
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 6, 4, 3, 3)
-WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 8, 4, 3, 3)
+WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 7)  // WARP_TIERS_WORDS
+WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 5, 4, 3, 7)  // WARP_CLASSES_SWEEP
+WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 6, 4, 3, 7)
+WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 8, 4, 3, 7)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 0)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 1)
 WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 2)
-template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3>(
+WARP_CLASSES_INST(16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 3)
+template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 32768, 4, 4, 3, 7>(
     const u64*, u64, u64*, u32*, u64*, u64);  // warp_tiers_windows
 template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, const u32*,
                                                              const u64*);

@@ -70,15 +70,17 @@ class WarpClasses(NamedTuple):
     byte, 2 the descriptors, 4 the thread-level copies' source bytes, 8 those of warps whose
     destinations are scattered; L2 hints of 16 source bytes evict-first, 32 the thread-level
     stores evict-last, 64 both in warps whose destinations are scattered, 128 64's loads
-    alone); ``words``: 4-byte
-    words in neighbouring lanes (bits; 0 none): 1 the ``group``-lane groups copy buffers of at
-    most 8 ``group`` bytes (not both addresses multiples of 16) as 4-byte words of the
-    destination, each funnel-shifted from the two aligned source words holding its bytes, the
-    bytes before the first and after the last whole word one a lane; 2 (``stream`` 4 only)
+    alone); ``words``: aligned words where bytes or shifted chunks would be copied (bits; 0
+    none): 1 the ``group``-lane groups copy buffers of at most 8 ``group`` bytes (not both
+    addresses multiples of 16) as 4-byte words of the destination, each funnel-shifted from
+    the two aligned source words holding its bytes, the bytes before the first and after the
+    last whole word one a lane; 2 (``stream`` 4 only)
     in warps whose destinations are scattered, the thread-level buffers that would take two
-    or more words of their own lane go through a stream of the warp's words (the models:
-    ``model.py``). Classes are decided per warp of 32 buffers by ballots: no block-wide
-    histogram or partition."""
+    or more words of their own lane go through a stream of the warp's words; 4 (``stream`` 4
+    only) in warps whose destinations are not scattered, the thread-level buffers that the
+    byte stream would take are copied by their own lane from the aligned 8-byte source words
+    holding their bytes, stored byte by byte (the models: ``model.py``). Classes are decided
+    per warp of 32 buffers by ballots: no block-wide histogram or partition."""
 
     tlev_max: int
     group: int
@@ -134,10 +136,15 @@ WARP_TIERS = WARP_CLASSES._replace(stream=3, group2=32, sub2_max=1024)
 #: and a byte per edge byte), and, in warps whose destinations are scattered, the
 #: thread-level buffers of two or more 4-byte words (size and addresses multiples of 4) go
 #: through a stream of the warp's words (one store per buffer's sector instead of one per
-#: word). (Its second group tier in groups of 16 lanes, two buffers a warp at a time: 512 B
-#: buffers shuffled at 1 GiB 85% -> 91% of the same-size copy on the H200, the 1-1024 B mixes
-#: shuffled at align 1 and 4 3-5% slower; not taken, benchmarks/NOTES.md.)
-WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=3)
+#: word), and in the other warps the misaligned thread-level buffers are copied by their
+#: own lane from aligned 8-byte source words (words 7: on the H200 the byte stream's scan,
+#: owner lookups and load a byte cost 1-8 B buffers at align 1 into consecutive destinations
+#: 2.3-2.5x align 4's instructions per buffer; the lanes copy 512 MiB of them in 12% (shuffled
+#: sources) to 24% (consecutive) less time, benchmarks/NOTES.md). (Its second group
+#: tier in groups of 16 lanes, two buffers a warp at a time: 512 B buffers shuffled at 1 GiB
+#: 85% -> 91% of the same-size copy on the H200, the 1-1024 B mixes shuffled at align 1 and 4
+#: 3-5% slower; not taken, benchmarks/NOTES.md.)
+WARP_TIERS_WORDS = WARP_TIERS._replace(stream=4, zeroed=3, loads=2, words=7)
 #: The load policies the sweep compiles beside the default's 2 (evict-first loads of: 1 every
 #: source byte, 2 the descriptors, 4 the thread-level source bytes, 8 those of warps whose
 #: destinations are scattered; L2 hints of 16 source bytes evict-first, 32 thread-level stores
@@ -149,12 +156,12 @@ LOAD_POLICIES = (0, 1, 3, 4, 6, 8, 10, 18, 34, 50, 66, 130)
 #: blocks of 256 threads per SM (48, 40 and 32 registers: more warps in flight for the
 #: tiny-buffer cells, at the risk of spills; on the H100 slower wherever the destination is
 #: shuffled), then with the other load policies (each its own NVRTC module), then with no
-#: words and each half of them (words 1, 2). (The unzeroed shapes, the tiers at three
-#: blocks, the mid stream, the scatter-gated group words and older shapes:
-#: benchmarks/NOTES.md.)
+#: words and each part of them (words 1, 2, 3: 3 without the lanes' shifted copies). (The
+#: unzeroed shapes, the tiers at three blocks, the mid stream, the scatter-gated group words
+#: and older shapes: benchmarks/NOTES.md.)
 WARP_CLASSES_SWEEP = (*(WARP_TIERS_WORDS._replace(min_blocks=b) for b in (5, 6, 8)),
                       *(WARP_TIERS_WORDS._replace(loads=k) for k in LOAD_POLICIES),
-                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2)))
+                      *(WARP_TIERS_WORDS._replace(words=w) for w in (0, 1, 2, 3)))
 
 
 class WindowsShape(NamedTuple):

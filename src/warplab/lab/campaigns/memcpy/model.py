@@ -136,23 +136,57 @@ def one_move(s: np.ndarray, a: np.ndarray) -> np.ndarray:
     return ((s & (s - 1)) == 0) & ((a & u) == 0)
 
 
-def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray,
-             classes: WarpClasses) -> np.ndarray:
+def streamed(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray, classes: WarpClasses,
+             dst_scattered: bool = True) -> np.ndarray:
     """Which buffers ``memcpy_warp_classes`` copies through the warp's byte stream: thread-level
     ones (1..``tlev_max`` bytes) when ``classes.stream`` is 2; when it is 1, those with an
     address not 4-byte aligned (exactly those ``thread_copy`` would copy byte by byte); when it
     is 3, all but those of 1, 2, 4, 8 or 16 bytes with both addresses aligned to their size
     (one aligned move each, ``one_move``); when it is 4, those that are neither (both
-    addresses 4-byte aligned: ``word_copy``) nor such a single move."""
+    addresses 4-byte aligned: ``word_copy``) nor such a single move, and with ``words`` bit 4
+    only in a warp whose destinations are scattered (``dst_scattered``, :func:`scattered`;
+    in the other warps their own lanes copy them: :func:`lane_shifted`)."""
     s = np.maximum(as_i64(sizes), 0)
     tiny = (s > 0) & (s <= classes.tlev_max)
     a = np.asarray(src, np.uint64) | np.asarray(dst, np.uint64)
     if classes.stream == 2:
         return tiny
     odd = (a & np.uint64(3)) != 0
+    if classes.stream == 4 and classes.words & 4 and not dst_scattered:
+        return np.zeros_like(tiny)
     if classes.stream in (3, 4):
         return tiny & ~one_move(s, a) & (odd if classes.stream == 4 else True)
     return tiny & odd if classes.stream == 1 else np.zeros_like(tiny)
+
+
+def lane_shifted(sizes: np.ndarray, src: np.ndarray, dst: np.ndarray, classes: WarpClasses,
+                 dst_scattered: bool) -> np.ndarray:
+    """Which buffers their own lane copies with ``lane_shifted_copy`` (``words`` bit 4,
+    ``stream`` 4): in a warp whose destinations are not scattered, exactly those the byte
+    stream would take there without the bit."""
+    if not (classes.words & 4 and classes.stream == 4) or dst_scattered:
+        return np.zeros(len(as_i64(sizes)), bool)
+    return streamed(sizes, src, dst, classes._replace(words=classes.words & 3))
+
+
+def lane_shifted_bytes(n: int, src: int, memory: bytes, max_bytes: int = 16
+                       ) -> tuple[list[int], list[int]]:
+    """``lane_shifted_copy``'s arithmetic for ``n`` bytes (1 <= n <= ``max_bytes``) from
+    address ``src`` of ``memory`` (little-endian, as the GPU's): the addresses of the aligned
+    8-byte words it loads, and the bytes it stores at destination offsets 0..n-1. The words
+    go to 4-byte halves ``a``; each 4-byte word k of the buffer is ``funnelshift_r`` of halves
+    k, k + 1 (from half 1 on where src % 8 >= 4) by 8 (src % 4) bits."""
+    kw, kv = (max_bytes + 14) // 8, (max_bytes + 3) // 4
+    r = src % 8
+    base = src - r
+    last = (r + n - 1) // 8
+    loads = [base + 8 * k for k in range(kw) if k <= last]
+    words = [int.from_bytes(memory[x:x + 8], "little") for x in loads]
+    words += [0] * (kw - len(words))  # zeroed (ZERO bit 2) where not loaded
+    a = [h for w in words for h in (w & 0xFFFFFFFF, w >> 32)] + [0, 0]
+    up, sh = int(r >= 4), 8 * (r % 4)
+    v = [((a[k + up] | (a[k + up + 1] << 32)) >> sh) & 0xFFFFFFFF for k in range(kv)]
+    return loads, [(v[k // 4] >> (8 * (k % 4))) & 0xFF for k in range(n)]
 
 
 def stream_bytes(sizes: np.ndarray, chosen: np.ndarray) -> list[list[tuple[int, int]]]:
