@@ -31,7 +31,7 @@ not group, the judging alone), the copy's two kernels through the header the jud
 ``--words W`` (repeatable) also times the warp kernel with ``WarpClasses.words`` W instead of
 the default's (bit 4: in warps whose destinations are not scattered, the misaligned
 thread-level buffers copied by their own lane from aligned 8-byte source words, not through
-the byte stream; bit 8 with it: only those of at most 8 bytes), in the same run.
+the byte stream), in the same run.
 ``--blev-chunk BYTES`` (repeatable) also times the two kernels with the BLEV kernel's chunks
 of BYTES instead of the default's (``WarpClasses.chunk``: the warp kernel queues each large
 buffer's chunks, the BLEV kernel copies one a block at a time), in the same run.
@@ -90,7 +90,7 @@ def main() -> None:
     ap.add_argument("--group2", type=int, choices=(2, 4, 8, 16), default=None,
                     help="also time the warp kernel with groups of N lanes for 257 B-1 KiB")
     ap.add_argument("--words", type=int, action="append", default=[], metavar="W",
-                    help="also time the warp kernel with WarpClasses.words W (0-15; repeatable)")
+                    help="also time the warp kernel with WarpClasses.words W (0-7; repeatable)")
     ap.add_argument("--blev-chunk", type=int, action="append", default=[], metavar="BYTES",
                     help="also time the warp kernel and its BLEV kernel with BLEV chunks of "
                     "BYTES (a power of two; repeatable)")
@@ -103,8 +103,8 @@ def main() -> None:
     if args.group2:
         shapes[f"g{args.group2}_"] = WARP_TIERS_WORDS._replace(group2=args.group2)
     for w in args.words:
-        if not 0 <= w <= 15:
-            ap.error(f"--words {w}: want 0 to 15")
+        if not 0 <= w <= 7:
+            ap.error(f"--words {w}: want 0 to 7")
         shapes[f"w{w}_"] = WARP_TIERS_WORDS._replace(words=w)
     for c in args.blev_chunk:
         if c < 4096 or c & (c - 1):

@@ -48,8 +48,7 @@
 // more words (size and addresses multiples of 4, no single aligned move) go through a stream
 // of the warp's 4-byte words instead of their own lane; 4 (STREAM 4 only) in warps whose
 // destinations are not scattered, the thread-level buffers the byte stream would take are
-// copied by their own lane from aligned 8-byte source words (lane_shifted_copy); 8 with 4:
-// only those of at most 8 bytes (the others streamed). The body is
+// copied by their own lane from aligned 8-byte source words (lane_shifted_copy). The body is
 // warp_classes_body; the
 // kernels are memcpy_warp_classes (the three arrays as arguments) and memcpy_warp_classes_via
 // (their addresses read from a header that memcpy_windows_count wrote: the batch's own arrays
@@ -105,11 +104,10 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
     static_assert(G2 >= 2 && G2 <= 32 && 32 % G2 == 0, "G2 lanes must divide a warp");
     static_assert(STREAM >= 0 && STREAM <= 4, "STREAM is 0, 1, 2, 3 or 4");
     static_assert(ZERO >= 0 && ZERO <= 3, "ZERO is 0, 1, 2 or 3");
-    static_assert(WORDS >= 0 && WORDS <= 15 && (STREAM == 4 || !(WORDS & 6)),
-                  "WORDS is 0 to 15; its word stream and shifted lanes need STREAM 4");
+    static_assert(WORDS >= 0 && WORDS <= 7 && (STREAM == 4 || !(WORDS & 6)),
+                  "WORDS is 0 to 7; its word stream and shifted lanes need STREAM 4");
     constexpr bool ZS = (ZERO & 1) != 0, ZL = (ZERO & 2) != 0, WS = (WORDS & 2) != 0;
     constexpr bool LS = (WORDS & 4) != 0;
-    constexpr int LMAX = (WORDS & 8) && TMAX > 8 ? 8 : TMAX;  // the shifted lanes' sizes
     constexpr int GW = 8 * G, OWN = 32 * TMAX;
     constexpr int WARPS = WARPLAB_MEMCPY_WARP_THREADS / 32;
     __shared__ u64 s_src[WARPS][32], s_dst[WARPS][32];
@@ -163,13 +161,13 @@ warp_classes_body(const u64* __restrict__ src, const u64* __restrict__ dst,
         } else if constexpr (STREAM == 4) {  // 4-byte words, else one aligned move, else stream
             const bool words = ((sp | dp) & 3) == 0;
             const bool move = ((size & (size - 1)) | ((sp | dp) & (size - 1))) == 0;
-            const bool shifted = LS && !dsc && tiny && !words && !move && size <= (u64)LMAX;
+            const bool shifted = LS && !dsc && tiny && !words && !move;
             streamed = tiny && !words && !move && !shifted;
             wstreamed = WS && dsc && tiny && words && !move && (size & 3) == 0;
             if (tiny && words && !wstreamed)
                 word_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
             else if (tiny && move) one_move((u8*)dp, (const u8*)sp, (u32)size, sc);
-            else if (shifted) lane_shifted_copy<LMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
+            else if (shifted) lane_shifted_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
         } else {
             streamed = STREAM && tiny && (STREAM == 2 || ((sp | dp) & 3) != 0);
             if (tiny && !streamed) thread_copy<TMAX, ZL>((u8*)dp, (const u8*)sp, (u32)size, sc);
