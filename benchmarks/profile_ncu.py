@@ -46,7 +46,8 @@ TOTAL = 256 << 20
 #: (align, layout): 1-8 B buffers
 CELLS = ((1, "C_C"), (4, "C_C"), (1, "S_C"), (4, "S_C"))
 LAYOUT = {"C": "consecutive", "S": "shuffle"}
-#: The shapes of the align-1 cells (``WarpClasses.words``): the default's and the lanes'.
+#: The shapes of the align-1 cells (``WarpClasses.words``): the byte stream's (3) and the
+#: default's (7: the lanes' shifted copies where destinations are packed).
 A1_WORDS = (3, 7)
 SHAPE = 8192
 CALLS, SAMPLES = 20, 7

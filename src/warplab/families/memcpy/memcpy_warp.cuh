@@ -49,10 +49,10 @@
 // of the warp's 4-byte words instead of their own lane; 4 (STREAM 4 only) in warps whose
 // destinations are not scattered, the thread-level buffers the byte stream would take are
 // copied by their own lane from aligned 8-byte source words (lane_shifted_copy). The body is
-// warp_classes_body; the
-// kernels are memcpy_warp_classes (the three arrays as arguments) and memcpy_warp_classes_via
-// (their addresses read from a header that memcpy_windows_count wrote: the batch's own arrays
-// or their copies grouped by destination window, memcpy_windows.cuh).
+// warp_classes_body; the kernels are memcpy_warp_classes (the three arrays as arguments) and
+// memcpy_warp_classes_via (their addresses read from a header that memcpy_windows_count
+// wrote: the batch's own arrays or their copies grouped by destination window,
+// memcpy_windows.cuh).
 // How a kernel's warps take their groups of 32 buffers (warp_classes_body's Passes): a
 // grid-stride loop (GridStride: 2^parts_log2 neighbouring warps per group, in one pass when the
 // grid covers the batch), or runs of blocks' own (Runs: one warp per group; block b takes

@@ -74,13 +74,13 @@ class WarpClasses(NamedTuple):
     none): 1 the ``group``-lane groups copy buffers of at most 8 ``group`` bytes (not both
     addresses multiples of 16) as 4-byte words of the destination, each funnel-shifted from
     the two aligned source words holding its bytes, the bytes before the first and after the
-    last whole word one a lane; 2 (``stream`` 4 only)
-    in warps whose destinations are scattered, the thread-level buffers that would take two
-    or more words of their own lane go through a stream of the warp's words; 4 (``stream`` 4
-    only) in warps whose destinations are not scattered, the thread-level buffers that the
-    byte stream would take are copied by their own lane from the aligned 8-byte source words
-    holding their bytes, stored byte by byte (the models: ``model.py``). Classes are decided
-    per warp of 32 buffers by ballots: no block-wide histogram or partition."""
+    last whole word one a lane; 2 (``stream`` 4 only) in warps whose destinations are
+    scattered, the thread-level buffers that would take two or more words of their own lane
+    go through a stream of the warp's words; 4 (``stream`` 4 only) in warps whose
+    destinations are not scattered, the thread-level buffers that the byte stream would take
+    are copied by their own lane from the aligned 8-byte source words holding their bytes,
+    stored byte by byte (the models: ``model.py``). Classes are decided per warp of 32
+    buffers by ballots: no block-wide histogram or partition."""
 
     tlev_max: int
     group: int
