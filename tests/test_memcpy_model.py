@@ -217,8 +217,9 @@ def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_
     assert ceiling_cuda.DEFINES["WARPLAB_MEMCPY_LOADS"] == WARP_TIERS_WORDS.loads
     source = (cuda.SOURCE.parent / "memcpy.cu").read_text()
     g2 = WARP_TIERS_WORDS.group2
-    for b, w in ((4, 3), (5, 3), (6, 3), (8, 3), (4, 0), (4, 1), (4, 2)):
+    for b, w in ((4, 7), (5, 7), (6, 7), (8, 7), (4, 0), (4, 1), (4, 2), (4, 3)):
         assert f"WARP_CLASSES_INST(16, 8, 256, {g2}, 1024, 8192, 32768, {b}, 4, 3, {w})" in source
+    assert cuda._via_exprs(WARP_TIERS_WORDS)[0] + "(" in source  # the windows path's copy
 
 
 def test_warp_tiers_classes_at_the_tier_boundaries() -> None:
