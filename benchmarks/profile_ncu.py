@@ -7,7 +7,10 @@ Targets:
   one-launch form: the largest size known), or its shape with ``WarpClasses.words`` W, on
   1-8 B buffers at align 1 and 4, consecutive or shuffled sources into consecutive
   destinations (``CELLS``, ``TOTAL`` of data): where the byte stream of align 1 spends the
-  time that align 4's lanes do not.
+  time that align 4's lanes do not. ``--cells`` (``explore_memcpy_floor.py``'s format,
+  ``LO-HI:TOTAL:LAYOUT:aN``) profiles other cells, the default's shape only; with
+  ``--public`` the public ``memcpy_batched`` of each cell instead of the warp kernel (every
+  kernel it launches: the destination windows' judging and grouping where it takes them).
 * ``cols_<dtype>_<acc>``: the columns kernel of the axis-0 sum at the plan's geometry on
   8192 x 8192: float32 into float64 accumulators (the library's), float32 into float32
   accumulators (a probe of the conversions' cost, not the library's semantics), float64.
@@ -18,8 +21,8 @@ target's device time per call, queued behind a spinning kernel, printed and writ
 
 Usage:
   ncu --profile-from-start off --clock-control none --set full -o REPORT \\
-      python3 benchmarks/profile_ncu.py
-  PYTHONPATH=src python3 benchmarks/profile_ncu.py --time [--json PATH]
+      python3 benchmarks/profile_ncu.py [--cells ... [--public]] [--no-cols]
+  PYTHONPATH=src python3 benchmarks/profile_ncu.py --time [--json PATH] [same options]
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from typing import Any
 import cupy
 import numpy as np
 
+import warplab
 from warplab.core.launch import Prepared
 from warplab.core.loader import defines, get_kernel
 from warplab.families.memcpy import cuda
@@ -39,12 +43,14 @@ from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
 from warplab.lab.campaigns.memcpy import cells as mcells
 from warplab.lab.campaigns.series.measure import max_rel
 
-from explore_rows_shapes import cols_args  # benchmarks/, the script's folder
+from explore_memcpy_floor import parse_cell  # benchmarks/, the script's folder
+from explore_rows_shapes import cols_args
 from host_timing import device_per_call, spin_and_nop
 
 TOTAL = 256 << 20
-#: (align, layout): 1-8 B buffers
-CELLS = ((1, "C_C"), (4, "C_C"), (1, "S_C"), (4, "S_C"))
+#: (lo, hi, align, total, layout)
+CELLS = tuple((1, 8, a, TOTAL, lay) for a, lay in ((1, "C_C"), (4, "C_C"), (1, "S_C"),
+                                                   (4, "S_C")))
 LAYOUT = {"C": "consecutive", "S": "shuffle"}
 #: The shapes of the align-1 cells (``WarpClasses.words``): the byte stream's (3) and the
 #: default's (7: the lanes' shifted copies where destinations are packed).
@@ -53,11 +59,14 @@ SHAPE = 8192
 CALLS, SAMPLES = 20, 7
 
 
-def memcpy_targets() -> dict[str, tuple[Callable[[], None], Callable[[], bool]]]:
-    """(launch, check) of the warp kernel on each cell and shape."""
+def memcpy_targets(cells: tuple = CELLS, shapes: bool = True, public: bool = False
+                   ) -> dict[str, tuple[Callable[[], None], Callable[[], bool]]]:
+    """(launch, check) of the warp kernel on each cell (lo, hi, align, total, layout) and
+    shape (``A1_WORDS`` at align 1 with ``shapes``, else the default's), or of the public
+    call (``public``)."""
     out = {}
-    for align, layout in CELLS:
-        sizes = mcells.draw_sizes(cupy, 1, 8, align, TOTAL)
+    for lo, hi, align, total, layout in cells:
+        sizes = mcells.draw_sizes(cupy, lo, hi, align, total)
         count = int(sizes.size)
         so = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[0]], 2)
         do = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[2]], 3)
@@ -71,12 +80,15 @@ def memcpy_targets() -> dict[str, tuple[Callable[[], None], Callable[[], bool]]]
         ss, sd = (cupy.asarray(x) for x in mcells.sample_bytes(h[0][picks], h[1][picks],
                                                                h[2][picks]))
         src_sum = int(src[g:g + data].sum(dtype=np.uint64))
-        b = cuda.DeviceBatch(sp, dp, sizes, count, None, 8)
-        for w in A1_WORDS if align == 1 else (WARP_TIERS_WORDS.words,):
+        b = cuda.DeviceBatch(sp, dp, sizes, count, None, hi)
+        for w in A1_WORDS if align == 1 and shapes else (WARP_TIERS_WORDS.words,):
             shape = WARP_TIERS_WORDS._replace(words=w)
 
             def launch(b: Any = b, shape: Any = shape) -> None:
-                cuda.run_warp_classes(b, shape, False)
+                if public:
+                    warplab.memcpy_batched(b.src, b.dst, b.sizes)
+                else:
+                    cuda.run_warp_classes(b, shape, False)
 
             def check(dst: Any = dst, src: Any = src, data: int = data, ss: Any = ss,
                       sd: Any = sd, src_sum: int = src_sum, launch: Any = launch) -> bool:
@@ -84,8 +96,9 @@ def memcpy_targets() -> dict[str, tuple[Callable[[], None], Callable[[], bool]]]
                 launch()
                 return bool(mcells.check_destination(cupy, src, dst, data, ss, sd,
                                                      src_sum)[0])
-            suffix = "" if w == WARP_TIERS_WORDS.words else f"_w{w}"
-            out[f"memcpy_1_8_a{align}_{layout}{suffix}"] = (launch, check)
+            suffix = ("_public" if public else "") + (
+                "" if w == WARP_TIERS_WORDS.words else f"_w{w}")
+            out[f"memcpy_{lo}_{hi}_a{align}_{layout}_{total >> 20}m{suffix}"] = (launch, check)
     return out
 
 
@@ -122,11 +135,22 @@ def main() -> None:
     ap_ = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap_.add_argument("--time", action="store_true", help="time each target, no profiler range")
     ap_.add_argument("--json", default=None)
+    ap_.add_argument("--cells", default=None, help="LO-HI:TOTAL:LAYOUT:aN,... (default: CELLS "
+                     "and their shapes)")
+    ap_.add_argument("--public", action="store_true", help="the public call of each cell")
+    ap_.add_argument("--no-cols", action="store_true", help="no columns-kernel targets")
     args = ap_.parse_args()
-    targets = {**memcpy_targets(), **cols_targets()}
+    try:
+        cells = CELLS if args.cells is None else tuple(parse_cell(c)
+                                                       for c in args.cells.split(","))
+    except ValueError as e:
+        ap_.error(f"--cells: {e}")
+    targets = memcpy_targets(cells, args.cells is None, args.public)
+    if not args.no_cols:
+        targets.update(cols_targets())
     spin, _ = spin_and_nop()
     doc: dict[str, Any] = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-                           "total": TOTAL, "shape": SHAPE, "rows": []}
+                           "cells": [list(c) for c in cells], "shape": SHAPE, "rows": []}
     for name, (launch, check) in targets.items():
         ok = check()  # compiles, warms up and verifies
         cupy.cuda.get_current_stream().synchronize()
