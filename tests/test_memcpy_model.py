@@ -180,19 +180,6 @@ def test_warp_classes_model(sizes: list[int], classes: object) -> None:
     assert np.array_equal(owner, np.repeat(np.arange(len(n_chunks)), n_chunks))
 
 
-def test_every_windows_shape_tally_fits_the_stream_state() -> None:
-    """The count and group kernels keep BINS window counters and two finished-block counters
-    (32-bit), tally_stride apart, after the 5-word header in each stream's window state: the
-    packed default and the one-line-apart sweep shape both fit."""
-    words = spec.WINDOWS_STATE_WORDS
-    strides = {w.tally_stride for w in (spec.WINDOWS, *spec.WINDOWS_SWEEP)}
-    assert strides == {1, spec.WINDOWS_TALLY_STRIDE_MAX}
-    for w in (spec.WINDOWS, *spec.WINDOWS_SWEEP):
-        last = (w.bins + 1) * w.tally_stride  # the group kernel's finished-block counter
-        assert 4 * 5 * 2 + 4 * (last + 1) <= 8 * words, w
-        assert cuda.windows_exprs(w)[1].endswith(f", {w.tally_stride}>")
-
-
 def test_sweep_shapes_are_the_default_but_for_the_register_cap_the_loads_or_the_words() -> None:
     """The default zeroes every register array before its predicated loads (the kernel's
     ZERO 3), caps registers for 4 blocks per SM, loads its descriptors evict-first (policy

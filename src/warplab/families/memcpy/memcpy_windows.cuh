@@ -18,17 +18,12 @@
 //   0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the grouped
 //   copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the lowest
 //   sampled destination. When grouping, the blocks count the destinations per window into
-//   the tally and the last block to finish turns the counts into each window's first slot
-//   (exclusive scan).
+//   tally[0..BINS) and the last block to finish turns the counts into each window's first
+//   slot (exclusive scan).
 // memcpy_windows_group: when the header says so, tiles of TILE buffers are grouped by window
 //   in shared memory (ranks by shared atomics, one global atomic per window per tile reserving
 //   its run in the window's slots) and written out array by array, each window's run
-//   contiguous; the last block zeroes the tally for the stream's next call.
-//
-// The tally: window k's counter at tally[k * STRIDE], then the two kernels' finished-block
-// counters at BINS * STRIDE and (BINS + 1) * STRIDE (32-bit). STRIDE 32 gives each counter a
-// 128-byte line of its own, so the group kernel's tiles do not queue their atomics at the one
-// or two L2 slices that hold a packed tally (STRIDE 1).
+//   contiguous; the last block zeroes tally for the stream's next call.
 //
 // A window's bin: (d - lo) >> shift, 0 below lo, BINS - 1 at or above lo + BINS << shift.
 // Buffers are grouped whatever their size (BLEV buffers too: the copy's queue holds indices
@@ -45,17 +40,16 @@
 #define WINDOWS_MIN_SHIFT 16
 
 // Exclusive scan of BINS (32 or 64) counters by one warp, BINS / 32 a lane, from `from` into
-// `to` (may be the same), counter k at k * STRIDE: in global memory read through L2 (G), else
-// in shared memory.
-template <int BINS, bool G, int STRIDE = 1>
+// `to` (may be the same): in global memory read through L2 (G), else in shared memory.
+template <int BINS, bool G>
 __device__ __forceinline__ void windows_scan(const u32* from, u32* to, u32 lane) {
     static_assert(BINS == 32 || BINS == 64, "32 or 64 windows");
     constexpr int PL = BINS / 32;
     u32 v[PL], s = 0;
 #pragma unroll
     for (int j = 0; j < PL; ++j) {
-        if constexpr (G) v[j] = __ldcg(from + (PL * lane + j) * STRIDE);
-        else v[j] = from[(PL * lane + j) * STRIDE];
+        if constexpr (G) v[j] = __ldcg(from + PL * lane + j);
+        else v[j] = from[PL * lane + j];
         s += v[j];
     }
     u32 incl = s;
@@ -67,7 +61,7 @@ __device__ __forceinline__ void windows_scan(const u32* from, u32* to, u32 lane)
     u32 e = incl - s;
 #pragma unroll
     for (int j = 0; j < PL; ++j) {
-        to[(PL * lane + j) * STRIDE] = e;
+        to[PL * lane + j] = e;
         e += v[j];
     }
 }
@@ -113,7 +107,7 @@ __device__ __forceinline__ void windows_verdict_reduce(u32& far, u64& bytes, u64
 
 // n >= 2. grouped: room for 3 n entries (sources, destinations, sizes).
 template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2, int SPAN_MAX_LOG2, int FAR_LOG2,
-          int WIDE_LOG2, int WIDE_MEAN_MAX, int STRIDE>
+          int WIDE_LOG2, int WIDE_MEAN_MAX>
 __global__ void __launch_bounds__(WINDOWS_THREADS)
 memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, u64* __restrict__ hdr,
@@ -165,21 +159,21 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     }
     for (; k < n; k += stride) atomicAdd(&h[window_of(dst[k], lo, shift, BINS)], 1u);
     __syncthreads();
-    if (t < BINS && h[t]) atomicAdd(&tally[t * STRIDE], h[t]);
+    if (t < BINS && h[t]) atomicAdd(&tally[t], h[t]);
     __shared__ bool last;
     __syncthreads();
     if (t == 0) {
         __threadfence();
-        last = atomicAdd(&tally[BINS * STRIDE], 1u) == gridDim.x - 1;
+        last = atomicAdd(&tally[BINS], 1u) == gridDim.x - 1;
     }
     __syncthreads();
     if (!last || t >= 32) return;
     __threadfence();
-    windows_scan<BINS, true, STRIDE>(tally, tally, t);
-    if (t == 0) tally[BINS * STRIDE] = 0;
+    windows_scan<BINS, true>(tally, tally, t);
+    if (t == 0) tally[BINS] = 0;
 }
 
-template <int BINS, int PER, int MINB, int STRIDE>
+template <int BINS, int PER, int MINB>
 __global__ void __launch_bounds__(WINDOWS_THREADS, MINB)
 memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, const u64* __restrict__ hdr,
@@ -212,7 +206,7 @@ memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
         }
         __syncthreads();
         if (t < 32) windows_scan<BINS, false>(h, start, t);  // the tile's runs, in window order
-        if (t < BINS && h[t]) base[t] = atomicAdd(&tally[t * STRIDE], h[t]);
+        if (t < BINS && h[t]) base[t] = atomicAdd(&tally[t], h[t]);
         __syncthreads();
         const u32 count = n - t0 < (u64)TILE ? (u32)(n - t0) : TILE;
 #pragma unroll
@@ -234,8 +228,8 @@ memcpy_windows_group(const u64* __restrict__ src, const u64* __restrict__ dst,
     __shared__ bool last;
     if (t == 0) {
         __threadfence();
-        last = atomicAdd(&tally[(BINS + 1) * STRIDE], 1u) == gridDim.x - 1;
+        last = atomicAdd(&tally[BINS + 1], 1u) == gridDim.x - 1;
     }
     __syncthreads();
-    if (last && t < BINS + 2) tally[t * STRIDE] = 0;
+    if (last && t < BINS + 2) tally[t] = 0;
 }

@@ -180,8 +180,7 @@ class WindowsShape(NamedTuple):
     the widest span grouped where the sampled sources are far apart too or the sampled mean
     size is at most ``wide_mean_max`` bytes (512 MiB on the H200, grouped over the copy as it
     is: shuffled sources 1.16-1.47x, consecutive sources of 1-8 B 1.04-1.10x, of 16 B
-    0.91-0.93x; benchmarks/NOTES.md), and the u32 elements between two windows' counters in
-    the tally the count and group kernels share (1 packed; 32 a 128-byte line each)."""
+    0.91-0.93x; benchmarks/NOTES.md)."""
 
     bins: int = 64
     per: int = 4
@@ -194,7 +193,6 @@ class WindowsShape(NamedTuple):
     far_log2: int = 22
     wide_log2: int = 29
     wide_mean_max: int = 8
-    tally_stride: int = 1
 
 
 #: ``warp_tiers_windows``'s shape (H100, benchmarks/NOTES.md): 64 windows, tiles of 4 buffers a
@@ -207,21 +205,18 @@ class WindowsShape(NamedTuple):
 WINDOWS = WindowsShape()
 #: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: tiles of 8 a
 #: thread at two blocks an SM with the count kernel at eight, 32 windows (1-2% faster at
-#: 1-8 B, 7% slower at 16 B), runs of 1 and 4 passes a block, and the tally's counters a
-#: 128-byte line apart (the group kernel's atomics spread over L2 slices). (A copy grid of
-#: one or two resident waves striding through the batch, and block tickets, are measured and
-#: not taken: benchmarks/NOTES.md.)
+#: 1-8 B, 7% slower at 16 B), and runs of 1 and 4 passes a block. (A copy grid of one or two
+#: resident waves striding through the batch, and block tickets, are measured and not taken:
+#: benchmarks/NOTES.md.)
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
-                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)),
-                 WINDOWS._replace(tally_stride=32))
+                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy on the H100); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
 WINDOWS_MIN_COUNT, WINDOWS_MAX_COUNT = 1 << 20, 1 << 27
 #: u64 words of a stream's window state: the header (5), then the tally (up to 64 windows and
-#: two finished-block counters, 32-bit each, up to 32 u32 apart: ``WindowsShape.tally_stride``).
-WINDOWS_TALLY_STRIDE_MAX = 32
-WINDOWS_STATE_WORDS = 5 + ((64 + 2) * WINDOWS_TALLY_STRIDE_MAX + 1) // 2
+#: two finished-block counters, 32-bit each).
+WINDOWS_STATE_WORDS = 5 + (64 + 2) // 2
 
 #: The BLEV counter packs queued buffers (top 32 bits) and chunks (low 32 bits) into one
 #: 64-bit atomic: at most 2^32 - 1 buffers per call (ids are 32-bit) and 2^32 - 1 chunks
