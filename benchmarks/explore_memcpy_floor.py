@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import cupy
 import numpy as np
@@ -196,13 +196,31 @@ def windows_targets(b: Any) -> dict[str, Any]:
             "win_all_overlap": lambda: windows.run_windows(b, c, w, True)}
 
 
-def run_cell(doc: dict, cell: tuple[int, int, int, int, str], shapes: dict[str, Any],
-             windows_parts: bool = False) -> None:
-    """One cell's records (appended to ``doc["rows"]``, printed); ``cell``: (lo, hi, align,
-    total, layout); ``shapes``: the warp kernel's shapes to time, by the prefix of their
-    records' names; ``windows_parts``: the destination windows' path in parts too
-    (``windows_targets``)."""
-    lo, hi, align, total, layout = cell
+class CellArrays(NamedTuple):
+    """One cell's batch on the device (``cell_arrays``): the sizes, the buffer count, the data
+    bytes, the source and destination arenas (guard bytes on both ends) and the address
+    arrays into them, and what ``exact`` compares."""
+
+    sizes: Any
+    count: int  # type: ignore[assignment]  # a field named as tuple's method
+    data: int
+    src: Any
+    dst: Any
+    sp: Any
+    dp: Any
+    sample: tuple[Any, Any, int]
+
+    def exact(self) -> bool:
+        """Whether the destination holds the batch's copy as the grid checks it (the bytes of
+        ~250 sampled buffers, the guards, the destination's byte sum)."""
+        ss, sd, src_sum = self.sample
+        return bool(mcells.check_destination(cupy, self.src, self.dst, self.data, ss, sd,
+                                             src_sum)[0])
+
+
+def cell_arrays(lo: int, hi: int, align: int, total: int, layout: str) -> CellArrays:
+    """The grid's draw of a cell: sizes uniform multiples of ``align`` in [lo, hi] filling
+    ``total`` on average, packed in order or shuffled on each side (``layout``, e.g. C_S)."""
     g = mcells.GUARD
     sizes = mcells.draw_sizes(cupy, lo, hi, align, total)
     count = int(sizes.size)
@@ -218,6 +236,18 @@ def run_cell(doc: dict, cell: tuple[int, int, int, int, str], shapes: dict[str, 
     ss, sd = (cupy.asarray(x) for x in mcells.sample_bytes(h_sizes[picks], h_so[picks],
                                                            h_do[picks]))
     src_sum = int(src[g:g + data].sum(dtype=np.uint64))
+    return CellArrays(sizes, count, data, src, dst, sp, dp, (ss, sd, src_sum))
+
+
+def run_cell(doc: dict, cell: tuple[int, int, int, int, str], shapes: dict[str, Any],
+             windows_parts: bool = False) -> None:
+    """One cell's records (appended to ``doc["rows"]``, printed); ``cell``: (lo, hi, align,
+    total, layout); ``shapes``: the warp kernel's shapes to time, by the prefix of their
+    records' names; ``windows_parts``: the destination windows' path in parts too
+    (``windows_targets``)."""
+    lo, hi, align, total, layout = cell
+    c = cell_arrays(lo, hi, align, total, layout)
+    sizes, count, data, src, dst, sp, dp = c.sizes, c.count, c.data, c.src, c.dst, c.sp, c.dp
     label = f"{lo}" if lo == hi else f"{lo}-{hi} a{align}"
     row: dict[str, Any] = {"min": lo, "max": hi, "align": align, "size": lo if lo == hi else
                            None, "total": total, "data": data, "count": count, "layout": layout}
@@ -241,8 +271,7 @@ def run_cell(doc: dict, cell: tuple[int, int, int, int, str], shapes: dict[str, 
         if name == "win_copy":  # the header as the judging leaves it
             targets["win_judge"]()
         fn()
-        ok = name == "win_judge" or mcells.check_destination(cupy, src, dst, data, ss, sd,
-                                                             src_sum)[0]
+        ok = name == "win_judge" or c.exact()
         us = 1e6 * timed(fn)
         row[name] = {"us": us, "pct_copy": 100 * row["copy_us"] / us, "ok": ok}
     doc["rows"].append(row)

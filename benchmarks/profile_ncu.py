@@ -43,7 +43,7 @@ from warplab.families.reduce import axis_cuda as ac, axis_plan as ap
 from warplab.lab.campaigns.memcpy import cells as mcells
 from warplab.lab.campaigns.series.measure import max_rel
 
-from explore_memcpy_floor import parse_cell  # benchmarks/, the script's folder
+from explore_memcpy_floor import cell_arrays, parse_cell  # benchmarks/
 from explore_rows_shapes import cols_args
 from host_timing import device_per_call, spin_and_nop
 
@@ -51,7 +51,6 @@ TOTAL = 256 << 20
 #: (lo, hi, align, total, layout)
 CELLS = tuple((1, 8, a, TOTAL, lay) for a, lay in ((1, "C_C"), (4, "C_C"), (1, "S_C"),
                                                    (4, "S_C")))
-LAYOUT = {"C": "consecutive", "S": "shuffle"}
 #: The shapes of the align-1 cells (``WarpClasses.words``): the byte stream's (3) and the
 #: default's (7: the lanes' shifted copies where destinations are packed).
 A1_WORDS = (3, 7)
@@ -66,21 +65,8 @@ def memcpy_targets(cells: tuple = CELLS, shapes: bool = True, public: bool = Fal
     call (``public``)."""
     out = {}
     for lo, hi, align, total, layout in cells:
-        sizes = mcells.draw_sizes(cupy, lo, hi, align, total)
-        count = int(sizes.size)
-        so = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[0]], 2)
-        do = mcells.layout_offsets(cupy, sizes, LAYOUT[layout[2]], 3)
-        g, data = mcells.GUARD, int(sizes.sum())
-        src = cupy.random.randint(0, 256, data + 2 * g, dtype=np.uint8)
-        dst = cupy.empty(data + 2 * g, np.uint8)
-        sp = (so + (src.data.ptr + g)).astype(np.uint64)
-        dp = (do + (dst.data.ptr + g)).astype(np.uint64)
-        h = sizes.get(), so.get(), do.get()
-        picks = mcells.sample_picks(count, int(np.argmax(h[0])))
-        ss, sd = (cupy.asarray(x) for x in mcells.sample_bytes(h[0][picks], h[1][picks],
-                                                               h[2][picks]))
-        src_sum = int(src[g:g + data].sum(dtype=np.uint64))
-        b = cuda.DeviceBatch(sp, dp, sizes, count, None, hi)
+        c = cell_arrays(lo, hi, align, total, layout)
+        b = cuda.DeviceBatch(c.sp, c.dp, c.sizes, c.count, None, hi)
         for w in A1_WORDS if align == 1 and shapes else (WARP_TIERS_WORDS.words,):
             shape = WARP_TIERS_WORDS._replace(words=w)
 
@@ -90,12 +76,10 @@ def memcpy_targets(cells: tuple = CELLS, shapes: bool = True, public: bool = Fal
                 else:
                     cuda.run_warp_classes(b, shape, False)
 
-            def check(dst: Any = dst, src: Any = src, data: int = data, ss: Any = ss,
-                      sd: Any = sd, src_sum: int = src_sum, launch: Any = launch) -> bool:
-                dst.fill(mcells.POISON)
+            def check(c: Any = c, launch: Any = launch) -> bool:
+                c.dst.fill(mcells.POISON)
                 launch()
-                return bool(mcells.check_destination(cupy, src, dst, data, ss, sd,
-                                                     src_sum)[0])
+                return c.exact()
             suffix = ("_public" if public else "") + (
                 "" if w == WARP_TIERS_WORDS.words else f"_w{w}")
             out[f"memcpy_{lo}_{hi}_a{align}_{layout}_{total >> 20}m{suffix}"] = (launch, check)
