@@ -33,8 +33,12 @@ its shape without the wide band (``wide_log2 = span_max_log2``: no batch spannin
 256 MiB grouped) and with every batch of up to 512 MiB grouped (``span_max_log2`` + 1: 64
 windows of up to 8 MiB), with the plain copy and CUB.
 
-Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype | --span-ab]
---out $OUT/w.json
+``--narrow-ab``: on cells of 64 and 128 MiB with shuffled destinations (``NARROW_CELLS``), the
+default against its shape that groups spans under 128 MiB only where the sources are
+scattered (``narrow_log2 = 27``), with the plain copy and CUB.
+
+Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype | --span-ab |
+--narrow-ab] --out $OUT/w.json
 """
 from __future__ import annotations
 
@@ -281,18 +285,24 @@ PIECE_CELLS = [(1, 8, 1, (C, C)), (1, 8, 1, (S, C)), (1, 8, 1, (C, S)), (1, 8, 1
 SPAN_CELLS = [(lo, hi, a, (s, S)) for lo, hi, a in ((1, 8, 1), (1, 8, 4), (16, 16, 1), (1, 64, 1))
               for s in (C, S)]
 SPAN_TOTAL = 512 << 20
+NARROW_CELLS = [(lo, hi, a, (s, S), total) for total in (64 << 20, 128 << 20)
+                for lo, hi, a, s in ((1, 8, 1, C), (1, 8, 4, C), (16, 16, 1, C), (1, 64, 1, C),
+                                     (1, 8, 1, S))]
 
 
 def main() -> None:
     args = cells_args(__doc__)
     t0 = time.perf_counter()
     variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
-    if SPAN_AB:
-        shapes = (WINDOWS._replace(wide_log2=WINDOWS.span_max_log2),
-                  WINDOWS._replace(span_max_log2=WINDOWS.wide_log2))
+    if SPAN_AB or NARROW_AB:
+        shapes = ((WINDOWS._replace(narrow_log2=27),) if NARROW_AB else
+                  (WINDOWS._replace(wide_log2=WINDOWS.span_max_log2),
+                   WINDOWS._replace(span_max_log2=WINDOWS.wide_log2)))
         tgts = [t for t in variants if getattr(t, "name", "") in (DEFAULT, WINDOWS_NAME, CUB)]
         tgts[1:1] = [windows.shape_target(w) for w in shapes]
-        grid = [Case(lo, hi, s, d, a, SPAN_TOTAL) for lo, hi, a, (s, d) in SPAN_CELLS]
+        grid = ([Case(lo, hi, s, d, a, total) for lo, hi, a, (s, d), total in NARROW_CELLS]
+                if NARROW_AB else
+                [Case(lo, hi, s, d, a, SPAN_TOTAL) for lo, hi, a, (s, d) in SPAN_CELLS])
         records, ceilings = measure_cells(grid, tgts, notes, args.runs, auto_total=False)
         print("\n".join(summary(records_by_case(records), [t.name for t in tgts])), flush=True)
         finish_script("explore_memcpy_windows", records, ceilings, notes, args.out, t0)
@@ -322,5 +332,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     PROTOTYPE, SPAN_AB = "--prototype" in sys.argv, "--span-ab" in sys.argv
-    sys.argv = [a for a in sys.argv if a not in ("--prototype", "--span-ab")]
+    NARROW_AB = "--narrow-ab" in sys.argv
+    sys.argv = [a for a in sys.argv if a not in ("--prototype", "--span-ab", "--narrow-ab")]
     main()

@@ -180,7 +180,8 @@ class WindowsShape(NamedTuple):
     the widest span grouped where the sampled sources are far apart too or the sampled mean
     size is at most ``wide_mean_max`` bytes (512 MiB on the H200, grouped over the copy as it
     is: shuffled sources 1.16-1.47x, consecutive sources of 1-8 B 1.04-1.10x, of 16 B
-    0.91-0.93x; benchmarks/NOTES.md)."""
+    0.91-0.93x; benchmarks/NOTES.md), and log2 of the span below which a batch is grouped
+    only where the sampled sources are far apart (``span_min_log2``: no such band)."""
 
     bins: int = 64
     per: int = 4
@@ -193,6 +194,7 @@ class WindowsShape(NamedTuple):
     far_log2: int = 22
     wide_log2: int = 29
     wide_mean_max: int = 8
+    narrow_log2: int = 25
 
 
 #: ``warp_tiers_windows``'s shape (H100, benchmarks/NOTES.md): 64 windows, tiles of 4 buffers a
@@ -205,11 +207,12 @@ class WindowsShape(NamedTuple):
 WINDOWS = WindowsShape()
 #: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: tiles of 8 a
 #: thread at two blocks an SM with the count kernel at eight, 32 windows (1-2% faster at
-#: 1-8 B, 7% slower at 16 B), and runs of 1 and 4 passes a block. (A copy grid of one or two
-#: resident waves striding through the batch, and block tickets, are measured and not taken:
-#: benchmarks/NOTES.md.)
+#: 1-8 B, 7% slower at 16 B), runs of 1 and 4 passes a block, and spans under 128 MiB grouped
+#: only where the sources are scattered. (A copy grid of one or two resident waves striding
+#: through the batch, and block tickets, are measured and not taken: benchmarks/NOTES.md.)
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
-                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)))
+                 WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)),
+                 WINDOWS._replace(narrow_log2=27))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy on the H100); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).
