@@ -34,8 +34,8 @@ its shape without the wide band (``wide_log2 = span_max_log2``: no batch spannin
 windows of up to 8 MiB), with the plain copy and CUB.
 
 ``--narrow-ab``: on cells of 64 and 128 MiB with shuffled destinations (``NARROW_CELLS``), the
-default against its shape that groups spans under 128 MiB only where the sources are
-scattered (``narrow_log2 = 27``), with the plain copy and CUB.
+default against its shape without the narrow band (``narrow_log2 = span_min_log2``: spans of
+32-64 MiB grouped whatever the sources and sizes), with the plain copy and CUB.
 
 Usage: PYTHONPATH=src python3 benchmarks/explore_memcpy_windows.py [--prototype | --span-ab |
 --narrow-ab] --out $OUT/w.json
@@ -295,7 +295,7 @@ def main() -> None:
     t0 = time.perf_counter()
     variants, notes = targets([DEFAULT, WINDOWS_NAME], True)
     if SPAN_AB or NARROW_AB:
-        shapes = ((WINDOWS._replace(narrow_log2=27),) if NARROW_AB else
+        shapes = ((WINDOWS._replace(narrow_log2=WINDOWS.span_min_log2),) if NARROW_AB else
                   (WINDOWS._replace(wide_log2=WINDOWS.span_max_log2),
                    WINDOWS._replace(span_max_log2=WINDOWS.wide_log2)))
         tgts = [t for t in variants if getattr(t, "name", "") in (DEFAULT, WINDOWS_NAME, CUB)]

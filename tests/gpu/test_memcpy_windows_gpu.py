@@ -1,7 +1,8 @@
 """GPU tests of destination windows (``warp_tiers_windows``, ``memcpy_windows.cuh``): batches
-the count kernel groups (tiny buffers scattered far apart over 2^25 to 2^28 bytes; up to 2^29
-where the sources are scattered too or the buffers hold at most 8 bytes) and batches it does
-not (back to back, a smaller or wider span, shuffled only locally, larger buffers),
+the count kernel groups (tiny buffers scattered far apart over 2^26 to 2^28 bytes; up to 2^29
+where the sources are scattered too or the buffers hold at most 8 bytes; from 2^25 where the
+sources are scattered or the buffers hold more than 8 bytes) and batches it does not (back to
+back, a smaller or wider span, shuffled only locally, larger buffers),
 every destination byte against NumPy in a poisoned arena, the header's verdict read back to
 show which path ran, and the tally left zero for the stream's next call."""
 from __future__ import annotations
@@ -72,7 +73,8 @@ def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool | int
 
 
 N = spec.WINDOWS_MIN_COUNT + 50_000
-SCATTER_GAP = 80   # about 50 MiB of destination for 1.1 M buffers: above 2^25 bytes
+SCATTER_GAP = 150  # 75-90 MiB of destination for 1.1 M buffers: 2^26 to 2^27 bytes
+NARROW_GAP = 80    # 45-60 MiB: 2^25 to 2^26 bytes
 
 
 @pytest.mark.parametrize("align", [1, 4, 16])
@@ -82,7 +84,22 @@ def test_tiny_scattered_batches_are_grouped_and_exact(align: int, src_s: bool) -
     if align == 16:
         sizes = np.full(N, 16)
     verdict = copy_and_check(sizes, align, src_s, True, SCATTER_GAP)
-    assert verdict > 0, "a tiny batch scattered over 60 MiB must be grouped"
+    assert verdict > 0, "a tiny batch scattered over 80 MiB must be grouped"
+
+
+@pytest.mark.parametrize(("align", "src_s", "grouped"), [
+    (1, False, False),   # consecutive sources, a mean of at most 8 bytes: copied as they are
+    (4, False, False),
+    (1, True, True),     # scattered sources
+    (16, False, True),   # buffers of more than 8 bytes
+])
+def test_spans_under_2_26_bytes_grouped_by_sources_and_sizes(align: int, src_s: bool,
+                                                             grouped: bool) -> None:
+    sizes = np.random.default_rng(align).integers(0, 9, size=N) // align * align
+    if align == 16:
+        sizes = np.full(N, 16)
+    verdict = copy_and_check(sizes, align, src_s, True, NARROW_GAP)
+    assert (verdict > 0) == grouped
 
 
 def test_grouped_batch_with_large_buffers_uses_the_blev_queue() -> None:
@@ -106,7 +123,7 @@ def test_batches_not_grouped_are_copied_through_the_header(case: str) -> None:
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, False, 2)
     elif case == "small_span":   # scattered, but within 2^25 bytes (about 28 MB)
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 40)
-    elif case == "local":        # over 88 MB, shuffled within runs of about 1 MiB
+    elif case == "local":        # over 80 MiB, shuffled within runs of about 1 MiB
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, 12_000, SCATTER_GAP)
     elif case == "wide_span":    # scattered over about 660 MB: above 2^29 bytes
         verdict = copy_and_check(rng.integers(1, 9, size=N), 1, True, True, 1200)

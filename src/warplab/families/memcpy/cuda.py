@@ -107,7 +107,7 @@ def _via_exprs(c: WarpClasses) -> tuple[str, str]:
 def windows_exprs(w: WindowsShape) -> tuple[str, str]:
     """The count and group kernels of destination windows of shape ``w``."""
     return (f"memcpy_windows_count<{w.bins}, {w.mean_max}, {w.span_min_log2}, "
-            f"{w.span_max_log2}, {w.far_log2}, {w.wide_log2}, {w.wide_mean_max}, "
+            f"{w.span_max_log2}, {w.far_log2}, {w.wide_log2}, {w.tiny_mean_max}, "
             f"{w.narrow_log2}>",
             f"memcpy_windows_group<{w.bins}, {w.per}, {w.group_blocks}>")
 

@@ -251,7 +251,7 @@ template __global__ void memcpy_warp_classes_via<16, 8, 256, 32, 1024, 8192, 327
 template __global__ void memcpy_size_classes_blev_via<32768>(const u64*, u64*, const u32*,
                                                              const u64*);
 #define WINDOWS_INST(B, P, MB)                                                               \
-    template __global__ void memcpy_windows_count<B, 48, 25, 28, 22, 29, 8, 25>(               \
+    template __global__ void memcpy_windows_count<B, 48, 25, 28, 22, 29, 8, 26>(               \
         const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);                              \
     template __global__ void memcpy_windows_group<B, P, MB>(const u64*, const u64*, const u64*,  \
                                                             u64, const u64*, u32*, u64*);
@@ -259,6 +259,6 @@ WINDOWS_INST(64, 4, 4)  // spec.WINDOWS
 WINDOWS_INST(32, 4, 4)  // spec.WINDOWS_SWEEP
 template __global__ void memcpy_windows_group<64, 8, 2>(const u64*, const u64*, const u64*, u64,
                                                         const u64*, u32*, u64*);
-template __global__ void memcpy_windows_count<64, 48, 25, 28, 22, 29, 8, 27>(
-    const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);  // narrow_log2 27
+template __global__ void memcpy_windows_count<64, 48, 25, 28, 22, 29, 8, 25>(
+    const u64*, const u64*, const u64*, u64, u64*, u32*, u64*);  // no narrow band
 #endif

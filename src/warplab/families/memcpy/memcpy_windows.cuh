@@ -12,11 +12,13 @@
 //   fastest as they are), the sampled buffers hold at most MEAN_MAX bytes on average and the
 //   sampled destinations span 2^SPAN_MIN_LOG2 to 2^SPAN_MAX_LOG2 bytes; up to 2^WIDE_LOG2
 //   bytes (windows twice as wide) only where the sources are scattered too (half the pairs'
-//   sources more than 2^FAR_LOG2 bytes apart) or the mean is at most WIDE_MEAN_MAX bytes: the
+//   sources more than 2^FAR_LOG2 bytes apart) or the mean is at most TINY_MEAN_MAX bytes: the
 //   wider windows cost consecutive sources their order more than they save for larger
 //   buffers; over a wider span the windows are too wide to help (benchmarks/NOTES.md); below
-//   2^NARROW_LOG2 bytes only where the sources are scattered (a span that nearly fits the L2
-//   costs consecutive sources their order for little). Block
+//   2^NARROW_LOG2 bytes only where the sources are scattered or the mean is above
+//   TINY_MEAN_MAX: a span that nearly fits the L2 holds the tiny buffers' sectors well enough
+//   that grouping (48 descriptor bytes a buffer) costs consecutive sources more than it saves.
+//   Block
 //   0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the grouped
 //   copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the lowest
 //   sampled destination. When grouping, the blocks count the destinations per window into
@@ -109,7 +111,7 @@ __device__ __forceinline__ void windows_verdict_reduce(u32& far, u64& bytes, u64
 
 // n >= 2. grouped: room for 3 n entries (sources, destinations, sizes).
 template <int BINS, int MEAN_MAX, int SPAN_MIN_LOG2, int SPAN_MAX_LOG2, int FAR_LOG2,
-          int WIDE_LOG2, int WIDE_MEAN_MAX, int NARROW_LOG2>
+          int WIDE_LOG2, int TINY_MEAN_MAX, int NARROW_LOG2>
 __global__ void __launch_bounds__(WINDOWS_THREADS)
 memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
                      const u64* __restrict__ sizes, u64 n, u64* __restrict__ hdr,
@@ -131,11 +133,12 @@ memcpy_windows_count(const u64* __restrict__ src, const u64* __restrict__ dst,
     windows_verdict_reduce(far, bytes, lo, hi);
     const u64 span = hi - lo;
     const bool src_far = 2 * (far >> 16) >= WINDOWS_SAMPLE;
-    const bool wide_ok = src_far || bytes <= (u64)WIDE_MEAN_MAX * WINDOWS_SAMPLE;
+    const bool tiny = bytes <= (u64)TINY_MEAN_MAX * WINDOWS_SAMPLE;
     const bool group = 2 * (far & 0xffffu) >= WINDOWS_SAMPLE &&
                        bytes <= (u64)MEAN_MAX * WINDOWS_SAMPLE && span >= (1ull << SPAN_MIN_LOG2) &&
-                       (span >= (1ull << NARROW_LOG2) || src_far) &&
-                       (span <= (1ull << SPAN_MAX_LOG2) || (span <= (1ull << WIDE_LOG2) && wide_ok));
+                       (span >= (1ull << NARROW_LOG2) || src_far || !tiny) &&
+                       (span <= (1ull << SPAN_MAX_LOG2) ||
+                        (span <= (1ull << WIDE_LOG2) && (src_far || tiny)));
     // windows of 2^shift bytes, BINS of them over the sampled span
     const u32 bits = 64 - __clzll(span > 1 ? span - 1 : 1);
     constexpr u32 LOG2_BINS = BINS == 64 ? 6 : 5;

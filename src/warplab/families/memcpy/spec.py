@@ -178,10 +178,12 @@ class WindowsShape(NamedTuple):
     sources) that counts them as far apart (half the sampled pairs must be: 16 B buffers
     shuffled within 1 MiB windows copied at 3,005 GB/s as they are, 1,271 grouped), and log2 of
     the widest span grouped where the sampled sources are far apart too or the sampled mean
-    size is at most ``wide_mean_max`` bytes (512 MiB on the H200, grouped over the copy as it
+    size is at most ``tiny_mean_max`` bytes (512 MiB on the H200, grouped over the copy as it
     is: shuffled sources 1.16-1.47x, consecutive sources of 1-8 B 1.04-1.10x, of 16 B
     0.91-0.93x; benchmarks/NOTES.md), and log2 of the span below which a batch is grouped
-    only where the sampled sources are far apart (``span_min_log2``: no such band)."""
+    only where the sampled sources are far apart or the sampled mean size is above
+    ``tiny_mean_max`` (``span_min_log2``: no such band; 64 MiB on the H200, grouped over the
+    copy as it is: consecutive sources of 1-8 B 0.95x, of 16 B 1.10x, shuffled 1.48x)."""
 
     bins: int = 64
     per: int = 4
@@ -193,8 +195,8 @@ class WindowsShape(NamedTuple):
     span_max_log2: int = 28
     far_log2: int = 22
     wide_log2: int = 29
-    wide_mean_max: int = 8
-    narrow_log2: int = 25
+    tiny_mean_max: int = 8
+    narrow_log2: int = 26
 
 
 #: ``warp_tiers_windows``'s shape (H100, benchmarks/NOTES.md): 64 windows, tiles of 4 buffers a
@@ -207,12 +209,13 @@ class WindowsShape(NamedTuple):
 WINDOWS = WindowsShape()
 #: Other shapes compiled beside it for benchmarks/explore_memcpy_windows.py: tiles of 8 a
 #: thread at two blocks an SM with the count kernel at eight, 32 windows (1-2% faster at
-#: 1-8 B, 7% slower at 16 B), runs of 1 and 4 passes a block, and spans under 128 MiB grouped
-#: only where the sources are scattered. (A copy grid of one or two resident waves striding
-#: through the batch, and block tickets, are measured and not taken: benchmarks/NOTES.md.)
+#: 1-8 B, 7% slower at 16 B), runs of 1 and 4 passes a block, and no narrow band (spans of
+#: 32-64 MiB grouped whatever the sources and sizes). (A copy grid of one or two resident
+#: waves striding through the batch, and block tickets, are measured and not taken:
+#: benchmarks/NOTES.md.)
 WINDOWS_SWEEP = (WINDOWS._replace(per=8, group_blocks=2, count_blocks=8),
                  WINDOWS._replace(bins=32), *(WINDOWS._replace(runs=r) for r in (1, 4)),
-                 WINDOWS._replace(narrow_log2=27))
+                 WINDOWS._replace(narrow_log2=WINDOWS.span_min_log2))
 #: Batches of fewer buffers are copied without windows (the two extra launches cost about
 #: 10 us even where they do not group: several percent of such a copy on the H100); more
 #: buffers are not grouped either (24 bytes a buffer of temporary memory).

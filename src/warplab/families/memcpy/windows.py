@@ -14,10 +14,12 @@ The call, for :data:`~.spec.WINDOWS_MIN_COUNT` to :data:`~.spec.WINDOWS_MAX_COUN
 
 1. ``memcpy_windows_count``: every block judges the batch from the same 256 sampled pairs of
    neighbouring buffers (group when most lie more than 4 MiB apart in the destination, the
-   mean sampled size is small and the sampled destinations span more than the L2 and at most
-   256 MiB, or 512 MiB where the sampled sources are scattered too or the mean is at most 8
-   bytes: windows wider than 4 MiB pay only there, ``spec.WindowsShape``) and block 0
-   writes the stream's header; when grouping, the destinations are counted per window.
+   mean sampled size is small and the sampled destinations span more than 32 MiB and at
+   most 256 MiB, or 512 MiB where the sampled sources are scattered too or the mean is at
+   most 8 bytes: windows wider than 4 MiB pay only there; under 64 MiB only where the
+   sampled sources are scattered or the mean is above 8 bytes: the L2 holds most of such a
+   span's sectors, ``spec.WindowsShape``) and block 0 writes the stream's header; when
+   grouping, the destinations are counted per window.
 2. ``memcpy_windows_group``: when the header says so, the three arrays are written grouped
    by window into 24 bytes a buffer of temporary memory (tiles staged in shared memory, each
    window's run written by neighbouring lanes).
