@@ -73,7 +73,7 @@ def copy_and_check(sizes: np.ndarray, align: int, src_s: bool, dst_s: bool | int
 
 
 N = spec.WINDOWS_MIN_COUNT + 50_000
-SCATTER_GAP = 150  # 75-90 MiB of destination for 1.1 M buffers: 2^26 to 2^27 bytes
+SCATTER_GAP = 150  # 80-100 MiB of destination for 1.1 M buffers: 2^26 to 2^27 bytes
 NARROW_GAP = 80    # 45-60 MiB: 2^25 to 2^26 bytes
 
 

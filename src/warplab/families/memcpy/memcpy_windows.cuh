@@ -18,10 +18,9 @@
 //   2^NARROW_LOG2 bytes only where the sources are scattered or the mean is above
 //   TINY_MEAN_MAX: a span that nearly fits the L2 holds the tiny buffers' sectors well enough
 //   that grouping (48 descriptor bytes a buffer) costs consecutive sources more than it saves.
-//   Block
-//   0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the grouped
-//   copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the lowest
-//   sampled destination. When grouping, the blocks count the destinations per window into
+//   Block 0 writes the header: hdr[0..2] the arrays the copy reads (the batch's own, or the
+//   grouped copies at `grouped`), hdr[3] the window shift + 1 (0: not grouped), hdr[4] the
+//   lowest sampled destination. When grouping, the blocks count the destinations per window into
 //   tally[0..BINS) and the last block to finish turns the counts into each window's first
 //   slot (exclusive scan).
 // memcpy_windows_group: when the header says so, tiles of TILE buffers are grouped by window
