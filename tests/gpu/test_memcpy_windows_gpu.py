@@ -77,12 +77,17 @@ SCATTER_GAP = 150  # 80-100 MiB of destination for 1.1 M buffers: 2^26 to 2^27 b
 NARROW_GAP = 80    # 45-60 MiB: 2^25 to 2^26 bytes
 
 
+def tiny_sizes(align: int) -> np.ndarray:
+    """N sizes of 0-8 bytes in multiples of ``align`` (seeded by it); 16 bytes each at 16."""
+    if align == 16:
+        return np.full(N, 16)
+    return np.random.default_rng(align).integers(0, 9, size=N) // align * align
+
+
 @pytest.mark.parametrize("align", [1, 4, 16])
 @pytest.mark.parametrize("src_s", [False, True])
 def test_tiny_scattered_batches_are_grouped_and_exact(align: int, src_s: bool) -> None:
-    sizes = np.random.default_rng(align).integers(0, 9, size=N) // align * align
-    if align == 16:
-        sizes = np.full(N, 16)
+    sizes = tiny_sizes(align)
     verdict = copy_and_check(sizes, align, src_s, True, SCATTER_GAP)
     assert verdict > 0, "a tiny batch scattered over 80 MiB must be grouped"
 
@@ -95,9 +100,7 @@ def test_tiny_scattered_batches_are_grouped_and_exact(align: int, src_s: bool) -
 ])
 def test_spans_under_2_26_bytes_grouped_by_sources_and_sizes(align: int, src_s: bool,
                                                              grouped: bool) -> None:
-    sizes = np.random.default_rng(align).integers(0, 9, size=N) // align * align
-    if align == 16:
-        sizes = np.full(N, 16)
+    sizes = tiny_sizes(align)
     verdict = copy_and_check(sizes, align, src_s, True, NARROW_GAP)
     assert (verdict > 0) == grouped
 
